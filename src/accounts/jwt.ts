@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { exportPKCS8, generateKeyPair, importPKCS8, jwtVerify, SignJWT, type CryptoKey } from "jose";
+import { createPublicKey, createPrivateKey } from "node:crypto";
+
+const ALG = "EdDSA";
+const ISSUER = "mc-platform";
+const AUDIENCE = "mc-platform:dashboard";
+
+export interface AccessClaims {
+  sub: string;
+  exp: number;
+}
+
+/**
+ * Signs and verifies dashboard access tokens (Ed25519). Verified tokens are cached by their
+ * exact text until they expire: a signature check per request is the dominant cost of an
+ * authenticated read, and a valid signature stays valid.
+ */
+export class AccessTokens {
+  private cache = new Map<string, AccessClaims>();
+
+  private constructor(
+    private readonly privateKey: CryptoKey,
+    private readonly publicKey: CryptoKey,
+    readonly ttlSeconds: number,
+  ) {}
+
+  static async load(opts: { pem?: string; dataDir: string; ttlSeconds: number }): Promise<AccessTokens> {
+    const pem = opts.pem ?? (await loadOrCreatePem(opts.dataDir));
+    const privateKey = await importPKCS8(pem, ALG, { extractable: true });
+    const spki = createPublicKey(createPrivateKey(pem)).export({ type: "spki", format: "pem" }).toString();
+    const { importSPKI } = await import("jose");
+    const publicKey = await importSPKI(spki, ALG);
+    return new AccessTokens(privateKey, publicKey, opts.ttlSeconds);
+  }
+
+  async sign(userId: string, now = Math.floor(Date.now() / 1000), ttl = this.ttlSeconds): Promise<string> {
+    return new SignJWT({})
+      .setProtectedHeader({ alg: ALG, typ: "JWT" })
+      .setSubject(userId)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttl)
+      .sign(this.privateKey);
+  }
+
+  /** The claims of a valid, unexpired token, or null. */
+  async verify(token: string): Promise<AccessClaims | null> {
+    const now = Math.floor(Date.now() / 1000);
+    const hit = this.cache.get(token);
+    if (hit) {
+      if (hit.exp > now) return hit;
+      this.cache.delete(token);
+      return null;
+    }
+    try {
+      const { payload } = await jwtVerify(token, this.publicKey, { issuer: ISSUER, audience: AUDIENCE, algorithms: [ALG] });
+      if (typeof payload.sub !== "string" || typeof payload.exp !== "number") return null;
+      const claims = { sub: payload.sub, exp: payload.exp };
+      if (this.cache.size >= 10_000) this.cache.clear();
+      this.cache.set(token, claims);
+      return claims;
+    } catch {
+      return null;
+    }
+  }
+}
+
+async function loadOrCreatePem(dataDir: string): Promise<string> {
+  const dir = resolve(dataDir);
+  const file = join(dir, "jwt-ed25519.pem");
+  if (existsSync(file)) return readFileSync(file, "utf8");
+  mkdirSync(dir, { recursive: true });
+  const { privateKey } = await generateKeyPair(ALG, { crv: "Ed25519", extractable: true });
+  const pem = await exportPKCS8(privateKey);
+  try {
+    writeFileSync(file, pem, { mode: 0o600, flag: "wx" });
+  } catch {
+    // Another instance sharing DATA_DIR wrote it first: use theirs so tokens verify everywhere.
+    return readFileSync(file, "utf8");
+  }
+  return pem;
+}

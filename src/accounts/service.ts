@@ -1,0 +1,121 @@
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import { apiKeys, refreshTokens, teamMembers, teams, users } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
+import type { Principal } from "../trpc/context";
+import type { AccessTokens } from "./jwt";
+import type { TTokenPair } from "./schemas";
+
+const BAD_LOGIN = "The email or password is wrong.";
+const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
+
+export class AccountsService {
+  /** Verified against when the email is unknown, so both failures take the same time. */
+  private dummyHash: Promise<string>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly tokens: AccessTokens,
+    private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS">,
+  ) {
+    this.dummyHash = Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
+  }
+
+  async signup(email: string, password: string) {
+    const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
+    const [row] = await this.db.insert(users).values({ email, passwordHash }).onConflictDoNothing().returning();
+    if (!row) throw new AppError("conflict", "An account with this email already exists.");
+    return { id: row.id, email: row.email, created_at: iso(row.createdAt) };
+  }
+
+  async login(email: string, password: string): Promise<TTokenPair> {
+    const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
+    const ok = await Bun.password.verify(password, user?.passwordHash ?? (await this.dummyHash));
+    if (!user || !ok) throw new AppError("unauthenticated", BAD_LOGIN);
+    return this.issue(user.id, crypto.randomUUID());
+  }
+
+  async refresh(token: string): Promise<TTokenPair> {
+    const hash = sha256(token);
+    const [row] = await this.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, hash)).limit(1);
+    if (!row) throw new AppError("unauthenticated", BAD_REFRESH);
+    if (row.usedAt || row.revokedAt) {
+      // A used token presented again means two holders: end the whole family.
+      await this.revokeFamily(row.familyId);
+      throw new AppError("unauthenticated", BAD_REFRESH);
+    }
+    if (row.expiresAt.getTime() <= Date.now()) throw new AppError("unauthenticated", BAD_REFRESH);
+    const claimed = await this.db
+      .update(refreshTokens)
+      .set({ usedAt: new Date() })
+      .where(and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
+      .returning({ id: refreshTokens.id });
+    if (claimed.length === 0) {
+      await this.revokeFamily(row.familyId);
+      throw new AppError("unauthenticated", BAD_REFRESH);
+    }
+    return this.issue(row.userId, row.familyId);
+  }
+
+  async logout(token: string) {
+    const [row] = await this.db
+      .select({ familyId: refreshTokens.familyId })
+      .from(refreshTokens)
+      .where(eq(refreshTokens.tokenHash, sha256(token)))
+      .limit(1);
+    if (row) await this.revokeFamily(row.familyId);
+    return { ok: true as const };
+  }
+
+  async me(userId: string) {
+    const [user] = await this.db.select().from(users).where(eq(users.id, userId)).limit(1);
+    if (!user) throw new AppError("unauthenticated", "The account no longer exists.");
+    const memberships = await this.db
+      .select({ team_id: teams.id, name: teams.name, role: teamMembers.role })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(eq(teamMembers.userId, userId))
+      .orderBy(teams.createdAt);
+    return { id: user.id, email: user.email, created_at: iso(user.createdAt), teams: memberships };
+  }
+
+  /** Resolves a bearer credential: a team API key (by hash) or a user access token (JWT). */
+  async authenticate(token: string): Promise<Principal | null> {
+    if (hasPrefix("api_key", token)) {
+      const [key] = await this.db
+        .select({ id: apiKeys.id, teamId: apiKeys.teamId, role: apiKeys.role })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.keyHash, sha256(token)), isNull(apiKeys.revokedAt)))
+        .limit(1);
+      return key ? { kind: "api_key", keyId: key.id, teamId: key.teamId, role: key.role } : null;
+    }
+    const claims = await this.tokens.verify(token);
+    return claims ? { kind: "user", userId: claims.sub } : null;
+  }
+
+  private async issue(userId: string, familyId: string): Promise<TTokenPair> {
+    const refresh = newSecret("refresh");
+    await this.db.insert(refreshTokens).values({
+      userId,
+      familyId,
+      tokenHash: sha256(refresh),
+      expiresAt: new Date(Date.now() + this.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    });
+    return {
+      access_token: await this.tokens.sign(userId),
+      token_type: "Bearer",
+      expires_in: this.tokens.ttlSeconds,
+      refresh_token: refresh,
+    };
+  }
+
+  private async revokeFamily(familyId: string) {
+    await this.db
+      .update(refreshTokens)
+      .set({ revokedAt: sql`coalesce(${refreshTokens.revokedAt}, now())` })
+      .where(eq(refreshTokens.familyId, familyId));
+  }
+}

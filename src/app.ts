@@ -1,0 +1,139 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { Elysia } from "elysia";
+import type { Config } from "./config";
+import { openDatabase } from "./db/client";
+import { errorResponse, json, logAccess, requestInfo } from "./http";
+import { AppError, envelope } from "./lib/errors";
+import { createLogger, type Logger } from "./lib/log";
+import { buildOpenApiDocument } from "./openapi";
+import { createServices, type Services } from "./services";
+import { makeContext, mountRest } from "./trpc/rest";
+import { appRouter } from "./trpc/router";
+
+const require = createRequire(import.meta.url);
+// The package exports no path to its browser bundle; it sits beside the main entry.
+const SCALAR_JS = readFileSync(join(dirname(require.resolve("@scalar/api-reference")), "browser/standalone.js"));
+
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>API reference</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><div id="app"></div><script src="/docs/scalar.js"></script><script src="/docs/init.js"></script></body></html>`;
+const DOCS_INIT = `Scalar.createApiReference('#app', { url: '/openapi.json', withDefaultFonts: false, hideClientButton: true });`;
+
+function staticResponse(request: Request, body: BodyInit, type: string, extra: Record<string, string> = {}) {
+  const info = requestInfo(request);
+  return new Response(body, {
+    headers: { "content-type": type, "x-request-id": info.id, "x-content-type-options": "nosniff", ...extra },
+  });
+}
+
+/** Composes the HTTP surface: REST door, tRPC door, OpenAPI document, docs. */
+export function createApp(services: Services) {
+  const { log, config } = services;
+  const openapiJson = JSON.stringify(buildOpenApiDocument(appRouter, config.PUBLIC_URL));
+  const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request) =>
+    server?.requestIP(request)?.address ?? "";
+
+  const app = new Elysia({ aot: true })
+    .onError(({ code, error, request }) => {
+      const err =
+        code === "NOT_FOUND"
+          ? new AppError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)
+          : code === "PARSE"
+            ? new AppError("invalid_json", "The body could not be parsed.")
+            : error;
+      const res = errorResponse(err, request, log);
+      logAccess(log, request, res.status);
+      return res;
+    })
+    .get("/openapi.json", ({ request }) => staticResponse(request, openapiJson, "application/json"))
+    .get("/docs", ({ request }) => staticResponse(request, DOCS_HTML, "text/html; charset=utf-8", { "content-security-policy": DOCS_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer" }))
+    .get("/docs/scalar.js", ({ request }) => staticResponse(request, SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" }))
+    .get("/docs/init.js", ({ request }) => staticResponse(request, DOCS_INIT, "text/javascript; charset=utf-8"))
+    .all(
+      "/trpc/*",
+      async ({ request, server }) => {
+        const info = requestInfo(request);
+        const declared = Number(request.headers.get("content-length") ?? 0);
+        if (declared > config.MAX_BODY_BYTES) {
+          const res = errorResponse(new AppError("payload_too_large", `The body is larger than ${config.MAX_BODY_BYTES} bytes.`), request, log);
+          logAccess(log, request, res.status);
+          return res;
+        }
+        const ctx = makeContext(services, request, clientIp(server, request));
+        const res = await fetchRequestHandler({
+          endpoint: "/trpc",
+          req: request,
+          router: appRouter,
+          createContext: () => ctx,
+          onError: ({ error }) => {
+            if (error.code === "INTERNAL_SERVER_ERROR") log.error("unhandled error", { request_id: info.id, err: error.cause ?? error });
+          },
+          responseMeta: ({ errors }) => {
+            const headers = new Headers(ctx.resHeaders);
+            for (const e of errors) {
+              const h = (e instanceof AppError ? e : e.cause instanceof AppError ? e.cause : undefined)?.headers;
+              if (h) for (const [k, v] of Object.entries(h)) headers.set(k, v);
+            }
+            return { headers };
+          },
+        });
+        res.headers.set("x-request-id", info.id);
+        logAccess(log, request, res.status);
+        return res;
+      },
+      { parse: "none" },
+    );
+
+  mountRest(app as unknown as Elysia, appRouter, services);
+  return app;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  /** Graceful: stop accepting, finish in-flight requests, close the database. */
+  stop(): Promise<void>;
+}
+
+/** Opens the database (migrating it), builds the services and listens. Used by main and tests. */
+export async function startServer(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningServer> {
+  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const services = await createServices(config, database, log);
+  const app = createApp(services);
+  app.listen({ port: config.PORT, hostname: config.HOST, maxRequestBodySize: Math.max(config.MAX_BODY_BYTES * 4, 1024 * 1024) });
+  const server = app.server!;
+  const port = server.port!;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    services,
+    stop() {
+      stopping ??= (async () => {
+        await Promise.race([server.stop(false), Bun.sleep(config.SHUTDOWN_GRACE_MS)]);
+        server.stop(true);
+        await database.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+export { json, envelope };

@@ -1,0 +1,51 @@
+import type { Logger } from "./lib/log";
+import { envelope, toErrorBody } from "./lib/errors";
+
+/** Per-request bookkeeping shared by every door: id, start time. */
+export interface RequestInfo {
+  id: string;
+  start: number;
+}
+
+const infos = new WeakMap<Request, RequestInfo>();
+const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function requestInfo(request: Request): RequestInfo {
+  let info = infos.get(request);
+  if (!info) {
+    const given = request.headers.get("x-request-id");
+    info = { id: given && SAFE_ID.test(given) ? given : crypto.randomUUID(), start: performance.now() };
+    infos.set(request, info);
+  }
+  return info;
+}
+
+export function json(body: unknown, status: number, requestId: string, extra?: Headers | Record<string, string>): Response {
+  const headers = new Headers(extra);
+  headers.set("content-type", "application/json");
+  headers.set("x-request-id", requestId);
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** The common error envelope for anything thrown; internal errors are logged, not shown. */
+export function errorResponse(err: unknown, request: Request, log: Logger): Response {
+  const info = requestInfo(request);
+  const { body, status, headers, internal } = toErrorBody(err);
+  if (internal) log.error("unhandled error", { request_id: info.id, err });
+  return json(envelope(body, info.id), status, info.id, headers);
+}
+
+/** One access log line per response; paths only (query strings can carry secrets). */
+export function logAccess(log: Logger, request: Request, status: number) {
+  const info = requestInfo(request);
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  log.info("request", {
+    request_id: info.id,
+    method: request.method,
+    path: q === -1 ? url.slice(start) : url.slice(start, q),
+    status,
+    duration_ms: Math.round((performance.now() - info.start) * 100) / 100,
+  });
+}

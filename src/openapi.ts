@@ -1,0 +1,82 @@
+import type { AnyTRPCRouter } from "@trpc/server";
+import { generateOpenApiDocument } from "trpc-to-openapi";
+import { z } from "zod";
+import { createDocument } from "zod-openapi";
+import pkg from "../package.json";
+import { ERROR_CODES } from "./lib/errors";
+
+const ZErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.enum(Object.keys(ERROR_CODES) as [string, ...string[]]).meta({ description: "Stable machine-readable code" }),
+      message: z.string().max(1000).meta({ description: "Human-readable explanation" }),
+      details: z.unknown().optional().meta({ description: "Structured detail, such as validation issues" }),
+      request_id: z.string().max(64).meta({ description: "Also sent as the x-request-id header; quote it in support requests" }),
+    }),
+  })
+  .meta({ id: "Error", description: "The envelope of every error response" });
+
+const STATUS_TEXT: Record<string, string> = {
+  "400": "The request is malformed or failed validation",
+  "401": "No valid credential",
+  "403": "The credential is valid but not allowed here",
+  "404": "Not found",
+  "409": "Conflicts with the current state",
+  "413": "The body is too large",
+  "415": "The body is not JSON",
+  "429": "Too many requests",
+  "503": "A dependency is unavailable",
+};
+
+type Json = Record<string, any>;
+
+/**
+ * The document comes from trpc-to-openapi's generator; we then put our real error envelope,
+ * rate limit and request id headers in place of its generic error shape.
+ */
+export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Json {
+  const doc = generateOpenApiDocument(router, {
+    title: "Minecraft game server platform and launcher login",
+    description:
+      "Teams register Minecraft servers and get players, bans, uptime, ranks, announcements and live analytics; " +
+      "client applications sign players in through Microsoft (`ms_auth`). Every operation here is also a tRPC procedure at `/trpc`.",
+    version: pkg.version,
+    baseUrl,
+    license: { name: "Proprietary", url: `${baseUrl}/docs` },
+    securitySchemes: {
+      bearerAuth: { type: "http", scheme: "bearer", description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`)." },
+    },
+  }) as Json;
+
+  const errorDoc = createDocument({ openapi: "3.1.0", info: { title: "", version: "" }, components: { schemas: { Error: ZErrorEnvelope } } }) as Json;
+  doc.components ??= {};
+  doc.components.schemas = { ...(doc.components.schemas ?? {}), ...errorDoc.components.schemas };
+  doc.components.headers = {
+    "X-Request-Id": { description: "The request's id, also in every error body", schema: { type: "string", maxLength: 64 } },
+    "Retry-After": { description: "Seconds until a request may succeed", schema: { type: "integer", minimum: 0 } },
+    RateLimit: { description: "IETF draft RateLimit fields: limit, remaining, reset", schema: { type: "string", maxLength: 200 } },
+    "RateLimit-Policy": { description: "IETF draft RateLimit-Policy, e.g. `120;w=60`", schema: { type: "string", maxLength: 200 } },
+  };
+  const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
+
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const op of Object.values<Json>(item)) {
+      op.security ??= [];
+      for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+        res.headers = { ...(res.headers ?? {}), "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+        if (status.startsWith("2")) continue;
+        res.description = STATUS_TEXT[status] ?? res.description;
+        res.content = errorContent;
+        if (status === "429" || status === "503") res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+        if (status === "429") {
+          res.headers.RateLimit = { $ref: "#/components/headers/RateLimit" };
+          res.headers["RateLimit-Policy"] = { $ref: "#/components/headers/RateLimit-Policy" };
+        }
+      }
+      op.responses.default = { description: "Unexpected error", content: errorContent, headers: { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } } };
+    }
+  }
+  // The generator's own error schemas are unused now.
+  for (const key of Object.keys(doc.components.schemas)) if (key.startsWith("error.")) delete doc.components.schemas[key];
+  return doc;
+}

@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { ZEmail, ZName, ZTimestamp, ZUuid } from "../lib/schemas";
+
+export const ZRole = z.enum(["owner", "admin", "viewer"]);
+/** Roles that can be granted; ownership moves only by transfer. */
+export const ZGrantableRole = z.enum(["admin", "viewer"]);
+
+export const ZTeam = z.object({ team_id: ZUuid, name: z.string(), role: ZRole, created_at: ZTimestamp, updated_at: ZTimestamp });
+export const ZTeamRef = z.object({ team_id: ZUuid });
+
+export const ZMember = z.object({ user_id: ZUuid, email: z.string(), role: ZRole, joined_at: ZTimestamp });
+export const ZApiKey = z.object({
+  key_id: ZUuid,
+  team_id: ZUuid,
+  name: z.string(),
+  role: ZGrantableRole,
+  prefix: z.string(),
+  created_at: ZTimestamp,
+  revoked_at: ZTimestamp.nullable(),
+});
+
+export const ZCreateTeam = z.object({ name: ZName });
+export const ZUpdateTeam = ZTeamRef.extend({ name: ZName });
+export const ZAddMember = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
+export const ZMemberRef = ZTeamRef.extend({ user_id: ZUuid });
+export const ZUpdateMember = ZMemberRef.extend({ role: ZGrantableRole });
+export const ZTransfer = ZTeamRef.extend({ user_id: ZUuid });
+export const ZCreateApiKey = ZTeamRef.extend({ name: ZName, role: ZGrantableRole });
+export const ZApiKeyRef = ZTeamRef.extend({ key_id: ZUuid });

@@ -1,0 +1,177 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { apiKeys, teamMembers, teams, users } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
+import type { Principal, Role } from "../trpc/context";
+import { requireTeamRole } from "./access";
+
+type TeamRow = typeof teams.$inferSelect;
+type KeyRow = typeof apiKeys.$inferSelect;
+
+const teamOut = (t: TeamRow, role: Role) => ({
+  team_id: t.id,
+  name: t.name,
+  role,
+  created_at: iso(t.createdAt),
+  updated_at: iso(t.updatedAt),
+});
+
+const keyOut = (k: KeyRow) => ({
+  key_id: k.id,
+  team_id: k.teamId,
+  name: k.name,
+  role: k.role as "admin" | "viewer",
+  prefix: k.prefix,
+  created_at: iso(k.createdAt),
+  revoked_at: k.revokedAt ? iso(k.revokedAt) : null,
+});
+
+export class TeamsService {
+  constructor(private readonly db: Db) {}
+
+  require(principal: Principal, teamId: string, min: Role) {
+    return requireTeamRole(this.db, principal, teamId, min);
+  }
+
+  async create(userId: string, name: string) {
+    return this.db.transaction(async (tx) => {
+      const [team] = await tx.insert(teams).values({ name }).returning();
+      await tx.insert(teamMembers).values({ teamId: team!.id, userId, role: "owner" });
+      return teamOut(team!, "owner");
+    });
+  }
+
+  async list(principal: Principal) {
+    if (principal.kind === "api_key") {
+      const [team] = await this.db.select().from(teams).where(eq(teams.id, principal.teamId));
+      return { teams: team ? [teamOut(team, principal.role)] : [] };
+    }
+    const rows = await this.db
+      .select({ team: teams, role: teamMembers.role })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(eq(teamMembers.userId, principal.userId))
+      .orderBy(teams.createdAt);
+    return { teams: rows.map((r) => teamOut(r.team, r.role)) };
+  }
+
+  async get(principal: Principal, teamId: string) {
+    const role = await this.require(principal, teamId, "viewer");
+    const [team] = await this.db.select().from(teams).where(eq(teams.id, teamId));
+    if (!team) throw new AppError("not_found", "Team not found.");
+    return teamOut(team, role);
+  }
+
+  async rename(principal: Principal, teamId: string, name: string) {
+    const role = await this.require(principal, teamId, "admin");
+    const [team] = await this.db.update(teams).set({ name, updatedAt: new Date() }).where(eq(teams.id, teamId)).returning();
+    if (!team) throw new AppError("not_found", "Team not found.");
+    return teamOut(team, role);
+  }
+
+  async remove(principal: Principal, teamId: string) {
+    await this.require(principal, teamId, "owner");
+    await this.db.delete(teams).where(eq(teams.id, teamId));
+    return { ok: true as const };
+  }
+
+  async members(principal: Principal, teamId: string) {
+    await this.require(principal, teamId, "viewer");
+    const rows = await this.db
+      .select({ user_id: users.id, email: users.email, role: teamMembers.role, joined: teamMembers.createdAt })
+      .from(teamMembers)
+      .innerJoin(users, eq(users.id, teamMembers.userId))
+      .where(eq(teamMembers.teamId, teamId))
+      .orderBy(teamMembers.createdAt);
+    return { members: rows.map(({ joined, ...m }) => ({ ...m, joined_at: iso(joined) })) };
+  }
+
+  async addMember(principal: Principal, teamId: string, email: string, role: "admin" | "viewer") {
+    await this.require(principal, teamId, "admin");
+    const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
+    if (!user) throw new AppError("not_found", "No account has this email; ask them to sign up first.");
+    const [row] = await this.db.insert(teamMembers).values({ teamId, userId: user.id, role }).onConflictDoNothing().returning();
+    if (!row) throw new AppError("conflict", "This account is already a member of the team.");
+    return { user_id: user.id, email: user.email, role: row.role, joined_at: iso(row.createdAt) };
+  }
+
+  async updateMember(principal: Principal, teamId: string, userId: string, role: "admin" | "viewer") {
+    await this.require(principal, teamId, "admin");
+    const member = await this.member(teamId, userId);
+    if (member.role === "owner") throw new AppError("conflict", "The owner's role changes only by transferring ownership.");
+    const [row] = await this.db
+      .update(teamMembers)
+      .set({ role })
+      .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)))
+      .returning();
+    return { user_id: userId, email: member.email, role: row!.role, joined_at: iso(row!.createdAt) };
+  }
+
+  async removeMember(principal: Principal, teamId: string, userId: string) {
+    const leavingSelf = principal.kind === "user" && principal.userId === userId;
+    await this.require(principal, teamId, leavingSelf ? "viewer" : "admin");
+    const member = await this.member(teamId, userId);
+    if (member.role === "owner") throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
+    await this.db.delete(teamMembers).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+    return { ok: true as const };
+  }
+
+  /** The owner hands the team to another member, and stays on as admin. */
+  async transfer(principal: Principal, teamId: string, userId: string) {
+    await this.require(principal, teamId, "owner");
+    const target = await this.member(teamId, userId);
+    if (target.role === "owner") throw new AppError("conflict", "This member already owns the team.");
+    await this.db.transaction(async (tx) => {
+      await tx.update(teamMembers).set({ role: "admin" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")));
+      await tx.update(teamMembers).set({ role: "owner" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+    });
+    return this.members(principal.kind === "user" ? principal : principal, teamId);
+  }
+
+  async createApiKey(principal: Principal, teamId: string, name: string, role: "admin" | "viewer") {
+    await this.require(principal, teamId, "admin");
+    const key = newSecret("api_key");
+    const [row] = await this.db
+      .insert(apiKeys)
+      .values({
+        teamId,
+        name,
+        role,
+        keyHash: sha256(key),
+        prefix: displayPrefix(key),
+        createdBy: principal.kind === "user" ? principal.userId : null,
+      })
+      .returning();
+    return { api_key: keyOut(row!), key };
+  }
+
+  async listApiKeys(principal: Principal, teamId: string) {
+    await this.require(principal, teamId, "admin");
+    const rows = await this.db.select().from(apiKeys).where(eq(apiKeys.teamId, teamId)).orderBy(desc(apiKeys.createdAt));
+    return { api_keys: rows.map(keyOut) };
+  }
+
+  async revokeApiKey(principal: Principal, teamId: string, keyId: string) {
+    await this.require(principal, teamId, "admin");
+    const [row] = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.teamId, teamId)))
+      .returning();
+    if (!row) throw new AppError("not_found", "No such API key in this team.");
+    return keyOut(row);
+  }
+
+  private async member(teamId: string, userId: string) {
+    const [m] = await this.db
+      .select({ role: teamMembers.role, email: users.email })
+      .from(teamMembers)
+      .innerJoin(users, eq(users.id, teamMembers.userId))
+      .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)))
+      .limit(1);
+    if (!m) throw new AppError("not_found", "No such member in this team.");
+    return m;
+  }
+}

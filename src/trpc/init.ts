@@ -1,0 +1,38 @@
+import { initTRPC } from "@trpc/server";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { toErrorBody } from "../lib/errors";
+import type { Context } from "./context";
+
+/**
+ * Who may call a procedure. Every procedure declares one; the authorization matrix test
+ * reads it, and a procedure without it fails that test.
+ * - public: anyone
+ * - user: a signed-in dashboard user (not an API key)
+ * - team:<role>: a user or team API key with at least that role in the target team
+ * - client: holder of a client's id and secret (launcher backends)
+ * - agent: a server agent token
+ */
+export type Access = "public" | "user" | "team:viewer" | "team:admin" | "team:owner" | "client" | "agent";
+
+export type Meta = OpenApiMeta<{ access?: Access }>;
+
+export const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    // tRPC's wire protocol needs a numeric `code` (JSON-RPC) so typed clients can read the
+    // error; our string code, details and request id ride beside it, the same as on REST.
+    errorFormatter({ shape, error, ctx }) {
+      const { body, status } = toErrorBody(error);
+      return {
+        code: shape.code,
+        message: body.message,
+        ...(body.details !== undefined && { details: body.details }),
+        request_id: ctx?.requestId ?? "",
+        data: { code: body.code, httpStatus: status, path: shape.data.path },
+      };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;

@@ -1,0 +1,28 @@
+import { AppError } from "../lib/errors";
+import type { Principal } from "./context";
+import { t } from "./init";
+
+export const publicProcedure = t.procedure;
+
+function bearer(headers: Headers): string | null {
+  const value = headers.get("authorization");
+  if (!value) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  if (!m) throw new AppError("unauthenticated", "The authorization header must be `Bearer <token>`.");
+  return m[1]!;
+}
+
+/** A user access token or a team API key. Team membership is checked by the services. */
+export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const token = bearer(ctx.headers);
+  if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
+  const principal: Principal | null = await ctx.services.accounts.authenticate(token);
+  if (!principal) throw new AppError("unauthenticated", "The bearer credential is invalid, expired or revoked.");
+  return next({ ctx: { ...ctx, principal } });
+});
+
+/** Only a signed-in person: team API keys cannot manage accounts or create teams. */
+export const userProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (ctx.principal.kind !== "user") throw new AppError("forbidden", "This endpoint needs a user access token, not an API key.");
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});

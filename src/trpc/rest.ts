@@ -1,0 +1,99 @@
+import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
+import type { Elysia } from "elysia";
+import { errorResponse, json, logAccess, requestInfo } from "../http";
+import { AppError } from "../lib/errors";
+import type { Services } from "../services";
+import type { Context } from "./context";
+import { createCallerFactory, type Meta } from "./init";
+
+export interface RestRoute {
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+  /** OpenAPI style, `/teams/{team_id}` */
+  path: string;
+  procedurePath: string;
+  access: Meta["access"];
+}
+
+/** Every procedure that has an OpenAPI path, in the order the router declares them. */
+export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
+  const out: RestRoute[] = [];
+  for (const [procedurePath, proc] of Object.entries(router._def.procedures as Record<string, AnyTRPCProcedure>)) {
+    const meta = proc._def.meta as Meta | undefined;
+    if (!meta?.openapi || meta.openapi.enabled === false) continue;
+    out.push({ method: meta.openapi.method, path: meta.openapi.path, procedurePath, access: meta.access });
+  }
+  return out;
+}
+
+export function makeContext(services: Services, request: Request, ip: string): Context {
+  return { requestId: requestInfo(request).id, headers: request.headers, ip, services, resHeaders: new Headers() };
+}
+
+/**
+ * Reads a JSON object body within the size limit. Missing body means `{}`; anything
+ * else that is not a JSON object is the caller's error, answered before any work.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) {
+    throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+  }
+  if (declared === "0" || (!request.body && declared === null)) return {};
+  const type = request.headers.get("content-type");
+  const buf = await request.arrayBuffer();
+  if (buf.byteLength > maxBytes) throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+  if (buf.byteLength === 0) return {};
+  if (!type || !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new AppError("unsupported_media_type", "Send the body as JSON with `content-type: application/json`.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf));
+  } catch {
+    throw new AppError("invalid_json", "The body is not valid JSON.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new AppError("validation_failed", "The body must be a JSON object.");
+  }
+  return value as Record<string, unknown>;
+}
+
+type Caller = Record<string, unknown>;
+
+/**
+ * The REST door: each procedure's method and path become a native Elysia route that calls
+ * the procedure through a tRPC caller. Path parameters, query parameters and the JSON body
+ * merge into the procedure's input (path parameters win); selector headers stay headers and
+ * reach procedures through the context.
+ */
+export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services) {
+  const createCaller = createCallerFactory(router);
+  const maxBytes = services.config.MAX_BODY_BYTES;
+  const log = services.log;
+
+  for (const route of restRoutes(router)) {
+    const segments = route.procedurePath.split(".");
+    const withBody = route.method === "POST" || route.method === "PATCH" || route.method === "PUT";
+    const elysiaPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+
+    const handler = async ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Record<string, string>; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+      const info = requestInfo(request);
+      let response: Response;
+      try {
+        const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
+        const input = { ...query, ...body, ...params };
+        const ctx = makeContext(services, request, server?.requestIP(request)?.address ?? "");
+        let fn: unknown = createCaller(ctx);
+        for (const s of segments) fn = (fn as Caller)[s];
+        const out = await (fn as (i: unknown) => Promise<unknown>)(input);
+        response = json(out ?? null, 200, info.id, ctx.resHeaders);
+      } catch (err) {
+        response = errorResponse(err, request, log);
+      }
+      logAccess(log, request, response.status);
+      return response;
+    };
+
+    app.route(route.method, elysiaPath, handler as never, { parse: "none" } as never);
+  }
+}
