@@ -20,6 +20,9 @@ const ConfigSchema = z
     JWT_PRIVATE_KEY: z.string().includes("PRIVATE KEY").optional(),
     ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
     REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(30 * 86_400),
+    /** argon2id cost; lower it only for tests. */
+    PASSWORD_MEMORY_KIB: z.coerce.number().int().min(1024).max(1_048_576).default(65_536),
+    PASSWORD_TIME_COST: z.coerce.number().int().min(1).max(10).default(2),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     TRUST_PROXY: bool.default(false),

@@ -20,6 +20,11 @@ export function requestInfo(request: Request): RequestInfo {
   return info;
 }
 
+/** A rebuilt request keeps the original's id and start time. */
+export function adoptRequestInfo(from: Request, to: Request) {
+  infos.set(to, requestInfo(from));
+}
+
 export function json(body: unknown, status: number, requestId: string, extra?: Headers | Record<string, string>): Response {
   const headers = new Headers(extra);
   headers.set("content-type", "application/json");

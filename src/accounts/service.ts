@@ -19,13 +19,17 @@ export class AccountsService {
   constructor(
     private readonly db: Db,
     private readonly tokens: AccessTokens,
-    private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS">,
+    private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS" | "PASSWORD_MEMORY_KIB" | "PASSWORD_TIME_COST">,
   ) {
-    this.dummyHash = Bun.password.hash("not-a-real-password", { algorithm: "argon2id" });
+    this.dummyHash = this.hash("not-a-real-password");
+  }
+
+  private hash(password: string) {
+    return Bun.password.hash(password, { algorithm: "argon2id", memoryCost: this.config.PASSWORD_MEMORY_KIB, timeCost: this.config.PASSWORD_TIME_COST });
   }
 
   async signup(email: string, password: string) {
-    const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
+    const passwordHash = await this.hash(password);
     const [row] = await this.db.insert(users).values({ email, passwordHash }).onConflictDoNothing().returning();
     if (!row) throw new AppError("conflict", "An account with this email already exists.");
     return { id: row.id, email: row.email, created_at: iso(row.createdAt) };

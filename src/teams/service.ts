@@ -127,7 +127,7 @@ export class TeamsService {
       await tx.update(teamMembers).set({ role: "admin" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")));
       await tx.update(teamMembers).set({ role: "owner" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
     });
-    return this.members(principal.kind === "user" ? principal : principal, teamId);
+    return this.members(principal, teamId);
   }
 
   async createApiKey(principal: Principal, teamId: string, name: string, role: "admin" | "viewer") {

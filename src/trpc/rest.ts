@@ -38,10 +38,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (declared !== null && Number(declared) > maxBytes) {
     throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
   }
-  if (declared === "0" || (!request.body && declared === null)) return {};
+  if (declared === "0" || !request.body) return {};
   const type = request.headers.get("content-type");
-  const buf = await request.arrayBuffer();
-  if (buf.byteLength > maxBytes) throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+  const buf = await readLimited(request.body, maxBytes);
   if (buf.byteLength === 0) return {};
   if (!type || !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "Send the body as JSON with `content-type: application/json`.");
@@ -56,6 +55,18 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     throw new AppError("validation_failed", "The body must be a JSON object.");
   }
   return value as Record<string, unknown>;
+}
+
+/** Reads a body stream, giving up as soon as it passes the limit (chunked bodies declare no length). */
+export async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 type Caller = Record<string, unknown>;

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, parseConfig } from "../src/config";
+
+describe("config", () => {
+  test("defaults describe the embedded setup", () => {
+    const c = parseConfig({});
+    expect(c.PORT).toBe(3000);
+    expect(c.PUBLIC_URL).toBe("http://localhost:3000");
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.DATA_DIR).toBe(".data");
+    expect(c.LOG_LEVEL).toBe("info");
+    expect(c.NODE_ENV).toBe("development");
+  });
+
+  test("PUBLIC_URL follows PORT unless given, without a trailing slash", () => {
+    expect(parseConfig({ PORT: "8080" }).PUBLIC_URL).toBe("http://localhost:8080");
+    expect(parseConfig({ PUBLIC_URL: "https://mc.example.com/" }).PUBLIC_URL).toBe("https://mc.example.com");
+  });
+
+  test("a bad value fails with a message naming each bad variable", () => {
+    let err: unknown;
+    try {
+      parseConfig({ PORT: "seventy", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toContain("PORT");
+    expect(msg).toContain("DATABASE_URL");
+    expect(msg).toContain("LOG_LEVEL");
+  });
+
+  test("the service refuses to start on bad config and names the variable", async () => {
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], { env: { ...process.env, PORT: "-1", DATABASE_URL: "" }, stderr: "pipe", stdout: "pipe" });
+    const code = await proc.exited;
+    const stderr = await new Response(proc.stderr).text();
+    expect(code).toBe(1);
+    expect(stderr).toContain("PORT");
+    expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
+  });
+});

@@ -1,0 +1,101 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { RunningServer } from "../src/app";
+import { restRoutes } from "../src/trpc/rest";
+import { appRouter } from "../src/trpc/router";
+import { sharedServer } from "./harness";
+import { api, expectError, type ApiResult } from "./helpers";
+import { SECURITY_CASES, type Req, type SecurityCase } from "./security/cases";
+import { makePeople, makeTeam, type People, type TeamFixture } from "./security/fixture";
+
+let server: RunningServer;
+let people: People;
+let team: TeamFixture;
+let expiredToken: string;
+
+beforeAll(async () => {
+  server = await sharedServer();
+  people = await makePeople(server);
+  team = await makeTeam(server, people);
+  // A real token from the server's own key, issued two hours ago with a one-minute life.
+  expiredToken = await server.services.tokens.sign(people.owner.id, Math.floor(Date.now() / 1000) - 7200, 60);
+});
+
+function send(req: Req, authorization?: string): Promise<ApiResult> {
+  return api(server, req.method, req.path, { body: req.body, headers: { ...req.headers, ...(authorization ? { authorization } : {}) } });
+}
+
+const bearer = (t: string) => `Bearer ${t}`;
+
+describe("security suite: every protected route", () => {
+  test("every bearer-protected procedure has a security case with its declared access", () => {
+    const protectedRoutes = restRoutes(appRouter).filter((r) => r.access !== "public" && r.access !== "client" && r.access !== "agent");
+    for (const r of restRoutes(appRouter)) expect(`${r.method} ${r.path}: ${r.access ?? "undeclared"}`).not.toEndWith("undeclared");
+    for (const r of protectedRoutes) {
+      const c = SECURITY_CASES[`${r.method} ${r.path}`];
+      expect(c ? `${r.method} ${r.path} ${c.access}` : `${r.method} ${r.path} has no security case`).toBe(`${r.method} ${r.path} ${r.access}`);
+    }
+    expect(Object.keys(SECURITY_CASES).length).toBe(protectedRoutes.length);
+  });
+
+  for (const [name, c] of Object.entries(SECURITY_CASES) as [string, SecurityCase][]) {
+    describe(name, () => {
+      const req = () => c.request({ server, people, team });
+
+      test("no credential: 401", async () => {
+        expectError(await send(await req()), 401, "unauthenticated");
+      });
+
+      test("malformed credential: 401", async () => {
+        const r = await req();
+        for (const auth of ["Basic dXNlcjpwYXNz", "Bearer", "Bearer not-a-token", "Bearer a.b.c", bearer("mcp_key_" + "A".repeat(43))]) {
+          expectError(await send(r, auth), 401, "unauthenticated");
+        }
+      });
+
+      test("expired access token: 401", async () => {
+        expectError(await send(await req(), bearer(expiredToken)), 401, "unauthenticated");
+      });
+
+      test("revoked API key: 401", async () => {
+        expectError(await send(await req(), bearer(team.keys.revoked)), 401, "unauthenticated");
+      });
+
+      if (c.access === "user") {
+        test("a team API key is refused: 403", async () => {
+          const r = await req();
+          const res = await send(r, bearer(team.keys.admin));
+          // GET /teams lets a key list its own team; everything else is for people only.
+          if (name === "GET /teams") expect(res.body.teams.map((t: { team_id: string }) => t.team_id)).toEqual([team.teamId]);
+          else expectError(res, 403, "forbidden");
+        });
+      } else {
+        test("member of another team: 403", async () => {
+          const r = await req();
+          expectError(await send(r, bearer(people.outsider.token)), 403, "forbidden");
+          expectError(await send(r, bearer(team.keys.otherTeamAdmin)), 403, "forbidden");
+        });
+
+        const tooLow: [string, () => string][] =
+          c.access === "team:admin"
+            ? [["viewer", () => people.viewer.token], ["viewer API key", () => team.keys.viewer]]
+            : c.access === "team:owner"
+              ? [["admin", () => people.admin.token], ["admin API key", () => team.keys.admin]]
+              : [];
+        for (const [who, token] of tooLow) {
+          test(`insufficient role (${who}): 403`, async () => {
+            expectError(await send(await req(), bearer(token())), 403, "forbidden");
+          });
+        }
+      }
+
+      test("the least role allowed gets through (control)", async () => {
+        // A fresh team so destructive routes cannot disturb the other cases.
+        const fresh = await makeTeam(server, people);
+        const r = await c.request({ server, people, team: fresh });
+        const token = c.access === "team:viewer" ? people.viewer.token : c.access === "team:admin" ? people.admin.token : people.owner.token;
+        const res = await send(r, bearer(token));
+        expect(`${name} -> ${res.status}`).toBe(`${name} -> 200`);
+      });
+    });
+  }
+});

@@ -1,0 +1,64 @@
+import type { RunningServer } from "../../src/app";
+import type { Access } from "../../src/trpc/init";
+import type { People, TeamFixture } from "./fixture";
+
+export interface Req {
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface SecurityCase {
+  /** Must equal the procedure's declared access. */
+  access: Exclude<Access, "public" | "client" | "agent">;
+  /** Builds a well-formed request against the fixture's team; async to create what it needs. */
+  request(f: { server: RunningServer; people: People; team: TeamFixture }): Req | Promise<Req>;
+}
+
+/**
+ * Every protected route, keyed `METHOD /openapi/path`. A procedure with a bearer-protected
+ * access rule and no entry here fails the coverage test: new routes join by adding one.
+ */
+export const SECURITY_CASES: Record<string, SecurityCase> = {
+  "GET /auth/me": { access: "user", request: () => ({ method: "GET", path: "/auth/me" }) },
+  "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
+  "GET /teams": { access: "user", request: () => ({ method: "GET", path: "/teams" }) },
+  "GET /teams/{team_id}": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}` }) },
+  "PATCH /teams/{team_id}": { access: "team:admin", request: ({ team }) => ({ method: "PATCH", path: `/teams/${team.teamId}`, body: { name: "renamed" } }) },
+  "DELETE /teams/{team_id}": { access: "team:owner", request: ({ team }) => ({ method: "DELETE", path: `/teams/${team.teamId}` }) },
+  "GET /teams/{team_id}/members": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/members` }) },
+  "POST /teams/{team_id}/members": {
+    access: "team:admin",
+    request: ({ team, people }) => ({ method: "POST", path: `/teams/${team.teamId}/members`, body: { email: people.outsider.email, role: "viewer" } }),
+  },
+  "PATCH /teams/{team_id}/members/{user_id}": {
+    access: "team:admin",
+    request: ({ team, people }) => ({ method: "PATCH", path: `/teams/${team.teamId}/members/${people.viewer.id}`, body: { role: "viewer" } }),
+  },
+  "DELETE /teams/{team_id}/members/{user_id}": {
+    access: "team:admin",
+    request: ({ team, people }) => ({ method: "DELETE", path: `/teams/${team.teamId}/members/${people.admin.id}` }),
+  },
+  "POST /teams/{team_id}/transfer": {
+    access: "team:owner",
+    request: ({ team, people }) => ({ method: "POST", path: `/teams/${team.teamId}/transfer`, body: { user_id: people.admin.id } }),
+  },
+  "POST /teams/{team_id}/api-keys": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "POST", path: `/teams/${team.teamId}/api-keys`, body: { name: "k", role: "viewer" } }),
+  },
+  "GET /teams/{team_id}/api-keys": { access: "team:admin", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/api-keys` }) },
+  "DELETE /teams/{team_id}/api-keys/{key_id}": {
+    access: "team:admin",
+    request: async ({ server, team, people }) => {
+      const res = await fetch(`${server.url}/teams/${team.teamId}/api-keys`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "to revoke", role: "viewer" }),
+      });
+      const { api_key } = (await res.json()) as { api_key: { key_id: string } };
+      return { method: "DELETE", path: `/teams/${team.teamId}/api-keys/${api_key.key_id}` };
+    },
+  },
+};
