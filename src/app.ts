@@ -5,8 +5,8 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
-import { adoptRequestInfo, errorResponse, json, logAccess, requestInfo } from "./http";
-import { AppError, envelope } from "./lib/errors";
+import { adoptRequestInfo, errorResponse, logAccess, requestInfo, type Inflight } from "./http";
+import { AppError } from "./lib/errors";
 import { createLogger, type Logger } from "./lib/log";
 import { buildOpenApiDocument } from "./openapi";
 import { createServices, type Services } from "./services";
@@ -54,13 +54,13 @@ async function boundedTrpcRequest(request: Request, maxBytes: number): Promise<R
   }
   if (!request.body) return request;
   const body = await readLimited(request.body, maxBytes);
-  const bounded = new Request(request.url, { method: request.method, headers: request.headers, body });
+  const bounded = new Request(request.url, { method: request.method, headers: request.headers, body: body as Uint8Array<ArrayBuffer> });
   adoptRequestInfo(request, bounded);
   return bounded;
 }
 
 /** Composes the HTTP surface: REST door, tRPC door, OpenAPI document, docs. */
-export function createApp(services: Services) {
+export function createApp(services: Services, inflight: Inflight = { count: 0 }) {
   const { log, config } = services;
   const openapiJson = JSON.stringify(buildOpenApiDocument(appRouter, config.PUBLIC_URL));
   const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request) =>
@@ -95,6 +95,7 @@ export function createApp(services: Services) {
           return res;
         }
         const ctx = makeContext(services, request, clientIp(server, original));
+        inflight.count++;
         const res = await fetchRequestHandler({
           endpoint: "/trpc",
           req: request,
@@ -104,14 +105,14 @@ export function createApp(services: Services) {
             if (error.code === "INTERNAL_SERVER_ERROR") log.error("unhandled error", { request_id: info.id, err: error.cause ?? error });
           },
           responseMeta: ({ errors }) => {
-            const headers = new Headers(ctx.resHeaders);
+            const headers = new Headers(Object.entries(ctx.resHeaders));
             for (const e of errors) {
               const h = (e instanceof AppError ? e : e.cause instanceof AppError ? e.cause : undefined)?.headers;
               if (h) for (const [k, v] of Object.entries(h)) headers.set(k, v);
             }
             return { headers };
           },
-        });
+        }).finally(() => inflight.count--);
         res.headers.set("x-request-id", info.id);
         logAccess(log, request, res.status);
         return res;
@@ -119,7 +120,7 @@ export function createApp(services: Services) {
       { parse: "none" },
     );
 
-  mountRest(app as unknown as Elysia, appRouter, services);
+  mountRest(app as unknown as Elysia, appRouter, services, inflight);
   return app;
 }
 
@@ -135,7 +136,8 @@ export interface RunningServer {
 export async function startServer(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningServer> {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const services = await createServices(config, database, log);
-  const app = createApp(services);
+  const inflight: Inflight = { count: 0 };
+  const app = createApp(services, inflight);
   // Bun's own cap answers with a bare 413; ours (declared length, then a bounded stream
   // read) answers in the envelope, so Bun's is set out of the way.
   app.listen({ port: config.PORT, hostname: config.HOST, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
@@ -148,7 +150,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     services,
     stop() {
       stopping ??= (async () => {
+        // Stop accepting, then let running handlers finish (Bun's stop resolves once sockets
+        // close, which a client that gave up does before its handler is done).
+        const deadline = Date.now() + config.SHUTDOWN_GRACE_MS;
         await Promise.race([server.stop(false), Bun.sleep(config.SHUTDOWN_GRACE_MS)]);
+        while (inflight.count > 0 && Date.now() < deadline) await Bun.sleep(10);
         server.stop(true);
         await database.close();
       })();
@@ -157,4 +163,3 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   };
 }
 
-export { json, envelope };

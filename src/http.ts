@@ -25,11 +25,14 @@ export function adoptRequestInfo(from: Request, to: Request) {
   infos.set(to, requestInfo(from));
 }
 
-export function json(body: unknown, status: number, requestId: string, extra?: Headers | Record<string, string>): Response {
-  const headers = new Headers(extra);
-  headers.set("content-type", "application/json");
-  headers.set("x-request-id", requestId);
+export function json(body: unknown, status: number, requestId: string, extra?: Record<string, string>): Response {
+  const headers = extra ? { ...extra, "content-type": "application/json", "x-request-id": requestId } : { "content-type": "application/json", "x-request-id": requestId };
   return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** Requests one app is handling right now: graceful shutdown waits for this to reach zero. */
+export interface Inflight {
+  count: number;
 }
 
 /** The common error envelope for anything thrown; internal errors are logged, not shown. */
@@ -42,6 +45,7 @@ export function errorResponse(err: unknown, request: Request, log: Logger): Resp
 
 /** One access log line per response; paths only (query strings can carry secrets). */
 export function logAccess(log: Logger, request: Request, status: number) {
+  if (!log.enabled("info")) return;
   const info = requestInfo(request);
   const url = request.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);

@@ -19,6 +19,7 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 /** Structured JSON lines on stdout (stderr for errors). */
@@ -35,5 +36,6 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
     warn: (m, f) => write("warn", m, f),
     error: (m, f) => write("error", m, f),
     child: (f) => createLogger(level, { ...base, ...f }),
+    enabled: (l) => ORDER[l] >= min,
   };
 }

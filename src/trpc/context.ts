@@ -12,5 +12,5 @@ export interface Context {
   ip: string;
   services: Services;
   /** Response headers a procedure wants sent (rate limit state and the like). */
-  resHeaders: Headers;
+  resHeaders: Record<string, string>;
 }

@@ -1,6 +1,6 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import type { Elysia } from "elysia";
-import { errorResponse, json, logAccess, requestInfo } from "../http";
+import { errorResponse, json, logAccess, requestInfo, type Inflight } from "../http";
 import { AppError } from "../lib/errors";
 import type { Services } from "../services";
 import type { Context } from "./context";
@@ -26,7 +26,7 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
 }
 
 export function makeContext(services: Services, request: Request, ip: string): Context {
-  return { requestId: requestInfo(request).id, headers: request.headers, ip, services, resHeaders: new Headers() };
+  return { requestId: requestInfo(request).id, headers: request.headers, ip, services, resHeaders: {} };
 }
 
 /**
@@ -58,7 +58,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 }
 
 /** Reads a body stream, giving up as soon as it passes the limit (chunked bodies declare no length). */
-export async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+export async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -77,7 +77,7 @@ type Caller = Record<string, unknown>;
  * merge into the procedure's input (path parameters win); selector headers stay headers and
  * reach procedures through the context.
  */
-export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services) {
+export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services, inflight: Inflight) {
   const createCaller = createCallerFactory(router);
   const maxBytes = services.config.MAX_BODY_BYTES;
   const log = services.log;
@@ -90,6 +90,7 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
     const handler = async ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Record<string, string>; server: { requestIP(r: Request): { address: string } | null } | null }) => {
       const info = requestInfo(request);
       let response: Response;
+      inflight.count++;
       try {
         const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
         const input = { ...query, ...body, ...params };
@@ -100,6 +101,8 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
         response = json(out ?? null, 200, info.id, ctx.resHeaders);
       } catch (err) {
         response = errorResponse(err, request, log);
+      } finally {
+        inflight.count--;
       }
       logAccess(log, request, response.status);
       return response;

@@ -1,0 +1,73 @@
+/**
+ * Load generation for the benchmarks: wrk when installed (Debian package `wrk`), otherwise a
+ * Bun fetch loop in a child process. Both report requests/s and p99 latency in ms.
+ */
+import { spawnSync } from "node:child_process";
+
+export interface LoadResult {
+  rps: number;
+  p99ms: number;
+  errors: number;
+  tool: string;
+}
+
+export interface LoadOptions {
+  url: string;
+  headers?: Record<string, string>;
+  seconds: number;
+  connections: number;
+}
+
+const hasWrk = spawnSync("sh", ["-c", "command -v wrk"]).status === 0;
+
+export async function load(opts: LoadOptions): Promise<LoadResult> {
+  return hasWrk ? wrk(opts) : fetchLoop(opts);
+}
+
+function toMs(v: string, unit: string) {
+  const n = Number(v);
+  return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : n;
+}
+
+async function wrk(o: LoadOptions): Promise<LoadResult> {
+  const args = ["-t2", `-c${o.connections}`, `-d${o.seconds}s`, "--latency"];
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  const proc = Bun.spawn(["wrk", ...args, o.url], { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  return { rps, p99ms: p99 ? toMs(p99[1]!, p99[2]!) : NaN, errors, tool: "wrk" };
+}
+
+async function fetchLoop(o: LoadOptions): Promise<LoadResult> {
+  const script = `
+    const o = ${JSON.stringify(o)};
+    const lat = []; let errors = 0; const end = performance.now() + o.seconds * 1000;
+    await Promise.all(Array.from({ length: o.connections }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        try { const r = await fetch(o.url, { headers: o.headers }); await r.arrayBuffer(); if (r.status >= 300) errors++; }
+        catch { errors++; }
+        lat.push(performance.now() - t);
+      }
+    }));
+    lat.sort((a, b) => a - b);
+    console.log(JSON.stringify({ rps: lat.length / o.seconds, p99ms: lat[Math.floor(lat.length * 0.99)] ?? NaN, errors }));`;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  return { ...JSON.parse(out), tool: "bun fetch loop" };
+}
+
+export function table(rows: { name: string; r: LoadResult; baseline?: LoadResult }[]) {
+  const pad = (s: string, n: number) => s.padEnd(n);
+  console.log(`\n${pad("case", 44)}${pad("req/s", 12)}${pad("p99 ms", 10)}${pad("errors", 8)}ratio to raw`);
+  for (const { name, r, baseline } of rows) {
+    const ratio = baseline ? (r.rps / baseline.rps).toFixed(2) : "";
+    console.log(`${pad(name, 44)}${pad(r.rps.toFixed(0), 12)}${pad(r.p99ms.toFixed(2), 10)}${pad(String(r.errors), 8)}${ratio}`);
+  }
+}

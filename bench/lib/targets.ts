@@ -1,0 +1,52 @@
+import postgres from "postgres";
+
+/**
+ * With DATABASE_URL set, a database of the bench's own on that server, dropped afterwards;
+ * otherwise none (the targets use PGlite in their DATA_DIR).
+ */
+export async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.DATABASE_URL;
+  if (!admin) return { url: "", drop: async () => {} };
+  const name = `mcp_bench_${Date.now()}`;
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`create database "${name}"`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await sql.unsafe(`drop database if exists "${name}" with (force)`);
+      await sql.end();
+    },
+  };
+}
+
+/** A free loopback port, found by binding port 0 and letting it go. */
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Starts a benchmark target (the app, or the raw baseline) as its own process; waits for /health. */
+export async function startTarget(script: string, env: Record<string, string>) {
+  const port = freePort();
+  const proc = Bun.spawn([process.execPath, script], { env: { ...process.env, ...env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`);
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (i > 300) throw new Error(`${script} did not answer /health`);
+    await Bun.sleep(100);
+  }
+  return {
+    url,
+    pid: proc.pid,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}

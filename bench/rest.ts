@@ -1,0 +1,63 @@
+/**
+ * REST door benchmark: GET /health and an authenticated read (GET /teams/{id}) through the
+ * REST door, the same read through /trpc, and both against a raw Bun.serve baseline doing
+ * the same work, all in one run on the same database.
+ *
+ *   bun bench/rest.ts                 # PGlite in a temp dir
+ *   DATABASE_URL=postgres://... bun bench/rest.ts
+ *   BENCH_SECONDS=10 BENCH_CONNECTIONS=64 bun bench/rest.ts
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load, table, type LoadResult } from "./lib/load";
+import { benchDatabase, startTarget } from "./lib/targets";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
+const db = await benchDatabase();
+const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", NODE_ENV: "production", DATABASE_URL: db.url };
+
+async function post(base: string, path: string, body: unknown, token?: string) {
+  const res = await fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
+
+const app = await startTarget("src/main.ts", env);
+await post(app.url, "/auth/signup", { email: "bench@example.test", password: "bench password" });
+const { access_token: token } = await post(app.url, "/auth/login", { email: "bench@example.test", password: "bench password" });
+const { team_id: teamId } = await post(app.url, "/teams", { name: "bench" }, token);
+const auth = { authorization: `Bearer ${token}` };
+const trpcInput = encodeURIComponent(JSON.stringify({ team_id: teamId }));
+const opts = { seconds, connections };
+
+console.log(`database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`);
+await load({ url: `${app.url}/health`, seconds: 1, connections }); // warm-up
+const appHealth = await load({ url: `${app.url}/health`, ...opts });
+const appRead = await load({ url: `${app.url}/teams/${teamId}`, headers: auth, ...opts });
+const appTrpc = await load({ url: `${app.url}/trpc/teams.get?input=${trpcInput}`, headers: auth, ...opts });
+await app.stop();
+
+const raw = await startTarget("bench/raw-baseline.ts", env);
+await load({ url: `${raw.url}/health`, seconds: 1, connections });
+const rawHealth = await load({ url: `${raw.url}/health`, ...opts });
+const rawRead = await load({ url: `${raw.url}/teams/${teamId}`, headers: auth, ...opts });
+await raw.stop();
+rmSync(dataDir, { recursive: true, force: true });
+await db.drop();
+
+const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
+  { name: "raw Bun.serve  GET /health", r: rawHealth },
+  { name: "REST door      GET /health", r: appHealth, baseline: rawHealth },
+  { name: "raw Bun.serve  GET /teams/{id} (bearer)", r: rawRead },
+  { name: "REST door      GET /teams/{id} (bearer)", r: appRead, baseline: rawRead },
+  { name: "tRPC door      teams.get (bearer)", r: appTrpc, baseline: rawRead },
+];
+table(rows);
+console.log(`\nload tool: ${appRead.tool}`);
