@@ -26,11 +26,54 @@ const ConfigSchema = z
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     TRUST_PROXY: bool.default(false),
+
+    // --- Identity chain (Microsoft -> Xbox Live -> XSTS -> Minecraft services) ---
+    MS_CLIENT_ID: z.string().min(1).optional(),
+    MS_CLIENT_SECRET: z.string().min(1).optional(),
+    MS_AUTHORIZE_URL: z.url().default("https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize"),
+    MS_TOKEN_URL: z.url().default("https://login.microsoftonline.com/consumers/oauth2/v2.0/token"),
+    XBL_AUTH_URL: z.url().default("https://user.auth.xboxlive.com/user/authenticate"),
+    XSTS_AUTH_URL: z.url().default("https://xsts.auth.xboxlive.com/xsts/authorize"),
+    MC_LOGIN_URL: z.url().default("https://api.minecraftservices.com/authentication/login_with_xbox"),
+    MC_PROFILE_URL: z.url().default("https://api.minecraftservices.com/minecraft/profile"),
+    /**
+     * The development identity provider. Unset: on when no Microsoft app is configured and
+     * NODE_ENV is not production. In production it must be enabled explicitly.
+     */
+    DEV_IDP_ENABLED: bool.optional(),
+    /** Use a development identity provider running elsewhere (e.g. standalone) instead of the built-in one. */
+    DEV_IDP_URL: z.url().optional(),
+    IDENTITY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    IDENTITY_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
+
+    // --- Login requests and sessions (ms_auth) ---
+    LOGIN_REQUEST_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(600),
+    SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(30 * 86_400),
+    LOGIN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(30),
+
+    // --- Rate limits (requests per minute) ---
+    RATE_LIMIT_START_PER_MIN: z.coerce.number().int().min(1).default(120),
+    RATE_LIMIT_POLL_PER_MIN: z.coerce.number().int().min(1).default(300),
+    RATE_LIMIT_VALIDATE_PER_MIN: z.coerce.number().int().min(1).default(300),
+    RATE_LIMIT_CLIENT_WRITE_PER_MIN: z.coerce.number().int().min(1).default(20),
+
+    // --- Server monitoring ---
+    PING_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+    PING_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
+    PING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+    PINGER_ENABLED: bool.default(true),
+    SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   })
   .transform((c) => ({
     ...c,
     PUBLIC_URL: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
-  }));
+    DEV_IDP_ENABLED: c.DEV_IDP_ENABLED ?? (!c.MS_CLIENT_ID && c.NODE_ENV !== "production"),
+  }))
+  .superRefine((c, ctx) => {
+    if (!c.DEV_IDP_ENABLED && !c.MS_CLIENT_ID) {
+      ctx.addIssue({ code: "custom", path: ["MS_CLIENT_ID"], message: "required when the development identity provider is off (set MS_CLIENT_ID and MS_CLIENT_SECRET, or DEV_IDP_ENABLED=true outside production)" });
+    }
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
