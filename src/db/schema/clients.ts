@@ -1,0 +1,93 @@
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid, bigint } from "drizzle-orm/pg-core";
+import { teams } from "./teams";
+
+/** A team's launcher application. `id` is the public client_id. */
+export const clientApps = pgTable(
+  "client_apps",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    title: text("title").notNull(),
+    description: text("description").notNull(),
+    logoUrl: text("logo_url"),
+    secretHash: text("secret_hash").notNull(),
+    secretRotatedAt: timestamp("secret_rotated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("client_apps_team_idx").on(t.teamId)],
+);
+
+export const clientModules = pgTable(
+  "client_modules",
+  {
+    clientId: uuid("client_id")
+      .notNull()
+      .references(() => clientApps.id, { onDelete: "cascade" }),
+    moduleKey: text("module_key").notNull(),
+    postLoginRedirectUri: text("post_login_redirect_uri").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.moduleKey] })],
+);
+
+/**
+ * A login request: the machine's persisted state (`status` + `context`), an optimistic
+ * `version`, and the deadline that drives expiry. No upstream token is ever stored here.
+ */
+export const loginRequests = pgTable(
+  "login_requests",
+  {
+    id: uuid("id").primaryKey(),
+    clientId: uuid("client_id")
+      .notNull()
+      .references(() => clientApps.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    context: jsonb("context").notNull().$type<import("../../../machines/login-request").LoginContext>(),
+    version: integer("version").notNull().default(0),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    clientState: text("client_state"),
+    /** SHA-256 of the cookie that binds the browser which completed sign-in. */
+    browserHash: text("browser_hash"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("login_requests_status_expires_idx").on(t.status, t.expiresAt), index("login_requests_client_idx").on(t.clientId)],
+);
+
+/** Service sessions handed to launchers; one per authorized login request at most. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    clientId: uuid("client_id")
+      .notNull()
+      .references(() => clientApps.id, { onDelete: "cascade" }),
+    loginRequestId: uuid("login_request_id")
+      .notNull()
+      .unique()
+      .references(() => loginRequests.id, { onDelete: "cascade" }),
+    mcUuid: text("mc_uuid").notNull(),
+    mcUsername: text("mc_username").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("sessions_client_idx").on(t.clientId)],
+);
+
+/** Fixed-window request counters, shared by every instance on the same database. */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    key: text("key").notNull(),
+    windowStart: bigint("window_start", { mode: "number" }).notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
+);

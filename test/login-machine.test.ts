@@ -1,0 +1,33 @@
+import { describe, expect, test } from "bun:test";
+import { applyLoginEvent, initialLoginState, type LoginEvent, type LoginState } from "../machines/login-request";
+
+const run = (...events: LoginEvent[]) => events.reduce<LoginState | null>((s, e) => (s ? applyLoginEvent(s, e) : null), initialLoginState());
+
+describe("login request machine (pure)", () => {
+  test("pending -> authenticated -> authorized keeps the profile", () => {
+    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "Steve" }, { type: "APPROVE" })).toEqual({
+      status: "authorized",
+      context: { mcUuid: "u", mcUsername: "Steve" },
+    });
+  });
+
+  test("denied from pending and from authenticated records the code", () => {
+    expect(run({ type: "DENY", error: "no_xbox_profile" })).toEqual({ status: "denied", context: { error: "no_xbox_profile" } });
+    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "Alex" }, { type: "DENY", error: "consent_denied" })?.status).toBe("denied");
+  });
+
+  test("expired from pending and from authenticated", () => {
+    expect(run({ type: "EXPIRE" })).toEqual({ status: "expired", context: { error: "expired" } });
+    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "Alex" }, { type: "EXPIRE" })?.status).toBe("expired");
+  });
+
+  test("final states accept nothing, and approve needs an authenticated player", () => {
+    for (const final of [run({ type: "EXPIRE" }), run({ type: "DENY", error: "account_banned" }), run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" }, { type: "APPROVE" })]) {
+      for (const e of [{ type: "APPROVE" }, { type: "EXPIRE" }, { type: "DENY", error: "consent_denied" }, { type: "AUTHENTICATE", mcUuid: "x", mcUsername: "y" }] as LoginEvent[]) {
+        expect(applyLoginEvent(final!, e)).toBeNull();
+      }
+    }
+    expect(applyLoginEvent(initialLoginState(), { type: "APPROVE" })).toBeNull();
+    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" }, { type: "AUTHENTICATE", mcUuid: "v", mcUsername: "B" })).toBeNull();
+  });
+});
