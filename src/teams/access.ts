@@ -10,23 +10,38 @@ export function roleAtLeast(role: Role, min: Role): boolean {
   return RANK[role] >= RANK[min];
 }
 
-/**
- * The one gate for team-scoped data. A team the caller does not belong to answers the same
- * 403 whether or not it exists, so ids cannot be probed.
- */
-export async function requireTeamRole(db: Db, principal: Principal, teamId: string, min: Role): Promise<Role> {
-  let role: Role | undefined;
-  if (principal.kind === "api_key") {
-    role = principal.teamId === teamId ? principal.role : undefined;
-  } else {
-    const [row] = await db
-      .select({ role: teamMembers.role })
-      .from(teamMembers)
-      .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, principal.userId)))
-      .limit(1);
-    role = row?.role;
-  }
-  if (!role) throw new AppError("forbidden", "You are not a member of this team.");
+/** The caller's role in a team, or undefined when they have none (or the team does not exist). */
+export async function teamRoleOf(db: Db, principal: Principal, teamId: string): Promise<Role | undefined> {
+  if (principal.kind === "api_key") return principal.teamId === teamId ? principal.role : undefined;
+  const [row] = await db
+    .select({ role: teamMembers.role })
+    .from(teamMembers)
+    .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, principal.userId)))
+    .limit(1);
+  return row?.role;
+}
+
+function requireAtLeast(role: Role, min: Role): Role {
   if (!roleAtLeast(role, min)) throw new AppError("forbidden", `This needs the ${min} role or higher in the team; you have ${role}.`);
   return role;
+}
+
+/**
+ * The gate for routes addressed by team id. A team the caller does not belong to answers the
+ * same 403 whether or not it exists, so team ids cannot be probed.
+ */
+export async function requireTeamRole(db: Db, principal: Principal, teamId: string, min: Role): Promise<Role> {
+  const role = await teamRoleOf(db, principal, teamId);
+  if (!role) throw new AppError("forbidden", "You are not a member of this team.");
+  return requireAtLeast(role, min);
+}
+
+/**
+ * The gate for resources addressed by their own id (a client, a server): outside the caller's
+ * teams the resource answers 404 exactly as if it did not exist; inside, a too-low role is a 403.
+ */
+export async function requireResourceRole(db: Db, principal: Principal, teamId: string | undefined, min: Role, notFound: string): Promise<Role> {
+  const role = teamId ? await teamRoleOf(db, principal, teamId) : undefined;
+  if (!role) throw new AppError("not_found", notFound);
+  return requireAtLeast(role, min);
 }

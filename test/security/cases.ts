@@ -12,6 +12,12 @@ export interface Req {
 export interface SecurityCase {
   /** Must equal the procedure's declared access. */
   access: Exclude<Access, "public" | "client" | "agent">;
+  /**
+   * What a member of another team gets. 403 for routes addressed by team id; 404 for
+   * resources addressed by their own id (a client, a server), which answer exactly as if
+   * they did not exist.
+   */
+  outsider?: 403 | 404;
   /** Builds a well-formed request against the fixture's team; async to create what it needs. */
   request(f: { server: RunningServer; people: People; team: TeamFixture }): Req | Promise<Req>;
 }
