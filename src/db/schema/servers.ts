@@ -1,0 +1,207 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint, boolean, doublePrecision, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, unique, uniqueIndex, uuid,
+} from "drizzle-orm/pg-core";
+import { users } from "./accounts";
+import { teams } from "./teams";
+
+const tz = (name: string) => timestamp(name, { withTimezone: true });
+
+export const serverKind = pgEnum("server_kind", ["single", "network"]);
+/** Where a ban or a lift came from: the dashboard (to be applied by the agent) or the game itself. */
+export const banOrigin = pgEnum("ban_origin", ["dashboard", "game"]);
+
+export const servers = pgTable(
+  "servers",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    host: text("host").notNull(),
+    port: integer("port").notNull(),
+    kind: serverKind("kind").notNull(),
+    networkName: text("network_name"),
+    agentTokenHash: text("agent_token_hash").notNull().unique(),
+    agentTokenPrefix: text("agent_token_prefix").notNull(),
+    /**
+     * When the pinger should next check this server. Instances claim due rows with
+     * FOR UPDATE SKIP LOCKED and push this forward in the same statement, so two instances
+     * never ping one server in the same interval.
+     */
+    nextCheckAt: tz("next_check_at").notNull().defaultNow(),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    updatedAt: tz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("servers_team_idx").on(t.teamId), index("servers_next_check_idx").on(t.nextCheckAt)],
+);
+
+/** The latest known state of a server: the last ping, and the last agent heartbeat. One row a server. */
+export const serverStatus = pgTable("server_status", {
+  serverId: uuid("server_id")
+    .primaryKey()
+    .references(() => servers.id, { onDelete: "cascade" }),
+  online: boolean("online"),
+  latencyMs: integer("latency_ms"),
+  playersOnline: integer("players_online"),
+  playersMax: integer("players_max"),
+  version: text("version"),
+  motd: text("motd"),
+  error: text("error"),
+  checkedAt: tz("checked_at"),
+  /** When `online` last flipped (or was first learned). */
+  changedAt: tz("changed_at"),
+  tps: real("tps"),
+  mspt: real("mspt"),
+  agentPlayersOnline: integer("agent_players_online"),
+  memoryUsedMb: integer("memory_used_mb"),
+  memoryMaxMb: integer("memory_max_mb"),
+  heartbeatAt: tz("heartbeat_at"),
+});
+
+/** Raw ping results. Older than 48 h they are folded into `server_sample_hours`. */
+export const serverSamples = pgTable(
+  "server_samples",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    ts: tz("ts").notNull().defaultNow(),
+    online: boolean("online").notNull(),
+    latencyMs: integer("latency_ms"),
+    playersOnline: integer("players_online"),
+    playersMax: integer("players_max"),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.ts] })],
+);
+
+/** Hourly roll-ups of raw samples: sums and extremes, so uptime and averages stay exact. */
+export const serverSampleHours = pgTable(
+  "server_sample_hours",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    hour: tz("hour").notNull(),
+    upCount: integer("up_count").notNull(),
+    downCount: integer("down_count").notNull(),
+    latencyCount: integer("latency_count").notNull(),
+    latencySum: doublePrecision("latency_sum").notNull(),
+    latencyMin: integer("latency_min"),
+    latencyMax: integer("latency_max"),
+    latencyP95: doublePrecision("latency_p95"),
+    playersSum: bigint("players_sum", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.hour] })],
+);
+
+export const players = pgTable(
+  "players",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    uuid: uuid("uuid").notNull(),
+    name: text("name").notNull(),
+    online: boolean("online").notNull().default(false),
+    firstSeen: tz("first_seen").notNull(),
+    lastSeen: tz("last_seen").notNull(),
+    /** Seconds of closed sessions; an open session adds its running time when read. */
+    playSeconds: bigint("play_seconds", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.uuid] }), index("players_last_seen_idx").on(t.serverId, t.lastSeen)],
+);
+
+export const playerSessions = pgTable(
+  "player_sessions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    uuid: uuid("uuid").notNull(),
+    joinedAt: tz("joined_at").notNull(),
+    leftAt: tz("left_at"),
+  },
+  (t) => [
+    index("player_sessions_player_idx").on(t.serverId, t.uuid, t.joinedAt),
+    // At most one open session a player: a join while one is open closes it first.
+    uniqueIndex("player_sessions_open_uq").on(t.serverId, t.uuid).where(sql`${t.leftAt} is null`),
+  ],
+);
+
+/** Bans in the shape of vanilla banned-players.json; a lift keeps the row so the agent learns of it. */
+export const bans = pgTable(
+  "bans",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    uuid: uuid("uuid").notNull(),
+    name: text("name").notNull(),
+    reason: text("reason").notNull(),
+    source: text("source").notNull(),
+    origin: banOrigin("origin").notNull(),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    /** Null: permanent ("forever" in banned-players.json). */
+    expiresAt: tz("expires_at"),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    liftedAt: tz("lifted_at"),
+    liftOrigin: banOrigin("lift_origin"),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.uuid] })],
+);
+
+export const ranks = pgTable(
+  "ranks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    weight: integer("weight").notNull().default(0),
+    prefix: text("prefix"),
+    suffix: text("suffix"),
+    permissions: jsonb("permissions").$type<string[]>().notNull().default([]),
+    parents: jsonb("parents").$type<string[]>().notNull().default([]),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    updatedAt: tz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [unique("ranks_server_name_uq").on(t.serverId, t.name)],
+);
+
+export const announcements = pgTable(
+  "announcements",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    message: text("message").notNull(),
+    intervalSeconds: integer("interval_seconds"),
+    /** A five-field cron expression (UTC); exactly one of interval and schedule is set. */
+    schedule: text("schedule"),
+    active: boolean("active").notNull().default(true),
+    startsAt: tz("starts_at"),
+    endsAt: tz("ends_at"),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    updatedAt: tz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("announcements_server_idx").on(t.serverId)],
+);
+
+/** Event ids an agent has delivered, so a retried batch is applied once. Pruned after a week. */
+export const agentEvents = pgTable(
+  "agent_events",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    receivedAt: tz("received_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.eventId] }), index("agent_events_received_idx").on(t.receivedAt)],
+);
