@@ -13,7 +13,8 @@ import { DEV_IDP_PATHS, MS_SCOPE, offlineUuid } from "./protocol";
  * It authenticates nobody: never expose it where real accounts matter.
  */
 
-const OUTCOMES = [
+/** What the sign-in page offers; `value` is what the form's `outcome` field carries. */
+export const DEV_IDP_OUTCOMES = [
   { value: "success", label: "Success: signed in, owns Minecraft" },
   { value: "no_xbox_profile", label: "No Xbox profile (XSTS 2148916233)", xerr: 2148916233 },
   { value: "region_not_allowed", label: "Xbox Live not available in the country (XSTS 2148916235)", xerr: 2148916235 },
@@ -26,8 +27,8 @@ const OUTCOMES = [
   { value: "flaky", label: "Flaky: one 429 from Xbox Live, then success" },
   { value: "access_denied", label: "Cancel at the provider (error=access_denied)" },
 ] as const;
-type Outcome = (typeof OUTCOMES)[number]["value"];
-const OUTCOME_BY_VALUE = new Map<string, (typeof OUTCOMES)[number]>(OUTCOMES.map((o) => [o.value, o]));
+export type DevOutcome = (typeof DEV_IDP_OUTCOMES)[number]["value"];
+const OUTCOME_BY_VALUE = new Map<string, (typeof DEV_IDP_OUTCOMES)[number]>(DEV_IDP_OUTCOMES.map((o) => [o.value, o]));
 
 const XSTS_REDIRECT: Record<number, string> = {
   2148916233: "https://start.ui.xboxlive.com/CreateAccount",
@@ -46,7 +47,7 @@ const USERNAME = /^[A-Za-z0-9_]{3,16}$/;
 /** One signed-in player, shared by every token issued for that sign-in. */
 interface Player {
   username: string;
-  outcome: Outcome;
+  outcome: DevOutcome;
   uhs: string;
   /** For `flaky`: the one 429 has been served. */
   throttled: boolean;
@@ -159,7 +160,7 @@ function signInPage(p: AuthorizeParams, opts: { username?: string; outcome?: str
   const hidden = (Object.keys(p) as (keyof AuthorizeParams)[])
     .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(p[k])}">`)
     .join("\n");
-  const options = OUTCOMES.map(
+  const options = DEV_IDP_OUTCOMES.map(
     (o) => `<option value="${o.value}"${o.value === (opts.outcome ?? "success") ? " selected" : ""}>${escapeHtml(o.label)}</option>`,
   ).join("");
   const origin = new URL(p.redirect_uri).origin;

@@ -1,0 +1,443 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { parseConfig } from "../src/config";
+import { authorizeUrl, identityConfig, identityEndpoints, pkcePair, runChain } from "../src/identity/chain";
+import { createDevProvider, DEV_IDP_OUTCOMES, startDevProvider, type DevOutcome } from "../src/identity/dev-provider";
+import { offlineUuid } from "../src/identity/protocol";
+import type { DenialCode, IdentityConfig } from "../src/identity/types";
+
+/**
+ * The identity chain against the development identity provider running as its own HTTP
+ * server, driven the way a browser and the login service drive it: nothing is mocked.
+ */
+
+const REDIRECT_URI = "http://127.0.0.1:9/client/ms-auth/callback";
+
+let idp: { url: string; stop(): Promise<void> };
+let cfg: IdentityConfig;
+const servers: { stop(force?: boolean): unknown }[] = [];
+
+beforeAll(async () => {
+  idp = await startDevProvider({ port: 0 });
+  // Through identityEndpoints, so the DEV_IDP_URL derivation is what the whole suite runs on.
+  const config = parseConfig({ NODE_ENV: "test", DEV_IDP_URL: idp.url });
+  cfg = { ...identityConfig(config), timeoutMs: 2000, retries: 2 };
+});
+
+afterAll(async () => {
+  for (const s of servers) await s.stop(true);
+  await idp.stop();
+});
+
+const unescapeHtml = (s: string) => s.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+
+function hiddenFields(html: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)) out[m[1]!] = unescapeHtml(m[2]!);
+  return out;
+}
+
+interface SignIn {
+  location: URL;
+  verifier: string;
+  state: string;
+  code: string | null;
+}
+
+/** GET the sign-in page from the authorize URL, then submit its form as a browser would. */
+async function signIn(
+  username: string,
+  outcome: DevOutcome | string,
+  opts: { action?: "signin" | "cancel"; config?: IdentityConfig; redirectUri?: string } = {},
+): Promise<SignIn> {
+  const c = opts.config ?? cfg;
+  const redirectUri = opts.redirectUri ?? REDIRECT_URI;
+  const { verifier, challenge } = pkcePair();
+  const state = `st-${crypto.randomUUID()}`;
+  const page = await fetch(authorizeUrl(c, { redirectUri, state, codeChallenge: challenge }));
+  expect(page.status).toBe(200);
+  const form = new URLSearchParams({ ...hiddenFields(await page.text()), username, outcome, action: opts.action ?? "signin" });
+  const res = await fetch(c.endpoints.authorize, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: form.toString(),
+    redirect: "manual",
+  });
+  expect(res.status).toBe(302);
+  const location = new URL(res.headers.get("location")!);
+  return { location, verifier, state, code: location.searchParams.get("code") };
+}
+
+async function signInAndRun(username: string, outcome: DevOutcome, config: IdentityConfig = cfg) {
+  const s = await signIn(username, outcome, { config });
+  expect(s.code).toBeString();
+  return runChain(config, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier });
+}
+
+/** A throwaway upstream for behaviours the provider cannot be asked to show. */
+function serve(fetchHandler: (req: Request) => Response | Promise<Response>) {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: fetchHandler });
+  servers.push(server);
+  return `http://127.0.0.1:${server.port}`;
+}
+
+function withEndpoints(overrides: Partial<IdentityConfig["endpoints"]>, extra: Partial<IdentityConfig> = {}): IdentityConfig {
+  return { ...cfg, ...extra, endpoints: { ...cfg.endpoints, ...overrides } };
+}
+
+describe("offline UUIDs", () => {
+  test("match the ids offline-mode Minecraft servers give (UUID v3 of OfflinePlayer:<name>)", () => {
+    expect(offlineUuid("Notch")).toBe("b50ad385-829d-3141-a216-7e7d7539ba7f");
+    expect(offlineUuid("notch")).not.toBe(offlineUuid("Notch"));
+  });
+});
+
+describe("authorizeUrl and pkcePair", () => {
+  test("authorizeUrl carries response_type, client, redirect, scope, state, PKCE S256 and select_account", () => {
+    const url = new URL(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s&t=1", codeChallenge: "c".repeat(43) }));
+    expect(url.origin + url.pathname).toBe(cfg.endpoints.authorize);
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      client_id: "dev-client",
+      response_type: "code",
+      redirect_uri: REDIRECT_URI,
+      scope: "XboxLive.signin offline_access",
+      state: "s&t=1",
+      code_challenge: "c".repeat(43),
+      code_challenge_method: "S256",
+      prompt: "select_account",
+    });
+  });
+
+  test("pkcePair gives a fresh 43-character verifier and its S256 challenge", () => {
+    const a = pkcePair();
+    const b = pkcePair();
+    expect(a.verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.challenge).toBe(createHash("sha256").update(a.verifier).digest("base64url"));
+    expect(a.verifier).not.toBe(b.verifier);
+  });
+});
+
+describe("identityEndpoints and identityConfig", () => {
+  const paths = {
+    authorize: "/consumers/oauth2/v2.0/authorize",
+    token: "/consumers/oauth2/v2.0/token",
+    xblAuth: "/user/authenticate",
+    xstsAuth: "/xsts/authorize",
+    mcLogin: "/authentication/login_with_xbox",
+    mcProfile: "/minecraft/profile",
+  };
+  const under = (base: string) => Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, base + p])) as unknown as IdentityConfig["endpoints"];
+
+  test("DEV_IDP_URL: all six endpoints derive from it, with the dev client id and no secret", () => {
+    const config = parseConfig({ NODE_ENV: "test", DEV_IDP_URL: "http://idp.test:4000/", MS_CLIENT_ID: "real", MS_CLIENT_SECRET: "shh", DEV_IDP_ENABLED: "false" });
+    expect(identityEndpoints(config)).toEqual(under("http://idp.test:4000"));
+    const ic = identityConfig(config);
+    expect(ic.clientId).toBe("dev-client");
+    expect(ic.clientSecret).toBeUndefined();
+  });
+
+  test("the built-in provider: endpoints under PUBLIC_URL/dev-idp", () => {
+    const config = parseConfig({ NODE_ENV: "development", PUBLIC_URL: "https://play.example.test/" });
+    expect(identityEndpoints(config)).toEqual(under("https://play.example.test/dev-idp"));
+    expect(identityConfig(config).clientId).toBe("dev-client");
+  });
+
+  test("production: Microsoft, Xbox Live and Minecraft URLs, each overridable, with the app's credentials", () => {
+    const config = parseConfig({
+      NODE_ENV: "production",
+      MS_CLIENT_ID: "azure-app-id",
+      MS_CLIENT_SECRET: "azure-secret",
+      MC_PROFILE_URL: "https://mc-proxy.example.test/minecraft/profile",
+      IDENTITY_TIMEOUT_MS: "4000",
+      IDENTITY_RETRIES: "3",
+    });
+    expect(identityEndpoints(config)).toEqual({
+      authorize: "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize",
+      token: "https://login.microsoftonline.com/consumers/oauth2/v2.0/token",
+      xblAuth: "https://user.auth.xboxlive.com/user/authenticate",
+      xstsAuth: "https://xsts.auth.xboxlive.com/xsts/authorize",
+      mcLogin: "https://api.minecraftservices.com/authentication/login_with_xbox",
+      mcProfile: "https://mc-proxy.example.test/minecraft/profile",
+    });
+    const ic = identityConfig(config);
+    expect([ic.clientId, ic.clientSecret, ic.timeoutMs, ic.retries]).toEqual(["azure-app-id", "azure-secret", 4000, 3]);
+  });
+});
+
+describe("the development provider's sign-in page", () => {
+  test("shows the username input, every outcome, hidden PKCE/state fields and a strict CSP", async () => {
+    const { challenge } = pkcePair();
+    const res = await fetch(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "abc", codeChallenge: challenge }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/html");
+    const csp = res.headers.get("content-security-policy")!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("form-action 'self' http://127.0.0.1:9");
+    const html = await res.text();
+    expect(html).toContain('<input name="username"');
+    expect(html).toContain('<select name="outcome"');
+    for (const o of DEV_IDP_OUTCOMES) expect(html).toContain(`<option value="${o.value}"`);
+    expect(html).toContain(">Sign in</button>");
+    expect(html).toContain(">Cancel</button>");
+    expect(html).not.toMatch(/<script|src=|href=/);
+    expect(hiddenFields(html)).toEqual({ client_id: "dev-client", redirect_uri: REDIRECT_URI, state: "abc", code_challenge: challenge, code_challenge_method: "S256" });
+  });
+
+  test("escapes what the request carries", async () => {
+    const evil = `"><script>alert(1)</script>`;
+    const res = await fetch(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: evil, codeChallenge: pkcePair().challenge }));
+    const html = await res.text();
+    expect(html).not.toContain("<script>");
+    expect(hiddenFields(html).state).toBe(evil);
+  });
+
+  const bad: [string, (u: URL) => void][] = [
+    ["a javascript: redirect_uri", (u) => u.searchParams.set("redirect_uri", "javascript:alert(1)")],
+    ["a relative redirect_uri", (u) => u.searchParams.set("redirect_uri", "/client/ms-auth/callback")],
+    ["a redirect_uri with a fragment", (u) => u.searchParams.set("redirect_uri", REDIRECT_URI + "#x")],
+    ["no redirect_uri", (u) => u.searchParams.delete("redirect_uri")],
+    ["code_challenge_method=plain", (u) => u.searchParams.set("code_challenge_method", "plain")],
+    ["no code_challenge", (u) => u.searchParams.delete("code_challenge")],
+    ["response_type=token", (u) => u.searchParams.set("response_type", "token")],
+  ];
+  for (const [name, change] of bad) {
+    test(`answers 400 and never redirects for ${name}`, async () => {
+      const url = new URL(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s", codeChallenge: pkcePair().challenge }));
+      change(url);
+      const res = await fetch(url, { redirect: "manual" });
+      expect(res.status).toBe(400);
+      expect(res.headers.get("location")).toBeNull();
+      expect(await res.text()).toContain("Sign-in request refused");
+    });
+  }
+
+  test("a submit with a tampered redirect_uri is refused the same way", async () => {
+    const form = new URLSearchParams({ client_id: "dev-client", redirect_uri: "javascript:alert(1)", state: "s", code_challenge: pkcePair().challenge, code_challenge_method: "S256", username: "Steve", outcome: "access_denied" });
+    const res = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+  });
+
+  test("an invalid player name shows the page again with the error, and no code", async () => {
+    const { challenge } = pkcePair();
+    const page = await fetch(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s", codeChallenge: challenge }));
+    const form = new URLSearchParams({ ...hiddenFields(await page.text()), username: "no spaces!", outcome: "success", action: "signin" });
+    const res = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    const html = await res.text();
+    expect(html).toContain("3 to 16 letters");
+    expect(html).toContain('<input name="username"');
+  });
+
+  test("a form body over 16 KiB gets 413, a JSON body 415", async () => {
+    const big = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=" + "a".repeat(17 * 1024) });
+    expect(big.status).toBe(413);
+    const asJson = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(asJson.status).toBe(415);
+  });
+});
+
+describe("sign-in and the chain", () => {
+  test("success: the redirect returns code and state, and the chain yields the player's offline UUID and name", async () => {
+    const s = await signIn("Alex_42", "success");
+    expect(s.location.origin + s.location.pathname).toBe(REDIRECT_URI);
+    expect(s.location.searchParams.get("state")).toBe(s.state);
+    expect(s.code).toBeString();
+    const result = await runChain(cfg, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier });
+    expect(result).toEqual({ ok: true, profile: { id: offlineUuid("Alex_42"), name: "Alex_42" } });
+    if (result.ok) expect(result.profile.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-3[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  const denials: [DevOutcome, DenialCode, string][] = [
+    ["no_xbox_profile", "no_xbox_profile", "2148916233"],
+    ["region_not_allowed", "region_not_allowed", "2148916235"],
+    ["age_verification_required", "age_verification_required", "2148916236"],
+    ["age_verification_required_2148916237", "age_verification_required", "2148916237"],
+    ["child_account", "child_account", "2148916238"],
+    ["account_banned", "account_banned", "2148916227"],
+  ];
+  for (const [outcome, code, xerr] of denials) {
+    test(`outcome ${outcome} (XSTS XErr ${xerr}) is denied with ${code}`, async () => {
+      expect(await signInAndRun("Steve", outcome)).toEqual({ ok: false, error: code, detail: `xsts: XErr ${xerr}` });
+    });
+  }
+
+  test("no_minecraft_profile: the profile 404 becomes no_minecraft_profile", async () => {
+    const result = await signInAndRun("Steve", "no_minecraft_profile");
+    expect(result).toMatchObject({ ok: false, error: "no_minecraft_profile" });
+  });
+
+  test("flaky: one 429 from Xbox Live is retried and the sign-in succeeds", async () => {
+    expect(await signInAndRun("Flaky_1", "flaky")).toEqual({ ok: true, profile: { id: offlineUuid("Flaky_1"), name: "Flaky_1" } });
+  });
+
+  test("flaky without retries fails, which shows the 429 really happens", async () => {
+    const result = await signInAndRun("Flaky_2", "flaky", { ...cfg, retries: 0 });
+    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "xbox live: HTTP 429 (1 attempt)" });
+  });
+
+  test("upstream_unavailable: a 503 on every Xbox call gives upstream_unavailable after the retries", async () => {
+    const result = await signInAndRun("Steve", "upstream_unavailable");
+    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "xbox live: HTTP 503 (3 attempts)" });
+  });
+
+  test("access_denied: the provider redirects back with error=access_denied and the state, no code", async () => {
+    for (const s of [await signIn("Steve", "access_denied"), await signIn("Steve", "success", { action: "cancel" })]) {
+      expect(s.location.origin + s.location.pathname).toBe(REDIRECT_URI);
+      expect(s.location.searchParams.get("error")).toBe("access_denied");
+      expect(s.location.searchParams.get("error_description")).toBeString();
+      expect(s.location.searchParams.get("state")).toBe(s.state);
+      expect(s.code).toBeNull();
+    }
+  });
+
+  test("a code works once: reusing it is identity_error (invalid_grant), and the detail holds no token", async () => {
+    const s = await signIn("Steve", "success");
+    const p = { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier };
+    expect((await runChain(cfg, p)).ok).toBe(true);
+    const again = await runChain(cfg, p);
+    expect(again).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+  });
+
+  test("a wrong code_verifier is identity_error", async () => {
+    const s = await signIn("Steve", "success");
+    const result = await runChain(cfg, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: pkcePair().verifier });
+    expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+  });
+
+  test("a redirect_uri other than the authorize request's is identity_error", async () => {
+    const s = await signIn("Steve", "success");
+    const result = await runChain(cfg, { code: s.code!, redirectUri: REDIRECT_URI + "?x=1", codeVerifier: s.verifier });
+    expect(result).toMatchObject({ ok: false, error: "identity_error" });
+  });
+
+  test("later steps refuse tokens they did not issue", async () => {
+    const xbl = await fetch(cfg.endpoints.xblAuth, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ Properties: { AuthMethod: "RPS", SiteName: "user.auth.xboxlive.com", RpsTicket: "d=forged" }, RelyingParty: "http://auth.xboxlive.com", TokenType: "JWT" }),
+    });
+    expect(xbl.status).toBe(401);
+    const profile = await fetch(cfg.endpoints.mcProfile, { headers: { authorization: "Bearer forged" } });
+    expect(profile.status).toBe(401);
+  });
+});
+
+describe("the provider mounted in-process under /dev-idp", () => {
+  test("serves the whole chain at PUBLIC_URL/dev-idp, the built-in derivation", async () => {
+    const provider = createDevProvider({ basePath: "/dev-idp" });
+    const url = serve((req) => provider.fetch(req));
+    const config = { ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url })), timeoutMs: 2000, retries: 1 };
+    expect(await signInAndRun("Mounted", "success", config)).toEqual({ ok: true, profile: { id: offlineUuid("Mounted"), name: "Mounted" } });
+    expect((await fetch(url + "/consumers/oauth2/v2.0/token", { method: "POST" })).status).toBe(404);
+  });
+});
+
+describe("upstream failures", () => {
+  test("a closed port gives upstream_unavailable within a bounded time", async () => {
+    const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const closed = `http://127.0.0.1:${probe.port}/token`;
+    await probe.stop(true);
+    const started = performance.now();
+    const result = await runChain(withEndpoints({ token: closed }, { timeoutMs: 500, retries: 2 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "microsoft token: network error (3 attempts)" });
+  });
+
+  test("an upstream that never answers times out per attempt and gives upstream_unavailable", async () => {
+    let calls = 0;
+    const url = serve(() => {
+      calls++;
+      return new Promise<Response>(() => {});
+    });
+    const started = performance.now();
+    const result = await runChain(withEndpoints({ token: url }, { timeoutMs: 200, retries: 1 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "microsoft token: timed out after 200 ms (2 attempts)" });
+    expect(calls).toBe(2);
+  });
+
+  test("a 200 that is not JSON, or lacks the token, is identity_error", async () => {
+    const garbage = serve(() => new Response("<html>oops</html>", { headers: { "content-type": "text/html" } }));
+    const r1 = await runChain(withEndpoints({ token: garbage }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    expect(r1).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 200 with a body that is not JSON" });
+    const empty = serve(() => Response.json({ token_type: "Bearer" }));
+    const r2 = await runChain(withEndpoints({ token: empty }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    expect(r2).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: unexpected response shape" });
+  });
+
+  test("a profile id that is not a UUID is identity_error; a dashless one is normalised", async () => {
+    const weird = serve(() => Response.json({ id: "not-a-uuid", name: "Steve" }));
+    const s1 = await signIn("Steve", "success");
+    const r1 = await runChain(withEndpoints({ mcProfile: weird }), { code: s1.code!, redirectUri: REDIRECT_URI, codeVerifier: s1.verifier });
+    expect(r1).toEqual({ ok: false, error: "identity_error", detail: "minecraft profile: id is not a UUID" });
+    const upper = serve(() => Response.json({ id: "069A79F444E94726A5BEFCA90E38AAF5", name: "Notch" }));
+    const s2 = await signIn("Steve", "success");
+    const r2 = await runChain(withEndpoints({ mcProfile: upper }), { code: s2.code!, redirectUri: REDIRECT_URI, codeVerifier: s2.verifier });
+    expect(r2).toEqual({ ok: true, profile: { id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch" } });
+  });
+});
+
+describe("what the chain sends", () => {
+  test("each step's request has the documented shape, and the client secret goes only to the token endpoint", async () => {
+    const seen: Record<string, { headers: Headers; body: string }> = {};
+    const xbox = (token: string) => Response.json({ IssueInstant: "", NotAfter: "", Token: token, DisplayClaims: { xui: [{ uhs: "uhs123" }] } });
+    const answers: Record<string, () => Response> = {
+      "/token": () => Response.json({ token_type: "Bearer", access_token: "MS-AT", expires_in: 3600 }),
+      "/xbl": () => xbox("XBL-T"),
+      "/xsts": () => xbox("XSTS-T"),
+      "/login": () => Response.json({ access_token: "MC-AT", token_type: "Bearer" }),
+      "/profile": () => Response.json({ id: "069a79f444e94726a5befca90e38aaf5", name: "Notch" }),
+    };
+    const base = serve(async (req) => {
+      const path = new URL(req.url).pathname;
+      seen[path] = { headers: req.headers, body: await req.text() };
+      return answers[path]!();
+    });
+    const upstream = withEndpoints(
+      { token: base + "/token", xblAuth: base + "/xbl", xstsAuth: base + "/xsts", mcLogin: base + "/login", mcProfile: base + "/profile" },
+      { clientId: "app-id", clientSecret: "app-secret" },
+    );
+    const result = await runChain(upstream, { code: "the-code", redirectUri: REDIRECT_URI, codeVerifier: "the-verifier" });
+    expect(result).toEqual({ ok: true, profile: { id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch" } });
+
+    expect(seen["/token"]!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
+    expect(Object.fromEntries(new URLSearchParams(seen["/token"]!.body))).toEqual({
+      grant_type: "authorization_code",
+      code: "the-code",
+      redirect_uri: REDIRECT_URI,
+      client_id: "app-id",
+      client_secret: "app-secret",
+      code_verifier: "the-verifier",
+      scope: "XboxLive.signin offline_access",
+    });
+    expect(seen["/xbl"]!.headers.get("x-xbl-contract-version")).toBe("1");
+    expect(JSON.parse(seen["/xbl"]!.body)).toEqual({
+      Properties: { AuthMethod: "RPS", SiteName: "user.auth.xboxlive.com", RpsTicket: "d=MS-AT" },
+      RelyingParty: "http://auth.xboxlive.com",
+      TokenType: "JWT",
+    });
+    expect(JSON.parse(seen["/xsts"]!.body)).toEqual({
+      Properties: { SandboxId: "RETAIL", UserTokens: ["XBL-T"] },
+      RelyingParty: "rp://api.minecraftservices.com/",
+      TokenType: "JWT",
+    });
+    expect(JSON.parse(seen["/login"]!.body)).toEqual({ identityToken: "XBL3.0 x=uhs123;XSTS-T" });
+    expect(seen["/profile"]!.headers.get("authorization")).toBe("Bearer MC-AT");
+    for (const path of ["/xbl", "/xsts", "/login", "/profile"]) expect(seen[path]!.body).not.toContain("app-secret");
+  });
+
+  test("a 429 is retried after its Retry-After", async () => {
+    let calls = 0;
+    const url = serve(() =>
+      ++calls === 1 ? new Response(null, { status: 429, headers: { "retry-after": "1" } }) : Response.json({ error: "invalid_grant" }, { status: 400 }),
+    );
+    const started = performance.now();
+    const result = await runChain(withEndpoints({ token: url }, { retries: 1 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(calls).toBe(2);
+    expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+  });
+});
