@@ -12,6 +12,8 @@ import { buildOpenApiDocument } from "./openapi";
 import { createServices, type Services } from "./services";
 import { makeContext, mountRest, readLimited } from "./trpc/rest";
 import { appRouter } from "./trpc/router";
+import { mountLoginBrowserRoutes } from "./login/browser";
+import { createDevProvider } from "./identity/dev-provider";
 
 const require = createRequire(import.meta.url);
 // The package exports no path to its browser bundle; it sits beside the main entry.
@@ -121,6 +123,11 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     );
 
   mountRest(app as unknown as Elysia, appRouter, services, inflight);
+  mountLoginBrowserRoutes(app as unknown as Elysia, services);
+  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
+    const provider = createDevProvider({ basePath: "/dev-idp" });
+    app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });
+  }
   return app;
 }
 
@@ -143,6 +150,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   app.listen({ port: config.PORT, hostname: config.HOST, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
   const server = app.server!;
   const port = server.port!;
+  for (const task of services.background) task.start();
   let stopping: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -156,6 +164,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         await Promise.race([server.stop(false), Bun.sleep(config.SHUTDOWN_GRACE_MS)]);
         while (inflight.count > 0 && Date.now() < deadline) await Bun.sleep(10);
         server.stop(true);
+        await Promise.all(services.background.map((t) => t.stop()));
         await database.close();
       })();
       return stopping;

@@ -30,6 +30,69 @@ const STATUS_TEXT: Record<string, string> = {
 
 type Json = Record<string, any>;
 
+const html = (description: string) => ({ description, content: { "text/html": { schema: { type: "string", maxLength: 65536 } } } });
+
+/**
+ * The browser half of the ms_auth flow: HTML, cookies and redirects rather than JSON, so
+ * these are plain routes, described here by hand.
+ */
+const BROWSER_PATHS = {
+  "/client/ms-auth/callback": {
+    get: {
+      operationId: "msAuth-callback",
+      tags: ["ms-auth"],
+      summary: "Identity provider callback (browser): runs the sign-in chain and shows the consent page",
+      description:
+        "Reached by the player's browser from the identity provider with `code` and `state` (or `error`). Checks `state`, exchanges the code (PKCE), reads the Minecraft profile, sets an HttpOnly cookie binding this browser to the request, and shows the consent page. Identity failures end the request as `denied` and redirect (303) to the client's post_login_redirect_uri with `auth_request_id`, `status`, `error` and `state`.",
+      security: [],
+      parameters: [
+        { name: "state", in: "query", required: true, schema: { type: "string", maxLength: 200 } },
+        { name: "code", in: "query", required: false, schema: { type: "string", maxLength: 4096 } },
+        { name: "error", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
+      ],
+      responses: {
+        "200": html("The consent page"),
+        "303": { description: "Back to the launcher's post_login_redirect_uri", headers: { Location: { schema: { type: "string", maxLength: 4096 } } } },
+        "400": html("The link is not valid or already used"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
+  "/client/ms-auth/authorize": {
+    post: {
+      operationId: "msAuth-authorize",
+      tags: ["ms-auth"],
+      summary: "Finalize consent (browser form): approve or deny",
+      description:
+        "The consent page's form target. Accepted only from the browser holding the sign-in cookie, with the page's CSRF token. Approve -> `authorized` with a fresh svc_session_token; deny -> `denied` (`consent_denied`). Redirects (303) to the post_login_redirect_uri with `auth_request_id`, `status` and `state` (the client_state given at start).",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["auth_request_id", "csrf_token", "decision"],
+              properties: {
+                auth_request_id: { type: "string", format: "uuid", maxLength: 36 },
+                csrf_token: { type: "string", maxLength: 64 },
+                decision: { type: "string", enum: ["approve", "deny"] },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "303": { description: "Back to the launcher's post_login_redirect_uri", headers: { Location: { schema: { type: "string", maxLength: 4096 } } } },
+        "400": html("The form is incomplete"),
+        "403": html("The form does not belong to this browser"),
+        "415": html("Not a form submission"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
+};
+
 /**
  * The document comes from trpc-to-openapi's generator; we then put our real error envelope,
  * rate limit and request id headers in place of its generic error shape.
@@ -46,6 +109,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     securitySchemes: {
       bearerAuth: { type: "http", scheme: "bearer", description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`)." },
     },
+    paths: BROWSER_PATHS as never,
   }) as Json;
 
   const errorDoc = createDocument({ openapi: "3.1.0", info: { title: "", version: "" }, components: { schemas: { Error: ZErrorEnvelope } } }) as Json;

@@ -1,10 +1,15 @@
-import { AccessTokens } from "./accounts/jwt";
+import { AccessTokens, loadSigningPem } from "./accounts/jwt";
+import { Keyring } from "./lib/keyring";
 import { AccountsService } from "./accounts/service";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
 import { TeamsService } from "./teams/service";
+import { ClientsService } from "./clients/service";
+import { LoginService } from "./login/service";
+import { Clock } from "./lib/clock";
+import { DbRateLimitStore, MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
 
 /** Everything a procedure can reach, built once per process. */
 export interface Services {
@@ -15,11 +20,53 @@ export interface Services {
   accounts: AccountsService;
   teams: TeamsService;
   health: HealthService;
+  clock: Clock;
+  keyring: Keyring;
+  limiter: RateLimiter;
+  limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
+  clients: ClientsService;
+  login: LoginService;
+  /** Periodic work started with the listener and stopped before the database closes. */
+  background: BackgroundTask[];
+}
+
+export interface BackgroundTask {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Runs `fn` every `seconds`, never overlapping itself; errors are logged, not fatal. */
+export function every(name: string, seconds: number, log: Logger, fn: () => Promise<unknown>): BackgroundTask {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let running: Promise<unknown> | undefined;
+  return {
+    name,
+    start() {
+      timer = setInterval(() => {
+        if (running) return;
+        running = fn()
+          .catch((err) => log.error(`${name} failed`, { err }))
+          .finally(() => (running = undefined));
+      }, seconds * 1000);
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 export async function createServices(config: Config, database: Database, log: Logger): Promise<Services> {
-  const tokens = await AccessTokens.load({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
+  const pem = await loadSigningPem({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR });
+  const tokens = await AccessTokens.fromPem(pem, config.ACCESS_TOKEN_TTL_SECONDS);
+  const keyring = Keyring.fromSecret(pem);
   const db = database.db;
+  const clock = new Clock();
+  // Counters must be shared when instances share a database; PGlite means one instance.
+  const limiter = new RateLimiter(database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(), () => clock.now());
+  const clients = new ClientsService(db);
+  const login = new LoginService(db, clients, keyring, clock, config, log);
   return {
     config,
     log,
@@ -28,5 +75,20 @@ export async function createServices(config: Config, database: Database, log: Lo
     accounts: new AccountsService(db, tokens, config),
     teams: new TeamsService(db),
     health: new HealthService(() => database.ping()),
+    clock,
+    keyring,
+    limiter,
+    limits: {
+      start: { name: "start", limit: config.RATE_LIMIT_START_PER_MIN, windowSeconds: 60 },
+      poll: { name: "poll", limit: config.RATE_LIMIT_POLL_PER_MIN, windowSeconds: 60 },
+      validate: { name: "validate", limit: config.RATE_LIMIT_VALIDATE_PER_MIN, windowSeconds: 60 },
+      clientWrite: { name: "client-write", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
+    },
+    clients,
+    login,
+    background: [
+      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
+      every("rate-limit-prune", 60, log, () => limiter.prune()),
+    ],
   };
 }

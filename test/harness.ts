@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer } from "../src/app";
 import { loadConfig } from "../src/config";
+import { startDevProvider } from "../src/identity/dev-provider";
 
 /** Settings every test server shares: any port, quiet logs, cheap password hashing. */
 export function testEnv(overrides: Record<string, string | undefined> = {}) {
@@ -13,8 +14,21 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     PASSWORD_MEMORY_KIB: "4096",
     PASSWORD_TIME_COST: "1",
+    // Suites create many clients and logins per minute; the limits have their own tests.
+    RATE_LIMIT_START_PER_MIN: "100000",
+    RATE_LIMIT_POLL_PER_MIN: "100000",
+    RATE_LIMIT_VALIDATE_PER_MIN: "100000",
+    RATE_LIMIT_CLIENT_WRITE_PER_MIN: "100000",
     ...overrides,
   };
+}
+
+/** A free loopback port, found by binding port 0 and letting it go. */
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
 }
 
 export function tempDir(prefix = "mcp-test-") {
@@ -26,12 +40,15 @@ const owned: { server: RunningServer; dir?: string }[] = [];
 /** A new, separately started server. On PGlite it gets its own data dir unless one is given. */
 export async function startTestServer(overrides: Record<string, string | undefined> = {}): Promise<RunningServer> {
   const dir = overrides.DATA_DIR ?? tempDir();
-  const server = await startServer(loadConfig(testEnv({ DATA_DIR: dir, ...overrides })));
+  // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
+  const port = overrides.PORT ?? String(freePort());
+  const server = await startServer(loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })));
   owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir });
   return server;
 }
 
 export async function stopAll() {
+  if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
   for (const { server, dir } of owned.splice(0)) {
     await server.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -40,11 +57,18 @@ export async function stopAll() {
 
 declare global {
   var __mcpServer: Promise<RunningServer> | undefined;
+  var __devIdp: Promise<{ url: string; stop(): Promise<void> }> | undefined;
+}
+
+/** The development identity provider as its own HTTP server, shared by the run. */
+export function devIdp() {
+  globalThis.__devIdp ??= startDevProvider({ port: 0, hostname: "127.0.0.1" });
+  return globalThis.__devIdp;
 }
 
 /** The run's shared server: started once, on the run's database, reused by every file. */
 export function sharedServer(): Promise<RunningServer> {
-  globalThis.__mcpServer ??= startTestServer();
+  globalThis.__mcpServer ??= devIdp().then((idp) => startTestServer({ DEV_IDP_URL: idp.url }));
   return globalThis.__mcpServer;
 }
 

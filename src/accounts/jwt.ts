@@ -26,13 +26,12 @@ export class AccessTokens {
     readonly ttlSeconds: number,
   ) {}
 
-  static async load(opts: { pem?: string; dataDir: string; ttlSeconds: number }): Promise<AccessTokens> {
-    const pem = opts.pem ?? (await loadOrCreatePem(opts.dataDir));
+  static async fromPem(pem: string, ttlSeconds: number): Promise<AccessTokens> {
     const privateKey = await importPKCS8(pem, ALG, { extractable: true });
     const spki = createPublicKey(createPrivateKey(pem)).export({ type: "spki", format: "pem" }).toString();
     const { importSPKI } = await import("jose");
     const publicKey = await importSPKI(spki, ALG);
-    return new AccessTokens(privateKey, publicKey, opts.ttlSeconds);
+    return new AccessTokens(privateKey, publicKey, ttlSeconds);
   }
 
   async sign(userId: string, now = Math.floor(Date.now() / 1000), ttl = this.ttlSeconds): Promise<string> {
@@ -66,6 +65,11 @@ export class AccessTokens {
       return null;
     }
   }
+}
+
+/** The configured signing key, or the one kept in DATA_DIR (generated on first start). */
+export async function loadSigningPem(opts: { pem?: string; dataDir: string }): Promise<string> {
+  return opts.pem ?? loadOrCreatePem(opts.dataDir);
 }
 
 async function loadOrCreatePem(dataDir: string): Promise<string> {

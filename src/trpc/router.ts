@@ -1,12 +1,16 @@
 import { accountsRouter } from "../accounts/router";
 import { healthRouter } from "../health/router";
 import { teamsRouter } from "../teams/router";
+import { clientsRouter } from "../clients/router";
+import { loginRouter } from "../login/router";
 import { router } from "./init";
 
 export const appRouter = router({
   health: healthRouter,
   auth: accountsRouter,
   teams: teamsRouter,
+  clients: clientsRouter,
+  msAuth: loginRouter,
 });
 
 export type AppRouter = typeof appRouter;

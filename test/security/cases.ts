@@ -67,4 +67,30 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       return { method: "DELETE", path: `/teams/${team.teamId}/api-keys/${api_key.key_id}` };
     },
   },
+
+  "POST /client/apps": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "POST", path: "/client/apps", body: { team_id: team.teamId, name: "c", title: "t", description: "d" } }),
+  },
+  "GET /client/apps": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/client/apps?team_id=${team.teamId}` }) },
+  "GET /client/apps/{client_id}": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f)}` }) },
+  "PATCH /client/apps/{client_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "PATCH", path: `/client/apps/${await fixtureClient(f)}`, body: { title: "t2" } }) },
+  "DELETE /client/apps/{client_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f)}` }) },
+  "POST /client/apps/{client_id}/secret": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "POST", path: `/client/apps/${await fixtureClient(f)}/secret` }) },
+  "POST /client/apps/{client_id}/modules/ms-auth": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "POST", path: `/client/apps/${await fixtureClient(f)}/modules/ms-auth`, body: { post_login_redirect_uri: "https://l.example.com/cb" } }),
+  },
+  "GET /client/apps/{client_id}/modules/ms-auth": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
+  "DELETE /client/apps/{client_id}/modules/ms-auth": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
 };
+
+/** A fresh client in the fixture team (created by its owner), with ms_auth when asked. */
+async function fixtureClient({ server, people, team }: Parameters<SecurityCase["request"]>[0], withModule = false): Promise<string> {
+  const post = (path: string, body: unknown) =>
+    fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+  const created = await post("/client/apps", { team_id: team.teamId, name: "sec", title: "Sec", description: "security fixture" });
+  if (withModule) await post(`/client/apps/${created.app.client_id}/modules/ms-auth`, { post_login_redirect_uri: "https://l.example.com/cb" });
+  return created.app.client_id;
+}

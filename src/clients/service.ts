@@ -1,0 +1,156 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { clientApps, clientModules } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import { newSecret, safeEqual, sha256 } from "../lib/secrets";
+import { requireResourceRole, requireTeamRole } from "../teams/access";
+import type { Principal, Role } from "../trpc/context";
+
+type AppRow = typeof clientApps.$inferSelect;
+type ModuleRow = typeof clientModules.$inferSelect;
+
+export const MS_AUTH = "ms_auth";
+const NOT_FOUND = "No client with this id in your teams.";
+const BAD_CLIENT = "The client credentials are invalid.";
+/** Compared against when the client id is unknown, so both failures cost the same. */
+const DUMMY_HASH = sha256("no such client");
+
+const appOut = (a: AppRow, modules: string[]) => ({
+  client_id: a.id,
+  team_id: a.teamId,
+  name: a.name,
+  title: a.title,
+  description: a.description,
+  logo_url: a.logoUrl,
+  modules: modules.filter((m): m is "ms_auth" => m === MS_AUTH),
+  created_at: iso(a.createdAt),
+  updated_at: iso(a.updatedAt),
+  secret_rotated_at: iso(a.secretRotatedAt),
+});
+
+const moduleOut = (m: ModuleRow) => ({
+  module_key: "ms_auth" as const,
+  post_login_redirect_uri: m.postLoginRedirectUri,
+  created_at: iso(m.createdAt),
+  updated_at: iso(m.updatedAt),
+});
+
+export class ClientsService {
+  constructor(private readonly db: Db) {}
+
+  async create(principal: Principal, input: { team_id: string; name: string; title: string; description: string; logo_url?: string }) {
+    await requireTeamRole(this.db, principal, input.team_id, "admin");
+    const secret = newSecret("client_secret");
+    const [row] = await this.db
+      .insert(clientApps)
+      .values({ teamId: input.team_id, name: input.name, title: input.title, description: input.description, logoUrl: input.logo_url ?? null, secretHash: sha256(secret) })
+      .returning();
+    return { app: appOut(row!, []), client_secret: secret };
+  }
+
+  async list(principal: Principal, teamId: string) {
+    await requireTeamRole(this.db, principal, teamId, "viewer");
+    const apps = await this.db.select().from(clientApps).where(eq(clientApps.teamId, teamId)).orderBy(clientApps.createdAt);
+    const modules = apps.length
+      ? await this.db.select().from(clientModules).where(inArray(clientModules.clientId, apps.map((a) => a.id)))
+      : [];
+    return { apps: apps.map((a) => appOut(a, modules.filter((m) => m.clientId === a.id).map((m) => m.moduleKey))) };
+  }
+
+  async get(principal: Principal, clientId: string) {
+    const app = await this.authorized(principal, clientId, "viewer");
+    return appOut(app, await this.moduleKeys(clientId));
+  }
+
+  async update(principal: Principal, input: { client_id: string; name?: string; title?: string; description?: string; logo_url?: string | null }) {
+    await this.authorized(principal, input.client_id, "admin");
+    const { client_id, ...patch } = input;
+    const [row] = await this.db
+      .update(clientApps)
+      .set({
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.title !== undefined && { title: patch.title }),
+        ...(patch.description !== undefined && { description: patch.description }),
+        ...(patch.logo_url !== undefined && { logoUrl: patch.logo_url }),
+        updatedAt: new Date(),
+      })
+      .where(eq(clientApps.id, client_id))
+      .returning();
+    return appOut(row!, await this.moduleKeys(client_id));
+  }
+
+  async remove(principal: Principal, clientId: string) {
+    await this.authorized(principal, clientId, "admin");
+    await this.db.delete(clientApps).where(eq(clientApps.id, clientId));
+    return { ok: true as const };
+  }
+
+  /** A new secret, shown once; the old one stops working at once. */
+  async rotateSecret(principal: Principal, clientId: string) {
+    await this.authorized(principal, clientId, "admin");
+    const secret = newSecret("client_secret");
+    const [row] = await this.db
+      .update(clientApps)
+      .set({ secretHash: sha256(secret), secretRotatedAt: new Date(), updatedAt: new Date() })
+      .where(eq(clientApps.id, clientId))
+      .returning();
+    return { app: appOut(row!, await this.moduleKeys(clientId)), client_secret: secret };
+  }
+
+  async enableMsAuth(principal: Principal, clientId: string, redirectUri: string) {
+    await this.authorized(principal, clientId, "admin");
+    const now = new Date();
+    const [row] = await this.db
+      .insert(clientModules)
+      .values({ clientId, moduleKey: MS_AUTH, postLoginRedirectUri: redirectUri })
+      .onConflictDoUpdate({ target: [clientModules.clientId, clientModules.moduleKey], set: { postLoginRedirectUri: redirectUri, updatedAt: now } })
+      .returning();
+    return moduleOut(row!);
+  }
+
+  async getMsAuth(principal: Principal, clientId: string) {
+    await this.authorized(principal, clientId, "viewer");
+    const row = await this.msAuthModule(clientId);
+    if (!row) throw new AppError("not_found", "The ms_auth module is not enabled for this client.");
+    return moduleOut(row);
+  }
+
+  async disableMsAuth(principal: Principal, clientId: string) {
+    await this.authorized(principal, clientId, "admin");
+    const gone = await this.db
+      .delete(clientModules)
+      .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
+      .returning();
+    if (gone.length === 0) throw new AppError("not_found", "The ms_auth module is not enabled for this client.");
+    return { ok: true as const };
+  }
+
+  msAuthModule(clientId: string): Promise<ModuleRow | undefined> {
+    return this.db
+      .select()
+      .from(clientModules)
+      .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
+      .limit(1)
+      .then((r) => r[0]);
+  }
+
+  /** Client credentials as a launcher backend presents them; a mismatch is a 401. */
+  async verify(clientId: string, secret: string): Promise<AppRow> {
+    const [app] = await this.db.select().from(clientApps).where(eq(clientApps.id, clientId)).limit(1);
+    const ok = safeEqual(sha256(secret), app?.secretHash ?? DUMMY_HASH);
+    if (!app || !ok) throw new AppError("invalid_client", BAD_CLIENT);
+    return app;
+  }
+
+  private async authorized(principal: Principal, clientId: string, min: Role): Promise<AppRow> {
+    const [app] = await this.db.select().from(clientApps).where(eq(clientApps.id, clientId)).limit(1);
+    await requireResourceRole(this.db, principal, app?.teamId, min, NOT_FOUND);
+    return app!;
+  }
+
+  private async moduleKeys(clientId: string) {
+    const rows = await this.db.select({ key: clientModules.moduleKey }).from(clientModules).where(eq(clientModules.clientId, clientId));
+    return rows.map((r) => r.key);
+  }
+}

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { DENIAL_CODES } from "../identity/types";
+import { ZOk, ZUuid } from "../lib/schemas";
+import { router } from "../trpc/init";
+import { publicProcedure } from "../trpc/procedures";
+
+const tags = ["ms-auth"];
+const ZClientCreds = z.object({ client_id: ZUuid, client_secret: z.string().min(1).max(256) });
+const ZStatus = z.enum(["pending", "authenticated", "authorized", "denied", "expired"]);
+
+export const loginRouter = router({
+  start: publicProcedure
+    .meta({
+      access: "client",
+      openapi: {
+        method: "POST",
+        path: "/client/ms-auth/start",
+        tags,
+        protect: false,
+        summary: "Start a player sign-in; open auth_url in the player's browser",
+        description: "Client credentials in the body. 401 for bad credentials; 400 when ms_auth is not enabled. 120 requests per minute per client.",
+        errorResponses: [400, 401, 429],
+      },
+    })
+    .input(ZClientCreds.extend({ client_state: z.string().max(512).optional().meta({ description: "Opaque launcher state, returned as `state` on the redirect" }) }))
+    .output(z.object({ auth_request_id: ZUuid, auth_url: z.string(), expires_in: z.number().int(), interval: z.number().int() }))
+    .mutation(async ({ ctx, input }) => {
+      const s = ctx.services;
+      await s.limiter.enforce(s.limits.start, input.client_id, ctx.resHeaders);
+      return s.login.start(input.client_id, input.client_secret, input.client_state);
+    }),
+
+  poll: publicProcedure
+    .meta({
+      access: "client",
+      openapi: {
+        method: "POST",
+        path: "/client/ms-auth/poll",
+        tags,
+        protect: false,
+        summary: "Read a login request's status; svc_session_token once authorized",
+        description: "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 requests per minute per client.",
+        errorResponses: [400, 401, 404, 429],
+      },
+    })
+    .input(ZClientCreds.extend({ auth_request_id: ZUuid }))
+    .output(
+      z.object({
+        status: ZStatus,
+        svc_session_token: z.string().optional(),
+        mc_username: z.string().optional(),
+        error: z.union([z.enum(DENIAL_CODES), z.literal("expired")]).optional(),
+        expires_in: z.number().int().optional().meta({ description: "Seconds left, while pending or authenticated" }),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const s = ctx.services;
+      await s.limiter.enforce(s.limits.poll, input.client_id, ctx.resHeaders);
+      return s.login.poll(input.client_id, input.client_secret, input.auth_request_id);
+    }),
+
+  validate: publicProcedure
+    .meta({
+      access: "client",
+      openapi: {
+        method: "POST",
+        path: "/client/ms-auth/session/validate",
+        tags,
+        protect: false,
+        summary: "Validate a svc_session_token and read the player's Minecraft UUID and name",
+        description: "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 requests per minute per client.",
+        errorResponses: [400, 401, 429],
+      },
+    })
+    .input(ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) }))
+    .output(z.object({ valid: z.boolean(), mc_uuid: z.string().optional(), mc_username: z.string().optional(), expires_at: z.string().optional() }))
+    .mutation(async ({ ctx, input }) => {
+      const s = ctx.services;
+      await s.limiter.enforce(s.limits.validate, input.client_id, ctx.resHeaders);
+      return s.login.validate(input.client_id, input.client_secret, input.svc_session_token);
+    }),
+
+  revoke: publicProcedure
+    .meta({
+      access: "client",
+      openapi: {
+        method: "POST",
+        path: "/client/ms-auth/session/revoke",
+        tags,
+        protect: false,
+        summary: "Revoke a svc_session_token (sign the player out)",
+        description: "Always `{ok: true}` for valid client credentials, whether or not the token existed (RFC 7009). Shares the validate limit.",
+        errorResponses: [400, 401, 429],
+      },
+    })
+    .input(ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) }))
+    .output(ZOk)
+    .mutation(async ({ ctx, input }) => {
+      const s = ctx.services;
+      await s.limiter.enforce(s.limits.validate, input.client_id, ctx.resHeaders);
+      return s.login.revoke(input.client_id, input.client_secret, input.svc_session_token);
+    }),
+});
