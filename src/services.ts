@@ -10,6 +10,12 @@ import { ClientsService } from "./clients/service";
 import { LoginService } from "./login/service";
 import { Clock } from "./lib/clock";
 import { DbRateLimitStore, MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
+import { AgentService } from "./agent/service";
+import { MonitoringService } from "./monitoring/service";
+import { AnnouncementsService } from "./servers/announcements";
+import { PlayersService } from "./servers/players";
+import { RanksService } from "./servers/ranks";
+import { ServersService } from "./servers/service";
 
 /** Everything a procedure can reach, built once per process. */
 export interface Services {
@@ -26,6 +32,13 @@ export interface Services {
   limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
   clients: ClientsService;
   login: LoginService;
+  servers: ServersService;
+  players: PlayersService;
+  ranks: RanksService;
+  announcements: AnnouncementsService;
+  /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
+  monitoring: MonitoringService;
+  agent: AgentService;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }
@@ -67,6 +80,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   const limiter = new RateLimiter(database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(), () => clock.now());
   const clients = new ClientsService(db);
   const login = new LoginService(db, clients, keyring, clock, config, log);
+  const ranks = new RanksService(db);
+  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
   return {
     config,
     log,
@@ -86,9 +101,16 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     clients,
     login,
+    servers: new ServersService(db),
+    players: new PlayersService(db),
+    ranks,
+    announcements: new AnnouncementsService(db),
+    monitoring,
+    agent: new AgentService(db, ranks),
     background: [
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
       every("rate-limit-prune", 60, log, () => limiter.prune()),
+      ...(config.PINGER_ENABLED ? [monitoring] : []),
     ],
   };
 }

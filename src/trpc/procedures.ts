@@ -26,3 +26,16 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
   if (ctx.principal.kind !== "user") throw new AppError("forbidden", "This endpoint needs a user access token, not an API key.");
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
+
+/**
+ * A server agent (`authorization: Bearer mcp_agent_...`), resolved by the token's hash to the
+ * one server it speaks for. User tokens and API keys are not agent tokens: 401 here, as an
+ * agent token is on every dashboard route.
+ */
+export const agentProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const token = bearer(ctx.headers);
+  if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <agent token>`.");
+  const agent = await ctx.services.agent.authenticate(token);
+  if (!agent) throw new AppError("unauthenticated", "The agent token is invalid or has been replaced.");
+  return next({ ctx: { ...ctx, agent } });
+});

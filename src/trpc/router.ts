@@ -3,6 +3,8 @@ import { healthRouter } from "../health/router";
 import { teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
 import { loginRouter } from "../login/router";
+import { serversRouter } from "../servers/router";
+import { agentRouter } from "../agent/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -11,6 +13,8 @@ export const appRouter = router({
   teams: teamsRouter,
   clients: clientsRouter,
   msAuth: loginRouter,
+  servers: serversRouter,
+  agent: agentRouter,
 });
 
 export type AppRouter = typeof appRouter;

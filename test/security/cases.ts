@@ -84,7 +84,77 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
   },
   "GET /client/apps/{client_id}/modules/ms-auth": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
   "DELETE /client/apps/{client_id}/modules/ms-auth": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
+
+  "POST /server/servers": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "POST", path: "/server/servers", body: { team_id: team.teamId, name: "s", host: "127.0.0.1", port: 9, kind: "single" } }),
+  },
+  "GET /server/servers": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: "/server/servers", headers: { "x-team-id": team.teamId } }) },
+  "GET /server/networks": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: "/server/networks", headers: { "x-team-id": team.teamId } }) },
+  "GET /server/servers/{server_id}": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/server/servers/${await fixtureServer(f)}` }) },
+  "PATCH /server/servers/{server_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "PATCH", path: `/server/servers/${await fixtureServer(f)}`, body: { name: "renamed" } }) },
+  "DELETE /server/servers/{server_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/server/servers/${await fixtureServer(f)}` }) },
+  "POST /server/servers/{server_id}/agent-token": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "POST", path: `/server/servers/${await fixtureServer(f)}/agent-token` }) },
+  "GET /server/uptime-stats": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/uptime-stats?window=1h") },
+  "GET /server/players": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/players") },
+  "POST /server/bans": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }) },
+  "DELETE /server/bans/{uuid}": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "DELETE", "/server/bans/{uuid}", undefined, async (post) => (await post("/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" })).uuid),
+  },
+  "GET /server/ranks": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/ranks") },
+  "POST /server/ranks": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/ranks", { name: "vip", weight: 10 }) },
+  "PATCH /server/ranks/{name}": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "PATCH", "/server/ranks/{name}", { weight: 20 }, async (post) => (await post("/server/ranks", { name: "vip" })).name),
+  },
+  "DELETE /server/ranks/{name}": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "DELETE", "/server/ranks/{name}", undefined, async (post) => (await post("/server/ranks", { name: "vip" })).name),
+  },
+  "GET /server/announcements": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/announcements") },
+  "POST /server/announcements": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }) },
+  "PATCH /server/announcements/{announcement_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) =>
+      serverReq(f, "PATCH", "/server/announcements/{announcement_id}", { active: false }, async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id),
+  },
+  "DELETE /server/announcements/{announcement_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) =>
+      serverReq(f, "DELETE", "/server/announcements/{announcement_id}", undefined, async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id),
+  },
 };
+
+type Fixture = Parameters<SecurityCase["request"]>[0];
+
+/** A fresh server in the fixture team, registered by its owner (on a loopback port that refuses, so pings end at once). */
+async function fixtureServer({ server, people, team }: Fixture): Promise<string> {
+  const res = await fetch(server.url + "/server/servers", {
+    method: "POST",
+    headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ team_id: team.teamId, name: "sec", host: "127.0.0.1", port: 9, kind: "single" }),
+  });
+  return ((await res.json()) as { server_id: string }).server_id;
+}
+
+/**
+ * A request to an `x-server-id` route on a fresh fixture server. `setup` may create the
+ * resource the path names (as the owner) and returns the value for its `{param}`.
+ */
+async function serverReq(f: Fixture, method: string, path: string, body?: unknown, setup?: (post: (p: string, b: unknown) => Promise<any>) => Promise<string>): Promise<Req> {
+  const serverId = await fixtureServer(f);
+  const headers = { "x-server-id": serverId };
+  const post = (p: string, b: unknown) =>
+    fetch(f.server.url + p, { method: "POST", headers: { ...headers, authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" }, body: JSON.stringify(b) }).then((r) => r.json() as Promise<any>);
+  const param = setup ? await setup(post) : undefined;
+  return { method, path: param === undefined ? path : path.replace(/\{\w+\}/, encodeURIComponent(param)), body, headers };
+}
 
 /** A fresh client in the fixture team (created by its owner), with ms_auth when asked. */
 async function fixtureClient({ server, people, team }: Parameters<SecurityCase["request"]>[0], withModule = false): Promise<string> {

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { ZTimestamp } from "../lib/schemas";
+import { ZAnnouncement, ZBan, ZPlayerUuid, ZPlayerName, ZRank, ZBanReason, ZBanSource } from "../servers/community-schemas";
+
+/** The most events one batch may carry; a plugin sends more as several batches. */
+export const MAX_EVENTS_PER_BATCH = 500;
+
+export const ZHeartbeat = z.object({
+  tps: z.number().min(0).max(1000).optional(),
+  mspt: z.number().min(0).max(600_000).optional(),
+  players_online: z.number().int().min(0).max(1_000_000).optional(),
+  memory_used_mb: z.number().int().min(0).max(16_777_216).optional(),
+  memory_max_mb: z.number().int().min(0).max(16_777_216).optional(),
+});
+
+const ZEventId = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits and . _ : - only");
+const base = { event_id: ZEventId, at: ZTimestamp.optional().meta({ description: "When it happened in game; defaults to when it arrives" }) };
+
+export const ZAgentEvent = z.discriminatedUnion("type", [
+  z.object({ ...base, type: z.literal("join"), uuid: ZPlayerUuid, name: ZPlayerName }),
+  z.object({ ...base, type: z.literal("leave"), uuid: ZPlayerUuid, name: ZPlayerName.optional() }),
+  z.object({
+    ...base,
+    type: z.literal("ban"),
+    uuid: ZPlayerUuid,
+    name: ZPlayerName,
+    reason: ZBanReason.optional(),
+    source: ZBanSource.optional(),
+    expires: ZTimestamp.nullable().optional().meta({ description: "null or absent: permanent" }),
+  }),
+  z.object({ ...base, type: z.literal("unban"), uuid: ZPlayerUuid }),
+]);
+export type TAgentEvent = z.infer<typeof ZAgentEvent>;
+
+export const ZEventBatch = z.object({ events: z.array(ZAgentEvent).min(1).max(MAX_EVENTS_PER_BATCH) });
+export const ZEventResult = z.object({
+  accepted: z.number().int().meta({ description: "Events applied now" }),
+  duplicates: z.number().int().meta({ description: "Events whose event_id was already received; ignored" }),
+});
+
+export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTimestamp });
+
+export const ZAgentConfig = z.object({
+  server_id: z.uuid(),
+  generated_at: ZTimestamp,
+  ranks: z.array(ZRank),
+  announcements: z.array(ZAnnouncement).meta({ description: "Only those active now (active flag set, inside start/end)" }),
+  bans: z.array(ZBan).meta({ description: "Bans issued from the dashboard that are in force" }),
+  pardons: z.array(z.object({ uuid: z.string(), lifted_at: ZTimestamp })).meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+});

@@ -1,0 +1,99 @@
+import { and, desc, eq, gt, isNotNull, sql } from "drizzle-orm";
+import type { z } from "zod";
+import type { Db } from "../db/client";
+import { agentEvents, announcements, bans, servers, serverStatus } from "../db/schema";
+import { iso } from "../lib/schemas";
+import { hasPrefix, sha256 } from "../lib/secrets";
+import { EVENT_ID_DAYS } from "../monitoring/retention";
+import { announcementOut, liveAnnouncement } from "../servers/announcements";
+import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut } from "../servers/players";
+import { rankOut, type RanksService } from "../servers/ranks";
+import type { TAgentEvent, ZHeartbeat } from "./schemas";
+
+/** The one server an agent token speaks for. */
+export interface AgentPrincipal {
+  serverId: string;
+  teamId: string;
+}
+
+/** Events stamped later than this are clamped to arrival time: a plugin's clock may run fast. */
+const MAX_CLOCK_SKEW_MS = 60_000;
+
+export class AgentService {
+  constructor(
+    private readonly db: Db,
+    private readonly ranks: RanksService,
+  ) {}
+
+  /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
+  async authenticate(token: string): Promise<AgentPrincipal | null> {
+    if (!hasPrefix("agent", token)) return null;
+    const [row] = await this.db.select({ serverId: servers.id, teamId: servers.teamId }).from(servers).where(eq(servers.agentTokenHash, sha256(token))).limit(1);
+    return row ?? null;
+  }
+
+  async heartbeat(serverId: string, hb: z.infer<typeof ZHeartbeat>) {
+    const values = {
+      tps: hb.tps ?? null,
+      mspt: hb.mspt ?? null,
+      agentPlayersOnline: hb.players_online ?? null,
+      memoryUsedMb: hb.memory_used_mb ?? null,
+      memoryMaxMb: hb.memory_max_mb ?? null,
+      heartbeatAt: new Date(),
+    };
+    await this.db.insert(serverStatus).values({ serverId, ...values }).onConflictDoUpdate({ target: serverStatus.serverId, set: values });
+    return { server_id: serverId, received_at: iso(values.heartbeatAt) };
+  }
+
+  /**
+   * Applies a batch in one transaction. Each event id is recorded first; an id already
+   * recorded (a retried batch) is skipped, so nothing is counted twice, and a batch that
+   * fails part way leaves no trace.
+   */
+  async events(serverId: string, events: TAgentEvent[]) {
+    const now = Date.now();
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx
+        .insert(agentEvents)
+        .values(events.map((e) => ({ serverId, eventId: e.event_id })))
+        .onConflictDoNothing()
+        .returning({ id: agentEvents.eventId });
+      const fresh = new Set(inserted.map((r) => r.id));
+      let accepted = 0;
+      for (const e of events) {
+        // delete() makes a repeated id inside one batch count once, too.
+        if (!fresh.delete(e.event_id)) continue;
+        accepted++;
+        const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
+        if (e.type === "join") await applyJoin(tx, serverId, e.uuid, e.name, at);
+        else if (e.type === "leave") await applyLeave(tx, serverId, e.uuid, e.name, at);
+        else if (e.type === "ban") await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
+        else await applyUnban(tx, serverId, e.uuid, "game");
+      }
+      return { accepted, duplicates: events.length - accepted };
+    });
+  }
+
+  /** What the plugin should apply: ranks, live announcements, dashboard bans and recent dashboard pardons. */
+  async config(serverId: string) {
+    const pardonSince = new Date(Date.now() - EVENT_ID_DAYS * 86_400_000);
+    const [rankRows, announcementRows, banRows, pardonRows] = await Promise.all([
+      this.ranks.forServer(serverId),
+      this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
+      this.db.select().from(bans).where(and(activeBan(serverId), eq(bans.origin, "dashboard"))).orderBy(desc(bans.createdAt)),
+      this.db
+        .select({ uuid: bans.uuid, liftedAt: bans.liftedAt })
+        .from(bans)
+        .where(and(eq(bans.serverId, serverId), isNotNull(bans.liftedAt), eq(bans.liftOrigin, "dashboard"), gt(bans.liftedAt, sql`${pardonSince.toISOString()}::timestamptz`)))
+        .orderBy(desc(bans.liftedAt)),
+    ]);
+    return {
+      server_id: serverId,
+      generated_at: iso(new Date()),
+      ranks: rankRows.map(rankOut),
+      announcements: announcementRows.map(announcementOut),
+      bans: banRows.map(banOut),
+      pardons: pardonRows.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt!) })),
+    };
+  }
+}

@@ -1,0 +1,176 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { Logger } from "../lib/log";
+import { requireServerRole } from "../servers/access";
+import type { Principal } from "../trpc/context";
+import { ping, type PingResult } from "./ping";
+import { pruneAndRollUp } from "./retention";
+import { rowsOf } from "./sql";
+import { uptimeStats, type UptimeWindow } from "./stats";
+
+export interface Target {
+  id: string;
+  host: string;
+  port: number;
+}
+
+export type SampleListener = (serverId: string, result: PingResult, changed: boolean) => void;
+
+const TICK_MS = 1000;
+const RETENTION_EVERY_MS = 3600_000;
+
+/**
+ * The pinger. Each tick claims as many due servers as there are free ping slots and starts
+ * each ping on its own, so a server that times out holds one slot and delays nobody else.
+ * Claiming pushes `next_check_at` forward (with jitter) in the same statement that selects
+ * the rows with FOR UPDATE SKIP LOCKED: several instances on one database share the work
+ * and never check the same server twice in an interval.
+ */
+export class MonitoringService {
+  readonly name = "pinger";
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private retentionTimer: ReturnType<typeof setInterval> | undefined;
+  private inflight = new Set<Promise<void>>();
+  private ticking = false;
+  private stopped = false;
+  private listeners = new Set<SampleListener>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, "PING_INTERVAL_SECONDS" | "PING_TIMEOUT_MS" | "PING_CONCURRENCY" | "SAMPLE_RETENTION_DAYS">,
+    private readonly log: Logger,
+  ) {}
+
+  start() {
+    if (this.timer || this.stopped) return;
+    this.timer = setInterval(() => void this.tick(), Math.min(TICK_MS, this.config.PING_INTERVAL_SECONDS * 1000));
+    this.retentionTimer = setInterval(() => void this.retention().catch((err) => this.log.error("sample retention failed", { err })), RETENTION_EVERY_MS);
+    void this.tick();
+  }
+
+  /** Stops claiming, then waits for pings already under way to be written. */
+  async stop() {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearInterval(this.retentionTimer);
+    this.timer = this.retentionTimer = undefined;
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Called after every stored sample; `changed` when up/down flipped. For live views. */
+  onSample(listener: SampleListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private async tick() {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const free = this.config.PING_CONCURRENCY - this.inflight.size;
+      if (free <= 0) return;
+      for (const target of await this.claim(free)) this.launch(target);
+    } catch (err) {
+      this.log.error("pinger tick failed", { err });
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private launch(target: Target): Promise<void> {
+    const job = this.check(target)
+      .then(() => undefined)
+      .catch((err) => this.log.warn("storing a ping result failed", { server_id: target.id, err }))
+      .finally(() => this.inflight.delete(job));
+    this.inflight.add(job);
+    return job;
+  }
+
+  /** Claims up to `limit` due servers and schedules each one's next check an interval (±10%) ahead. */
+  async claim(limit: number, only?: string): Promise<Target[]> {
+    const filter: SQL = only ? sql`and id = ${only}` : sql``;
+    const due: SQL = only ? sql`true` : sql`next_check_at <= now()`;
+    const result = await this.db.execute(sql`
+      update servers
+         set next_check_at = now() + make_interval(secs => ${this.config.PING_INTERVAL_SECONDS}::float8 * (0.9 + random() * 0.2))
+       where id in (
+         select id from servers
+          where ${due} ${filter}
+          order by next_check_at
+          limit ${limit}
+          for update skip locked)
+      returning id, host, port`);
+    return rowsOf<Target>(result);
+  }
+
+  /**
+   * Runs every check that is due now and waits for them all (bounded by PING_CONCURRENCY):
+   * what the loop does over time, at once. Tests and operators use it instead of waiting.
+   */
+  async pingDue(): Promise<number> {
+    let checked = 0;
+    const workers = Array.from({ length: this.config.PING_CONCURRENCY }, async () => {
+      for (;;) {
+        const [target] = await this.claim(1);
+        if (!target) return;
+        await this.check(target);
+        checked++;
+      }
+    });
+    await Promise.all(workers);
+    return checked;
+  }
+
+  /** Checks one server now, whatever its schedule, and returns what was stored. */
+  async checkNow(serverId: string): Promise<PingResult | null> {
+    const [target] = await this.claim(1, serverId);
+    return target ? this.check(target) : null;
+  }
+
+  private async check(target: Target): Promise<PingResult> {
+    const result = await ping(target.host, target.port, this.config.PING_TIMEOUT_MS);
+    const changed = await this.store(target.id, result);
+    if (changed !== null) for (const l of this.listeners) l(target.id, result, changed);
+    return result;
+  }
+
+  /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
+  private async store(serverId: string, r: PingResult): Promise<boolean | null> {
+    try {
+      const result = await this.db.execute(sql`
+        with sample as (
+          insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
+          values (${serverId}, now(), ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax})
+          on conflict do nothing),
+        prev as (select online from server_status where server_id = ${serverId})
+        insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
+        values (${serverId}, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax}, ${r.version}, ${r.motd}, ${r.error}, now(), now())
+        on conflict (server_id) do update set
+          online = excluded.online,
+          latency_ms = excluded.latency_ms,
+          players_online = excluded.players_online,
+          players_max = excluded.players_max,
+          version = coalesce(excluded.version, st.version),
+          motd = coalesce(excluded.motd, st.motd),
+          error = excluded.error,
+          checked_at = excluded.checked_at,
+          changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
+        returning ((select online from prev) is distinct from ${r.online}) as changed`);
+      return rowsOf<{ changed: boolean }>(result)[0]?.changed ?? false;
+    } catch (err) {
+      // The server was deleted while its ping was in flight: nothing to record.
+      if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503") return null;
+      throw err;
+    }
+  }
+
+  retention(now?: Date) {
+    return pruneAndRollUp(this.db, this.config.SAMPLE_RETENTION_DAYS, now);
+  }
+
+  async uptimeStats(principal: Principal, serverId: string, window: UptimeWindow) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    return uptimeStats(this.db, serverId, window);
+  }
+}

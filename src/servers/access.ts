@@ -1,0 +1,50 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { servers, teamMembers } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { ZUuid } from "../lib/schemas";
+import { roleAtLeast } from "../teams/access";
+import type { Principal, Role } from "../trpc/context";
+
+export type SelectorHeader = "x-team-id" | "x-server-id";
+
+/**
+ * Reads a selector header. Selectors are headers on both doors (the seed contract), so they
+ * are checked here rather than by the input schema; the message names the header.
+ */
+export function selectorHeader(headers: Headers, name: SelectorHeader): string {
+  const value = headers.get(name);
+  if (value === null || value.trim() === "") throw new AppError("bad_request", `The ${name} header is required.`);
+  if (!ZUuid.safeParse(value.trim()).success) throw new AppError("bad_request", `The ${name} header must be a UUID.`);
+  return value.trim().toLowerCase();
+}
+
+export type ServerRow = typeof servers.$inferSelect;
+
+const NOT_FOUND = "Server not found.";
+
+/**
+ * The gate for server-scoped data. A server outside the caller's teams answers exactly like
+ * one that does not exist (404), so server ids cannot be probed; a member whose role is too
+ * low learns only that (403), which reveals nothing new to them.
+ */
+export async function requireServerRole(db: Db, principal: Principal, serverId: string, min: Role): Promise<{ server: ServerRow; role: Role }> {
+  let server: ServerRow | undefined;
+  let role: Role | undefined;
+  if (principal.kind === "api_key") {
+    [server] = await db.select().from(servers).where(and(eq(servers.id, serverId), eq(servers.teamId, principal.teamId))).limit(1);
+    role = principal.role;
+  } else {
+    const [row] = await db
+      .select({ server: servers, role: teamMembers.role })
+      .from(servers)
+      .innerJoin(teamMembers, and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, principal.userId)))
+      .where(eq(servers.id, serverId))
+      .limit(1);
+    server = row?.server;
+    role = row?.role;
+  }
+  if (!server || !role) throw new AppError("not_found", NOT_FOUND);
+  if (!roleAtLeast(role, min)) throw new AppError("forbidden", `This needs the ${min} role or higher in the server's team; you have ${role}.`);
+  return { server, role };
+}

@@ -1,0 +1,122 @@
+import { and, asc, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { announcements } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import type { Principal } from "../trpc/context";
+import { requireServerRole } from "./access";
+
+type Row = typeof announcements.$inferSelect;
+
+export const announcementOut = (a: Row) => ({
+  announcement_id: a.id,
+  message: a.message,
+  interval_seconds: a.intervalSeconds,
+  schedule: a.schedule,
+  active: a.active,
+  starts_at: a.startsAt ? iso(a.startsAt) : null,
+  ends_at: a.endsAt ? iso(a.endsAt) : null,
+  created_at: iso(a.createdAt),
+  updated_at: iso(a.updatedAt),
+});
+
+export interface AnnouncementFields {
+  message?: string;
+  interval_seconds?: number | null;
+  schedule?: string | null;
+  active?: boolean;
+  starts_at?: string | null;
+  ends_at?: string | null;
+}
+
+const FIELD_RANGES: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+
+/** A five-field cron expression: `*`, numbers, ranges, lists and steps, each within its field's range. */
+export function isCron(expr: string): boolean {
+  const fields = expr.trim().split(/\s+/);
+  if (fields.length !== 5) return false;
+  return fields.every((field, i) => {
+    const [lo, hi] = FIELD_RANGES[i]!;
+    return field.split(",").every((item) => {
+      const m = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(item);
+      if (!m) return false;
+      const [, , a, b, step] = m;
+      if (step !== undefined && (Number(step) < 1 || Number(step) > hi)) return false;
+      if (a === undefined) return true;
+      const from = Number(a);
+      const to = b === undefined ? from : Number(b);
+      return from >= lo && to <= hi && from <= to;
+    });
+  });
+}
+
+/** Announcements in force now: active and inside their optional start/end. */
+export const liveAnnouncement = (serverId: string) =>
+  and(
+    eq(announcements.serverId, serverId),
+    eq(announcements.active, true),
+    or(isNull(announcements.startsAt), lte(announcements.startsAt, sql`now()`)),
+    or(isNull(announcements.endsAt), gt(announcements.endsAt, sql`now()`)),
+  );
+
+/** Checks the announcement as it will be after a write: exactly one of interval and schedule, a sane window. */
+function checkShape(a: { intervalSeconds: number | null; schedule: string | null; startsAt: Date | null; endsAt: Date | null }) {
+  if ((a.intervalSeconds === null) === (a.schedule === null)) {
+    throw new AppError("bad_request", "Give exactly one of interval_seconds and schedule.");
+  }
+  if (a.startsAt && a.endsAt && a.endsAt <= a.startsAt) throw new AppError("bad_request", "ends_at must be after starts_at.");
+}
+
+const toDate = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
+
+export class AnnouncementsService {
+  constructor(private readonly db: Db) {}
+
+  async list(principal: Principal, serverId: string) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    const rows = await this.db.select().from(announcements).where(eq(announcements.serverId, serverId)).orderBy(asc(announcements.createdAt), asc(announcements.id));
+    return { announcements: rows.map(announcementOut) };
+  }
+
+  async create(principal: Principal, serverId: string, f: AnnouncementFields & { message: string }) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    const values = {
+      serverId,
+      message: f.message,
+      intervalSeconds: f.interval_seconds ?? null,
+      schedule: f.schedule ?? null,
+      active: f.active ?? true,
+      startsAt: toDate(f.starts_at) ?? null,
+      endsAt: toDate(f.ends_at) ?? null,
+    };
+    checkShape(values);
+    const [row] = await this.db.insert(announcements).values(values).returning();
+    return announcementOut(row!);
+  }
+
+  async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    return this.db.transaction(async (tx) => {
+      const [current] = await tx.select().from(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).for("update");
+      if (!current) throw new AppError("not_found", "No such announcement on this server.");
+      const next = {
+        message: f.message ?? current.message,
+        intervalSeconds: f.interval_seconds !== undefined ? f.interval_seconds : current.intervalSeconds,
+        schedule: f.schedule !== undefined ? f.schedule : current.schedule,
+        active: f.active ?? current.active,
+        startsAt: toDate(f.starts_at) !== undefined ? toDate(f.starts_at)! : current.startsAt,
+        endsAt: toDate(f.ends_at) !== undefined ? toDate(f.ends_at)! : current.endsAt,
+      };
+      checkShape(next);
+      const [row] = await tx.update(announcements).set({ ...next, updatedAt: new Date() }).where(eq(announcements.id, id)).returning();
+      return announcementOut(row!);
+    });
+  }
+
+  async remove(principal: Principal, serverId: string, id: string) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    const gone = await this.db.delete(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).returning({ id: announcements.id });
+    if (gone.length === 0) throw new AppError("not_found", "No such announcement on this server.");
+    return { ok: true as const };
+  }
+}

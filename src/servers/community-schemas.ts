@@ -1,0 +1,139 @@
+import { z } from "zod";
+import { ZTimestamp, ZUuid } from "../lib/schemas";
+import { isCron } from "./announcements";
+
+/**
+ * Player UUIDs as the game writes them: any 8-4-4-4-12 hex (Bedrock players bridged by
+ * Floodgate have version-0 UUIDs, which a strict RFC check would refuse).
+ */
+export const ZPlayerUuid = z.guid().transform((u) => u.toLowerCase());
+export const ZPlayerName = z.string().min(1).max(32);
+export const ZBanReason = z.string().max(500);
+export const ZBanSource = z.string().min(1).max(100);
+
+export const ZPlayer = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  online: z.boolean(),
+  first_seen: ZTimestamp,
+  last_seen: ZTimestamp,
+  time_played_seconds: z.number().int(),
+});
+
+/** The shape of an entry in vanilla banned-players.json, plus where it came from. */
+export const ZBan = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  reason: z.string(),
+  source: z.string(),
+  origin: z.enum(["dashboard", "game"]),
+  created: ZTimestamp,
+  expires: z.union([ZTimestamp, z.literal("forever")]),
+});
+
+export const ZPlayersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  online: z.enum(["true", "false"]).optional().meta({ description: "Only players online (true) or offline (false)" }),
+});
+export const ZPlayerList = z.object({
+  players: z.array(ZPlayer),
+  players_total: z.number().int(),
+  bans: z.array(ZBan).meta({ description: "Bans in force, paged with the same limit and offset" }),
+  bans_total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const ZCreateBan = z.object({
+  uuid: ZPlayerUuid,
+  name: ZPlayerName,
+  reason: ZBanReason.optional(),
+  source: ZBanSource.optional(),
+  expires: ZTimestamp.nullable().optional().meta({ description: "null or absent: permanent" }),
+});
+export const ZBanRef = z.object({ uuid: ZPlayerUuid });
+
+const ZRankName = z
+  .string()
+  .min(1)
+  .max(36)
+  .regex(/^[a-z0-9_-]+$/, "lower-case letters, digits, _ and - (LuckPerms group names)");
+const ZPermission = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^-?[A-Za-z0-9_.*-]+$/, "a permission node, optionally negated with a leading -");
+const ZAffix = z.string().max(100).nullable();
+
+const rankFields = {
+  display_name: z.string().max(100).nullable().optional(),
+  weight: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  prefix: ZAffix.optional(),
+  suffix: ZAffix.optional(),
+  permissions: z.array(ZPermission).max(1000).optional(),
+  parents: z.array(ZRankName).max(50).optional(),
+};
+export const ZCreateRank = z.object({ name: ZRankName, ...rankFields });
+export const ZUpdateRank = z.object({ name: ZRankName, ...rankFields });
+export const ZRankRef = z.object({ name: ZRankName });
+export const ZRank = z.object({
+  name: z.string(),
+  display_name: z.string().nullable(),
+  weight: z.number().int(),
+  prefix: z.string().nullable(),
+  suffix: z.string().nullable(),
+  permissions: z.array(z.string()),
+  parents: z.array(z.string()),
+  created_at: ZTimestamp,
+  updated_at: ZTimestamp,
+});
+
+const ZSchedule = z.string().max(100).refine(isCron, "must be a five-field cron expression (minute hour day month weekday, UTC)");
+const announcementFields = {
+  interval_seconds: z.number().int().min(10).max(7 * 86_400).nullable().optional(),
+  schedule: ZSchedule.nullable().optional(),
+  active: z.boolean().optional(),
+  starts_at: ZTimestamp.nullable().optional(),
+  ends_at: ZTimestamp.nullable().optional(),
+};
+export const ZCreateAnnouncement = z.object({ message: z.string().trim().min(1).max(1000), ...announcementFields });
+export const ZUpdateAnnouncement = z.object({ announcement_id: ZUuid, message: z.string().trim().min(1).max(1000).optional(), ...announcementFields });
+export const ZAnnouncementRef = z.object({ announcement_id: ZUuid });
+export const ZAnnouncement = z.object({
+  announcement_id: ZUuid,
+  message: z.string(),
+  interval_seconds: z.number().int().nullable(),
+  schedule: z.string().nullable(),
+  active: z.boolean(),
+  starts_at: ZTimestamp.nullable(),
+  ends_at: ZTimestamp.nullable(),
+  created_at: ZTimestamp,
+  updated_at: ZTimestamp,
+});
+
+export const ZUptimeQuery = z.object({ window: z.enum(["1h", "24h", "7d", "30d"]).default("24h") });
+const ZNullableNumber = z.number().nullable();
+export const ZUptimeStats = z.object({
+  server_id: ZUuid,
+  window: z.enum(["1h", "24h", "7d", "30d"]),
+  from: ZTimestamp,
+  to: ZTimestamp,
+  bucket_seconds: z.number().int(),
+  samples: z.number().int(),
+  up: z.number().int(),
+  down: z.number().int(),
+  uptime: ZNullableNumber.meta({ description: "up / (up + down); null without samples" }),
+  latency_ms: z.object({ avg: ZNullableNumber, min: ZNullableNumber, max: ZNullableNumber, p95: ZNullableNumber }),
+  buckets: z.array(
+    z.object({
+      start: ZTimestamp,
+      up: z.number().int(),
+      down: z.number().int(),
+      uptime: ZNullableNumber,
+      latency_avg_ms: ZNullableNumber,
+      latency_max_ms: ZNullableNumber,
+      players_avg: ZNullableNumber,
+    }),
+  ),
+});

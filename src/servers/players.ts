@@ -1,0 +1,164 @@
+import { and, asc, count, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { bans, players, playerSessions } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import type { Principal } from "../trpc/context";
+import { requireServerRole } from "./access";
+
+/** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+type BanRow = typeof bans.$inferSelect;
+type Origin = "dashboard" | "game";
+
+export const banOut = (b: BanRow) => ({
+  uuid: b.uuid,
+  name: b.name,
+  reason: b.reason,
+  source: b.source,
+  origin: b.origin,
+  created: iso(b.createdAt),
+  expires: b.expiresAt ? iso(b.expiresAt) : ("forever" as const),
+});
+
+/** Bans in force: not lifted and not expired. */
+export const activeBan = (serverId: string) =>
+  and(eq(bans.serverId, serverId), isNull(bans.liftedAt), or(isNull(bans.expiresAt), gt(bans.expiresAt, sql`now()`)));
+
+export interface BanInput {
+  uuid: string;
+  name: string;
+  reason?: string;
+  source?: string;
+  expires?: string | null;
+  created?: string;
+}
+
+/** A join: the player is known from now on; a session still open (a missed leave) is closed first. */
+export async function applyJoin(tx: Tx, serverId: string, uuid: string, name: string, at: Date) {
+  await closeSession(tx, serverId, uuid, at);
+  await tx
+    .insert(players)
+    .values({ serverId, uuid, name, online: true, firstSeen: at, lastSeen: at })
+    .onConflictDoUpdate({
+      target: [players.serverId, players.uuid],
+      set: {
+        name,
+        online: true,
+        firstSeen: sql`least(${players.firstSeen}, ${at})`,
+        lastSeen: sql`greatest(${players.lastSeen}, ${at})`,
+      },
+    });
+  await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at });
+}
+
+export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
+  await closeSession(tx, serverId, uuid, at);
+  await tx
+    .update(players)
+    .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${at})`, ...(name && { name }) })
+    .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
+}
+
+/** Ends the player's open session at `at` and adds its length to their time played. */
+async function closeSession(tx: Tx, serverId: string, uuid: string, at: Date) {
+  const closed = await tx
+    .update(playerSessions)
+    .set({ leftAt: sql`greatest(${playerSessions.joinedAt}, ${at})` })
+    .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid), isNull(playerSessions.leftAt)))
+    .returning({ joinedAt: playerSessions.joinedAt, leftAt: playerSessions.leftAt });
+  const seconds = closed.reduce((n, s) => n + Math.max(0, Math.round((s.leftAt!.getTime() - s.joinedAt.getTime()) / 1000)), 0);
+  if (seconds > 0) {
+    await tx
+      .update(players)
+      .set({ playSeconds: sql`${players.playSeconds} + ${seconds}` })
+      .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
+  }
+}
+
+export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: Origin, createdBy: string | null) {
+  const values = {
+    serverId,
+    uuid: ban.uuid,
+    name: ban.name,
+    reason: ban.reason ?? "Banned by an operator.",
+    source: ban.source ?? (origin === "dashboard" ? "Dashboard" : "Server"),
+    origin,
+    createdAt: ban.created ? new Date(ban.created) : new Date(),
+    expiresAt: ban.expires ? new Date(ban.expires) : null,
+    createdBy,
+    liftedAt: null,
+    liftOrigin: null,
+  };
+  const { serverId: _s, uuid: _u, ...set } = values;
+  const [row] = await tx.insert(bans).values(values).onConflictDoUpdate({ target: [bans.serverId, bans.uuid], set }).returning();
+  return row!;
+}
+
+export async function applyUnban(tx: Tx, serverId: string, uuid: string, origin: Origin) {
+  return tx
+    .update(bans)
+    .set({ liftedAt: sql`now()`, liftOrigin: origin })
+    .where(and(eq(bans.serverId, serverId), eq(bans.uuid, uuid), isNull(bans.liftedAt)))
+    .returning();
+}
+
+export class PlayersService {
+  constructor(private readonly db: Db) {}
+
+  async list(principal: Principal, serverId: string, page: { limit: number; offset: number; online?: boolean }) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    const where = and(eq(players.serverId, serverId), page.online === undefined ? undefined : eq(players.online, page.online));
+    // Time played includes the running session of a player who is online now.
+    const open = this.db
+      .select({ uuid: playerSessions.uuid, joinedAt: playerSessions.joinedAt })
+      .from(playerSessions)
+      .where(and(eq(playerSessions.serverId, serverId), isNull(playerSessions.leftAt)))
+      .as("open");
+    const [rows, [total], banRows, [bansTotal]] = await Promise.all([
+      this.db
+        .select({
+          p: players,
+          running: sql<number>`coalesce(extract(epoch from (now() - ${open.joinedAt})), 0)::float8`,
+        })
+        .from(players)
+        .leftJoin(open, eq(open.uuid, players.uuid))
+        .where(where)
+        .orderBy(desc(players.online), desc(players.lastSeen), asc(players.uuid))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db.select({ n: count() }).from(players).where(where),
+      this.db.select().from(bans).where(activeBan(serverId)).orderBy(desc(bans.createdAt), asc(bans.uuid)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: count() }).from(bans).where(activeBan(serverId)),
+    ]);
+    return {
+      players: rows.map(({ p, running }) => ({
+        uuid: p.uuid,
+        name: p.name,
+        online: p.online,
+        first_seen: iso(p.firstSeen),
+        last_seen: iso(p.lastSeen),
+        time_played_seconds: p.playSeconds + (p.online ? Math.max(0, Math.round(Number(running))) : 0),
+      })),
+      players_total: total!.n,
+      bans: banRows.map(banOut),
+      bans_total: bansTotal!.n,
+      limit: page.limit,
+      offset: page.offset,
+    };
+  }
+
+  async ban(principal: Principal, serverId: string, input: BanInput) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    if (input.expires && new Date(input.expires).getTime() <= Date.now()) throw new AppError("bad_request", "expires must be in the future.");
+    const row = await applyBan(this.db, serverId, input, "dashboard", principal.kind === "user" ? principal.userId : null);
+    return banOut(row);
+  }
+
+  async unban(principal: Principal, serverId: string, uuid: string) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    const lifted = await applyUnban(this.db, serverId, uuid, "dashboard");
+    if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");
+    return { ok: true as const };
+  }
+}

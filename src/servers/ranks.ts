@@ -1,0 +1,143 @@
+import { and, asc, desc, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { ranks, servers } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import type { Principal } from "../trpc/context";
+import { requireServerRole } from "./access";
+
+type RankRow = typeof ranks.$inferSelect;
+
+export const rankOut = (r: RankRow) => ({
+  name: r.name,
+  display_name: r.displayName,
+  weight: r.weight,
+  prefix: r.prefix,
+  suffix: r.suffix,
+  permissions: r.permissions,
+  parents: r.parents,
+  created_at: iso(r.createdAt),
+  updated_at: iso(r.updatedAt),
+});
+
+export interface RankFields {
+  display_name?: string | null;
+  weight?: number;
+  prefix?: string | null;
+  suffix?: string | null;
+  permissions?: string[];
+  parents?: string[];
+}
+
+/** The first inheritance cycle reachable in `graph` (name -> parents), as a path, or null. */
+export function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (name: string): string[] | null => {
+    const s = state.get(name);
+    if (s === "done") return null;
+    if (s === "visiting") return [...stack.slice(stack.indexOf(name)), name];
+    state.set(name, "visiting");
+    stack.push(name);
+    for (const parent of graph.get(name) ?? []) {
+      const cycle = visit(parent);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(name, "done");
+    return null;
+  };
+  for (const name of graph.keys()) {
+    const cycle = visit(name);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+/** Ranks in the LuckPerms manner: weighted groups with prefixes, permissions and parents. */
+export class RanksService {
+  constructor(private readonly db: Db) {}
+
+  async list(principal: Principal, serverId: string) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    return { ranks: (await this.forServer(serverId)).map(rankOut) };
+  }
+
+  forServer(serverId: string) {
+    return this.db.select().from(ranks).where(eq(ranks.serverId, serverId)).orderBy(desc(ranks.weight), asc(ranks.name));
+  }
+
+  create(principal: Principal, serverId: string, name: string, fields: RankFields) {
+    return this.write(principal, serverId, async (tx, existing) => {
+      if (existing.has(name)) throw new AppError("conflict", `A rank named ${name} already exists on this server.`);
+      this.checkGraph(existing, name, fields.parents ?? []);
+      const [row] = await tx
+        .insert(ranks)
+        .values({
+          serverId,
+          name,
+          displayName: fields.display_name ?? null,
+          weight: fields.weight ?? 0,
+          prefix: fields.prefix ?? null,
+          suffix: fields.suffix ?? null,
+          permissions: fields.permissions ?? [],
+          parents: fields.parents ?? [],
+        })
+        .returning();
+      return rankOut(row!);
+    });
+  }
+
+  update(principal: Principal, serverId: string, name: string, fields: RankFields) {
+    return this.write(principal, serverId, async (tx, existing) => {
+      if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
+      if (fields.parents) this.checkGraph(existing, name, fields.parents);
+      const [row] = await tx
+        .update(ranks)
+        .set({
+          ...(fields.display_name !== undefined && { displayName: fields.display_name }),
+          ...(fields.weight !== undefined && { weight: fields.weight }),
+          ...(fields.prefix !== undefined && { prefix: fields.prefix }),
+          ...(fields.suffix !== undefined && { suffix: fields.suffix }),
+          ...(fields.permissions !== undefined && { permissions: fields.permissions }),
+          ...(fields.parents !== undefined && { parents: fields.parents }),
+          updatedAt: new Date(),
+        })
+        .where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)))
+        .returning();
+      return rankOut(row!);
+    });
+  }
+
+  remove(principal: Principal, serverId: string, name: string) {
+    return this.write(principal, serverId, async (tx, existing) => {
+      if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
+      const children = [...existing].filter(([, parents]) => parents.includes(name)).map(([child]) => child);
+      if (children.length) throw new AppError("conflict", `Ranks ${children.join(", ")} inherit from ${name}; change their parents first.`, { details: { children } });
+      await tx.delete(ranks).where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)));
+      return { ok: true as const };
+    });
+  }
+
+  private checkGraph(existing: Map<string, string[]>, name: string, parents: string[]) {
+    const unknown = parents.filter((p) => p !== name && !existing.has(p));
+    if (unknown.length) throw new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
+    const graph = new Map(existing);
+    graph.set(name, parents);
+    const cycle = findCycle(graph);
+    if (cycle) throw new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, { details: { cycle } });
+  }
+
+  /**
+   * Rank writes for one server run one at a time (the server row is locked), so two
+   * concurrent edits cannot each pass the cycle check and together form a cycle.
+   */
+  private async write<T>(principal: Principal, serverId: string, fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], existing: Map<string, string[]>) => Promise<T>) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    return this.db.transaction(async (tx) => {
+      await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
+      const rows = await tx.select({ name: ranks.name, parents: ranks.parents }).from(ranks).where(eq(ranks.serverId, serverId));
+      return fn(tx, new Map(rows.map((r) => [r.name, r.parents])));
+    });
+  }
+}

@@ -1,0 +1,168 @@
+import { asc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { servers, serverStatus } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
+import { requireTeamRole } from "../teams/access";
+import type { Principal } from "../trpc/context";
+import { requireServerRole, type ServerRow } from "./access";
+import type { TUpdateServer } from "./schemas";
+
+type StatusRow = typeof serverStatus.$inferSelect;
+
+const isoOrNull = (d: Date | null | undefined) => (d ? iso(d) : null);
+
+export function serverOut(s: ServerRow, st: StatusRow | null | undefined) {
+  return {
+    server_id: s.id,
+    team_id: s.teamId,
+    name: s.name,
+    host: s.host,
+    port: s.port,
+    kind: s.kind,
+    network_name: s.networkName,
+    agent_token_prefix: s.agentTokenPrefix,
+    created_at: iso(s.createdAt),
+    updated_at: iso(s.updatedAt),
+    status: {
+      online: st?.online ?? null,
+      latency_ms: st?.latencyMs ?? null,
+      players_online: st?.playersOnline ?? null,
+      players_max: st?.playersMax ?? null,
+      version: st?.version ?? null,
+      motd: st?.motd ?? null,
+      checked_at: isoOrNull(st?.checkedAt),
+      changed_at: isoOrNull(st?.changedAt),
+    },
+    agent: st?.heartbeatAt
+      ? {
+          tps: st.tps,
+          mspt: st.mspt,
+          players_online: st.agentPlayersOnline,
+          memory_used_mb: st.memoryUsedMb,
+          memory_max_mb: st.memoryMaxMb,
+          reported_at: iso(st.heartbeatAt),
+        }
+      : null,
+  };
+}
+export type TServerOut = ReturnType<typeof serverOut>;
+
+function checkNetwork(kind: string, networkName: string | null | undefined) {
+  if (kind === "network" && !networkName) throw new AppError("bad_request", "network_name is required when kind is network.");
+  if (kind === "single" && networkName) throw new AppError("bad_request", "network_name is only for kind network.");
+}
+
+export class ServersService {
+  constructor(private readonly db: Db) {}
+
+  async create(principal: Principal, input: { team_id: string; name: string; host: string; port: number; kind: "single" | "network"; network_name?: string }) {
+    await requireTeamRole(this.db, principal, input.team_id, "admin");
+    checkNetwork(input.kind, input.network_name);
+    const agentToken = newSecret("agent");
+    const [row] = await this.db
+      .insert(servers)
+      .values({
+        teamId: input.team_id,
+        name: input.name,
+        host: input.host,
+        port: input.port,
+        kind: input.kind,
+        networkName: input.kind === "network" ? input.network_name! : null,
+        agentTokenHash: sha256(agentToken),
+        agentTokenPrefix: displayPrefix(agentToken),
+      })
+      .returning();
+    return { ...serverOut(row!, null), agent_token: agentToken };
+  }
+
+  private async withStatus(where: ReturnType<typeof eq>) {
+    const rows = await this.db
+      .select({ server: servers, status: serverStatus })
+      .from(servers)
+      .leftJoin(serverStatus, eq(serverStatus.serverId, servers.id))
+      .where(where)
+      .orderBy(asc(servers.createdAt), asc(servers.id));
+    return rows.map((r) => serverOut(r.server, r.status));
+  }
+
+  async list(principal: Principal, teamId: string) {
+    await requireTeamRole(this.db, principal, teamId, "viewer");
+    return { servers: await this.withStatus(eq(servers.teamId, teamId)) };
+  }
+
+  async get(principal: Principal, serverId: string) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    const [out] = await this.withStatus(eq(servers.id, serverId));
+    if (!out) throw new AppError("not_found", "Server not found.");
+    return out;
+  }
+
+  async update(principal: Principal, input: TUpdateServer) {
+    const { server } = await requireServerRole(this.db, principal, input.server_id, "admin");
+    const kind = input.kind ?? server.kind;
+    // Switching to single drops the network name unless one is given (which is then an error).
+    const networkName = input.network_name !== undefined ? input.network_name : kind === "single" ? null : server.networkName;
+    checkNetwork(kind, networkName);
+    const moved = (input.host !== undefined && input.host !== server.host) || (input.port !== undefined && input.port !== server.port);
+    await this.db
+      .update(servers)
+      .set({
+        name: input.name ?? server.name,
+        host: input.host ?? server.host,
+        port: input.port ?? server.port,
+        kind,
+        networkName,
+        updatedAt: new Date(),
+        // A new address is checked at once rather than at the old schedule.
+        ...(moved && { nextCheckAt: sql`now()` }),
+      })
+      .where(eq(servers.id, server.id));
+    if (moved) await this.db.delete(serverStatus).where(eq(serverStatus.serverId, server.id));
+    return this.get(principal, server.id);
+  }
+
+  async remove(principal: Principal, serverId: string) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    await this.db.delete(servers).where(eq(servers.id, serverId));
+    return { ok: true as const };
+  }
+
+  /** A new agent token; the old one stops working at once. */
+  async rotateAgentToken(principal: Principal, serverId: string) {
+    await requireServerRole(this.db, principal, serverId, "admin");
+    const agentToken = newSecret("agent");
+    await this.db
+      .update(servers)
+      .set({ agentTokenHash: sha256(agentToken), agentTokenPrefix: displayPrefix(agentToken), updatedAt: new Date() })
+      .where(eq(servers.id, serverId));
+    return { server_id: serverId, agent_token: agentToken, agent_token_prefix: displayPrefix(agentToken) };
+  }
+
+  /** The team's networks, each with its servers and the players summed over servers that are up. */
+  async networks(principal: Principal, teamId: string) {
+    const { servers: all } = await this.list(principal, teamId);
+    const byName = new Map<string, TServerOut[]>();
+    for (const s of all) {
+      if (s.kind !== "network" || !s.network_name) continue;
+      const group = byName.get(s.network_name) ?? [];
+      group.push(s);
+      byName.set(s.network_name, group);
+    }
+    const networks = [...byName.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([network_name, members]) => {
+        const up = members.filter((m) => m.status.online === true);
+        return {
+          network_name,
+          servers: members,
+          servers_total: members.length,
+          servers_online: up.length,
+          players_online: up.reduce((n, m) => n + (m.status.players_online ?? 0), 0),
+          players_max: up.reduce((n, m) => n + (m.status.players_max ?? 0), 0),
+        };
+      });
+    return { networks };
+  }
+}
