@@ -1,0 +1,59 @@
+/**
+ * A Minecraft status responder: answers Server List Ping like a real server (it is
+ * minecraft-protocol's server), with no world behind it. For the README walkthrough, the
+ * tests and the pinger benchmark.
+ *
+ *   bun scripts/demo-mc-server.ts                  # 127.0.0.1:25565
+ *   MC_PORT=25570 MC_MOTD="Hello" bun scripts/demo-mc-server.ts
+ */
+import { createServer, type Server } from "minecraft-protocol";
+
+export interface Responder {
+  port: number;
+  /** What the next ping reports as players online. */
+  players: number;
+  close(): Promise<void>;
+}
+
+export async function startStatusResponder(opts: { port?: number; host?: string; motd?: string; maxPlayers?: number; version?: string; players?: number } = {}): Promise<Responder> {
+  const responder = { players: opts.players ?? 0 } as Responder;
+  const server: Server = createServer({
+    port: opts.port ?? 0,
+    host: opts.host ?? "127.0.0.1",
+    "online-mode": false,
+    motd: opts.motd ?? "A Minecraft Server",
+    maxPlayers: opts.maxPlayers ?? 20,
+    version: opts.version ?? "1.20.4",
+    beforePing: (response: { players: { online: number } }) => {
+      response.players.online = responder.players;
+      return response;
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", () => resolve());
+    server.once("error", reject);
+  });
+  const socket = (server as unknown as { socketServer: { address(): { port: number } } }).socketServer;
+  responder.port = socket.address().port;
+  responder.close = () =>
+    new Promise<void>((resolve) => {
+      (server as unknown as { socketServer: { close(cb: () => void): void } }).socketServer.close(() => resolve());
+      server.close();
+    });
+  return responder;
+}
+
+if (import.meta.main) {
+  const r = await startStatusResponder({
+    port: Number(process.env.MC_PORT ?? 25565),
+    host: process.env.MC_HOST ?? "127.0.0.1",
+    motd: process.env.MC_MOTD ?? "mc-platform demo server",
+    maxPlayers: Number(process.env.MC_MAX_PLAYERS ?? 20),
+    players: Number(process.env.MC_PLAYERS ?? 3),
+  });
+  console.log(`Minecraft status responder on 127.0.0.1:${r.port} (Ctrl-C to stop)`);
+  process.once("SIGINT", async () => {
+    await r.close();
+    process.exit(0);
+  });
+}
