@@ -3,6 +3,9 @@
  * Bun fetch loop in a child process. Both report requests/s and p99 latency in ms.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export interface LoadResult {
   rps: number;
@@ -16,6 +19,9 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   seconds: number;
   connections: number;
+  method?: "GET" | "POST";
+  /** A JSON body, sent with content-type application/json. */
+  body?: unknown;
 }
 
 const hasWrk = spawnSync("sh", ["-c", "command -v wrk"]).status === 0;
@@ -32,6 +38,12 @@ function toMs(v: string, unit: string) {
 async function wrk(o: LoadOptions): Promise<LoadResult> {
   const args = ["-t2", `-c${o.connections}`, `-d${o.seconds}s`, "--latency"];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  if (o.body !== undefined) {
+    // wrk takes a request body only through a Lua script.
+    const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "post.lua");
+    writeFileSync(script, `wrk.method = "${o.method ?? "POST"}"\nwrk.body = ${JSON.stringify(JSON.stringify(o.body))}\nwrk.headers["content-type"] = "application/json"\n`);
+    args.push("-s", script);
+  }
   const proc = Bun.spawn(["wrk", ...args, o.url], { stdout: "pipe", stderr: "pipe" });
   const out = await new Response(proc.stdout).text();
   await proc.exited;
@@ -50,7 +62,10 @@ async function fetchLoop(o: LoadOptions): Promise<LoadResult> {
     await Promise.all(Array.from({ length: o.connections }, async () => {
       while (performance.now() < end) {
         const t = performance.now();
-        try { const r = await fetch(o.url, { headers: o.headers }); await r.arrayBuffer(); if (r.status >= 300) errors++; }
+        try {
+          const init = o.body === undefined ? { headers: o.headers } : { method: o.method ?? "POST", headers: { ...o.headers, "content-type": "application/json" }, body: JSON.stringify(o.body) };
+          const r = await fetch(o.url, init); await r.arrayBuffer(); if (r.status >= 300) errors++;
+        }
         catch { errors++; }
         lat.push(performance.now() - t);
       }

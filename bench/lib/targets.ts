@@ -32,7 +32,7 @@ export function freePort(): number {
 /** Starts a benchmark target (the app, or the raw baseline) as its own process; waits for /health. */
 export async function startTarget(script: string, env: Record<string, string>) {
   const port = freePort();
-  const proc = Bun.spawn([process.execPath, script], { env: { ...process.env, ...env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, script], { env: { ...process.env, PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`);

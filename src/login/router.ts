@@ -1,13 +1,9 @@
-import { z } from "zod";
-import { DENIAL_CODES } from "../identity/types";
-import { ZOk, ZUuid } from "../lib/schemas";
+import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { publicProcedure } from "../trpc/procedures";
+import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
 
 const tags = ["ms-auth"];
-const ZClientCreds = z.object({ client_id: ZUuid, client_secret: z.string().min(1).max(256) });
-const ZStatus = z.enum(["pending", "authenticated", "authorized", "denied", "expired"]);
-
 export const loginRouter = router({
   start: publicProcedure
     .meta({
@@ -22,8 +18,8 @@ export const loginRouter = router({
         errorResponses: [400, 401, 429],
       },
     })
-    .input(ZClientCreds.extend({ client_state: z.string().max(512).optional().meta({ description: "Opaque launcher state, returned as `state` on the redirect" }) }))
-    .output(z.object({ auth_request_id: ZUuid, auth_url: z.string(), expires_in: z.number().int(), interval: z.number().int() }))
+    .input(ZStartInput)
+    .output(ZStartOutput)
     .mutation(async ({ ctx, input }) => {
       const s = ctx.services;
       await s.limiter.enforce(s.limits.start, input.client_id, ctx.resHeaders);
@@ -43,16 +39,8 @@ export const loginRouter = router({
         errorResponses: [400, 401, 404, 429],
       },
     })
-    .input(ZClientCreds.extend({ auth_request_id: ZUuid }))
-    .output(
-      z.object({
-        status: ZStatus,
-        svc_session_token: z.string().optional(),
-        mc_username: z.string().optional(),
-        error: z.union([z.enum(DENIAL_CODES), z.literal("expired")]).optional(),
-        expires_in: z.number().int().optional().meta({ description: "Seconds left, while pending or authenticated" }),
-      }),
-    )
+    .input(ZPollInput)
+    .output(ZPollOutput)
     .mutation(async ({ ctx, input }) => {
       const s = ctx.services;
       await s.limiter.enforce(s.limits.poll, input.client_id, ctx.resHeaders);
@@ -72,8 +60,8 @@ export const loginRouter = router({
         errorResponses: [400, 401, 429],
       },
     })
-    .input(ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) }))
-    .output(z.object({ valid: z.boolean(), mc_uuid: z.string().optional(), mc_username: z.string().optional(), expires_at: z.string().optional() }))
+    .input(ZSessionInput)
+    .output(ZValidateOutput)
     .mutation(async ({ ctx, input }) => {
       const s = ctx.services;
       await s.limiter.enforce(s.limits.validate, input.client_id, ctx.resHeaders);
@@ -93,7 +81,7 @@ export const loginRouter = router({
         errorResponses: [400, 401, 429],
       },
     })
-    .input(ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) }))
+    .input(ZSessionInput)
     .output(ZOk)
     .mutation(async ({ ctx, input }) => {
       const s = ctx.services;

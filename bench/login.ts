@@ -1,0 +1,134 @@
+/**
+ * ms_auth benchmark: POST /client/ms-auth/session/validate and /poll through the REST door and
+ * /trpc, against a raw Bun.serve baseline doing the same parsing, rate limiting and service
+ * calls on the same database in the same run; then complete login flows per second against
+ * the development identity provider (start, provider page, sign-in, callback with the chain,
+ * consent, approve, poll).
+ *
+ *   node_modules/.bin/bun bench/login.ts
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login.ts
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load, table, type LoadResult } from "./lib/load";
+import { benchDatabase, startTarget } from "./lib/targets";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const flowSeconds = Number(process.env.BENCH_FLOW_SECONDS ?? 10);
+const flowConcurrency = Number(process.env.BENCH_FLOW_CONCURRENCY ?? 8);
+const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
+const db = await benchDatabase();
+const env = {
+  DATA_DIR: dataDir,
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "warn",
+  DATABASE_URL: db.url,
+  // The limiter still counts every request; the limits are raised so the load is not refused.
+  RATE_LIMIT_START_PER_MIN: "100000000",
+  RATE_LIMIT_POLL_PER_MIN: "100000000",
+  RATE_LIMIT_VALIDATE_PER_MIN: "100000000",
+  PASSWORD_MEMORY_KIB: "4096",
+  PASSWORD_TIME_COST: "1",
+};
+
+async function call(base: string, method: string, path: string, body?: unknown, token?: string, extra: RequestInit = {}) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(body !== undefined && { "content-type": "application/json" }), ...(token && { authorization: `Bearer ${token}` }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    ...extra,
+  });
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
+/** One whole login as launcher backend + browser; returns the session token. */
+async function loginFlow(base: string, creds: { client_id: string; client_secret: string }, name: string) {
+  const started = (await (await call(base, "POST", "/client/ms-auth/start", creds)).json()) as { auth_request_id: string; auth_url: string };
+  const page = await (await fetch(started.auth_url)).text();
+  const fields: Record<string, string> = {};
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+  const submitted = await fetch(started.auth_url.split("?")[0]!, { method: "POST", body: new URLSearchParams({ ...fields, username: name, outcome: "success" }), redirect: "manual" });
+  const callback = await fetch(submitted.headers.get("location")!, { redirect: "manual" });
+  const consent = await callback.text();
+  const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(consent)![1]!;
+  const approved = await fetch(`${base}/client/ms-auth/authorize`, {
+    method: "POST",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ auth_request_id: started.auth_request_id, csrf_token: csrf, decision: "approve" }),
+    redirect: "manual",
+  });
+  if (approved.status !== 303) throw new Error(`approve: ${approved.status}`);
+  const polled = (await (await call(base, "POST", "/client/ms-auth/poll", { ...creds, auth_request_id: started.auth_request_id })).json()) as { status: string; svc_session_token: string };
+  if (polled.status !== "authorized") throw new Error(`poll: ${polled.status}`);
+  return { token: polled.svc_session_token, requestId: started.auth_request_id };
+}
+
+const app = await startTarget("src/main.ts", env);
+await call(app.url, "POST", "/auth/signup", { email: "bench@example.test", password: "bench password" });
+const { access_token } = (await (await call(app.url, "POST", "/auth/login", { email: "bench@example.test", password: "bench password" })).json()) as { access_token: string };
+const { team_id } = (await (await call(app.url, "POST", "/teams", { name: "bench" }, access_token)).json()) as { team_id: string };
+const created = (await (await call(app.url, "POST", "/client/apps", { team_id, name: "bench", title: "Bench", description: "bench" }, access_token)).json()) as {
+  app: { client_id: string };
+  client_secret: string;
+};
+const creds = { client_id: created.app.client_id, client_secret: created.client_secret };
+await call(app.url, "POST", `/client/apps/${creds.client_id}/modules/ms-auth`, { post_login_redirect_uri: "http://127.0.0.1:9/cb" }, access_token);
+const { token, requestId } = await loginFlow(app.url, creds, "BenchPlayer");
+
+const validateBody = { ...creds, svc_session_token: token };
+const pollBody = { ...creds, auth_request_id: requestId };
+const opts = { seconds, connections, method: "POST" as const };
+console.log(`database: ${db.url ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`);
+
+await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
+const appValidate = await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
+const trpcValidate = await load({ url: `${app.url}/trpc/msAuth.validate`, body: validateBody, ...opts });
+const appPoll = await load({ url: `${app.url}/client/ms-auth/poll`, body: pollBody, ...opts });
+
+// Complete flows: concurrent loops of the whole login for a fixed time.
+let flows = 0;
+let flowErrors = 0;
+const flowLat: number[] = [];
+const end = performance.now() + flowSeconds * 1000;
+await Promise.all(
+  Array.from({ length: flowConcurrency }, async (_, w) => {
+    for (let i = 0; performance.now() < end; i++) {
+      const t = performance.now();
+      try {
+        await loginFlow(app.url, creds, `P${w}_${i}`.slice(0, 16));
+        flows++;
+        flowLat.push(performance.now() - t);
+      } catch {
+        flowErrors++;
+      }
+    }
+  }),
+);
+flowLat.sort((a, b) => a - b);
+await app.stop();
+
+const raw = await startTarget("bench/raw-baseline.ts", env);
+await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
+const rawValidate = await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
+const rawPoll = await load({ url: `${raw.url}/client/ms-auth/poll`, body: pollBody, ...opts });
+await raw.stop();
+rmSync(dataDir, { recursive: true, force: true });
+await db.drop();
+
+const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
+  { name: "raw Bun.serve  session/validate", r: rawValidate },
+  { name: "REST door      session/validate", r: appValidate, baseline: rawValidate },
+  { name: "tRPC door      msAuth.validate", r: trpcValidate, baseline: rawValidate },
+  { name: "raw Bun.serve  poll (authorized)", r: rawPoll },
+  { name: "REST door      poll (authorized)", r: appPoll, baseline: rawPoll },
+];
+table(rows);
+console.log(
+  `\ncomplete login flows (7 HTTP requests each, chain against the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
+    `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}`,
+);
+console.log(`load tool: ${appValidate.tool}`);
