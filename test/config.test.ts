@@ -40,3 +40,16 @@ describe("config", () => {
     expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
 });
+
+describe("identity provider configuration", () => {
+  test("the development identity provider is on by default outside production", () => {
+    expect(parseConfig({}).DEV_IDP_ENABLED).toBe(true);
+    expect(parseConfig({ MS_CLIENT_ID: "app", MS_CLIENT_SECRET: "s" }).DEV_IDP_ENABLED).toBe(false);
+  });
+
+  test("production refuses to start without a Microsoft app unless the development provider is enabled explicitly", () => {
+    expect(() => parseConfig({ NODE_ENV: "production" })).toThrow(/MS_CLIENT_ID/);
+    expect(parseConfig({ NODE_ENV: "production", MS_CLIENT_ID: "app" }).DEV_IDP_ENABLED).toBe(false);
+    expect(parseConfig({ NODE_ENV: "production", DEV_IDP_ENABLED: "true" }).DEV_IDP_ENABLED).toBe(true);
+  });
+});
