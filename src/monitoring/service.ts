@@ -89,17 +89,18 @@ export class MonitoringService {
 
   /** Claims up to `limit` due servers and schedules each one's next check an interval (±10%) ahead. */
   async claim(limit: number, only?: string): Promise<Target[]> {
-    const filter: SQL = only ? sql`and id = ${only}` : sql``;
-    const due: SQL = only ? sql`true` : sql`next_check_at <= now()`;
+    // One named server waits for a lock another claimer holds rather than skipping it.
+    const filter: SQL = only ? sql`id = ${only}` : sql`next_check_at <= now()`;
+    const lock: SQL = only ? sql`for update` : sql`for update skip locked`;
     const result = await this.db.execute(sql`
       update servers
          set next_check_at = now() + make_interval(secs => ${this.config.PING_INTERVAL_SECONDS}::float8 * (0.9 + random() * 0.2))
        where id in (
          select id from servers
-          where ${due} ${filter}
+          where ${filter}
           order by next_check_at
           limit ${limit}
-          for update skip locked)
+          ${lock})
       returning id, host, port`);
     return rowsOf<Target>(result);
   }
@@ -119,6 +120,8 @@ export class MonitoringService {
       }
     });
     await Promise.all(workers);
+    // Checks the background loop claimed first are part of "everything due": wait for them too.
+    await Promise.allSettled([...this.inflight]);
     return checked;
   }
 

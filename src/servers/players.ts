@@ -11,6 +11,9 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
 type BanRow = typeof bans.$inferSelect;
 type Origin = "dashboard" | "game";
 
+/** A time as a typed SQL parameter: postgres-js cannot bind a bare Date inside raw SQL. */
+const ts = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
 export const banOut = (b: BanRow) => ({
   uuid: b.uuid,
   name: b.name,
@@ -45,8 +48,8 @@ export async function applyJoin(tx: Tx, serverId: string, uuid: string, name: st
       set: {
         name,
         online: true,
-        firstSeen: sql`least(${players.firstSeen}, ${at})`,
-        lastSeen: sql`greatest(${players.lastSeen}, ${at})`,
+        firstSeen: sql`least(${players.firstSeen}, ${ts(at)})`,
+        lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`,
       },
     });
   await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at });
@@ -56,7 +59,7 @@ export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: s
   await closeSession(tx, serverId, uuid, at);
   await tx
     .update(players)
-    .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${at})`, ...(name && { name }) })
+    .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
 }
 
@@ -64,7 +67,7 @@ export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: s
 async function closeSession(tx: Tx, serverId: string, uuid: string, at: Date) {
   const closed = await tx
     .update(playerSessions)
-    .set({ leftAt: sql`greatest(${playerSessions.joinedAt}, ${at})` })
+    .set({ leftAt: sql`greatest(${playerSessions.joinedAt}, ${ts(at)})` })
     .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid), isNull(playerSessions.leftAt)))
     .returning({ joinedAt: playerSessions.joinedAt, leftAt: playerSessions.leftAt });
   const seconds = closed.reduce((n, s) => n + Math.max(0, Math.round((s.leftAt!.getTime() - s.joinedAt.getTime()) / 1000)), 0);

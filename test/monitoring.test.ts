@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq, sql } from "drizzle-orm";
+import type { RunningServer } from "../src/app";
+import { servers, serverSampleHours, serverSamples, serverStatus } from "../src/db/schema";
+import { sha256 } from "../src/lib/secrets";
+import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
+import { sharedServer } from "./harness";
+import { api, expectError, newTeam, newUser } from "./helpers";
+import { newServer } from "./servers-fixture";
+
+let server: RunningServer;
+const responders: Responder[] = [];
+beforeAll(async () => {
+  server = await sharedServer();
+});
+afterAll(async () => {
+  await Promise.all(responders.map((r) => r.close()));
+});
+
+async function responder(opts: Parameters<typeof startStatusResponder>[0] = {}) {
+  const r = await startStatusResponder(opts);
+  responders.push(r);
+  return r;
+}
+
+/**
+ * A server row written straight to the database with its first check far in the future, so
+ * the running pinger never adds a sample and the figures below are exact.
+ */
+async function quietServer(): Promise<{ serverId: string; token: string }> {
+  const owner = await newUser(server);
+  const teamId = await newTeam(server, owner);
+  const [row] = await server.services.database.db
+    .insert(servers)
+    .values({ teamId, name: "History", host: "127.0.0.1", port: 9, kind: "single", agentTokenHash: sha256(crypto.randomUUID()), agentTokenPrefix: "x", nextCheckAt: new Date("2999-01-01T00:00:00Z") })
+    .returning();
+  return { serverId: row!.id, token: owner.token };
+}
+
+const stats = (serverId: string, token: string, window?: string) =>
+  api(server, "GET", `/server/uptime-stats${window ? `?window=${window}` : ""}`, { token, headers: { "x-server-id": serverId } });
+
+describe("monitoring with Server List Ping", () => {
+  test("a real status responder: up with latency, players, version and MOTD; taken down, the status flips and uptime shows it", async () => {
+    const mc = await responder({ motd: "§aWelcome to §lSkyblock", maxPlayers: 100, version: "1.20.4", players: 7 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const monitoring = server.services.monitoring;
+
+    const up = await monitoring.checkNow(s.serverId);
+    expect(up).toMatchObject({ online: true, playersOnline: 7, playersMax: 100, version: "1.20.4", motd: "Welcome to Skyblock" });
+    const first = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body;
+    expect(first.status).toMatchObject({ online: true, players_online: 7, players_max: 100, version: "1.20.4", motd: "Welcome to Skyblock" });
+    expect(first.status.latency_ms).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(first.status.changed_at)).toBeLessThanOrEqual(Date.parse(first.status.checked_at));
+
+    mc.players = 9;
+    await monitoring.checkNow(s.serverId);
+    const second = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
+    expect(second.players_online).toBe(9);
+    expect(second.changed_at).toBe(first.status.changed_at); // still up: no status change
+
+    await mc.close();
+    const down = await monitoring.checkNow(s.serverId);
+    expect(down).toMatchObject({ online: false, latencyMs: null });
+    const third = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
+    expect(third).toMatchObject({ online: false, players_online: null, version: "1.20.4", motd: "Welcome to Skyblock" });
+    expect(Date.parse(third.changed_at)).toBeGreaterThan(Date.parse(first.status.changed_at));
+    expect(third.changed_at).toBe(third.checked_at);
+
+    // Figures agree with the samples stored (the background pinger may have added its own).
+    const rows = await server.services.database.db.select().from(serverSamples).where(eq(serverSamples.serverId, s.serverId));
+    const upCount = rows.filter((r) => r.online).length;
+    const res = await stats(s.serverId, s.owner.token, "1h");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ window: "1h", bucket_seconds: 60, samples: rows.length, up: upCount, down: rows.length - upCount });
+    expect(upCount).toBeGreaterThanOrEqual(2);
+    expect(rows.length - upCount).toBeGreaterThanOrEqual(1);
+    expect(res.body.uptime).toBeCloseTo(upCount / rows.length, 5);
+    expect(res.body.buckets.reduce((n: number, b: any) => n + b.up + b.down, 0)).toBe(rows.length);
+  });
+
+  test("pingDue checks every due server at once; a dead server does not hold up the live ones", async () => {
+    const live = await Promise.all([1, 2, 3].map((n) => responder({ players: n })));
+    const owner = await newUser(server);
+    const teamId = await newTeam(server, owner);
+    const register = async (host: string, port: number) =>
+      (await api(server, "POST", "/server/servers", { token: owner.token, body: { team_id: teamId, name: `${host}:${port}`, host, port, kind: "single" } })).body.server_id as string;
+    const liveIds = await Promise.all(live.map((r) => register("127.0.0.1", r.port)));
+    // 192.0.2.1 (TEST-NET-1) is never routed: the connection hangs until the ping timeout.
+    const deadId = await register("192.0.2.1", 25565);
+
+    const started = performance.now();
+    await server.services.monitoring.pingDue();
+    const elapsed = performance.now() - started;
+    const db = server.services.database.db;
+    for (const [i, id] of liveIds.entries()) {
+      const [st] = await db.select().from(serverStatus).where(eq(serverStatus.serverId, id));
+      expect(st).toMatchObject({ online: true, playersOnline: i + 1 });
+    }
+    const [dead] = await db.select().from(serverStatus).where(eq(serverStatus.serverId, deadId));
+    expect(dead?.online).toBe(false);
+    // The dead one costs one timeout, run beside the others rather than before them.
+    expect(elapsed).toBeLessThan(server.services.config.PING_TIMEOUT_MS + 3000);
+
+    // Checked servers are scheduled about one interval ahead, with jitter.
+    const interval = server.services.config.PING_INTERVAL_SECONDS * 1000;
+    const rows = await db.select({ next: servers.nextCheckAt }).from(servers).where(eq(servers.teamId, teamId));
+    for (const r of rows) {
+      const ahead = r.next.getTime() - Date.now();
+      expect(ahead).toBeGreaterThan(interval * 0.9 - elapsed - 2000);
+      expect(ahead).toBeLessThanOrEqual(interval * 1.1 + 1000);
+    }
+  }, 30_000);
+
+  test("claims never overlap: concurrent claimers (as several instances would) each get different servers", async () => {
+    const owner = await newUser(server);
+    const teamId = await newTeam(server, owner);
+    const db = server.services.database.db;
+    const ids = (
+      await db
+        .insert(servers)
+        .values(Array.from({ length: 20 }, (_, i) => ({ teamId, name: `c${i}`, host: "127.0.0.1", port: 9, kind: "single" as const, agentTokenHash: sha256(crypto.randomUUID()), agentTokenPrefix: "x", nextCheckAt: new Date(Date.now() - 3600_000) })))
+        .returning({ id: servers.id })
+    ).map((r) => r.id);
+    const monitoring = server.services.monitoring;
+    const claims = await Promise.all(Array.from({ length: 8 }, () => monitoring.claim(5)));
+    const claimed = claims.flat().map((t) => t.id).filter((id) => ids.includes(id));
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.length).toBe(20);
+    const again = (await monitoring.claim(100)).filter((t) => ids.includes(t.id));
+    expect(again).toEqual([]);
+  });
+});
+
+describe("uptime statistics", () => {
+  test("known samples: uptime, count, latency avg/min/max/p95 and buckets, per window", async () => {
+    const { serverId, token } = await quietServer();
+    const now = Date.now();
+    const at = (msAgo: number) => new Date(now - msAgo);
+    const min = 60_000;
+    // Last hour: 10 samples, 8 up with latencies 10..80 ms, 2 down.
+    const lastHour = Array.from({ length: 10 }, (_, i) => ({ serverId, ts: at((i + 1) * 5 * min), online: i < 8, latencyMs: i < 8 ? (i + 1) * 10 : null, playersOnline: i < 8 ? 4 : null, playersMax: 20 }));
+    // Three days ago: 5 up at 200 ms. Twenty days ago: 5 down.
+    const older = [
+      ...Array.from({ length: 5 }, (_, i) => ({ serverId, ts: at(3 * 86_400_000 + i * min), online: true, latencyMs: 200, playersOnline: 10, playersMax: 20 })),
+      ...Array.from({ length: 5 }, (_, i) => ({ serverId, ts: at(20 * 86_400_000 + i * min), online: false, latencyMs: null, playersOnline: null, playersMax: null })),
+    ];
+    // Beyond 30 days: outside every window.
+    const ancient = [{ serverId, ts: at(40 * 86_400_000), online: true, latencyMs: 5, playersOnline: 1, playersMax: 20 }];
+    await server.services.database.db.insert(serverSamples).values([...lastHour, ...older, ...ancient]);
+
+    const h1 = (await stats(serverId, token, "1h")).body;
+    expect(h1).toMatchObject({ window: "1h", bucket_seconds: 60, samples: 10, up: 8, down: 2, uptime: 0.8 });
+    expect(h1.latency_ms).toEqual({ avg: 45, min: 10, max: 80, p95: 80 });
+    expect(h1.buckets.length).toBeGreaterThanOrEqual(60);
+    expect(h1.buckets.length).toBeLessThanOrEqual(62);
+    expect(h1.buckets.filter((b: any) => b.up + b.down > 0).length).toBe(10);
+    const upBucket = h1.buckets.find((b: any) => b.up === 1);
+    expect(upBucket).toMatchObject({ uptime: 1, players_avg: 4 });
+    expect(Date.parse(h1.buckets[1].start) - Date.parse(h1.buckets[0].start)).toBe(60_000);
+
+    const d1 = (await stats(serverId, token)).body; // default window
+    expect(d1).toMatchObject({ window: "24h", bucket_seconds: 600, samples: 10, uptime: 0.8 });
+
+    const d7 = (await stats(serverId, token, "7d")).body;
+    expect(d7).toMatchObject({ bucket_seconds: 3600, samples: 15, up: 13, down: 2 });
+    expect(d7.uptime).toBeCloseTo(13 / 15, 6);
+    expect(d7.latency_ms.avg).toBeCloseTo((360 + 1000) / 13, 2);
+    expect(d7.latency_ms).toMatchObject({ min: 10, max: 200, p95: 200 });
+
+    const d30 = (await stats(serverId, token, "30d")).body;
+    expect(d30).toMatchObject({ bucket_seconds: 21_600, samples: 20, up: 13, down: 7 });
+    expect(d30.uptime).toBeCloseTo(0.65, 6);
+    expect(d30.buckets.length).toBeGreaterThanOrEqual(120);
+    expect(d30.buckets.reduce((n: number, b: any) => n + b.up + b.down, 0)).toBe(20);
+  });
+
+  test("a month of samples is folded into hourly rows by retention, and the figures stay the same", async () => {
+    const { serverId, token } = await quietServer();
+    const db = server.services.database.db;
+    const now = Date.now();
+    // 30 days, one sample every 10 minutes; every 7th down, latency cycling 20..69 ms.
+    const rows = Array.from({ length: 30 * 144 - 1 }, (_, i) => {
+      const online = i % 7 !== 0;
+      return { serverId, ts: new Date(now - (i + 1) * 600_000), online, latencyMs: online ? 20 + (i % 50) : null, playersOnline: online ? i % 13 : null, playersMax: 50 };
+    });
+    for (let i = 0; i < rows.length; i += 1000) await db.insert(serverSamples).values(rows.slice(i, i + 1000));
+    const before = (await stats(serverId, token, "30d")).body;
+    const before7 = (await stats(serverId, token, "7d")).body;
+    expect(before.samples).toBe(rows.length);
+
+    const result = await server.services.monitoring.retention();
+    expect(result.folded_raw).toBeGreaterThanOrEqual(rows.filter((r) => now - r.ts.getTime() > 49 * 3600_000).length);
+    const [{ raw }] = (await db.select({ raw: sql<number>`count(*)::int` }).from(serverSamples).where(eq(serverSamples.serverId, serverId))) as [{ raw: number }];
+    expect(raw).toBeLessThanOrEqual(49 * 6);
+    const hours = await db.select().from(serverSampleHours).where(eq(serverSampleHours.serverId, serverId));
+    expect(hours.length).toBeGreaterThanOrEqual(27 * 24);
+
+    const after = (await stats(serverId, token, "30d")).body;
+    const after7 = (await stats(serverId, token, "7d")).body;
+    for (const [b, a] of [[before, after], [before7, after7]]) {
+      // Counts and averages are sums, so they survive the fold exactly (up to the window's partial first hour).
+      expect(Math.abs(a.samples - b.samples)).toBeLessThanOrEqual(6);
+      expect(a.uptime).toBeCloseTo(b.uptime, 2);
+      expect(a.latency_ms.avg).toBeCloseTo(b.latency_ms.avg, 0);
+      expect(a.latency_ms.min).toBe(b.latency_ms.min);
+      expect(a.latency_ms.max).toBe(b.latency_ms.max);
+      expect(Math.abs(a.latency_ms.p95 - b.latency_ms.p95)).toBeLessThanOrEqual(3);
+    }
+
+    // Past the retention period, roll-ups go too.
+    const later = new Date(now + server.services.config.SAMPLE_RETENTION_DAYS * 86_400_000);
+    await server.services.monitoring.retention(later);
+    const left = await db.select().from(serverSampleHours).where(and(eq(serverSampleHours.serverId, serverId)));
+    expect(left.length).toBeLessThan(3 * 24);
+  }, 60_000);
+
+  test("an unknown window is a 400; no samples yet gives nulls, not zeros", async () => {
+    const { serverId, token } = await quietServer();
+    for (const w of ["2h", "1d", "", "30D", "all"]) expectError(await stats(serverId, token, w === "" ? "%20" : w), 400, "validation_failed");
+    const empty = (await stats(serverId, token, "1h")).body;
+    expect(empty).toMatchObject({ samples: 0, up: 0, down: 0, uptime: null, latency_ms: { avg: null, min: null, max: null, p95: null } });
+    expect(empty.buckets.every((b: any) => b.uptime === null && b.up === 0)).toBe(true);
+  });
+});
