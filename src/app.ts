@@ -14,6 +14,8 @@ import { makeContext, mountRest, readLimited } from "./trpc/rest";
 import { appRouter } from "./trpc/router";
 import { mountLoginBrowserRoutes } from "./login/browser";
 import { createDevProvider } from "./identity/dev-provider";
+import { mountAnalyticsSocket } from "./realtime/socket";
+import { buildAsyncApiDocument } from "./realtime/asyncapi";
 
 const require = createRequire(import.meta.url);
 // The package exports no path to its browser bundle; it sits beside the main entry.
@@ -65,10 +67,23 @@ async function boundedTrpcRequest(request: Request, maxBytes: number): Promise<R
 export function createApp(services: Services, inflight: Inflight = { count: 0 }) {
   const { log, config } = services;
   const openapiJson = JSON.stringify(buildOpenApiDocument(appRouter, config.PUBLIC_URL));
+  const asyncapiJson = JSON.stringify(buildAsyncApiDocument(config.PUBLIC_URL));
   const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request) =>
     server?.requestIP(request)?.address ?? "";
 
-  const app = new Elysia({ aot: true })
+  const app = new Elysia({
+    aot: true,
+    // Bun's WebSocket settings: slow consumers are closed at the backpressure limit instead of
+    // buffering without bound; idle sockets are pinged and closed if they stop answering.
+    websocket: {
+      backpressureLimit: config.WS_BACKPRESSURE_BYTES,
+      closeOnBackpressureLimit: true,
+      idleTimeout: config.WS_IDLE_TIMEOUT_SECONDS,
+      sendPings: true,
+      maxPayloadLength: 16 * 1024,
+      perMessageDeflate: false,
+    },
+  })
     .onError(({ code, error, request }) => {
       const err =
         code === "NOT_FOUND"
@@ -124,6 +139,8 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
 
   mountRest(app as unknown as Elysia, appRouter, services, inflight);
   mountLoginBrowserRoutes(app as unknown as Elysia, services);
+  mountAnalyticsSocket(app as unknown as Elysia, services);
+  app.get("/asyncapi.json", ({ request }) => staticResponse(request, asyncapiJson, "application/json"));
   if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
     const provider = createDevProvider({ basePath: "/dev-idp" });
     app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });
@@ -150,6 +167,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   app.listen({ port: config.PORT, hostname: config.HOST, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
   const server = app.server!;
   const port = server.port!;
+  services.realtime.attach((topic, message) => void server.publish(topic, message));
   for (const task of services.background) task.start();
   let stopping: Promise<void> | undefined;
   return {
@@ -165,6 +183,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         while (inflight.count > 0 && Date.now() < deadline) await Bun.sleep(10);
         server.stop(true);
         await Promise.all(services.background.map((t) => t.stop()));
+        await services.realtime.close();
         await database.close();
       })();
       return stopping;

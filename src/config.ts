@@ -62,6 +62,13 @@ const ConfigSchema = z
     PING_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
     PING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
     PINGER_ENABLED: bool.default(true),
+    // --- Realtime analytics stream ---
+    WS_AUTH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+    WS_EXPIRY_NOTICE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+    WS_REVALIDATE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+    WS_BACKPRESSURE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
+    ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   })
   .transform((c) => ({

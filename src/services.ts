@@ -9,6 +9,9 @@ import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
 import { LoginService } from "./login/service";
 import { Clock } from "./lib/clock";
+import postgres from "postgres";
+import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
+import { Realtime } from "./realtime/service";
 import { DbRateLimitStore, MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
 import { AgentService } from "./agent/service";
 import { MonitoringService } from "./monitoring/service";
@@ -39,6 +42,7 @@ export interface Services {
   /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
   monitoring: MonitoringService;
   agent: AgentService;
+  realtime: Realtime;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }
@@ -79,6 +83,11 @@ export async function createServices(config: Config, database: Database, log: Lo
   // Counters must be shared when instances share a database; PGlite means one instance.
   const limiter = new RateLimiter(database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(), () => clock.now());
   const clients = new ClientsService(db);
+  // Several instances share events through PostgreSQL; PGlite means one instance.
+  const bus: Bus = config.DATABASE_URL
+    ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
+    : new InProcessBus(log);
+  const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
   const login = new LoginService(db, clients, keyring, clock, config, log);
   const ranks = new RanksService(db);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
@@ -107,7 +116,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     announcements: new AnnouncementsService(db),
     monitoring,
     agent: new AgentService(db, ranks),
+    realtime,
     background: [
+      every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
       every("rate-limit-prune", 60, log, () => limiter.prune()),
       ...(config.PINGER_ENABLED ? [monitoring] : []),

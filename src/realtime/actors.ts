@@ -1,0 +1,127 @@
+import { and, eq } from "drizzle-orm";
+import { createActor, type Actor } from "xstate";
+import { serverMachine, snapshotData, type LiveServer } from "../../machines/server";
+import type { Db } from "../db/client";
+import { players, serverStatus } from "../db/schema";
+import type { Logger } from "../lib/log";
+import type { ServerEvent } from "./events";
+
+type ServerActor = Actor<typeof serverMachine>;
+
+interface Entry {
+  actor?: ServerActor;
+  ready: Promise<void>;
+  /** Events that arrived while the actor was being seeded from the database. */
+  pending: ServerEvent[];
+  subscribers: number;
+  lastActivity: number;
+}
+
+export const topicOf = (serverId: string) => `server:${serverId}`;
+
+/**
+ * One actor per active server on this instance: started when the first subscriber arrives
+ * (seeded from the database), fed every event the bus delivers for its server, stopped when
+ * it has had no subscribers and no activity for a while.
+ */
+export class ServerActors {
+  private entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    /** Publishes to a topic's local subscribers (Bun pub/sub). */
+    private readonly broadcast: (topic: string, message: string) => void,
+    private readonly idleMs: number,
+  ) {}
+
+  get size() {
+    return this.entries.size;
+  }
+
+  /** Registers a subscriber and returns the `snapshot` message to send before any event. */
+  async acquire(serverId: string): Promise<ServerEvent<"snapshot">> {
+    let entry = this.entries.get(serverId);
+    if (!entry) {
+      const created: Entry = { pending: [], subscribers: 0, lastActivity: Date.now(), ready: Promise.resolve() };
+      created.ready = this.seed(serverId).then((seed) => {
+        const actor = createActor(
+          serverMachine.provide({ actions: { broadcast: (_, p) => this.broadcast(topicOf(serverId), JSON.stringify(p.event)) } }),
+          { input: seed },
+        );
+        actor.start();
+        for (const e of created.pending) actor.send({ type: "EVENT", event: e });
+        created.pending = [];
+        created.actor = actor;
+      });
+      created.ready.catch(() => this.entries.delete(serverId));
+      this.entries.set(serverId, created);
+      entry = created;
+    }
+    entry.subscribers++;
+    entry.lastActivity = Date.now();
+    try {
+      await entry.ready;
+    } catch (err) {
+      entry.subscribers--;
+      throw err;
+    }
+    const snap = entry.actor!.getSnapshot();
+    return { type: "snapshot", server_id: serverId, ts: new Date().toISOString(), data: snapshotData(snap.context, String(snap.value)) };
+  }
+
+  release(serverId: string) {
+    const entry = this.entries.get(serverId);
+    if (!entry) return;
+    entry.subscribers = Math.max(0, entry.subscribers - 1);
+    entry.lastActivity = Date.now();
+  }
+
+  /** Every event from the bus; servers without a local actor need nothing here. */
+  deliver(event: ServerEvent) {
+    const entry = this.entries.get(event.server_id);
+    if (!entry) return;
+    entry.lastActivity = Date.now();
+    if (entry.actor) entry.actor.send({ type: "EVENT", event });
+    else entry.pending.push(event);
+  }
+
+  /** Stops actors with no subscribers that have been quiet for the idle time. */
+  sweep(now = Date.now()) {
+    for (const [id, e] of this.entries) {
+      if (e.subscribers === 0 && e.actor && now - e.lastActivity >= this.idleMs) {
+        e.actor.stop();
+        this.entries.delete(id);
+      }
+    }
+  }
+
+  stopAll() {
+    for (const e of this.entries.values()) e.actor?.stop();
+    this.entries.clear();
+  }
+
+  private async seed(serverId: string): Promise<LiveServer> {
+    const [st] = await this.db.select().from(serverStatus).where(eq(serverStatus.serverId, serverId)).limit(1);
+    const online = await this.db
+      .select({ uuid: players.uuid, name: players.name })
+      .from(players)
+      .where(and(eq(players.serverId, serverId), eq(players.online, true)));
+    const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+    return {
+      serverId,
+      online: st?.online ?? null,
+      latencyMs: st?.latencyMs ?? null,
+      playersMax: st?.playersMax ?? null,
+      version: st?.version ?? null,
+      motd: st?.motd ?? null,
+      checkedAt: iso(st?.checkedAt),
+      players: Object.fromEntries(online.map((p) => [p.uuid, p.name])),
+      tps: st?.tps ?? null,
+      mspt: st?.mspt ?? null,
+      memoryUsedMb: st?.memoryUsedMb ?? null,
+      memoryMaxMb: st?.memoryMaxMb ?? null,
+      lastHeartbeatAt: iso(st?.heartbeatAt),
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import type postgres from "postgres";
+import type { Logger } from "../lib/log";
+import type { ServerEvent } from "./events";
+
+/**
+ * Carries server events to every instance. An event published anywhere reaches every
+ * subscriber on every instance, in the same order everywhere.
+ */
+export interface Bus {
+  publish(event: ServerEvent): Promise<void>;
+  /** Every event, from this instance and others. Returns an unsubscribe function. */
+  subscribe(handler: (event: ServerEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+class Fanout {
+  private handlers = new Set<(e: ServerEvent) => void>();
+  constructor(private readonly log: Logger) {}
+
+  add(h: (e: ServerEvent) => void) {
+    this.handlers.add(h);
+    return () => void this.handlers.delete(h);
+  }
+
+  deliver(e: ServerEvent) {
+    for (const h of this.handlers) {
+      try {
+        h(e);
+      } catch (err) {
+        this.log.error("bus handler failed", { err, type: e.type });
+      }
+    }
+  }
+}
+
+/** One process (the PGlite default): delivery is a function call. */
+export class InProcessBus implements Bus {
+  private fanout: Fanout;
+  constructor(log: Logger) {
+    this.fanout = new Fanout(log);
+  }
+  async publish(event: ServerEvent) {
+    this.fanout.deliver(event);
+  }
+  subscribe(handler: (e: ServerEvent) => void) {
+    return this.fanout.add(handler);
+  }
+  async close() {}
+}
+
+const CHANNEL = "mcp_server_events";
+/** NOTIFY payloads must stay under 8000 bytes. */
+const MAX_PAYLOAD = 7900;
+
+/**
+ * PostgreSQL LISTEN/NOTIFY. Every instance listens on one channel; an instance hears its own
+ * notifications too and delivers only what it hears, so all instances see one order (the
+ * order PostgreSQL commits the NOTIFYs in).
+ */
+export class PgBus implements Bus {
+  private fanout: Fanout;
+  private unlisten?: () => Promise<void>;
+
+  private constructor(
+    private readonly sql: postgres.Sql,
+    private readonly log: Logger,
+  ) {
+    this.fanout = new Fanout(log);
+  }
+
+  static async connect(url: string, log: Logger, makeClient: (url: string) => postgres.Sql): Promise<PgBus> {
+    // One connection: it holds the LISTEN, and publishing through it keeps this instance's order.
+    const bus = new PgBus(makeClient(url), log);
+    const listener = await bus.sql.listen(CHANNEL, (payload) => {
+      let event: ServerEvent;
+      try {
+        event = JSON.parse(payload) as ServerEvent;
+      } catch {
+        log.warn("bus: unreadable payload dropped");
+        return;
+      }
+      bus.fanout.deliver(event);
+    });
+    bus.unlisten = () => listener.unlisten();
+    return bus;
+  }
+
+  async publish(event: ServerEvent) {
+    let payload = JSON.stringify(event);
+    if (payload.length > MAX_PAYLOAD) {
+      this.log.warn("bus: event too large for NOTIFY, sent without data", { type: event.type, bytes: payload.length });
+      payload = JSON.stringify({ ...event, data: { truncated: true } });
+    }
+    await this.sql`select pg_notify(${CHANNEL}, ${payload})`;
+  }
+
+  subscribe(handler: (e: ServerEvent) => void) {
+    return this.fanout.add(handler);
+  }
+
+  async close() {
+    await this.unlisten?.().catch(() => {});
+    await this.sql.end({ timeout: 2 });
+  }
+}

@@ -1,0 +1,177 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { RunningServer } from "../src/app";
+import { CLOSE } from "../src/realtime/socket";
+import { sharedServer, startTestServer } from "./harness";
+import { addMember, api, newApiKey, newUser } from "./helpers";
+import { newServer, type ServerFixture } from "./servers-fixture";
+import { closeCode, WsClient } from "./ws-helpers";
+
+let server: RunningServer;
+let fx: ServerFixture;
+beforeAll(async () => {
+  server = await sharedServer();
+  fx = await newServer(server);
+});
+
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+
+describe("analytics stream: authentication and refusals", () => {
+  test("auth by header: auth_ok, then a snapshot of the server", async () => {
+    const c = await WsClient.connect(server, fx.serverId, bearer(fx.owner.token));
+    const ok = await c.next();
+    expect(ok).toMatchObject({ type: "auth_ok", server_id: fx.serverId, data: { expires_at: expect.any(String) } });
+    const snap = await c.next();
+    expect(snap.type).toBe("snapshot");
+    expect(snap.server_id).toBe(fx.serverId);
+    expect(snap.data).toMatchObject({ status: expect.stringMatching(/^(up|down|unknown)$/), players_online: 0, players: [] });
+    expect(Date.parse(snap.ts)).toBeGreaterThan(Date.now() - 60_000);
+    c.close();
+  });
+
+  test("auth by first message (browsers), with a team API key", async () => {
+    const { key } = await newApiKey(server, fx.owner, fx.teamId, "viewer");
+    const c = await WsClient.connect(server, fx.serverId);
+    c.send({ type: "auth", token: key });
+    expect((await c.next()).type).toBe("auth_ok");
+    expect((await c.next()).type).toBe("snapshot");
+    c.close();
+  });
+
+  test("a viewer of the team may watch", async () => {
+    const viewer = await newUser(server);
+    await addMember(server, fx.owner, fx.teamId, viewer, "viewer");
+    const c = await WsClient.connect(server, fx.serverId, bearer(viewer.token));
+    expect((await c.until("snapshot")).map((m) => m.type)).toEqual(["auth_ok", "snapshot"]);
+    c.close();
+  });
+
+  test("invalid, malformed and expired credentials close with 4001", async () => {
+    const expired = await server.services.tokens.sign(fx.owner.id, Math.floor(Date.now() / 1000) - 3600, 60);
+    for (const headers of [bearer("not-a-token"), { authorization: "Basic abc" }, bearer(expired), bearer("mcp_key_" + "x".repeat(43))]) {
+      const c = await WsClient.connect(server, fx.serverId, headers);
+      expect(await closeCode(c)).toBe(CLOSE.unauthenticated);
+    }
+    const viaMessage = await WsClient.connect(server, fx.serverId);
+    viaMessage.send({ type: "auth", token: "nope" });
+    expect(await closeCode(viaMessage)).toBe(CLOSE.unauthenticated);
+  });
+
+  test("an agent token is refused with 4003", async () => {
+    const c = await WsClient.connect(server, fx.serverId, bearer(fx.agentToken));
+    expect(await closeCode(c)).toBe(CLOSE.forbidden);
+  });
+
+  test("an unknown server and a stranger's server close the same way: 4004", async () => {
+    const stranger = await newUser(server);
+    const reasons: string[] = [];
+    for (const [id, token] of [
+      [crypto.randomUUID(), fx.owner.token],
+      [fx.serverId, stranger.token],
+      ["not-a-uuid", fx.owner.token],
+    ] as const) {
+      const c = await WsClient.connect(server, id, bearer(token));
+      const closed = await Promise.race([c.closed, Bun.sleep(3000).then(() => ({ code: 0, reason: "open" }))]);
+      expect(closed.code).toBe(CLOSE.unknownServer);
+      reasons.push(closed.reason);
+    }
+    expect(new Set(reasons).size).toBe(1);
+  });
+
+  test("a message that is not JSON, or of an unknown type, closes with 4400", async () => {
+    const c1 = await WsClient.connect(server, fx.serverId, bearer(fx.owner.token));
+    await c1.until("snapshot");
+    c1.send("{not json");
+    expect(await closeCode(c1)).toBe(CLOSE.badMessage);
+    const c2 = await WsClient.connect(server, fx.serverId, bearer(fx.owner.token));
+    await c2.until("snapshot");
+    c2.send({ type: "subscribe_everything" });
+    expect(await closeCode(c2)).toBe(CLOSE.badMessage);
+  });
+
+  test("ping is answered with pong", async () => {
+    const c = await WsClient.connect(server, fx.serverId, bearer(fx.owner.token));
+    await c.until("snapshot");
+    c.send({ type: "ping" });
+    expect((await c.next()).type).toBe("pong");
+    c.close();
+  });
+});
+
+describe("analytics stream: timing (servers of their own)", () => {
+  test("no auth message in time closes with 4001", async () => {
+    const srv = await startTestServer({ WS_AUTH_TIMEOUT_MS: "300" });
+    const f = await newServer(srv);
+    const c = await WsClient.connect(srv, f.serverId);
+    const t = performance.now();
+    expect(await closeCode(c)).toBe(CLOSE.unauthenticated);
+    expect(performance.now() - t).toBeLessThan(2500);
+  });
+
+  test("token expiry: a notice first, re-auth keeps the socket, and expiry without re-auth ends it with 4011", async () => {
+    const srv = await startTestServer({ WS_EXPIRY_NOTICE_SECONDS: "1" });
+    const f = await newServer(srv);
+    const now = Math.floor(Date.now() / 1000);
+    const short = await srv.services.tokens.sign(f.owner.id, now, 2);
+
+    // Renewed: the notice arrives, a fresh token goes in, and the socket outlives the old token.
+    const kept = await WsClient.connect(srv, f.serverId, bearer(short));
+    await kept.until("snapshot");
+    const notice = await kept.next(3000);
+    expect(notice).toMatchObject({ type: "token_expiring", data: { expires_at: new Date((now + 2) * 1000).toISOString() } });
+    kept.send({ type: "auth", token: f.owner.token });
+    expect((await kept.next()).type).toBe("auth_ok");
+
+    // Not renewed: closed at expiry.
+    const lapsed = await WsClient.connect(srv, f.serverId, bearer(await srv.services.tokens.sign(f.owner.id, Math.floor(Date.now() / 1000), 2)));
+    await lapsed.until("snapshot");
+    expect((await lapsed.next(3000)).type).toBe("token_expiring");
+    expect(await closeCode(lapsed, 4000)).toBe(CLOSE.credentialEnded);
+    expect(await closeCode(kept, 500)).toBe("open");
+    kept.close();
+  });
+
+  test("a revoked API key or a removed member ends the stream with 4011", async () => {
+    const srv = await startTestServer({ WS_REVALIDATE_SECONDS: "1" });
+    const f = await newServer(srv);
+    const { key, id } = await newApiKey(srv, f.owner, f.teamId, "viewer");
+    const member = await newUser(srv);
+    await addMember(srv, f.owner, f.teamId, member, "viewer");
+    const byKey = await WsClient.connect(srv, f.serverId, bearer(key));
+    const byMember = await WsClient.connect(srv, f.serverId, bearer(member.token));
+    await byKey.until("snapshot");
+    await byMember.until("snapshot");
+    await api(srv, "DELETE", `/teams/${f.teamId}/api-keys/${id}`, { token: f.owner.token });
+    await api(srv, "DELETE", `/teams/${f.teamId}/members/${member.id}`, { token: f.owner.token });
+    expect(await closeCode(byKey, 4000)).toBe(CLOSE.credentialEnded);
+    expect(await closeCode(byMember, 4000)).toBe(CLOSE.credentialEnded);
+  });
+});
+
+describe("analytics stream: events", () => {
+  test("snapshot first, then every published event in order, to every subscriber", async () => {
+    const f = await newServer(server);
+    const a = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
+    const b = await WsClient.connect(server, f.serverId);
+    b.send({ type: "auth", token: f.owner.token });
+    await a.until("snapshot");
+    await b.until("snapshot");
+    const rt = server.services.realtime;
+    rt.publish(f.serverId, "heartbeat", { tps: 19.5, mspt: 30, players_online: 1, memory_used_mb: 512 });
+    rt.publish(f.serverId, "player_join", { uuid: "11111111-1111-4111-8111-111111111111", name: "Alex" });
+    rt.publish(f.serverId, "status", { online: true, latency_ms: 7, changed: true });
+    for (const c of [a, b]) {
+      const got = [await c.next(), await c.next(), await c.next()];
+      expect(got.map((m) => m.type)).toEqual(["heartbeat", "player_join", "status"]);
+      expect(got.every((m) => m.server_id === f.serverId && typeof m.ts === "string")).toBe(true);
+      expect(got[1]!.data).toEqual({ uuid: "11111111-1111-4111-8111-111111111111", name: "Alex" });
+    }
+    // A new subscriber's snapshot reflects what the actor has seen.
+    const late = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
+    const snap = (await late.until("snapshot")).at(-1)!;
+    expect(snap.data).toMatchObject({ status: "up", latency_ms: 7, tps: 19.5, players_online: 1, players: [{ uuid: "11111111-1111-4111-8111-111111111111", name: "Alex" }] });
+    // Events of another server never arrive here.
+    rt.publish(fx.serverId, "heartbeat", { tps: 1 });
+    expect(await a.quiet(200)).toEqual([]);
+    for (const c of [a, b, late]) c.close();
+  });
+});
