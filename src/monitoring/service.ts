@@ -68,14 +68,21 @@ export class MonitoringService {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const free = this.config.PING_CONCURRENCY - this.inflight.size;
-      if (free <= 0) return;
-      for (const target of await this.claim(free)) this.launch(target);
+      await this.fill();
     } catch (err) {
       this.log.error("pinger tick failed", { err });
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
+  private async fill(): Promise<number> {
+    const free = this.config.PING_CONCURRENCY - this.inflight.size;
+    if (free <= 0) return 0;
+    const targets = await this.claim(free);
+    for (const target of targets) this.launch(target);
+    return targets.length;
   }
 
   private launch(target: Target): Promise<void> {
@@ -110,19 +117,14 @@ export class MonitoringService {
    * what the loop does over time, at once. Tests and operators use it instead of waiting.
    */
   async pingDue(): Promise<number> {
-    let checked = 0;
-    const workers = Array.from({ length: this.config.PING_CONCURRENCY }, async () => {
-      for (;;) {
-        const [target] = await this.claim(1);
-        if (!target) return;
-        await this.check(target);
-        checked++;
-      }
-    });
-    await Promise.all(workers);
-    // Checks the background loop claimed first are part of "everything due": wait for them too.
-    await Promise.allSettled([...this.inflight]);
-    return checked;
+    let started = 0;
+    for (;;) {
+      started += await this.fill();
+      // Checks the background loop started count as due too: wait for them as well.
+      if (this.inflight.size === 0) break;
+      await Promise.race(this.inflight);
+    }
+    return started;
   }
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
