@@ -35,8 +35,12 @@ export class ServerActors {
     private readonly idleMs: number,
   ) {}
 
-  get size() {
-    return this.entries.size;
+  /** Running actors and local subscribers, for health and tests. */
+  stats(serverId?: string) {
+    if (serverId) return { actors: this.entries.has(serverId) ? 1 : 0, subscribers: this.entries.get(serverId)?.subscribers ?? 0 };
+    let subscribers = 0;
+    for (const e of this.entries.values()) subscribers += e.subscribers;
+    return { actors: this.entries.size, subscribers };
   }
 
   /** Registers a subscriber and returns the `snapshot` message to send before any event. */
