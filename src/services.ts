@@ -89,8 +89,19 @@ export async function createServices(config: Config, database: Database, log: Lo
     : new InProcessBus(log);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
   const login = new LoginService(db, clients, keyring, clock, config, log);
-  const ranks = new RanksService(db);
+  const ranks = new RanksService(db, realtime);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
+  monitoring.onSample((serverId, r, changed) =>
+    realtime.publish(serverId, "status", {
+      online: r.online,
+      latency_ms: r.latencyMs,
+      players_online: r.playersOnline,
+      players_max: r.playersMax,
+      version: r.version,
+      motd: r.motd,
+      changed,
+    }),
+  );
   return {
     config,
     log,
@@ -111,11 +122,11 @@ export async function createServices(config: Config, database: Database, log: Lo
     clients,
     login,
     servers: new ServersService(db),
-    players: new PlayersService(db),
+    players: new PlayersService(db, realtime),
     ranks,
-    announcements: new AnnouncementsService(db),
+    announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks),
+    agent: new AgentService(db, ranks, realtime),
     realtime,
     background: [
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),

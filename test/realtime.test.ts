@@ -116,15 +116,15 @@ describe("analytics stream: timing (servers of their own)", () => {
     // Renewed: the notice arrives, a fresh token goes in, and the socket outlives the old token.
     const kept = await WsClient.connect(srv, f.serverId, bearer(short));
     await kept.until("snapshot");
-    const notice = await kept.next(3000);
+    const notice = (await kept.until("token_expiring", 3000)).at(-1);
     expect(notice).toMatchObject({ type: "token_expiring", data: { expires_at: new Date((now + 2) * 1000).toISOString() } });
     kept.send({ type: "auth", token: f.owner.token });
-    expect((await kept.next()).type).toBe("auth_ok");
+    await kept.until("auth_ok");
 
     // Not renewed: closed at expiry.
     const lapsed = await WsClient.connect(srv, f.serverId, bearer(await srv.services.tokens.sign(f.owner.id, Math.floor(Date.now() / 1000), 2)));
     await lapsed.until("snapshot");
-    expect((await lapsed.next(3000)).type).toBe("token_expiring");
+    await lapsed.until("token_expiring", 3000);
     expect(await closeCode(lapsed, 4000)).toBe(CLOSE.credentialEnded);
     expect(await closeCode(kept, 500)).toBe("open");
     kept.close();
@@ -174,4 +174,74 @@ describe("analytics stream: events", () => {
     expect(await a.quiet(200)).toEqual([]);
     for (const c of [a, b, late]) c.close();
   });
+});
+
+describe("analytics stream: events from the platform", () => {
+  test("agent pushes, dashboard changes and pinger results arrive in order after the snapshot", async () => {
+    const { startStatusResponder } = await import("../scripts/demo-mc-server");
+    const { agentApi, eventId } = await import("./servers-fixture");
+    const mc = await startStatusResponder({ port: 0, motd: "Live test", maxPlayers: 42 });
+    try {
+      const f = await newServer(server, { host: "127.0.0.1", port: mc.port });
+      const c = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
+      await c.until("snapshot");
+      const alex = "22222222-2222-4222-8222-222222222222";
+
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/heartbeat", { tps: 19.8, mspt: 22, players_online: 1, memory_used_mb: 700, memory_max_mb: 2048 })).status).toBe(200);
+      const batch = {
+        events: [
+          { event_id: eventId(), type: "join", uuid: alex, name: "Alex" },
+          { event_id: eventId(), type: "ban", uuid: "33333333-3333-4333-8333-333333333333", name: "Griefer", reason: "griefing" },
+          { event_id: eventId(), type: "leave", uuid: alex, name: "Alex" },
+        ],
+      };
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({ accepted: 3 });
+      // A retried batch changes nothing, so it publishes nothing.
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({ accepted: 0 });
+      const sel = { token: f.owner.token, headers: { "x-server-id": f.serverId } };
+      expect((await api(server, "POST", "/server/ranks", { ...sel, body: { name: "vip", weight: 10, prefix: "[VIP]" } })).status).toBe(200);
+      expect((await api(server, "POST", "/server/announcements", { ...sel, body: { message: "Welcome!", interval_seconds: 300 } })).status).toBe(200);
+      expect((await api(server, "DELETE", "/server/bans/33333333-3333-4333-8333-333333333333", sel)).status).toBe(200);
+      await server.services.monitoring.checkNow(f.serverId);
+
+      const got = await c.until("status", 5000);
+      expect(got.map((m) => m.type)).toEqual(["heartbeat", "player_join", "ban_added", "player_leave", "ranks_changed", "announcements_changed", "ban_lifted", "status"]);
+      expect(got[0]!.data).toMatchObject({ tps: 19.8, mspt: 22, players_online: 1, memory_used_mb: 700 });
+      expect(got[1]!.data).toEqual({ uuid: alex, name: "Alex" });
+      expect(got[2]!.data).toMatchObject({ uuid: "33333333-3333-4333-8333-333333333333", reason: "griefing" });
+      expect(got[4]!.data).toMatchObject({ action: "created", rank: { name: "vip", weight: 10 } });
+      expect(got[7]!.data).toMatchObject({ online: true, players_max: 42, changed: true, latency_ms: expect.any(Number) });
+      expect(await c.quiet(150)).toEqual([]);
+
+      // The server goes down: the next check says so.
+      await mc.close();
+      await server.services.monitoring.checkNow(f.serverId);
+      expect(await c.next(5000)).toMatchObject({ type: "status", data: { online: false, changed: true } });
+      const late = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
+      const snap = (await late.until("snapshot")).at(-1)!;
+      expect(snap.data).toMatchObject({ status: "down", online: false, tps: 19.8, players_online: 0, players_max: 42 });
+      c.close();
+      late.close();
+    } finally {
+      await mc.close().catch(() => {});
+    }
+  }, 20_000);
+});
+
+describe("analytics stream: the pinger's own loop", () => {
+  test("with the pinger running, status events arrive without anyone asking", async () => {
+    const { startStatusResponder } = await import("../scripts/demo-mc-server");
+    const mc = await startStatusResponder({ port: 0 });
+    try {
+      const srv = await startTestServer({ PINGER_ENABLED: "true", PING_INTERVAL_SECONDS: "1" });
+      const f = await newServer(srv, { host: "127.0.0.1", port: mc.port });
+      const c = await WsClient.connect(srv, f.serverId, bearer(f.owner.token));
+      await c.until("snapshot");
+      const status = (await c.until("status", 5000)).at(-1)!;
+      expect(status.data).toMatchObject({ online: true });
+      c.close();
+    } finally {
+      await mc.close();
+    }
+  }, 15_000);
 });

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Db } from "../db/client";
 import { agentEvents, announcements, bans, servers, serverStatus } from "../db/schema";
 import { iso } from "../lib/schemas";
+import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
@@ -23,6 +24,7 @@ export class AgentService {
   constructor(
     private readonly db: Db,
     private readonly ranks: RanksService,
+    private readonly sink: ServerEventSink = NO_EVENTS,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -42,6 +44,12 @@ export class AgentService {
       heartbeatAt: new Date(),
     };
     await this.db.insert(serverStatus).values({ serverId, ...values }).onConflictDoUpdate({ target: serverStatus.serverId, set: values });
+    this.sink.publish(
+      serverId,
+      "heartbeat",
+      { tps: values.tps, mspt: values.mspt, players_online: values.agentPlayersOnline, memory_used_mb: values.memoryUsedMb, memory_max_mb: values.memoryMaxMb },
+      values.heartbeatAt,
+    );
     return { server_id: serverId, received_at: iso(values.heartbeatAt) };
   }
 
@@ -52,7 +60,9 @@ export class AgentService {
    */
   async events(serverId: string, events: TAgentEvent[]) {
     const now = Date.now();
-    return this.db.transaction(async (tx) => {
+    // Published only after the transaction commits, in batch order, and only what was new.
+    const changes: [ServerEventType, Record<string, unknown>, Date][] = [];
+    const result = await this.db.transaction(async (tx) => {
       const inserted = await tx
         .insert(agentEvents)
         .values(events.map((e) => ({ serverId, eventId: e.event_id })))
@@ -65,13 +75,24 @@ export class AgentService {
         if (!fresh.delete(e.event_id)) continue;
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
-        if (e.type === "join") await applyJoin(tx, serverId, e.uuid, e.name, at);
-        else if (e.type === "leave") await applyLeave(tx, serverId, e.uuid, e.name, at);
-        else if (e.type === "ban") await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
-        else await applyUnban(tx, serverId, e.uuid, "game");
+        if (e.type === "join") {
+          await applyJoin(tx, serverId, e.uuid, e.name, at);
+          changes.push(["player_join", { uuid: e.uuid, name: e.name }, at]);
+        } else if (e.type === "leave") {
+          await applyLeave(tx, serverId, e.uuid, e.name, at);
+          changes.push(["player_leave", { uuid: e.uuid, name: e.name ?? null }, at]);
+        } else if (e.type === "ban") {
+          const row = await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
+          changes.push(["ban_added", banOut(row), at]);
+        } else {
+          await applyUnban(tx, serverId, e.uuid, "game");
+          changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
+        }
       }
       return { accepted, duplicates: events.length - accepted };
     });
+    for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);
+    return result;
   }
 
   /** What the plugin should apply: ranks, live announcements, dashboard bans and recent dashboard pardons. */

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
 import { announcements } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -70,7 +71,10 @@ function checkShape(a: { intervalSeconds: number | null; schedule: string | null
 const toDate = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
 
 export class AnnouncementsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: ServerEventSink = NO_EVENTS,
+  ) {}
 
   async list(principal: Principal, serverId: string) {
     await requireServerRole(this.db, principal, serverId, "viewer");
@@ -91,12 +95,14 @@ export class AnnouncementsService {
     };
     checkShape(values);
     const [row] = await this.db.insert(announcements).values(values).returning();
-    return announcementOut(row!);
+    const announcement = announcementOut(row!);
+    this.events.publish(serverId, "announcements_changed", { action: "created", announcement });
+    return announcement;
   }
 
   async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
     await requireServerRole(this.db, principal, serverId, "admin");
-    return this.db.transaction(async (tx) => {
+    const announcement = await this.db.transaction(async (tx) => {
       const [current] = await tx.select().from(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).for("update");
       if (!current) throw new AppError("not_found", "No such announcement on this server.");
       const next = {
@@ -111,12 +117,15 @@ export class AnnouncementsService {
       const [row] = await tx.update(announcements).set({ ...next, updatedAt: new Date() }).where(eq(announcements.id, id)).returning();
       return announcementOut(row!);
     });
+    this.events.publish(serverId, "announcements_changed", { action: "updated", announcement });
+    return announcement;
   }
 
   async remove(principal: Principal, serverId: string, id: string) {
     await requireServerRole(this.db, principal, serverId, "admin");
     const gone = await this.db.delete(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).returning({ id: announcements.id });
     if (gone.length === 0) throw new AppError("not_found", "No such announcement on this server.");
+    this.events.publish(serverId, "announcements_changed", { action: "deleted", announcement: { announcement_id: id } });
     return { ok: true as const };
   }
 }

@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
 import { bans, players, playerSessions } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -107,7 +108,10 @@ export async function applyUnban(tx: Tx, serverId: string, uuid: string, origin:
 }
 
 export class PlayersService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: ServerEventSink = NO_EVENTS,
+  ) {}
 
   async list(principal: Principal, serverId: string, page: { limit: number; offset: number; online?: boolean }) {
     await requireServerRole(this.db, principal, serverId, "viewer");
@@ -155,13 +159,16 @@ export class PlayersService {
     await requireServerRole(this.db, principal, serverId, "admin");
     if (input.expires && new Date(input.expires).getTime() <= Date.now()) throw new AppError("bad_request", "expires must be in the future.");
     const row = await applyBan(this.db, serverId, input, "dashboard", principal.kind === "user" ? principal.userId : null);
-    return banOut(row);
+    const ban = banOut(row);
+    this.events.publish(serverId, "ban_added", ban);
+    return ban;
   }
 
   async unban(principal: Principal, serverId: string, uuid: string) {
     await requireServerRole(this.db, principal, serverId, "admin");
     const lifted = await applyUnban(this.db, serverId, uuid, "dashboard");
     if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");
+    this.events.publish(serverId, "ban_lifted", { uuid, source: "dashboard" });
     return { ok: true as const };
   }
 }

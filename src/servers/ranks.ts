@@ -1,4 +1,5 @@
 import { and, asc, desc, eq } from "drizzle-orm";
+import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
 import { ranks, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -56,7 +57,10 @@ export function findCycle(graph: Map<string, string[]>): string[] | null {
 
 /** Ranks in the LuckPerms manner: weighted groups with prefixes, permissions and parents. */
 export class RanksService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: ServerEventSink = NO_EVENTS,
+  ) {}
 
   async list(principal: Principal, serverId: string) {
     await requireServerRole(this.db, principal, serverId, "viewer");
@@ -67,8 +71,8 @@ export class RanksService {
     return this.db.select().from(ranks).where(eq(ranks.serverId, serverId)).orderBy(desc(ranks.weight), asc(ranks.name));
   }
 
-  create(principal: Principal, serverId: string, name: string, fields: RankFields) {
-    return this.write(principal, serverId, async (tx, existing) => {
+  async create(principal: Principal, serverId: string, name: string, fields: RankFields) {
+    const rank = await this.write(principal, serverId, async (tx, existing) => {
       if (existing.has(name)) throw new AppError("conflict", `A rank named ${name} already exists on this server.`);
       this.checkGraph(existing, name, fields.parents ?? []);
       const [row] = await tx
@@ -86,10 +90,12 @@ export class RanksService {
         .returning();
       return rankOut(row!);
     });
+    this.events.publish(serverId, "ranks_changed", { action: "created", rank });
+    return rank;
   }
 
-  update(principal: Principal, serverId: string, name: string, fields: RankFields) {
-    return this.write(principal, serverId, async (tx, existing) => {
+  async update(principal: Principal, serverId: string, name: string, fields: RankFields) {
+    const rank = await this.write(principal, serverId, async (tx, existing) => {
       if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
       if (fields.parents) this.checkGraph(existing, name, fields.parents);
       const [row] = await tx
@@ -107,16 +113,20 @@ export class RanksService {
         .returning();
       return rankOut(row!);
     });
+    this.events.publish(serverId, "ranks_changed", { action: "updated", rank });
+    return rank;
   }
 
-  remove(principal: Principal, serverId: string, name: string) {
-    return this.write(principal, serverId, async (tx, existing) => {
+  async remove(principal: Principal, serverId: string, name: string) {
+    const out = await this.write(principal, serverId, async (tx, existing) => {
       if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
       const children = [...existing].filter(([, parents]) => parents.includes(name)).map(([child]) => child);
       if (children.length) throw new AppError("conflict", `Ranks ${children.join(", ")} inherit from ${name}; change their parents first.`, { details: { children } });
       await tx.delete(ranks).where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)));
       return { ok: true as const };
     });
+    this.events.publish(serverId, "ranks_changed", { action: "deleted", rank: { name } });
+    return out;
   }
 
   private checkGraph(existing: Map<string, string[]>, name: string, parents: string[]) {

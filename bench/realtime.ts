@@ -1,0 +1,155 @@
+/**
+ * Realtime benchmark: broadcast fan-out on one server topic to thousands of subscribers,
+ * against a raw Bun.serve pub/sub baseline in the same run; memory per idle socket; and, with
+ * DATABASE_URL, cross-instance delivery latency (agent heartbeat on one instance, socket on
+ * another).
+ *
+ *   node_modules/.bin/bun bench/realtime.ts
+ *   BENCH_SUBSCRIBERS=2000 BENCH_RATE=100 BENCH_SECONDS=5 node_modules/.bin/bun bench/realtime.ts
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/realtime.ts
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { benchDatabase, startTarget } from "./lib/targets";
+
+const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 2000);
+const rate = Number(process.env.BENCH_RATE ?? 100);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+
+async function post(url: string, body: unknown, token?: string) {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
+
+interface Fanout {
+  delivered: number;
+  lat: number[];
+}
+
+/** Opens `n` sockets that count heartbeats and record delivery latency (receive - ts). */
+async function openSockets(wsUrl: string, n: number, headers: Record<string, string>, f: Fanout) {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < n; i += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, n - i) }, () => {
+        const ws = new WebSocket(wsUrl, { headers } as never);
+        sockets.push(ws);
+        return new Promise<void>((resolve, reject) => {
+          ws.onmessage = (ev) => {
+            const m = JSON.parse(String(ev.data));
+            if (m.type === "snapshot") return resolve();
+            if (m.type === "heartbeat") {
+              f.delivered++;
+              if ((f.delivered & 7) === 0) f.lat.push(Date.now() - Date.parse(m.ts));
+            }
+          };
+          ws.onerror = () => reject(new Error("socket error"));
+          ws.onclose = (ev) => reject(new Error(`closed ${ev.code}`));
+        });
+      }),
+    );
+  }
+  return sockets;
+}
+
+/** Publishes at a fixed rate for the duration, then waits for stragglers. */
+async function drive(publish: () => Promise<unknown>, f: Fanout) {
+  const start = performance.now();
+  let sent = 0;
+  while (performance.now() - start < seconds * 1000) {
+    const due = Math.floor(((performance.now() - start) / 1000) * rate);
+    const batch: Promise<unknown>[] = [];
+    while (sent < due) {
+      batch.push(publish());
+      sent++;
+    }
+    await Promise.all(batch);
+    await Bun.sleep(2);
+  }
+  const expected = sent * subscribers;
+  const deadline = performance.now() + 10_000;
+  while (f.delivered < expected && performance.now() < deadline) await Bun.sleep(20);
+  const elapsed = (performance.now() - start) / 1000;
+  f.lat.sort((x, y) => x - y);
+  return { sent, expected, delivered: f.delivered, perSecond: f.delivered / elapsed, p50: f.lat[Math.floor(f.lat.length / 2)] ?? NaN, p99: f.lat[Math.floor(f.lat.length * 0.99)] ?? NaN };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
+const db = await benchDatabase();
+const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: db.url, PINGER_ENABLED: "false", PASSWORD_MEMORY_KIB: "4096", PASSWORD_TIME_COST: "1" };
+
+// --- the app ---
+const app = await startTarget("src/main.ts", env);
+await post(`${app.url}/auth/signup`, { email: "rt@example.test", password: "bench password" });
+const { access_token } = await post(`${app.url}/auth/login`, { email: "rt@example.test", password: "bench password" });
+const { team_id } = await post(`${app.url}/teams`, { name: "rt" }, access_token);
+const srv = await post(`${app.url}/server/servers`, { team_id, name: "bench", host: "127.0.0.1", port: 9, kind: "single" }, access_token);
+const appRss0 = rssOf(app.pid);
+const appFan: Fanout = { delivered: 0, lat: [] };
+const appSockets = await openSockets(`${app.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, subscribers, { authorization: `Bearer ${access_token}` }, appFan);
+await Bun.sleep(500);
+const appRss1 = rssOf(app.pid);
+const hb = { tps: 20, mspt: 12.5, players_online: 10, memory_used_mb: 2048, memory_max_mb: 4096 };
+const appResult = await drive(() => post(`${app.url}/agent/heartbeat`, hb, srv.agent_token), appFan);
+for (const s of appSockets) s.close();
+
+// Cross-instance: a second instance on the same PostgreSQL, socket there, heartbeats to the first.
+let cross: { p50: number; p99: number; n: number } | undefined;
+if (db.url) {
+  const second = await startTarget("src/main.ts", env);
+  const f: Fanout = { delivered: 0, lat: [] };
+  const [sock] = await openSockets(`${second.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, 1, { authorization: `Bearer ${access_token}` }, f);
+  for (let i = 0; i < 400; i++) {
+    await post(`${app.url}/agent/heartbeat`, hb, srv.agent_token);
+    await Bun.sleep(5);
+  }
+  await Bun.sleep(300);
+  // Every heartbeat is timed here, not a sample of them.
+  const lat: number[] = [];
+  f.lat.length = 0;
+  f.delivered = 0;
+  const done = new Promise<void>((resolve) => {
+    sock!.onmessage = (ev) => {
+      const m = JSON.parse(String(ev.data));
+      if (m.type === "heartbeat") lat.push(Date.now() - Date.parse(m.ts));
+      if (lat.length === 200) resolve();
+    };
+  });
+  for (let i = 0; i < 200; i++) {
+    await post(`${app.url}/agent/heartbeat`, hb, srv.agent_token);
+    await Bun.sleep(5);
+  }
+  await Promise.race([done, Bun.sleep(5000)]);
+  lat.sort((x, y) => x - y);
+  cross = { p50: lat[Math.floor(lat.length / 2)]!, p99: lat[Math.floor(lat.length * 0.99)]!, n: lat.length };
+  sock!.close();
+  await second.stop();
+}
+await app.stop();
+
+// --- the raw baseline ---
+const raw = await startTarget("bench/raw-pubsub.ts", {});
+const rawRss0 = rssOf(raw.pid);
+const rawFan: Fanout = { delivered: 0, lat: [] };
+const rawSockets = await openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan);
+await Bun.sleep(500);
+const rawRss1 = rssOf(raw.pid);
+const rawResult = await drive(() => post(`${raw.url}/publish`, hb), rawFan);
+for (const s of rawSockets) s.close();
+await raw.stop();
+rmSync(dataDir, { recursive: true, force: true });
+await db.drop();
+
+const line = (name: string, r: typeof appResult, perSocket: number, base?: typeof appResult) =>
+  console.log(
+    `${name.padEnd(34)}${r.perSecond.toFixed(0).padEnd(14)}${r.p50.toFixed(0).padEnd(9)}${r.p99.toFixed(0).padEnd(9)}${`${r.delivered}/${r.expected}`.padEnd(18)}${(perSocket / 1024).toFixed(1).padEnd(12)}${base ? (r.perSecond / base.perSecond).toFixed(2) : ""}`,
+  );
+console.log(`database: ${db.url ? "postgres" : "pglite"}; ${subscribers} subscribers on one server topic; ${rate} events/s for ${seconds}s`);
+console.log(`\n${"case".padEnd(34)}${"delivered/s".padEnd(14)}${"p50 ms".padEnd(9)}${"p99 ms".padEnd(9)}${"delivered".padEnd(18)}${"KiB/socket".padEnd(12)}ratio to raw`);
+line("raw Bun.serve pub/sub", rawResult, (rawRss1 - rawRss0) / subscribers);
+line("app (agent heartbeat -> actor -> ws)", appResult, (appRss1 - appRss0) / subscribers, rawResult);
+if (cross) console.log(`\ncross-instance delivery (heartbeat on instance A, socket on instance B, via LISTEN/NOTIFY): p50 ${cross.p50} ms, p99 ${cross.p99} ms over ${cross.n} events`);

@@ -1,0 +1,87 @@
+import { describe, expect, test } from "bun:test";
+import type { RunningServer } from "../src/app";
+import { devIdp, startTestServer, tempDir, usingPostgres } from "./harness";
+import { api, expectError } from "./helpers";
+import { hiddenFields, newClient, poll, start } from "./login-helpers";
+import { agentApi, newServer } from "./servers-fixture";
+import { WsClient } from "./ws-helpers";
+
+/** `url` as the load balancer would send it to `target` instead. */
+const via = (url: string, target: RunningServer) => {
+  const u = new URL(url);
+  u.port = String(target.port);
+  return u.toString();
+};
+
+/**
+ * Three app instances on one PostgreSQL database, as behind a load balancer: they share the
+ * database, the signing key (one DATA_DIR here; JWT_PRIVATE_KEY in production) and the public
+ * address. Any instance can serve any request.
+ */
+describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
+  let a: RunningServer, b: RunningServer, c: RunningServer;
+
+  async function startThree(extra: Record<string, string> = {}) {
+    const idp = await devIdp();
+    const dir = tempDir();
+    const common = { DEV_IDP_URL: idp.url, DATA_DIR: dir, ...extra };
+    a = await startTestServer(common);
+    const pub = { ...common, PUBLIC_URL: `http://127.0.0.1:${a.port}` };
+    b = await startTestServer(pub);
+    c = await startTestServer(pub);
+  }
+
+  test("a login started on the first, called back on the second, approved there and polled on the third", async () => {
+    await startThree();
+    const client = await newClient(a);
+    const started = await start(a, client, "lb");
+    // The browser: provider sign-in, then the callback lands on instance B.
+    const page = await fetch(started.auth_url);
+    const form = new URLSearchParams({ ...hiddenFields(await page.text()), username: "Balancer", outcome: "success" });
+    const submitted = await fetch(started.auth_url.split("?")[0]!, { method: "POST", body: form, redirect: "manual" });
+    const callback = await fetch(via(submitted.headers.get("location")!, b), { redirect: "manual" });
+    expect(callback.status).toBe(200);
+    const html = await callback.text();
+    const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
+    const approved = await fetch(`${b.url}/client/ms-auth/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams({ ...hiddenFields(html), decision: "approve" }),
+      redirect: "manual",
+    });
+    expect(new URL(approved.headers.get("location")!).searchParams.get("status")).toBe("authorized");
+    const polled = await poll(c, client, started.auth_request_id);
+    expect(polled.body).toMatchObject({ status: "authorized", mc_username: "Balancer" });
+    const valid = await api(a, "POST", "/client/ms-auth/session/validate", { body: { client_id: client.clientId, client_secret: client.secret, svc_session_token: polled.body.svc_session_token } });
+    expect(valid.body).toMatchObject({ valid: true, mc_username: "Balancer" });
+  });
+
+  test("an agent heartbeat sent to one instance reaches a socket on another, in order with other instances' events", async () => {
+    const f = await newServer(a);
+    const onB = await WsClient.connect(b, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    const onC = await WsClient.connect(c, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    await onB.until("snapshot");
+    await onC.until("snapshot");
+    const hb = await agentApi(a, f.agentToken, "POST", "/agent/heartbeat", { tps: 19.7, mspt: 25.1, players_online: 3, memory_used_mb: 1024, memory_max_mb: 4096 });
+    expect(hb.status).toBe(200);
+    const got = await onB.next(5000);
+    expect(got).toMatchObject({ type: "heartbeat", server_id: f.serverId, data: { tps: 19.7, mspt: 25.1, players_online: 3 } });
+    // Events published on different instances arrive in one order everywhere.
+    a.services.realtime.publish(f.serverId, "status", { online: true, latency_ms: 1, changed: true });
+    c.services.realtime.publish(f.serverId, "status", { online: false, latency_ms: null, changed: true });
+    b.services.realtime.publish(f.serverId, "status", { online: true, latency_ms: 3, changed: true });
+    const seqB = [await onB.next(5000), await onB.next(5000), await onB.next(5000)].map((m) => m.data.latency_ms);
+    const seqC = [(await onC.until("heartbeat"), await onC.next(5000)), await onC.next(5000), await onC.next(5000)].map((m) => m.data.latency_ms);
+    expect(seqB).toEqual(seqC);
+    onB.close();
+    onC.close();
+  });
+
+  test("a rate limit counts requests across instances", async () => {
+    await startThree({ RATE_LIMIT_START_PER_MIN: "4" });
+    const client = await newClient(a);
+    const body = { client_id: client.clientId, client_secret: client.secret };
+    for (const srv of [a, b, c, a]) expect((await api(srv, "POST", "/client/ms-auth/start", { body })).status).toBe(200);
+    for (const srv of [a, b, c]) expectError(await api(srv, "POST", "/client/ms-auth/start", { body }), 429, "rate_limited");
+  });
+});
