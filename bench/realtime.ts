@@ -19,6 +19,19 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 
+/**
+ * Memory per idle socket: RSS after `n` sockets minus RSS before, over n. A first round of
+ * sockets (opened and closed) warms allocators and caches so they are not counted.
+ */
+async function socketMemory(pid: number, open: () => Promise<WebSocket[]>) {
+  for (const s of await open()) s.close();
+  await Bun.sleep(1500);
+  const before = rssOf(pid);
+  const sockets = await open();
+  await Bun.sleep(1500);
+  return { sockets, perSocket: (rssOf(pid) - before) / sockets.length };
+}
+
 async function post(url: string, body: unknown, token?: string) {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
@@ -88,11 +101,9 @@ await post(`${app.url}/auth/signup`, { email: "rt@example.test", password: "benc
 const { access_token } = await post(`${app.url}/auth/login`, { email: "rt@example.test", password: "bench password" });
 const { team_id } = await post(`${app.url}/teams`, { name: "rt" }, access_token);
 const srv = await post(`${app.url}/server/servers`, { team_id, name: "bench", host: "127.0.0.1", port: 9, kind: "single" }, access_token);
-const appRss0 = rssOf(app.pid);
 const appFan: Fanout = { delivered: 0, lat: [] };
-const appSockets = await openSockets(`${app.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, subscribers, { authorization: `Bearer ${access_token}` }, appFan);
-await Bun.sleep(500);
-const appRss1 = rssOf(app.pid);
+const appMem = await socketMemory(app.pid, () => openSockets(`${app.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, subscribers, { authorization: `Bearer ${access_token}` }, appFan));
+const appSockets = appMem.sockets;
 const hb = { tps: 20, mspt: 12.5, players_online: 10, memory_used_mb: 2048, memory_max_mb: 4096 };
 const appResult = await drive(() => post(`${app.url}/agent/heartbeat`, hb, srv.agent_token), appFan);
 for (const s of appSockets) s.close();
@@ -133,11 +144,9 @@ await app.stop();
 
 // --- the raw baseline ---
 const raw = await startTarget("bench/raw-pubsub.ts", {});
-const rawRss0 = rssOf(raw.pid);
 const rawFan: Fanout = { delivered: 0, lat: [] };
-const rawSockets = await openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan);
-await Bun.sleep(500);
-const rawRss1 = rssOf(raw.pid);
+const rawMem = await socketMemory(raw.pid, () => openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan));
+const rawSockets = rawMem.sockets;
 const rawResult = await drive(() => post(`${raw.url}/publish`, hb), rawFan);
 for (const s of rawSockets) s.close();
 await raw.stop();
@@ -150,6 +159,6 @@ const line = (name: string, r: typeof appResult, perSocket: number, base?: typeo
   );
 console.log(`database: ${db.url ? "postgres" : "pglite"}; ${subscribers} subscribers on one server topic; ${rate} events/s for ${seconds}s`);
 console.log(`\n${"case".padEnd(34)}${"delivered/s".padEnd(14)}${"p50 ms".padEnd(9)}${"p99 ms".padEnd(9)}${"delivered".padEnd(18)}${"KiB/socket".padEnd(12)}ratio to raw`);
-line("raw Bun.serve pub/sub", rawResult, (rawRss1 - rawRss0) / subscribers);
-line("app (agent heartbeat -> actor -> ws)", appResult, (appRss1 - appRss0) / subscribers, rawResult);
+line("raw Bun.serve pub/sub", rawResult, rawMem.perSocket);
+line("app (heartbeat -> actor -> ws)", appResult, appMem.perSocket, rawResult);
 if (cross) console.log(`\ncross-instance delivery (heartbeat on instance A, socket on instance B, via LISTEN/NOTIFY): p50 ${cross.p50} ms, p99 ${cross.p99} ms over ${cross.n} events`);
