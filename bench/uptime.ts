@@ -16,41 +16,19 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { loadConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
-import { envelope, toErrorBody } from "../src/lib/errors";
-import { createLogger } from "../src/lib/log";
 import { pruneAndRollUp } from "../src/monitoring/retention";
-import { createServices } from "../src/services";
 import { load, table, type LoadResult } from "./lib/load";
 import { benchDatabase, startTarget } from "./lib/targets";
+import { bearerPrincipal, send, serveRaw } from "./lib/raw-server";
 
 if (process.env.BENCH_UPTIME_RAW === "1") {
-  const config = loadConfig();
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  const services = await createServices(config, database, createLogger("silent"));
-  const send = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-  const server = Bun.serve({
-    port: config.PORT,
-    hostname: "127.0.0.1",
-    async fetch(req) {
-      try {
-        const url = new URL(req.url);
-        if (url.pathname === "/health") return send({ status: "ok" });
-        if (url.pathname !== "/server/uptime-stats") return send({ error: { code: "not_found" } }, 404);
-        const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "");
-        const principal = auth ? await services.accounts.authenticate(auth[1]!) : null;
-        if (!principal) return send({ error: { code: "unauthenticated" } }, 401);
-        const window = (url.searchParams.get("window") ?? "24h") as "30d";
-        return send(await services.monitoring.uptimeStats(principal, req.headers.get("x-server-id")!, window));
-      } catch (err) {
-        const { body, status } = toErrorBody(err);
-        return send(envelope(body, ""), status);
-      }
-    },
-  });
-  process.once("SIGTERM", async () => {
-    server.stop(true);
-    await database.close();
-    process.exit(0);
+  await serveRaw(async (req, url, services) => {
+    if (url.pathname === "/health") return send({ status: "ok" });
+    if (url.pathname !== "/server/uptime-stats") return undefined;
+    const principal = await bearerPrincipal(services, req);
+    if (!principal) return send({ error: { code: "unauthenticated" } }, 401);
+    const window = (url.searchParams.get("window") ?? "24h") as "30d";
+    return send(await services.monitoring.uptimeStats(principal, req.headers.get("x-server-id")!, window));
   });
 } else {
   await main();

@@ -1,26 +1,18 @@
 import { z } from "zod";
 import { ZOk } from "../lib/schemas";
-import type { Principal } from "../trpc/context";
 import { router } from "../trpc/init";
-import { authedProcedure } from "../trpc/procedures";
+import { authedProcedure, limitedByPrincipal } from "../trpc/procedures";
 import { ZClientApp, ZClientRef, ZCreateClient, ZCreatedClient, ZEnableMsAuth, ZListClients, ZMsAuthModule, ZUpdateClient } from "./schemas";
 
 const tags = ["clients"];
 const err = [400, 401, 403, 404, 429];
 
-/** "Per token" for the seed's write limits: one counter per person or API key. */
-const principalKey = (p: Principal) => (p.kind === "user" ? `user:${p.userId}` : `key:${p.keyId}`);
-
 export const clientsRouter = router({
-  create: authedProcedure
+  create: limitedByPrincipal("clientWrite")
     .meta({ access: "team:admin", openapi: { method: "POST", path: "/client/apps", tags, summary: "Create a client application; the client_secret is shown only in this response", errorResponses: [400, 401, 403, 429] } })
     .input(ZCreateClient)
     .output(ZCreatedClient)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.clientWrite, principalKey(ctx.principal), ctx.resHeaders);
-      return s.clients.create(ctx.principal, input);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.clients.create(ctx.principal, input)),
 
   list: authedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/client/apps", tags, summary: "The team's client applications (never a secret)", errorResponses: err } })
@@ -52,15 +44,11 @@ export const clientsRouter = router({
     .output(ZCreatedClient)
     .mutation(({ ctx, input }) => ctx.services.clients.rotateSecret(ctx.principal, input.client_id)),
 
-  enableMsAuth: authedProcedure
+  enableMsAuth: limitedByPrincipal("clientWrite")
     .meta({ access: "team:admin", openapi: { method: "POST", path: "/client/apps/{client_id}/modules/ms-auth", tags, summary: "Enable the ms_auth login module, or change its post-login redirect URI", errorResponses: err } })
     .input(ZEnableMsAuth)
     .output(ZMsAuthModule)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.clientWrite, principalKey(ctx.principal), ctx.resHeaders);
-      return s.clients.enableMsAuth(ctx.principal, input.client_id, input.post_login_redirect_uri);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.clients.enableMsAuth(ctx.principal, input.client_id, input.post_login_redirect_uri)),
 
   getMsAuth: authedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/client/apps/{client_id}/modules/ms-auth", tags, summary: "The ms_auth module's settings (404 when not enabled)", errorResponses: err } })

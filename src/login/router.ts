@@ -1,11 +1,11 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
-import { publicProcedure } from "../trpc/procedures";
+import { limitedByClient } from "../trpc/procedures";
 import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
 
 const tags = ["ms-auth"];
 export const loginRouter = router({
-  start: publicProcedure
+  start: limitedByClient("start")
     .meta({
       access: "client",
       openapi: {
@@ -20,13 +20,9 @@ export const loginRouter = router({
     })
     .input(ZStartInput)
     .output(ZStartOutput)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.start, input.client_id, ctx.resHeaders);
-      return s.login.start(input.client_id, input.client_secret, input.client_state);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.login.start(input.client_id, input.client_secret, input.client_state)),
 
-  poll: publicProcedure
+  poll: limitedByClient("poll")
     .meta({
       access: "client",
       openapi: {
@@ -41,13 +37,9 @@ export const loginRouter = router({
     })
     .input(ZPollInput)
     .output(ZPollOutput)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.poll, input.client_id, ctx.resHeaders);
-      return s.login.poll(input.client_id, input.client_secret, input.auth_request_id);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.login.poll(input.client_id, input.client_secret, input.auth_request_id)),
 
-  validate: publicProcedure
+  validate: limitedByClient("validate")
     .meta({
       access: "client",
       openapi: {
@@ -62,13 +54,9 @@ export const loginRouter = router({
     })
     .input(ZSessionInput)
     .output(ZValidateOutput)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.validate, input.client_id, ctx.resHeaders);
-      return s.login.validate(input.client_id, input.client_secret, input.svc_session_token);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.login.validate(input.client_id, input.client_secret, input.svc_session_token)),
 
-  revoke: publicProcedure
+  revoke: limitedByClient("validate")
     .meta({
       access: "client",
       openapi: {
@@ -83,9 +71,5 @@ export const loginRouter = router({
     })
     .input(ZSessionInput)
     .output(ZOk)
-    .mutation(async ({ ctx, input }) => {
-      const s = ctx.services;
-      await s.limiter.enforce(s.limits.validate, input.client_id, ctx.resHeaders);
-      return s.login.revoke(input.client_id, input.client_secret, input.svc_session_token);
-    }),
+    .mutation(({ ctx, input }) => ctx.services.login.revoke(input.client_id, input.client_secret, input.svc_session_token)),
 });

@@ -1,5 +1,5 @@
 import { AppError } from "../lib/errors";
-import type { Principal } from "./context";
+import type { Context, Principal } from "./context";
 import { t } from "./init";
 
 export const publicProcedure = t.procedure;
@@ -39,3 +39,25 @@ export const agentProcedure = t.procedure.use(async ({ ctx, next }) => {
   if (!agent) throw new AppError("unauthenticated", "The agent token is invalid or has been replaced.");
   return next({ ctx: { ...ctx, agent } });
 });
+
+type LimitName = keyof Context["services"]["limits"];
+
+/**
+ * Counted per client (the `client_id` of the request, read before validation so malformed
+ * requests count too) against one of the configured limits; 429 over it.
+ */
+export const limitedByClient = (limit: LimitName) =>
+  publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+    const raw = (await getRawInput()) as { client_id?: unknown } | undefined;
+    const clientId = typeof raw?.client_id === "string" ? raw.client_id.slice(0, 64) : "";
+    await ctx.services.limiter.enforce(ctx.services.limits[limit], clientId, ctx.resHeaders);
+    return next();
+  });
+
+/** Counted per person or API key ("per token" in the seed's limits). */
+export const limitedByPrincipal = (limit: LimitName) =>
+  authedProcedure.use(async ({ ctx, next }) => {
+    const p = ctx.principal;
+    await ctx.services.limiter.enforce(ctx.services.limits[limit], p.kind === "user" ? `user:${p.userId}` : `key:${p.keyId}`, ctx.resHeaders);
+    return next();
+  });
