@@ -47,7 +47,7 @@ const ConfigSchema = z
     IDENTITY_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
 
     // --- Login requests and sessions (ms_auth) ---
-    LOGIN_REQUEST_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(600),
+    LOGIN_REQUEST_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
     SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(30 * 86_400),
     LOGIN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(30),
 
@@ -56,6 +56,14 @@ const ConfigSchema = z
     RATE_LIMIT_POLL_PER_MIN: z.coerce.number().int().min(1).default(300),
     RATE_LIMIT_VALIDATE_PER_MIN: z.coerce.number().int().min(1).default(300),
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: z.coerce.number().int().min(1).default(20),
+    /** Every request, per client address, per instance: a flood guard under the limits above. */
+    RATE_LIMIT_GENERAL_PER_MIN: z.coerce.number().int().min(1).default(3000),
+    /** Browser origins allowed to call the API (comma-separated, or *); none by default. */
+    CORS_ORIGINS: z
+      .string()
+      .default("")
+      .transform((v) => v.split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean))
+      .pipe(z.array(z.union([z.literal("*"), z.url({ protocol: /^https?$/ })]))),
 
     // --- Server monitoring ---
     PING_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
