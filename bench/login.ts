@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load, table, type LoadResult } from "./lib/load";
+import { launcherClient, loginFlow } from "./lib/login-flow";
 import { benchDatabase, startTarget } from "./lib/targets";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -33,50 +34,8 @@ const env = {
   PASSWORD_TIME_COST: "1",
 };
 
-async function call(base: string, method: string, path: string, body?: unknown, token?: string, extra: RequestInit = {}) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(body !== undefined && { "content-type": "application/json" }), ...(token && { authorization: `Bearer ${token}` }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    ...extra,
-  });
-  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res;
-}
-
-/** One whole login as launcher backend + browser; returns the session token. */
-async function loginFlow(base: string, creds: { client_id: string; client_secret: string }, name: string) {
-  const started = (await (await call(base, "POST", "/client/ms-auth/start", creds)).json()) as { auth_request_id: string; auth_url: string };
-  const page = await (await fetch(started.auth_url)).text();
-  const fields: Record<string, string> = {};
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
-  const submitted = await fetch(started.auth_url.split("?")[0]!, { method: "POST", body: new URLSearchParams({ ...fields, username: name, outcome: "success" }), redirect: "manual" });
-  const callback = await fetch(submitted.headers.get("location")!, { redirect: "manual" });
-  const consent = await callback.text();
-  const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(consent)![1]!;
-  const approved = await fetch(`${base}/client/ms-auth/authorize`, {
-    method: "POST",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ auth_request_id: started.auth_request_id, csrf_token: csrf, decision: "approve" }),
-    redirect: "manual",
-  });
-  if (approved.status !== 303) throw new Error(`approve: ${approved.status}`);
-  const polled = (await (await call(base, "POST", "/client/ms-auth/poll", { ...creds, auth_request_id: started.auth_request_id })).json()) as { status: string; svc_session_token: string };
-  if (polled.status !== "authorized") throw new Error(`poll: ${polled.status}`);
-  return { token: polled.svc_session_token, requestId: started.auth_request_id };
-}
-
 const app = await startTarget("src/main.ts", env);
-await call(app.url, "POST", "/auth/signup", { email: "bench@example.test", password: "bench password" });
-const { access_token } = (await (await call(app.url, "POST", "/auth/login", { email: "bench@example.test", password: "bench password" })).json()) as { access_token: string };
-const { team_id } = (await (await call(app.url, "POST", "/teams", { name: "bench" }, access_token)).json()) as { team_id: string };
-const created = (await (await call(app.url, "POST", "/client/apps", { team_id, name: "bench", title: "Bench", description: "bench" }, access_token)).json()) as {
-  app: { client_id: string };
-  client_secret: string;
-};
-const creds = { client_id: created.app.client_id, client_secret: created.client_secret };
-await call(app.url, "POST", `/client/apps/${creds.client_id}/modules/ms-auth`, { post_login_redirect_uri: "http://127.0.0.1:9/cb" }, access_token);
+const { creds } = await launcherClient(app.url);
 const { token, requestId } = await loginFlow(app.url, creds, "BenchPlayer");
 
 const validateBody = { ...creds, svc_session_token: token };
