@@ -233,20 +233,21 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     /** Sends on schedule for `seconds`; calls `every` each `sampleEvery` seconds. */
     const drive = async (seconds: number, sampleEvery: number, every: (elapsed: number) => void) => {
       const interval = 1000 / opts.rate;
+      const total = Math.round(seconds * opts.rate);
       const t0 = performance.now();
-      const end = t0 + seconds * 1000;
-      let next = t0;
       let nextSample = t0 + sampleEvery * 1000;
-      for (let now = t0; now < end; now = performance.now()) {
-        while (next <= now) {
+      // Request n is due at t0 + n * interval; a late wake-up sends what fell due at once.
+      for (let n = 0; n < total; ) {
+        const now = performance.now();
+        while (n < total && t0 + n * interval <= now) {
           fire(deck[dealt++ % deck.length]!);
-          next += interval;
+          n++;
         }
-        if (now >= nextSample) {
+        if (now >= nextSample && nextSample < t0 + seconds * 1000) {
           every(Math.round((now - t0) / 1000));
           nextSample += sampleEvery * 1000;
         }
-        await Bun.sleep(Math.max(1, Math.min(next, end) - now));
+        if (n < total) await Bun.sleep(Math.max(1, t0 + n * interval - now));
       }
       await Promise.all(pending);
     };
