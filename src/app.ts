@@ -5,12 +5,12 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { Elysia } from "elysia";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
-import { adoptRequestInfo, errorResponse, logAccess, requestInfo, type Inflight } from "./http";
+import { adoptRequestInfo, errorResponse, logAccess, requestInfo, responseHeaders, type Inflight } from "./http";
 import { AppError } from "./lib/errors";
 import { createLogger, type Logger } from "./lib/log";
 import { buildOpenApiDocument } from "./openapi";
 import { createServices, type Services } from "./services";
-import { makeContext, mountRest, readLimited } from "./trpc/rest";
+import { clientAddress, makeContext, mountRest, readLimited } from "./trpc/rest";
 import { appRouter } from "./trpc/router";
 import { mountLoginBrowserRoutes } from "./login/browser";
 import { createDevProvider } from "./identity/dev-provider";
@@ -40,10 +40,7 @@ const DOCS_HTML = `<!doctype html>
 const DOCS_INIT = `Scalar.createApiReference('#app', { url: '/openapi.json', withDefaultFonts: false, hideClientButton: true });`;
 
 function staticResponse(request: Request, body: BodyInit, type: string, extra: Record<string, string> = {}) {
-  const info = requestInfo(request);
-  return new Response(body, {
-    headers: { "content-type": type, "x-request-id": info.id, "x-content-type-options": "nosniff", ...extra },
-  });
+  return new Response(body, { headers: responseHeaders(request, { "content-type": type, "x-content-type-options": "nosniff", ...extra }) });
 }
 
 /**
@@ -63,13 +60,25 @@ async function boundedTrpcRequest(request: Request, maxBytes: number): Promise<R
   return bounded;
 }
 
+/** A plain route behind the edge (CORS, general rate limit), answering 429 in the envelope. */
+export function admitted(services: Services, handler: (request: Request) => Response | Promise<Response>) {
+  return async ({ request, server }: { request: Request; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+    try {
+      await services.edge.admit(request, clientAddress(server, request));
+    } catch (err) {
+      const res = errorResponse(err, request, services.log);
+      logAccess(services.log, request, res.status);
+      return res;
+    }
+    return handler(request);
+  };
+}
+
 /** Composes the HTTP surface: REST door, tRPC door, OpenAPI document, docs. */
 export function createApp(services: Services, inflight: Inflight = { count: 0 }) {
   const { log, config } = services;
   const openapiJson = JSON.stringify(buildOpenApiDocument(appRouter, config.PUBLIC_URL));
   const asyncapiJson = JSON.stringify(buildAsyncApiDocument(config.PUBLIC_URL));
-  const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request) =>
-    server?.requestIP(request)?.address ?? "";
 
   const app = new Elysia({
     aot: true,
@@ -85,6 +94,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     },
   })
     .onError(({ code, error, request }) => {
+      Object.assign(requestInfo(request).headers, services.edge.cors(request));
       const err =
         code === "NOT_FOUND"
           ? new AppError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)
@@ -95,23 +105,25 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
       logAccess(log, request, res.status);
       return res;
     })
-    .get("/openapi.json", ({ request }) => staticResponse(request, openapiJson, "application/json"))
-    .get("/docs", ({ request }) => staticResponse(request, DOCS_HTML, "text/html; charset=utf-8", { "content-security-policy": DOCS_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer" }))
-    .get("/docs/scalar.js", ({ request }) => staticResponse(request, SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" }))
-    .get("/docs/init.js", ({ request }) => staticResponse(request, DOCS_INIT, "text/javascript; charset=utf-8"))
+    .options("/*", ({ request }) => services.edge.preflight(request))
+    .get("/openapi.json", admitted(services, (request) => staticResponse(request, openapiJson, "application/json")))
+    .get("/docs", admitted(services, (request) => staticResponse(request, DOCS_HTML, "text/html; charset=utf-8", { "content-security-policy": DOCS_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer" })))
+    .get("/docs/scalar.js", admitted(services, (request) => staticResponse(request, SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" })))
+    .get("/docs/init.js", admitted(services, (request) => staticResponse(request, DOCS_INIT, "text/javascript; charset=utf-8")))
     .all(
       "/trpc/*",
       async ({ request: original, server }) => {
         let request = original;
         const info = requestInfo(request);
         try {
+          await services.edge.admit(request, clientAddress(server, original));
           request = await boundedTrpcRequest(request, config.MAX_BODY_BYTES);
         } catch (err) {
           const res = errorResponse(err, request, log);
           logAccess(log, request, res.status);
           return res;
         }
-        const ctx = makeContext(services, request, clientIp(server, original));
+        const ctx = makeContext(services, request, clientAddress(server, original));
         inflight.count++;
         const res = await fetchRequestHandler({
           endpoint: "/trpc",
@@ -140,7 +152,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
   mountRest(app as unknown as Elysia, appRouter, services, inflight);
   mountLoginBrowserRoutes(app as unknown as Elysia, services);
   mountAnalyticsSocket(app as unknown as Elysia, services);
-  app.get("/asyncapi.json", ({ request }) => staticResponse(request, asyncapiJson, "application/json"));
+  app.get("/asyncapi.json", admitted(services, (request) => staticResponse(request, asyncapiJson, "application/json")));
   if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
     const provider = createDevProvider({ basePath: "/dev-idp" });
     app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });

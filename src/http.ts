@@ -1,10 +1,12 @@
 import type { Logger } from "./lib/log";
 import { envelope, toErrorBody } from "./lib/errors";
 
-/** Per-request bookkeeping shared by every door: id, start time. */
+/** Per-request bookkeeping shared by every door: id, start time, headers every answer carries. */
 export interface RequestInfo {
   id: string;
   start: number;
+  /** CORS and general rate limit headers, set when the request is admitted. */
+  headers: Record<string, string>;
 }
 
 const infos = new WeakMap<Request, RequestInfo>();
@@ -14,7 +16,7 @@ export function requestInfo(request: Request): RequestInfo {
   let info = infos.get(request);
   if (!info) {
     const given = request.headers.get("x-request-id");
-    info = { id: given && SAFE_ID.test(given) ? given : crypto.randomUUID(), start: performance.now() };
+    info = { id: given && SAFE_ID.test(given) ? given : crypto.randomUUID(), start: performance.now(), headers: {} };
     infos.set(request, info);
   }
   return info;
@@ -25,9 +27,14 @@ export function adoptRequestInfo(from: Request, to: Request) {
   infos.set(to, requestInfo(from));
 }
 
-export function json(body: unknown, status: number, requestId: string, extra?: Record<string, string>): Response {
-  const headers = extra ? { ...extra, "content-type": "application/json", "x-request-id": requestId } : { "content-type": "application/json", "x-request-id": requestId };
-  return new Response(JSON.stringify(body), { status, headers });
+/** The headers every response to this request carries, with `extra` on top. */
+export function responseHeaders(request: Request, extra?: Record<string, string>): Record<string, string> {
+  const info = requestInfo(request);
+  return { ...info.headers, ...extra, "x-request-id": info.id };
+}
+
+export function json(request: Request, body: unknown, status: number, extra?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: responseHeaders(request, { ...extra, "content-type": "application/json" }) });
 }
 
 /** Requests one app is handling right now: graceful shutdown waits for this to reach zero. */
@@ -40,7 +47,7 @@ export function errorResponse(err: unknown, request: Request, log: Logger): Resp
   const info = requestInfo(request);
   const { body, status, headers, internal } = toErrorBody(err);
   if (internal) log.error("unhandled error", { request_id: info.id, err });
-  return json(envelope(body, info.id), status, info.id, headers);
+  return json(request, envelope(body, info.id), status, headers);
 }
 
 /** One access log line per response; paths only (query strings can carry secrets). */

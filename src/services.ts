@@ -12,6 +12,7 @@ import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
+import { Edge } from "./edge";
 import { DbRateLimitStore, MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
 import { AgentService } from "./agent/service";
 import { MonitoringService } from "./monitoring/service";
@@ -43,6 +44,7 @@ export interface Services {
   monitoring: MonitoringService;
   agent: AgentService;
   realtime: Realtime;
+  edge: Edge;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }
@@ -88,6 +90,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
+  const edge = new Edge(config, () => clock.now());
   const login = new LoginService(db, clients, keyring, clock, config, log);
   const ranks = new RanksService(db, realtime);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
@@ -128,7 +131,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     monitoring,
     agent: new AgentService(db, ranks, realtime),
     realtime,
+    edge,
     background: [
+      every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
       every("rate-limit-prune", 60, log, () => limiter.prune()),

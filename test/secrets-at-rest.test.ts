@@ -58,9 +58,10 @@ describe("secrets at rest", () => {
     const f = await newServer(srv, {}, owner);
     secrets.agent1 = f.agentToken;
     const newAgent = await api(srv, "POST", `/server/servers/${f.serverId}/agent-token`, { token: owner.token });
-    secrets.agent2 = newAgent.body.agent_token;
-    await agentApi(srv, secrets.agent2, "POST", "/agent/heartbeat", { tps: 20 });
-    await agentApi(srv, secrets.agent2, "POST", "/agent/events", { events: [{ event_id: eventId(), type: "join", uuid: "44444444-4444-4444-8444-444444444444", name: "Rester" }] });
+    const agent2: string = newAgent.body.agent_token;
+    secrets.agent2 = agent2;
+    await agentApi(srv, agent2, "POST", "/agent/heartbeat", { tps: 20 });
+    await agentApi(srv, agent2, "POST", "/agent/events", { events: [{ event_id: eventId(), type: "join", uuid: "44444444-4444-4444-8444-444444444444", name: "Rester" }] });
     for (const [k, v] of Object.entries(secrets)) expect(`${k}: ${typeof v === "string" && v.length > 8}`).toBe(`${k}: true`);
 
     const dump = await dumpAll(srv.services.database.db as never);

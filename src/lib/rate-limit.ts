@@ -58,6 +58,8 @@ export class DbRateLimitStore implements RateLimitStore {
   }
 }
 
+const join = (existing: string | undefined, item: string) => (existing ? `${existing}, ${item}` : item);
+
 export class RateLimiter {
   constructor(
     private readonly store: RateLimitStore,
@@ -82,9 +84,11 @@ export class RateLimiter {
    */
   async enforce(policy: RateLimitPolicy, key: string, resHeaders: Record<string, string>) {
     const d = await this.hit(policy, key);
+    // Several policies can apply to one request (the general one and a route's own): the
+    // structured-field headers list them all, each under its name.
     const headers = {
-      "RateLimit-Policy": `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`,
-      RateLimit: `"${policy.name}";r=${d.remaining};t=${d.resetSeconds}`,
+      "ratelimit-policy": join(resHeaders["ratelimit-policy"], `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`),
+      ratelimit: join(resHeaders.ratelimit, `"${policy.name}";r=${d.remaining};t=${d.resetSeconds}`),
     };
     Object.assign(resHeaders, headers);
     if (!d.allowed) {

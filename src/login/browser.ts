@@ -1,9 +1,9 @@
 import type { Elysia } from "elysia";
 import type { DenialCode } from "../identity/types";
-import { errorResponse, logAccess, requestInfo } from "../http";
+import { errorResponse, logAccess, responseHeaders } from "../http";
 import { AppError } from "../lib/errors";
 import type { Services } from "../services";
-import { readLimited } from "../trpc/rest";
+import { clientAddress, readLimited } from "../trpc/rest";
 import { consentPage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
@@ -36,7 +36,7 @@ function html(request: Request, body: string, status: number, extra: Record<stri
       "referrer-policy": "no-referrer",
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
-      "x-request-id": requestInfo(request).id,
+      ...responseHeaders(request),
       ...extra,
     },
   });
@@ -45,7 +45,7 @@ function html(request: Request, body: string, status: number, extra: Record<stri
 function redirect(request: Request, location: string, extra: Record<string, string> = {}) {
   return new Response(null, {
     status: 303,
-    headers: { location, "referrer-policy": "no-referrer", "cache-control": "no-store", "x-request-id": requestInfo(request).id, ...extra },
+    headers: { ...responseHeaders(request), location, "referrer-policy": "no-referrer", "cache-control": "no-store", ...extra },
   });
 }
 
@@ -89,9 +89,10 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
     return html(request, body, 200, { ...extra, "content-security-policy": csp(target ?? undefined) });
   };
 
-  const guard = (handler: (request: Request) => Promise<Response>) => async ({ request }: { request: Request }) => {
+  const guard = (handler: (request: Request) => Promise<Response>) => async ({ request, server }: { request: Request; server: Parameters<typeof clientAddress>[0] }) => {
     let res: Response;
     try {
+      await services.edge.admit(request, clientAddress(server, request));
       res = await handler(request);
     } catch (err) {
       res = err instanceof AppError && err.status < 500 ? html(request, messagePage("Sign-in failed", err.message), err.status) : errorResponse(err, request, log);

@@ -25,8 +25,17 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
   return out;
 }
 
+type BunServer = { requestIP(r: Request): { address: string } | null } | null | undefined;
+
+/** The peer's address, as Bun sees the socket. */
+export function clientAddress(server: BunServer, request: Request): string {
+  return server?.requestIP(request)?.address ?? "";
+}
+
 export function makeContext(services: Services, request: Request, ip: string): Context {
-  return { requestId: requestInfo(request).id, headers: request.headers, ip, services, resHeaders: {} };
+  const info = requestInfo(request);
+  // The request's own header set: a route's limit headers join the general ones already there.
+  return { requestId: info.id, headers: request.headers, ip, services, resHeaders: info.headers };
 }
 
 /**
@@ -92,13 +101,14 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
       let response: Response;
       inflight.count++;
       try {
+        await services.edge.admit(request, clientAddress(server, request));
         const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
         const input = { ...query, ...body, ...params };
-        const ctx = makeContext(services, request, server?.requestIP(request)?.address ?? "");
+        const ctx = makeContext(services, request, clientAddress(server, request));
         let fn: unknown = createCaller(ctx);
         for (const s of segments) fn = (fn as Caller)[s];
         const out = await (fn as (i: unknown) => Promise<unknown>)(input);
-        response = json(out ?? null, 200, info.id, ctx.resHeaders);
+        response = json(request, out ?? null, 200, ctx.resHeaders);
       } catch (err) {
         response = errorResponse(err, request, log);
       } finally {
