@@ -93,14 +93,16 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
       perMessageDeflate: false,
     },
   })
-    .onError(({ code, error, request }) => {
-      Object.assign(requestInfo(request).headers, services.edge.cors(request));
+    .onError(async ({ code, error, request, server }) => {
+      // Unknown paths count toward the general limit too (a scan is traffic like any other).
+      const over = await services.edge.admit(request, clientAddress(server, request)).then(() => undefined, (e: unknown) => e);
       const err =
-        code === "NOT_FOUND"
+        over ??
+        (code === "NOT_FOUND"
           ? new AppError("not_found", `No route for ${request.method} ${new URL(request.url).pathname}.`)
           : code === "PARSE"
             ? new AppError("invalid_json", "The body could not be parsed.")
-            : error;
+            : error);
       const res = errorResponse(err, request, log);
       logAccess(log, request, res.status);
       return res;
