@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZTimestamp } from "../lib/schemas";
 import { ZAnnouncement, ZBan, ZPlayerUuid, ZPlayerName, ZRank, ZBanReason, ZBanSource } from "../servers/community-schemas";
 
@@ -47,8 +48,8 @@ export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTi
 export const ZAgentConfig = z.object({
   server_id: z.uuid(),
   generated_at: ZTimestamp,
-  ranks: z.array(ZRank),
-  announcements: z.array(ZAnnouncement).meta({ description: "Only those active now (active flag set, inside start/end)" }),
-  bans: z.array(ZBan).meta({ description: "Bans issued from the dashboard that are in force" }),
-  pardons: z.array(z.object({ uuid: z.string(), lifted_at: ZTimestamp })).meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+  ranks: z.array(ZRank).max(LIMITS.ranksPerServer),
+  announcements: z.array(ZAnnouncement).max(LIMITS.announcementsPerServer).meta({ description: "Only those active now (active flag set, inside start/end)" }),
+  bans: z.array(ZBan).max(LIMITS.bansInAgentConfig).meta({ description: `Bans issued from the dashboard that are in force (the ${LIMITS.bansInAgentConfig} most recent)` }),
+  pardons: z.array(z.object({ uuid: z.string(), lifted_at: ZTimestamp })).max(LIMITS.pardonsInAgentConfig).meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
 });

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Db } from "../db/client";
 import { agentEvents, announcements, bans, servers, serverStatus } from "../db/schema";
 import { iso } from "../lib/schemas";
+import { LIMITS } from "../lib/limits";
 import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
@@ -20,6 +21,12 @@ export interface AgentPrincipal {
 /** Events stamped later than this are clamped to arrival time: a plugin's clock may run fast. */
 const MAX_CLOCK_SKEW_MS = 60_000;
 
+/**
+ * TPS and MSPT are stored as `real`; PostgreSQL refuses a double too small for it (1e-300 is
+ * "value out of range: underflow"), so they keep the precision a dashboard shows.
+ */
+const toReal = (v: number | undefined) => (v === undefined ? null : Math.round(v * 1000) / 1000);
+
 export class AgentService {
   constructor(
     private readonly db: Db,
@@ -36,8 +43,8 @@ export class AgentService {
 
   async heartbeat(serverId: string, hb: z.infer<typeof ZHeartbeat>) {
     const values = {
-      tps: hb.tps ?? null,
-      mspt: hb.mspt ?? null,
+      tps: toReal(hb.tps),
+      mspt: toReal(hb.mspt),
       agentPlayersOnline: hb.players_online ?? null,
       memoryUsedMb: hb.memory_used_mb ?? null,
       memoryMaxMb: hb.memory_max_mb ?? null,
@@ -101,12 +108,13 @@ export class AgentService {
     const [rankRows, announcementRows, banRows, pardonRows] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
-      this.db.select().from(bans).where(and(activeBan(serverId), eq(bans.origin, "dashboard"))).orderBy(desc(bans.createdAt)),
+      this.db.select().from(bans).where(and(activeBan(serverId), eq(bans.origin, "dashboard"))).orderBy(desc(bans.createdAt)).limit(LIMITS.bansInAgentConfig),
       this.db
         .select({ uuid: bans.uuid, liftedAt: bans.liftedAt })
         .from(bans)
         .where(and(eq(bans.serverId, serverId), isNotNull(bans.liftedAt), eq(bans.liftOrigin, "dashboard"), gt(bans.liftedAt, sql`${pardonSince.toISOString()}::timestamptz`)))
-        .orderBy(desc(bans.liftedAt)),
+        .orderBy(desc(bans.liftedAt))
+        .limit(LIMITS.pardonsInAgentConfig),
     ]);
     return {
       server_id: serverId,

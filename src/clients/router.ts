@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure, limitedByPrincipal } from "../trpc/procedures";
@@ -9,7 +10,7 @@ const err = [400, 401, 403, 404, 429];
 
 export const clientsRouter = router({
   create: limitedByPrincipal("clientWrite")
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/client/apps", tags, summary: "Create a client application; the client_secret is shown only in this response", errorResponses: [400, 401, 403, 429] } })
+    .meta({ access: "team:admin", openapi: { method: "POST", path: "/client/apps", tags, summary: "Create a client application; the client_secret is shown only in this response", errorResponses: [400, 401, 403, 409, 429] } })
     .input(ZCreateClient)
     .output(ZCreatedClient)
     .mutation(({ ctx, input }) => ctx.services.clients.create(ctx.principal, input)),
@@ -17,7 +18,7 @@ export const clientsRouter = router({
   list: authedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/client/apps", tags, summary: "The team's client applications (never a secret)", errorResponses: err } })
     .input(ZListClients)
-    .output(z.object({ apps: z.array(ZClientApp) }))
+    .output(z.object({ apps: z.array(ZClientApp).max(LIMITS.appsPerTeam) }))
     .query(({ ctx, input }) => ctx.services.clients.list(ctx.principal, input.team_id)),
 
   get: authedProcedure

@@ -26,7 +26,7 @@ export const ZClientApp = z.object({
   title: z.string(),
   description: z.string(),
   logo_url: z.string().nullable(),
-  modules: z.array(z.literal("ms_auth")),
+  modules: z.array(z.literal("ms_auth")).max(1),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
   secret_rotated_at: ZTimestamp,

@@ -1,7 +1,8 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { clientApps, clientModules } from "../db/schema";
+import { clientApps, clientModules, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { newSecret, safeEqual, sha256 } from "../lib/secrets";
 import { requireResourceRole, requireTeamRole } from "../teams/access";
@@ -42,10 +43,16 @@ export class ClientsService {
   async create(principal: Principal, input: { team_id: string; name: string; title: string; description: string; logo_url?: string }) {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
     const secret = newSecret("client_secret");
-    const [row] = await this.db
-      .insert(clientApps)
-      .values({ teamId: input.team_id, name: input.name, title: input.title, description: input.description, logoUrl: input.logo_url ?? null, secretHash: sha256(secret) })
-      .returning();
+    const row = await this.db.transaction(async (tx) => {
+      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, input.team_id)).for("update");
+      const [apps] = await tx.select({ n: count() }).from(clientApps).where(eq(clientApps.teamId, input.team_id));
+      if (apps!.n >= LIMITS.appsPerTeam) throw overLimit("client applications per team", LIMITS.appsPerTeam);
+      const [r] = await tx
+        .insert(clientApps)
+        .values({ teamId: input.team_id, name: input.name, title: input.title, description: input.description, logoUrl: input.logo_url ?? null, secretHash: sha256(secret) })
+        .returning();
+      return r;
+    });
     return { app: appOut(row!, []), client_secret: secret };
   }
 

@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
-import { announcements } from "../db/schema";
+import { announcements, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../trpc/context";
 import { requireServerRole } from "./access";
@@ -94,7 +95,13 @@ export class AnnouncementsService {
       endsAt: toDate(f.ends_at) ?? null,
     };
     checkShape(values);
-    const [row] = await this.db.insert(announcements).values(values).returning();
+    const row = await this.db.transaction(async (tx) => {
+      await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
+      const [n] = await tx.select({ n: count() }).from(announcements).where(eq(announcements.serverId, serverId));
+      if (n!.n >= LIMITS.announcementsPerServer) throw overLimit("announcements per server", LIMITS.announcementsPerServer);
+      const [r] = await tx.insert(announcements).values(values).returning();
+      return r;
+    });
     const announcement = announcementOut(row!);
     this.events.publish(serverId, "announcements_changed", { action: "created", announcement });
     return announcement;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZTimestamp, ZUuid } from "../lib/schemas";
 import { isCron } from "./announcements";
 
@@ -32,14 +33,14 @@ export const ZBan = z.object({
 });
 
 export const ZPlayersQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: z.coerce.number().int().min(1).max(LIMITS.pageSize).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
   online: z.enum(["true", "false"]).optional().meta({ description: "Only players online (true) or offline (false)" }),
 });
 export const ZPlayerList = z.object({
-  players: z.array(ZPlayer),
+  players: z.array(ZPlayer).max(LIMITS.pageSize),
   players_total: z.number().int(),
-  bans: z.array(ZBan).meta({ description: "Bans in force, paged with the same limit and offset" }),
+  bans: z.array(ZBan).max(LIMITS.pageSize).meta({ description: "Bans in force, paged with the same limit and offset" }),
   bans_total: z.number().int(),
   limit: z.number().int(),
   offset: z.number().int(),
@@ -71,8 +72,8 @@ const rankFields = {
   weight: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   prefix: ZAffix.optional(),
   suffix: ZAffix.optional(),
-  permissions: z.array(ZPermission).max(1000).optional(),
-  parents: z.array(ZRankName).max(50).optional(),
+  permissions: z.array(ZPermission).max(LIMITS.permissionsPerRank).optional(),
+  parents: z.array(ZRankName).max(LIMITS.parentsPerRank).optional(),
 };
 export const ZCreateRank = z.object({ name: ZRankName, ...rankFields });
 export const ZUpdateRank = z.object({ name: ZRankName, ...rankFields });
@@ -83,8 +84,8 @@ export const ZRank = z.object({
   weight: z.number().int(),
   prefix: z.string().nullable(),
   suffix: z.string().nullable(),
-  permissions: z.array(z.string()),
-  parents: z.array(z.string()),
+  permissions: z.array(z.string()).max(LIMITS.permissionsPerRank),
+  parents: z.array(z.string()).max(LIMITS.parentsPerRank),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
 });
@@ -135,5 +136,5 @@ export const ZUptimeStats = z.object({
       latency_max_ms: ZNullableNumber,
       players_avg: ZNullableNumber,
     }),
-  ),
+  ).max(LIMITS.uptimeBuckets),
 });

@@ -3,6 +3,7 @@ import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
 import { ranks, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../trpc/context";
 import { requireServerRole } from "./access";
@@ -74,6 +75,7 @@ export class RanksService {
   async create(principal: Principal, serverId: string, name: string, fields: RankFields) {
     const rank = await this.write(principal, serverId, async (tx, existing) => {
       if (existing.has(name)) throw new AppError("conflict", `A rank named ${name} already exists on this server.`);
+      if (existing.size >= LIMITS.ranksPerServer) throw overLimit("ranks per server", LIMITS.ranksPerServer);
       this.checkGraph(existing, name, fields.parents ?? []);
       const [row] = await tx
         .insert(ranks)

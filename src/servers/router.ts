@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure } from "../trpc/procedures";
@@ -16,6 +17,8 @@ const tags = ["servers"];
 const err = [400, 401, 403, 404, 429];
 const team = { requestHeaders: ZTeamHeader };
 const srv = { requestHeaders: ZServerHeader };
+// The document generator declares request headers only for procedures with an input.
+const noInput = z.object({}).optional();
 
 export const serversRouter = router({
   create: authedProcedure
@@ -26,11 +29,13 @@ export const serversRouter = router({
 
   list: teamSelectedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/servers", tags, summary: "The team's servers, each with its latest known status", errorResponses: err, ...team } })
+    .input(noInput)
     .output(ZServerList)
     .query(({ ctx }) => ctx.services.servers.list(ctx.principal, ctx.teamId)),
 
   networks: teamSelectedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/networks", tags, summary: "The team's networks with their servers and combined player counts", errorResponses: err, ...team } })
+    .input(noInput)
     .output(ZNetworkList)
     .query(({ ctx }) => ctx.services.servers.networks(ctx.principal, ctx.teamId)),
 
@@ -86,7 +91,8 @@ export const serversRouter = router({
 
   ranks: serverSelectedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/ranks", tags, summary: "Rank configuration, heaviest first", errorResponses: err, ...srv } })
-    .output(z.object({ ranks: z.array(ZRank) }))
+    .input(noInput)
+    .output(z.object({ ranks: z.array(ZRank).max(LIMITS.ranksPerServer) }))
     .query(({ ctx }) => ctx.services.ranks.list(ctx.principal, ctx.serverId)),
 
   createRank: serverSelectedProcedure
@@ -109,7 +115,8 @@ export const serversRouter = router({
 
   announcements: serverSelectedProcedure
     .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/announcements", tags, summary: "Announcements, active or not", errorResponses: err, ...srv } })
-    .output(z.object({ announcements: z.array(ZAnnouncement) }))
+    .input(noInput)
+    .output(z.object({ announcements: z.array(ZAnnouncement).max(LIMITS.announcementsPerServer) }))
     .query(({ ctx }) => ctx.services.announcements.list(ctx.principal, ctx.serverId)),
 
   createAnnouncement: serverSelectedProcedure

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZName, ZTimestamp, ZUuid } from "../lib/schemas";
 
 /** Selector headers: declared in the OpenAPI document, read from the context, never part of the input. */
@@ -75,14 +76,14 @@ export const ZUpdateServer = z.object({
   network_name: ZNetworkName.nullable().optional(),
 });
 export type TUpdateServer = z.infer<typeof ZUpdateServer>;
-export const ZServerList = z.object({ servers: z.array(ZServer) });
+export const ZServerList = z.object({ servers: z.array(ZServer).max(LIMITS.serversPerTeam) });
 
 export const ZNetwork = z.object({
   network_name: z.string(),
-  servers: z.array(ZServer),
+  servers: z.array(ZServer).max(LIMITS.serversPerTeam),
   servers_total: z.number().int(),
   servers_online: z.number().int(),
   players_online: z.number().int().meta({ description: "Sum over the network's servers that are up" }),
   players_max: z.number().int(),
 });
-export const ZNetworkList = z.object({ networks: z.array(ZNetwork) });
+export const ZNetworkList = z.object({ networks: z.array(ZNetwork).max(LIMITS.serversPerTeam) });

@@ -1,10 +1,11 @@
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { servers, serverStatus } from "../db/schema";
+import { serverStatus, servers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { requireTeamRole } from "../teams/access";
+import { LIMITS, overLimit } from "../lib/limits";
 import type { Principal } from "../trpc/context";
 import { requireServerRole, type ServerRow } from "./access";
 import type { TUpdateServer } from "./schemas";
@@ -61,7 +62,11 @@ export class ServersService {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
     checkNetwork(input.kind, input.network_name);
     const agentToken = newSecret("agent");
-    const [row] = await this.db
+    const [row] = await this.db.transaction(async (tx) => {
+      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, input.team_id)).for("update");
+      const [mine] = await tx.select({ n: count() }).from(servers).where(eq(servers.teamId, input.team_id));
+      if (mine!.n >= LIMITS.serversPerTeam) throw overLimit("servers per team", LIMITS.serversPerTeam);
+      return tx
       .insert(servers)
       .values({
         teamId: input.team_id,
@@ -74,6 +79,7 @@ export class ServersService {
         agentTokenPrefix: displayPrefix(agentToken),
       })
       .returning();
+    });
     return { ...serverOut(row!, null), agent_token: agentToken };
   }
 

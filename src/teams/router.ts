@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure, userProcedure } from "../trpc/procedures";
@@ -8,18 +9,18 @@ import {
 
 const tags = ["teams"];
 const err = [400, 401, 403, 404, 429];
-const ZMembers = z.object({ members: z.array(ZMember) });
+const ZMembers = z.object({ members: z.array(ZMember).max(LIMITS.membersPerTeam) });
 
 export const teamsRouter = router({
   create: userProcedure
-    .meta({ access: "user", openapi: { method: "POST", path: "/teams", tags, summary: "Create a team; the caller becomes its owner", errorResponses: [400, 401, 403, 429] } })
+    .meta({ access: "user", openapi: { method: "POST", path: "/teams", tags, summary: "Create a team; the caller becomes its owner", errorResponses: [400, 401, 403, 409, 429] } })
     .input(ZCreateTeam)
     .output(ZTeam)
     .mutation(({ ctx, input }) => ctx.services.teams.create(ctx.principal.userId, input.name)),
 
   list: authedProcedure
     .meta({ access: "user", openapi: { method: "GET", path: "/teams", tags, summary: "Teams the caller belongs to (an API key sees its own team)", errorResponses: [401, 429] } })
-    .output(z.object({ teams: z.array(ZTeam) }))
+    .output(z.object({ teams: z.array(ZTeam).max(LIMITS.teamsPerUser) }))
     .query(({ ctx }) => ctx.services.teams.list(ctx.principal)),
 
   get: authedProcedure
@@ -71,7 +72,7 @@ export const teamsRouter = router({
     .mutation(({ ctx, input }) => ctx.services.teams.transfer(ctx.principal, input.team_id, input.user_id)),
 
   createApiKey: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/teams/{team_id}/api-keys", tags, summary: "Create a team API key; the key is shown only in this response", errorResponses: err } })
+    .meta({ access: "team:admin", openapi: { method: "POST", path: "/teams/{team_id}/api-keys", tags, summary: "Create a team API key; the key is shown only in this response", errorResponses: [...err, 409] } })
     .input(ZCreateApiKey)
     .output(z.object({ api_key: ZApiKey, key: z.string() }))
     .mutation(({ ctx, input }) => ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role)),
@@ -79,7 +80,7 @@ export const teamsRouter = router({
   listApiKeys: authedProcedure
     .meta({ access: "team:admin", openapi: { method: "GET", path: "/teams/{team_id}/api-keys", tags, summary: "The team's API keys (never the keys themselves)", errorResponses: err } })
     .input(ZTeamRef)
-    .output(z.object({ api_keys: z.array(ZApiKey) }))
+    .output(z.object({ api_keys: z.array(ZApiKey).max(LIMITS.apiKeysListed) }))
     .query(({ ctx, input }) => ctx.services.teams.listApiKeys(ctx.principal, input.team_id)),
 
   revokeApiKey: authedProcedure

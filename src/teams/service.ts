@@ -1,7 +1,8 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys, teamMembers, teams, users } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import type { Principal, Role } from "../trpc/context";
@@ -37,6 +38,10 @@ export class TeamsService {
 
   async create(userId: string, name: string) {
     return this.db.transaction(async (tx) => {
+      // Locked first, so two creates at once cannot both squeeze under the cap.
+      await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for("update");
+      const [mine] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.userId, userId));
+      if (mine!.n >= LIMITS.teamsPerUser) throw overLimit("teams per account", LIMITS.teamsPerUser);
       const [team] = await tx.insert(teams).values({ name }).returning();
       await tx.insert(teamMembers).values({ teamId: team!.id, userId, role: "owner" });
       return teamOut(team!, "owner");
@@ -92,7 +97,16 @@ export class TeamsService {
     await this.require(principal, teamId, "admin");
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     if (!user) throw new AppError("not_found", "No account has this email; ask them to sign up first.");
-    const [row] = await this.db.insert(teamMembers).values({ teamId, userId: user.id, role }).onConflictDoNothing().returning();
+    const row = await this.db.transaction(async (tx) => {
+      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
+      await tx.select({ id: users.id }).from(users).where(eq(users.id, user.id)).for("update");
+      const [members] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.teamId, teamId));
+      if (members!.n >= LIMITS.membersPerTeam) throw overLimit("members per team", LIMITS.membersPerTeam);
+      const [theirs] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.userId, user.id));
+      if (theirs!.n >= LIMITS.teamsPerUser) throw overLimit("teams per account", LIMITS.teamsPerUser);
+      const [r] = await tx.insert(teamMembers).values({ teamId, userId: user.id, role }).onConflictDoNothing().returning();
+      return r;
+    });
     if (!row) throw new AppError("conflict", "This account is already a member of the team.");
     return { user_id: user.id, email: user.email, role: row.role, joined_at: iso(row.createdAt) };
   }
@@ -133,7 +147,11 @@ export class TeamsService {
   async createApiKey(principal: Principal, teamId: string, name: string, role: "admin" | "viewer") {
     await this.require(principal, teamId, "admin");
     const key = newSecret("api_key");
-    const [row] = await this.db
+    const [row] = await this.db.transaction(async (tx) => {
+      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
+      const [active] = await tx.select({ n: count() }).from(apiKeys).where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)));
+      if (active!.n >= LIMITS.activeApiKeysPerTeam) throw overLimit("active API keys per team; revoke unused ones", LIMITS.activeApiKeysPerTeam);
+      return tx
       .insert(apiKeys)
       .values({
         teamId,
@@ -144,12 +162,19 @@ export class TeamsService {
         createdBy: principal.kind === "user" ? principal.userId : null,
       })
       .returning();
+    });
     return { api_key: keyOut(row!), key };
   }
 
   async listApiKeys(principal: Principal, teamId: string) {
     await this.require(principal, teamId, "admin");
-    const rows = await this.db.select().from(apiKeys).where(eq(apiKeys.teamId, teamId)).orderBy(desc(apiKeys.createdAt));
+    // Every active key, then the most recently revoked ones.
+    const rows = await this.db
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.teamId, teamId))
+      .orderBy(sql`${apiKeys.revokedAt} is not null`, desc(apiKeys.revokedAt), desc(apiKeys.createdAt))
+      .limit(LIMITS.apiKeysListed);
     return { api_keys: rows.map(keyOut) };
   }
 

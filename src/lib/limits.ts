@@ -1,0 +1,30 @@
+import { AppError } from "./errors";
+
+/**
+ * How many of each thing the service keeps. Creation refuses past these (409), and every list
+ * in a response is bounded by one of them, which the OpenAPI document states as maxItems.
+ */
+export const LIMITS = {
+  teamsPerUser: 100,
+  membersPerTeam: 200,
+  activeApiKeysPerTeam: 100,
+  /** Listed: every active key, then the most recently revoked, up to this many. */
+  apiKeysListed: 200,
+  appsPerTeam: 100,
+  serversPerTeam: 500,
+  ranksPerServer: 200,
+  permissionsPerRank: 1000,
+  parentsPerRank: 50,
+  announcementsPerServer: 100,
+  /** Agent config: the most recent dashboard bans in force, and pardons. */
+  bansInAgentConfig: 10_000,
+  pardonsInAgentConfig: 1_000,
+  /** A page of players or bans. */
+  pageSize: 200,
+  /** Uptime graph buckets in any window. */
+  uptimeBuckets: 200,
+} as const;
+
+export function overLimit(what: string, limit: number): AppError {
+  return new AppError("conflict", `At most ${limit} ${what}; remove some first.`, { details: { limit } });
+}
