@@ -2,7 +2,37 @@ import { AppError } from "../lib/errors";
 import type { Context, Principal } from "./context";
 import { t } from "./init";
 
-export const publicProcedure = t.procedure;
+/** Where the first U+0000 sits in an input (a key or a string), walked without recursion so depth cannot overflow the stack. */
+function nulAt(input: unknown): string | null {
+  const stack: [unknown, string][] = [[input, ""]];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "string") {
+      if (v.includes("\0")) return path;
+    } else if (v && typeof v === "object") {
+      for (const [k, child] of Object.entries(v)) {
+        const p = path ? `${path}.${k}` : k;
+        if (k.includes("\0")) return p;
+        stack.push([child, p]);
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Every procedure starts here. PostgreSQL text cannot hold U+0000 and answers such a value
+ * with an error, so it is refused as a validation failure on both doors before any work.
+ */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  const at = nulAt(await getRawInput());
+  if (at !== null) {
+    throw new AppError("validation_failed", "The request did not match the expected shape.", {
+      details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
+    });
+  }
+  return next();
+});
 
 function bearer(headers: Headers): string | null {
   const value = headers.get("authorization");
@@ -13,7 +43,7 @@ function bearer(headers: Headers): string | null {
 }
 
 /** A user access token or a team API key. Team membership is checked by the services. */
-export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearer(ctx.headers);
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
   const principal: Principal | null = await ctx.services.accounts.authenticate(token);
@@ -32,7 +62,7 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
  * one server it speaks for. User tokens and API keys are not agent tokens: 401 here, as an
  * agent token is on every dashboard route.
  */
-export const agentProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const agentProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearer(ctx.headers);
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <agent token>`.");
   const agent = await ctx.services.agent.authenticate(token);
