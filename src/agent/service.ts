@@ -27,12 +27,6 @@ const MAX_CLOCK_SKEW_MS = 60_000;
  */
 const toReal = (v: number | undefined) => (v === undefined ? null : Math.round(v * 1000) / 1000);
 
-/**
- * TPS and MSPT are stored as `real`; PostgreSQL refuses a double too small for it (1e-300 is
- * "value out of range: underflow"), so they keep the precision a dashboard shows.
- */
-const toReal = (v: number | undefined) => (v === undefined ? null : Math.round(v * 1000) / 1000);
-
 export class AgentService {
   constructor(
     private readonly db: Db,
