@@ -93,6 +93,31 @@ const BROWSER_PATHS = {
   },
 };
 
+/** Strings in responses: the longest text the service stores or makes (inputs are bounded lower). */
+const RESPONSE_STRING_MAX = 4096;
+
+/**
+ * States bounds that hold by construction and the generator leaves out: a uuid is 36
+ * characters, an ISO timestamp the service writes is under 32, integers are JSON-safe, and
+ * response strings are at most RESPONSE_STRING_MAX. Request strings get no invented bound:
+ * every input limit is enforced by its zod schema, and the lint fails where one is missing.
+ */
+function boundSchema(schema: Json, response: boolean): void {
+  if (!schema || typeof schema !== "object") return;
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes("string") && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined) {
+    if (schema.format === "uuid") schema.maxLength = 36;
+    else if (response) schema.maxLength = schema.format === "date-time" ? 32 : RESPONSE_STRING_MAX;
+  }
+  if (types.includes("integer") && schema.format === undefined) {
+    const fits32 = schema.minimum !== undefined && schema.maximum !== undefined && schema.minimum >= -(2 ** 31) && schema.maximum <= 2 ** 31 - 1;
+    schema.format = fits32 ? "int32" : "int64";
+  }
+  for (const key of ["properties", "patternProperties", "$defs"]) for (const sub of Object.values<Json>(schema[key] ?? {})) boundSchema(sub, response);
+  for (const key of ["items", "additionalProperties", "not", "contains"]) if (schema[key] && typeof schema[key] === "object") boundSchema(schema[key], response);
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) for (const sub of schema[key] ?? []) boundSchema(sub, response);
+}
+
 /**
  * The document comes from trpc-to-openapi's generator; we then put our real error envelope,
  * rate limit and request id headers in place of its generic error shape.
@@ -117,18 +142,32 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ...errorDoc.components.schemas };
   doc.components.headers = {
     "X-Request-Id": { description: "The request's id, also in every error body", schema: { type: "string", maxLength: 64 } },
-    "Retry-After": { description: "Seconds until a request may succeed", schema: { type: "integer", minimum: 0 } },
-    RateLimit: { description: "IETF draft RateLimit fields: limit, remaining, reset", schema: { type: "string", maxLength: 200 } },
-    "RateLimit-Policy": { description: "IETF draft RateLimit-Policy, e.g. `120;w=60`", schema: { type: "string", maxLength: 200 } },
+    "Retry-After": { description: "Seconds until a request may succeed", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } },
+    RateLimit: {
+      description: 'Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` for every request, followed by the route\'s own policy where it has one.',
+      schema: { type: "string", maxLength: 200 },
+    },
+    "RateLimit-Policy": { description: 'The policies that apply, e.g. `"general";q=3000;w=60, "start";q=120;w=60`.', schema: { type: "string", maxLength: 200 } },
+    "Access-Control-Allow-Origin": { description: "Present when the request's Origin is one of CORS_ORIGINS", schema: { type: "string", maxLength: 2048 } },
   };
+  doc.servers = (doc.servers ?? []).map((s: Json) => ({ ...s, "x-internal": false }));
   const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
 
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
   for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const op of Object.values<Json>(item)) {
       op.security ??= [];
       for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
-        res.headers = { ...(res.headers ?? {}), "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
-        if (status.startsWith("2")) continue;
+        // Every answer carries the request id, CORS (for allowed origins) and the rate limit state.
+        res.headers = {
+          ...(res.headers ?? {}),
+          "X-Request-Id": ref("X-Request-Id"),
+          "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin"),
+          RateLimit: ref("RateLimit"),
+          "RateLimit-Policy": ref("RateLimit-Policy"),
+        };
+        for (const content of Object.values<Json>(res.content ?? {})) if (content.schema) boundSchema(content.schema, true);
+        if (status.startsWith("2") || status.startsWith("3")) continue;
         res.description = STATUS_TEXT[status] ?? res.description;
         res.content = errorContent;
         if (status === "429" || status === "503") res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
@@ -137,9 +176,12 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
           res.headers["RateLimit-Policy"] = { $ref: "#/components/headers/RateLimit-Policy" };
         }
       }
-      op.responses.default = { description: "Unexpected error", content: errorContent, headers: { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } } };
+      op.responses.default = { description: "Unexpected error", content: errorContent, headers: { "X-Request-Id": ref("X-Request-Id"), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") } };
+      for (const param of op.parameters ?? []) if (param.schema) boundSchema(param.schema, false);
+      for (const content of Object.values<Json>(op.requestBody?.content ?? {})) if (content.schema) boundSchema(content.schema, false);
     }
   }
+  for (const schema of Object.values<Json>(doc.components.schemas ?? {})) boundSchema(schema, true);
   // The generator's own error schemas are unused now.
   for (const key of Object.keys(doc.components.schemas)) if (key.startsWith("error.")) delete doc.components.schemas[key];
   return doc;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../lib/limits";
 import { ZEmail, ZTimestamp, ZUuid } from "../lib/schemas";
 
 export const ZPassword = z.string().min(8, "at least 8 characters").max(256);
@@ -17,7 +18,7 @@ export const ZTokenPair = z.object({
 });
 
 export const ZMe = ZUser.extend({
-  teams: z.array(z.object({ team_id: ZUuid, name: z.string(), role: z.enum(["owner", "admin", "viewer"]) })),
+  teams: z.array(z.object({ team_id: ZUuid, name: z.string(), role: z.enum(["owner", "admin", "viewer"]) })).max(LIMITS.teamsPerUser),
 });
 
 export type TTokenPair = z.infer<typeof ZTokenPair>;

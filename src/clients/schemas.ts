@@ -14,7 +14,7 @@ const ZHttpUrl = z
     }
   }, "must be an http(s) URL");
 
-export const ZRedirectUri = z.string().superRefine((v, ctx) => {
+export const ZRedirectUri = z.string().max(2048).superRefine((v, ctx) => {
   const r = checkRedirectUri(v);
   if (!r.ok) ctx.addIssue({ code: "custom", message: `post_login_redirect_uri ${r.reason}` });
 });
