@@ -1,0 +1,101 @@
+import type { RunningServer } from "../../src/app";
+import { api, newUser, type TestUser } from "../helpers";
+import { fullLogin, start, type TestClient } from "../login-helpers";
+import { makePeople, makeTeam, type People, type TeamFixture } from "../security/fixture";
+
+export interface TestGameServer {
+  serverId: string;
+  agentToken: string;
+}
+
+/**
+ * Everything a request may need a real id or credential for, so generated requests get past
+ * the first lookup and into the code behind it: the security suite's people and team, a client
+ * with ms_auth in that team (and one in the outsider's team), a server with its agent token,
+ * a pending login request and a completed login's session token.
+ */
+export interface World {
+  server: RunningServer;
+  people: People;
+  team: TeamFixture;
+  client: TestClient;
+  otherClient: TestClient;
+  gameServer: TestGameServer;
+  /** started, never signed in: poll answers `pending` */
+  pendingRequestId: string;
+  /** the completed login behind `sessionToken` */
+  authorizedRequestId: string;
+  sessionToken: string;
+  /** signs in only for /auth/refresh and /auth/logout, so rotating its tokens disturbs nobody */
+  sessionUser: TestUser;
+  /** every API key the fixture team had before the fuzzer started */
+  keyIds: string[];
+  /** signed by the server's own key two hours ago with a one-minute life */
+  expiredToken: string;
+  /** the `state` of another started login, as the identity provider would send it back */
+  callbackState: string;
+  rankName: string;
+  announcementId: string;
+  bannedUuid: string;
+}
+
+async function post(server: RunningServer, token: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await api(server, "POST", path, { token, body, headers });
+  if (res.status !== 200) throw new Error(`fixture ${path}: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** A client application with ms_auth in the given team, created by one of its admins. */
+export async function clientIn(server: RunningServer, owner: TestUser, teamId: string): Promise<TestClient> {
+  const redirectUri = "com.example.launcher:/callback";
+  const created = await post(server, owner.token, "/client/apps", { team_id: teamId, name: "launcher", title: "Blocky Launcher", description: "Play on Blocky servers." });
+  await post(server, owner.token, `/client/apps/${created.app.client_id}/modules/ms-auth`, { post_login_redirect_uri: redirectUri });
+  return { owner, teamId, clientId: created.app.client_id, secret: created.client_secret, redirectUri };
+}
+
+/** A registered server in the given team, on a loopback port that refuses at once. */
+export async function gameServerIn(server: RunningServer, owner: TestUser, teamId: string): Promise<TestGameServer> {
+  const created = await post(server, owner.token, "/server/servers", { team_id: teamId, name: "Survival", host: "127.0.0.1", port: 9, kind: "single" });
+  return { serverId: created.server_id, agentToken: created.agent_token };
+}
+
+export async function makeWorld(server: RunningServer): Promise<World> {
+  const people = await makePeople(server);
+  const team = await makeTeam(server, people);
+  const [client, otherClient, gameServer, sessionUser] = await Promise.all([
+    clientIn(server, people.owner, team.teamId),
+    clientIn(server, people.outsider, team.otherTeamId),
+    gameServerIn(server, people.owner, team.teamId),
+    newUser(server, "session"),
+  ]);
+  const login = await fullLogin(server, client);
+  const pending = await start(server, client, "fuzz");
+  const forCallback = await start(server, client, "callback");
+  // Something for the list endpoints to return, so their 200 bodies have rows to check.
+  const selected = { "x-server-id": gameServer.serverId };
+  const rank = await post(server, people.owner.token, "/server/ranks", { name: "default", permissions: ["essentials.spawn"] }, selected);
+  const announcement = await post(server, people.owner.token, "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }, selected);
+  const ban = await post(server, people.owner.token, "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer", reason: "griefing" }, selected);
+  await post(server, gameServer.agentToken, "/agent/events", { events: [{ event_id: "world-1", type: "join", uuid: crypto.randomUUID(), name: "Steve" }] });
+  await post(server, gameServer.agentToken, "/agent/heartbeat", { tps: 20, mspt: 12, players_online: 1, memory_used_mb: 1024, memory_max_mb: 4096 });
+  const keys = await api(server, "GET", `/teams/${team.teamId}/api-keys`, { token: people.owner.token });
+  const expiredToken = await server.services.tokens.sign(people.owner.id, Math.floor(Date.now() / 1000) - 7200, 60);
+  return {
+    server,
+    people,
+    team,
+    client,
+    otherClient,
+    gameServer,
+    pendingRequestId: pending.auth_request_id,
+    authorizedRequestId: login.id,
+    sessionToken: login.token,
+    sessionUser,
+    expiredToken,
+    keyIds: keys.body.api_keys.map((k: { key_id: string }) => k.key_id),
+    callbackState: new URL(forCallback.auth_url).searchParams.get("state")!,
+    rankName: rank.name,
+    announcementId: announcement.announcement_id,
+    bannedUuid: ban.uuid,
+  };
+}
