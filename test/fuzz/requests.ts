@@ -138,7 +138,8 @@ const headerNoise = fc.oneof(
   fc.uuid().map((u) => u.toUpperCase()),
   fc.uuid().map((u) => ` ${u} `),
   fc.uuid().map((u) => u.replace(/-/g, "")),
-  fc.constantFrom("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "'", "null", "x".repeat(8000)),
+  // Request heads past Bun's parser limit (about 16 KB) get its bare 431 before the service sees them.
+  fc.constantFrom("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "'", "null", "x".repeat(3000)),
 );
 
 /** encodeURIComponent, except that lone surrogates become U+FFFD rather than an exception. */
@@ -154,7 +155,7 @@ const pathNoise = fc.oneof(
 
 const bearerNoise = (expired: string) =>
   fc.oneof(
-    fc.constantFrom(`Bearer ${expired}`, "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "bearer a.b.c", `Bearer ${"A".repeat(9000)}`, "Bearer mcp_key_", "Bearer mcp_agent_", "Bearer mcp_sess_x"),
+    fc.constantFrom(`Bearer ${expired}`, "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "bearer a.b.c", `Bearer ${"A".repeat(4000)}`, "Bearer mcp_key_", "Bearer mcp_agent_", "Bearer mcp_sess_x"),
     headerNoise.map((t) => `Bearer ${t}`),
     fc.base64String({ minLength: 4, maxLength: 200 }).map((t) => `Bearer ${t}.${t}.${t}`),
     fc.tuple(fc.constantFrom("mcp_key_", "mcp_agent_", "mcp_sess_", ""), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/)).map(([prefix, t]) => `Bearer ${prefix}${t}`),

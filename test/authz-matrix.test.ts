@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { restRoutes } from "../src/trpc/rest";
+import { appRouter } from "../src/trpc/router";
+import { sharedServer } from "./harness";
+import { api } from "./helpers";
+import { builderFor, CALLERS, expected, present, type Caller, type CellReq } from "./authz/matrix";
+import { makeWorld, type World } from "./fuzz/world";
+import { SECURITY_CASES } from "./security/cases";
+import { makeTeam, type TeamFixture } from "./security/fixture";
+
+/**
+ * Every procedure x every kind of caller, each cell sent over HTTP and checked against what
+ * the procedure's declared access implies. A procedure without a declared access, with one
+ * the matrix does not know, or without a request builder fails here.
+ */
+const server = await sharedServer();
+const routes = restRoutes(appRouter);
+let world: World;
+
+beforeAll(async () => {
+  world = await makeWorld(server);
+});
+
+/** Routes whose allowed call changes the team itself: each allowed cell gets a team of its own. */
+const MUTATES_TEAM = new Set(["DELETE /teams/{team_id}", "POST /teams/{team_id}/transfer", "POST /teams/{team_id}/members", "DELETE /teams/{team_id}/members/{user_id}"]);
+
+const table: Record<string, Record<Caller, string>> = {};
+let cells = 0;
+
+describe("authorization matrix: every procedure x every caller", () => {
+  test("every procedure declares a known access and has a request builder", () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const key = `${r.method} ${r.path}`;
+      try {
+        expected(r, "owner");
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
+      if (!builderFor(key, SECURITY_CASES, {} as World)) problems.push(`${key} has no request builder`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    test(key, async () => {
+      const build = builderFor(key, SECURITY_CASES, world)!;
+      const outsider = SECURITY_CASES[key]?.outsider ?? 403;
+      const want = Object.fromEntries(CALLERS.map((c) => [c, expected(route, c, outsider)]));
+      // Refusals first, on one team; then each allowed call on its own request (and team, where the call changes it).
+      const order = [...CALLERS].sort((a, b) => Number(want[a]!.status === 200) - Number(want[b]!.status === 200));
+      const shared = await makeTeam(server, world.people);
+      const mismatches: string[] = [];
+      table[key] = {} as Record<Caller, string>;
+      for (const caller of order) {
+        const team: TeamFixture = want[caller]!.status === 200 && MUTATES_TEAM.has(key) ? await makeTeam(server, world.people) : shared;
+        const req: CellReq = present(caller, await build(world, team), world, team);
+        const res = await api(server, req.method, req.path, { body: req.body, headers: req.headers });
+        cells++;
+        const w = want[caller]!;
+        const got = res.status >= 400 ? `${res.status} ${res.body?.error?.code}` : `${res.status}`;
+        const wanted = w.code ? `${w.status} ${w.code}` : `${w.status}`;
+        table[key][caller] = got === wanted ? String(res.status) : `${res.status}!`;
+        if (got !== wanted) mismatches.push(`${caller}: got ${got}, expected ${wanted}`);
+        else if (res.status >= 400 && res.body.error.request_id !== res.headers.get("x-request-id")) mismatches.push(`${caller}: error without its request id`);
+        else if (w.body) {
+          for (const [k, v] of Object.entries(w.body)) if (res.body[k] !== v) mismatches.push(`${caller}: ${k} is ${res.body[k]}, expected ${v}`);
+        }
+        if (key === "POST /client/ms-auth/session/revoke" && res.status === 200) {
+          // Revoking is only ever the owning client's act: anyone else's "ok" changed nothing.
+          const after = await api(server, "POST", "/client/ms-auth/session/validate", {
+            body: { client_id: world.client.clientId, client_secret: world.client.secret, svc_session_token: (req.body as { svc_session_token: string }).svc_session_token },
+          });
+          if (after.body.valid !== (caller !== "client")) mismatches.push(`${caller}: after revoke the session is ${after.body.valid ? "valid" : "gone"}`);
+        }
+      }
+      expect(mismatches).toEqual([]);
+    }, 60_000);
+  }
+});
+
+afterAll(() => {
+  const short: Record<Caller, string> = {
+    anonymous: "anon",
+    outsider: "out",
+    viewer: "view",
+    admin: "adm",
+    owner: "own",
+    "key:viewer": "kview",
+    "key:admin": "kadm",
+    agent: "agent",
+    client: "cli",
+    "client:other": "cliOth",
+    "client:mismatched": "cliMis",
+  };
+  console.log(`authorization matrix: ${routes.length} procedures x ${CALLERS.length} callers = ${routes.length * CALLERS.length} cells (${cells} sent)`);
+  console.table(Object.fromEntries(Object.entries(table).map(([k, row]) => [k, Object.fromEntries(CALLERS.map((c) => [short[c], row[c] ?? "-"]))])));
+});

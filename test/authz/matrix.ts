@@ -1,0 +1,154 @@
+import type { Access } from "../../src/trpc/init";
+import type { RestRoute } from "../../src/trpc/rest";
+import { api, uniqueEmail } from "../helpers";
+import { fullLogin } from "../login-helpers";
+import type { Req, SecurityCase } from "../security/cases";
+import type { TeamFixture } from "../security/fixture";
+import type { World } from "../fuzz/world";
+
+export const CALLERS = ["anonymous", "outsider", "viewer", "admin", "owner", "key:viewer", "key:admin", "agent", "client", "client:other", "client:mismatched"] as const;
+export type Caller = (typeof CALLERS)[number];
+
+const KNOWN_ACCESS: readonly Access[] = ["public", "user", "team:viewer", "team:admin", "team:owner", "client", "agent"];
+
+/** A request that carries client credentials in its body (client_id, client_secret). */
+export interface CellReq extends Req {
+  clientCreds?: boolean;
+}
+
+export interface Expected {
+  status: number;
+  code?: string;
+  /** what a 200 must also show for this caller */
+  body?: Record<string, unknown>;
+}
+
+/**
+ * The credential each caller kind holds, put where that caller would put it: a bearer header,
+ * or the body's client_secret on client-credential routes (a person pasting their token there
+ * is still not a client). Anonymous sends no credential at all.
+ */
+export function present(caller: Caller, req: CellReq, w: World, team: TeamFixture): CellReq {
+  const bearer: Partial<Record<Caller, string>> = {
+    outsider: w.people.outsider.token,
+    viewer: w.people.viewer.token,
+    admin: w.people.admin.token,
+    owner: w.people.owner.token,
+    "key:viewer": team.keys.viewer,
+    "key:admin": team.keys.admin,
+    agent: w.gameServer.agentToken,
+    client: w.client.secret,
+    "client:other": w.otherClient.secret,
+    "client:mismatched": w.otherClient.secret,
+  };
+  if (!req.clientCreds) {
+    const token = bearer[caller];
+    return { ...req, headers: { ...req.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } };
+  }
+  const body = { ...(req.body as Record<string, unknown>) };
+  const headers = { ...req.headers };
+  if (caller === "anonymous") delete body.client_secret;
+  else if (caller === "client") Object.assign(body, { client_id: w.client.clientId, client_secret: w.client.secret });
+  else if (caller === "client:other") Object.assign(body, { client_id: w.otherClient.clientId, client_secret: w.otherClient.secret });
+  else if (caller === "client:mismatched") Object.assign(body, { client_id: w.client.clientId, client_secret: w.otherClient.secret });
+  else {
+    body.client_secret = bearer[caller];
+    headers.authorization = `Bearer ${bearer[caller]}`;
+  }
+  return { ...req, body, headers };
+}
+
+const ROLE_RANK = { viewer: 1, admin: 2, owner: 3 } as const;
+const roleOf = (c: Caller) => (c === "viewer" || c === "key:viewer" ? "viewer" : c === "admin" || c === "key:admin" ? "admin" : c === "owner" ? "owner" : undefined);
+
+/**
+ * Declared exceptions to the rule an access value implies, each with the reason it is right.
+ * GET /teams is for people, but an API key may list the one team it belongs to.
+ */
+const EXCEPTIONS: Record<string, Partial<Record<Caller, Expected>>> = {
+  "GET /teams": { "key:viewer": { status: 200 }, "key:admin": { status: 200 } },
+};
+
+const ok = (body?: Record<string, unknown>): Expected => ({ status: 200, ...(body && { body }) });
+const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
+const forbidden: Expected = { status: 403, code: "forbidden" };
+
+/** What the project's rules say a caller gets from a route, from its declared access alone. */
+export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 = 403): Expected {
+  const key = `${route.method} ${route.path}`;
+  const access = route.access;
+  if (!access || !KNOWN_ACCESS.includes(access)) throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
+  const exception = EXCEPTIONS[key]?.[caller];
+  if (exception) return exception;
+  const bearerHolder = roleOf(caller) !== undefined || caller === "outsider";
+  switch (access) {
+    case "public":
+      return ok();
+    case "agent":
+      return caller === "agent" ? ok() : unauthenticated;
+    case "client":
+      // Another client's credentials are good credentials: they start that client's own login,
+      // and reach nothing of this client (poll 404, validate {valid:false}, revoke a no-op).
+      if (caller === "client") return ok();
+      if (caller === "anonymous") return { status: 400, code: "validation_failed" };
+      if (caller === "client:other") {
+        if (key === "POST /client/ms-auth/poll") return { status: 404, code: "not_found" };
+        if (key === "POST /client/ms-auth/session/validate") return ok({ valid: false });
+        return ok();
+      }
+      // A person's access token is longer than any client secret may be (256), so it fails
+      // validation before the lookup; API keys and agent tokens fit and are simply wrong.
+      if (caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner") return { status: 400, code: "validation_failed" };
+      return { status: 401, code: "invalid_client" };
+    case "user":
+      if (!bearerHolder) return unauthenticated;
+      return caller.startsWith("key:") ? forbidden : ok();
+    default: {
+      if (!bearerHolder) return unauthenticated;
+      if (caller === "outsider") return outsider === 403 ? forbidden : { status: 404, code: "not_found" };
+      const need = access.slice("team:".length) as keyof typeof ROLE_RANK;
+      return ROLE_RANK[roleOf(caller)!] >= ROLE_RANK[need] ? ok() : forbidden;
+    }
+  }
+}
+
+type Builder = (w: World, team: TeamFixture) => CellReq | Promise<CellReq>;
+
+const creds = (w: World) => ({ client_id: w.client.clientId, client_secret: w.client.secret });
+
+/** Requests for the routes the security suite does not cover: public, client and agent ones. */
+export const EXTRA_BUILDERS: Record<string, Builder> = {
+  "GET /health": () => ({ method: "GET", path: "/health" }),
+  "POST /auth/signup": () => ({ method: "POST", path: "/auth/signup", body: { email: uniqueEmail("matrix"), password: "correct horse battery" } }),
+  "POST /auth/login": (w) => ({ method: "POST", path: "/auth/login", body: { email: w.sessionUser.email, password: w.sessionUser.password } }),
+  "POST /auth/refresh": async (w) => ({ method: "POST", path: "/auth/refresh", body: { refresh_token: await refreshToken(w) } }),
+  "POST /auth/logout": async (w) => ({ method: "POST", path: "/auth/logout", body: { refresh_token: await refreshToken(w) } }),
+  "POST /client/ms-auth/start": (w) => ({ method: "POST", path: "/client/ms-auth/start", clientCreds: true, body: { ...creds(w), client_state: "matrix" } }),
+  "POST /client/ms-auth/poll": (w) => ({ method: "POST", path: "/client/ms-auth/poll", clientCreds: true, body: { ...creds(w), auth_request_id: w.pendingRequestId } }),
+  "POST /client/ms-auth/session/validate": (w) => ({ method: "POST", path: "/client/ms-auth/session/validate", clientCreds: true, body: { ...creds(w), svc_session_token: w.sessionToken } }),
+  // A session of its own per cell: the right client's revoke ends it.
+  "POST /client/ms-auth/session/revoke": async (w) => ({
+    method: "POST",
+    path: "/client/ms-auth/session/revoke",
+    clientCreds: true,
+    body: { ...creds(w), svc_session_token: (await fullLogin(w.server, w.client)).token },
+  }),
+  "POST /agent/heartbeat": () => ({ method: "POST", path: "/agent/heartbeat", body: { tps: 19.9, players_online: 1 } }),
+  "POST /agent/events": () => ({
+    method: "POST",
+    path: "/agent/events",
+    body: { events: [{ event_id: `matrix-${crypto.randomUUID()}`, type: "join", uuid: crypto.randomUUID(), name: "Steve" }] },
+  }),
+  "GET /agent/config": () => ({ method: "GET", path: "/agent/config" }),
+};
+
+async function refreshToken(w: World): Promise<string> {
+  const res = await api(w.server, "POST", "/auth/login", { body: { email: w.sessionUser.email, password: w.sessionUser.password } });
+  return res.body.refresh_token;
+}
+
+export function builderFor(key: string, cases: Record<string, SecurityCase>, w: World): Builder | undefined {
+  const c = cases[key];
+  if (c) return (_w, team) => c.request({ server: w.server, people: w.people, team });
+  return EXTRA_BUILDERS[key];
+}
