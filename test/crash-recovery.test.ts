@@ -65,24 +65,26 @@ function afterSettled(promises: Promise<unknown>[], n: number) {
 
 const shuffle = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((a, b) => a[0] - b[0]).map(([, x]) => x);
 
+const processes: ServiceProcess[] = [];
+let sql: postgres.Sql | undefined;
+/** The run's database, read directly: what the service stored, not what it answers. */
+const db = () => (sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} }));
+
+afterAll(async () => {
+  for (const p of processes) await p.stop();
+  await sql?.end();
+});
+
 describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one PostgreSQL)", () => {
-  const processes: ServiceProcess[] = [];
-  let sql: postgres.Sql;
 
   async function service(extra: Record<string, string> = {}) {
     const s = new ServiceProcess((await devIdp()).url);
     processes.push(s);
     await s.start(extra);
-    sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
     return s;
   }
 
-  afterAll(async () => {
-    for (const p of processes) await p.stop();
-    await sql?.end();
-  });
-
-  const sessionsOf = async (requestId: string) => (await sql`select id from sessions where login_request_id = ${requestId}`).length;
+  const sessionsOf = async (requestId: string) => (await db()`select id from sessions where login_request_id = ${requestId}`).length;
   const statusOf = (location: string | null) => (location ? new URL(location).searchParams.get("status") : null);
 
   test("killed between sign-in and consent: the same browser approves after the restart and gets one session", async () => {
@@ -191,7 +193,7 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     const ids = untouched.map((u) => u.auth_request_id);
     let statuses: string[] = [];
     for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(200)) {
-      statuses = (await sql`select status from login_requests where id in ${sql(ids)}`).map((r) => r.status);
+      statuses = (await db()`select status from login_requests where id in ${db()(ids)}`).map((r) => r.status);
       if (statuses.every((st) => st === "expired")) break;
     }
     expect(statuses).toEqual(["expired", "expired"]);
@@ -213,7 +215,7 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     await Promise.allSettled(sending);
     expect(acked.size).toBeGreaterThanOrEqual(30);
     expect(acked.size).toBeLessThan(batches.length);
-    const before = (await sql`select count(*)::int as n from agent_events where server_id = ${f.serverId}`)[0]!.n as number;
+    const before = (await db()`select count(*)::int as n from agent_events where server_id = ${f.serverId}`)[0]!.n as number;
     expect(before).toBeLessThan(batches.length * EVENTS_PER_BATCH);
 
     await svc.start();
@@ -234,11 +236,11 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     expect(resent.reduce((n, r) => n + r.accepted, 0)).toBe(batches.length * EVENTS_PER_BATCH - before);
 
     const sentIds = batches.flatMap((b) => b.events.map((e) => e.event_id)).sort();
-    const storedIds = (await sql`select event_id from agent_events where server_id = ${f.serverId}`).map((r) => r.event_id as string).sort();
+    const storedIds = (await db()`select event_id from agent_events where server_id = ${f.serverId}`).map((r) => r.event_id as string).sort();
     expect(storedIds).toEqual(sentIds);
 
     const expected = new Map(batches.flatMap((b) => b.players).map((p) => [p.uuid, p]));
-    const rows = await sql`
+    const rows = await db()`
       select p.uuid::text as uuid, p.online, p.first_seen, p.last_seen, p.play_seconds::int as play_seconds,
              (select count(*)::int from player_sessions s where s.server_id = p.server_id and s.uuid = p.uuid) as sessions
       from players p where p.server_id = ${f.serverId}`;
