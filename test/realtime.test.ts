@@ -237,11 +237,12 @@ describe("analytics stream: the pinger's own loop", () => {
       const f = await newServer(srv, { host: "127.0.0.1", port: mc.port });
       const c = await WsClient.connect(srv, f.serverId, bearer(f.owner.token));
       await c.until("snapshot");
-      const status = (await c.until("status", 5000)).at(-1)!;
+      // A liveness check, not a timing one: the loop must get there, however busy the machine.
+      const status = (await c.until("status", 20_000)).at(-1)!;
       expect(status.data).toMatchObject({ online: true });
       c.close();
     } finally {
       await mc.close();
     }
-  }, 15_000);
+  }, 40_000);
 });
