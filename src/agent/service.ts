@@ -70,6 +70,9 @@ export class AgentService {
     // Published only after the transaction commits, in batch order, and only what was new.
     const changes: [ServerEventType, Record<string, unknown>, Date][] = [];
     const result = await this.db.transaction(async (tx) => {
+      // One batch at a time per server: two batches about the same player would otherwise race
+      // on its open session (and batches are meant to apply in order anyway).
+      await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
       const inserted = await tx
         .insert(agentEvents)
         .values(events.map((e) => ({ serverId, eventId: e.event_id })))
