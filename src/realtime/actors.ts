@@ -3,7 +3,6 @@ import { createActor, type Actor } from "xstate";
 import { serverMachine, snapshotData, type LiveServer } from "../../machines/server";
 import type { Db } from "../db/client";
 import { players, serverStatus } from "../db/schema";
-import type { Logger } from "../lib/log";
 import type { ServerEvent } from "./events";
 
 type ServerActor = Actor<typeof serverMachine>;
@@ -29,7 +28,6 @@ export class ServerActors {
 
   constructor(
     private readonly db: Db,
-    private readonly log: Logger,
     /** Publishes to a topic's local subscribers (Bun pub/sub). */
     private readonly broadcast: (topic: string, message: string) => void,
     private readonly idleMs: number,

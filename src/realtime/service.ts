@@ -19,7 +19,7 @@ export class Realtime implements ServerEventSink {
     private readonly log: Logger,
     idleMs: number,
   ) {
-    this.actors = new ServerActors(db, log, (t, m) => this.broadcaster(t, m), idleMs);
+    this.actors = new ServerActors(db, (t, m) => this.broadcaster(t, m), idleMs);
     this.unsubscribe = bus.subscribe((e) => this.actors.deliver(e));
   }
 

@@ -97,7 +97,6 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
     const elysiaPath = route.path.replace(/\{(\w+)\}/g, ":$1");
 
     const handler = async ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Record<string, string>; server: { requestIP(r: Request): { address: string } | null } | null }) => {
-      const info = requestInfo(request);
       let response: Response;
       inflight.count++;
       try {
