@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startServer, type RunningServer } from "../src/app";
 import { loadConfig } from "../src/config";
 import { startDevProvider } from "../src/identity/dev-provider";
+import { freePort } from "./shared";
 
 /** Settings every test server shares: any port, quiet logs, cheap password hashing. */
 export function testEnv(overrides: Record<string, string | undefined> = {}) {
@@ -27,13 +28,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
   };
 }
 
-/** A free loopback port, found by binding port 0 and letting it go. */
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
+export { freePort } from "./shared";
 
 export function tempDir(prefix = "mcp-test-") {
   return mkdtempSync(join(tmpdir(), prefix));

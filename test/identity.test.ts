@@ -1,3 +1,4 @@
+import { hiddenFields } from "./shared";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { parseConfig } from "../src/config";
@@ -29,13 +30,6 @@ afterAll(async () => {
   await idp.stop();
 });
 
-const unescapeHtml = (s: string) => s.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
-
-function hiddenFields(html: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)) out[m[1]!] = unescapeHtml(m[2]!);
-  return out;
-}
 
 interface SignIn {
   location: URL;

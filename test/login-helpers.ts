@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import type { RunningServer } from "../src/app";
 import { api, newTeam, newUser, type TestUser } from "./helpers";
+import { hiddenFields } from "./shared";
 
 export interface TestClient {
   owner: TestUser;
@@ -35,11 +36,7 @@ export async function poll(server: RunningServer, c: TestClient, id: string) {
   return api(server, "POST", "/client/ms-auth/poll", { body: { client_id: c.clientId, client_secret: c.secret, auth_request_id: id } });
 }
 
-export function hiddenFields(html: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
-  return out;
-}
+export { hiddenFields } from "./shared";
 
 export interface SignInResult {
   /** The callback's answer: 200 consent page, or 303 back to the launcher. */

@@ -1,4 +1,5 @@
 /** The launcher backend and the browser of one ms_auth login, over real HTTP, for the benchmarks. */
+import { hiddenFields } from "../../test/shared";
 
 /** One JSON request; a 4xx or 5xx throws with the body. */
 export async function call(base: string, method: string, path: string, body?: unknown, token?: string, extra: RequestInit = {}) {
@@ -16,8 +17,7 @@ export async function call(base: string, method: string, path: string, body?: un
 export async function loginFlow(base: string, creds: { client_id: string; client_secret: string }, name: string) {
   const started = (await (await call(base, "POST", "/client/ms-auth/start", creds)).json()) as { auth_request_id: string; auth_url: string };
   const page = await (await fetch(started.auth_url)).text();
-  const fields: Record<string, string> = {};
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+  const fields = hiddenFields(page);
   const submitted = await fetch(started.auth_url.split("?")[0]!, { method: "POST", body: new URLSearchParams({ ...fields, username: name, outcome: "success" }), redirect: "manual" });
   const callback = await fetch(submitted.headers.get("location")!, { redirect: "manual" });
   const consent = await callback.text();

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { escapeHtml } from "../lib/html";
 import { createLogger } from "../lib/log";
 import { AppError } from "../lib/errors";
 import { readLimited } from "../trpc/rest";
@@ -111,10 +112,6 @@ label{display:block;margin-top:1rem;font-weight:600}input,select{width:100%;box-
 .actions{display:flex;gap:.5rem;margin-top:1.5rem}button{flex:1;padding:.6rem;font:inherit;cursor:pointer}
 code{word-break:break-all}`;
 const CSS_HASH = `'sha256-${createHash("sha256").update(CSS).digest("base64")}'`;
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** `formTarget` is the validated redirect URI's origin, which the form submit redirects to. */
 function htmlResponse(status: number, body: string, formTarget?: string): Response {

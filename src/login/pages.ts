@@ -1,8 +1,6 @@
 /** HTML for the browser half of the login flow. Everything interpolated is escaped. */
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+import { escapeHtml } from "../lib/html";
 
 const STYLE = `body{font-family:system-ui,sans-serif;background:#1d1f21;color:#eee;display:flex;justify-content:center;padding:48px 16px;margin:0}
 main{max-width:420px;width:100%;background:#2a2d31;border-radius:12px;padding:28px;box-shadow:0 4px 24px #0006}

@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { servers, teamMembers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { ZUuid } from "../lib/schemas";
-import { roleAtLeast } from "../teams/access";
+import { requireAtLeast } from "../teams/access";
 import type { Principal, Role } from "../trpc/context";
 
 export type SelectorHeader = "x-team-id" | "x-server-id";
@@ -45,6 +45,5 @@ export async function requireServerRole(db: Db, principal: Principal, serverId: 
     role = row?.role;
   }
   if (!server || !role) throw new AppError("not_found", NOT_FOUND);
-  if (!roleAtLeast(role, min)) throw new AppError("forbidden", `This needs the ${min} role or higher in the server's team; you have ${role}.`);
-  return { server, role };
+  return { server, role: requireAtLeast(role, min) };
 }

@@ -21,7 +21,7 @@ export async function teamRoleOf(db: Db, principal: Principal, teamId: string): 
   return row?.role;
 }
 
-function requireAtLeast(role: Role, min: Role): Role {
+export function requireAtLeast(role: Role, min: Role): Role {
   if (!roleAtLeast(role, min)) throw new AppError("forbidden", `This needs the ${min} role or higher in the team; you have ${role}.`);
   return role;
 }

@@ -38,6 +38,9 @@ export function makeContext(services: Services, request: Request, ip: string): C
   return { requestId: info.id, headers: request.headers, ip, services, resHeaders: info.headers };
 }
 
+/** Strict: invalid UTF-8 is the caller's error, not something to patch over. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Reads a JSON object body within the size limit. Missing body means `{}`; anything
  * else that is not a JSON object is the caller's error, answered before any work.
@@ -56,7 +59,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf));
+    value = JSON.parse(UTF8.decode(buf));
   } catch {
     throw new AppError("invalid_json", "The body is not valid JSON.");
   }
