@@ -78,11 +78,17 @@ async function fetchLoop(o: LoadOptions): Promise<LoadResult> {
   return { ...JSON.parse(out), tool: "bun fetch loop" };
 }
 
+/** Prints the rows; a run where any request failed is not a measurement, and exits non-zero. */
 export function table(rows: { name: string; r: LoadResult; baseline?: LoadResult }[]) {
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`\n${pad("case", 44)}${pad("req/s", 12)}${pad("p99 ms", 10)}${pad("errors", 8)}ratio to raw`);
   for (const { name, r, baseline } of rows) {
     const ratio = baseline ? (r.rps / baseline.rps).toFixed(2) : "";
     console.log(`${pad(name, 44)}${pad(r.rps.toFixed(0), 12)}${pad(r.p99ms.toFixed(2), 10)}${pad(String(r.errors), 8)}${ratio}`);
+  }
+  const failed = rows.filter((x) => x.r.errors > 0);
+  if (failed.length) {
+    console.log(`\nINVALID RUN: ${failed.map((x) => `${x.name.trim()} had ${x.r.errors} errors`).join("; ")}`);
+    process.exitCode = 1;
   }
 }

@@ -79,7 +79,6 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     RATE_LIMIT_POLL_PER_MIN: "100000000",
     RATE_LIMIT_VALIDATE_PER_MIN: "100000000",
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: "100000000",
-    RATE_LIMIT_GENERAL_PER_MIN: "100000000",
     PASSWORD_MEMORY_KIB: "4096",
     PASSWORD_TIME_COST: "1",
     ...opts.env,
