@@ -62,11 +62,14 @@ describe("security suite: every protected route", () => {
 
       if (c.access === "user") {
         test("a team API key is refused: 403", async () => {
-          const r = await req();
-          const res = await send(r, bearer(team.keys.admin));
-          // GET /teams lets a key list its own team; everything else is for people only.
-          if (name === "GET /teams") expect(res.body.teams.map((t: { team_id: string }) => t.team_id)).toEqual([team.teamId]);
-          else expectError(res, 403, "forbidden");
+          expectError(await send(await req(), bearer(team.keys.admin)), 403, "forbidden");
+        });
+      } else if (c.access === "member") {
+        test("a team API key reaches only its own team", async () => {
+          const res = await send(await req(), bearer(team.keys.admin));
+          expect(res.status).toBe(200);
+          expect(JSON.stringify(res.body)).toContain(team.teamId);
+          expect(JSON.stringify(res.body)).not.toContain(team.otherTeamId);
         });
       } else {
         const outsider = c.outsider ?? 403;

@@ -19,7 +19,7 @@ export const teamsRouter = router({
     .mutation(({ ctx, input }) => ctx.services.teams.create(ctx.principal.userId, input.name)),
 
   list: authedProcedure
-    .meta({ access: "user", openapi: { method: "GET", path: "/teams", tags, summary: "Teams the caller belongs to (an API key sees its own team)", errorResponses: [401, 429] } })
+    .meta({ access: "member", openapi: { method: "GET", path: "/teams", tags, summary: "Teams the caller belongs to (an API key sees its own team)", errorResponses: [401, 429] } })
     .output(z.object({ teams: z.array(ZTeam).max(LIMITS.teamsPerUser) }))
     .query(({ ctx }) => ctx.services.teams.list(ctx.principal)),
 

@@ -9,7 +9,7 @@ import type { World } from "../fuzz/world";
 export const CALLERS = ["anonymous", "outsider", "viewer", "admin", "owner", "key:viewer", "key:admin", "agent", "client", "client:other", "client:mismatched"] as const;
 export type Caller = (typeof CALLERS)[number];
 
-const KNOWN_ACCESS: readonly Access[] = ["public", "user", "team:viewer", "team:admin", "team:owner", "client", "agent"];
+const KNOWN_ACCESS: readonly Access[] = ["public", "user", "member", "team:viewer", "team:admin", "team:owner", "client", "agent"];
 
 /** A request that carries client credentials in its body (client_id, client_secret). */
 export interface CellReq extends Req {
@@ -61,13 +61,6 @@ export function present(caller: Caller, req: CellReq, w: World, team: TeamFixtur
 const ROLE_RANK = { viewer: 1, admin: 2, owner: 3 } as const;
 const roleOf = (c: Caller) => (c === "viewer" || c === "key:viewer" ? "viewer" : c === "admin" || c === "key:admin" ? "admin" : c === "owner" ? "owner" : undefined);
 
-/**
- * Declared exceptions to the rule an access value implies, each with the reason it is right.
- * GET /teams is for people, but an API key may list the one team it belongs to.
- */
-const EXCEPTIONS: Record<string, Partial<Record<Caller, Expected>>> = {
-  "GET /teams": { "key:viewer": { status: 200 }, "key:admin": { status: 200 } },
-};
 
 const ok = (body?: Record<string, unknown>): Expected => ({ status: 200, ...(body && { body }) });
 const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
@@ -78,8 +71,6 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
   const key = `${route.method} ${route.path}`;
   const access = route.access;
   if (!access || !KNOWN_ACCESS.includes(access)) throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
-  const exception = EXCEPTIONS[key]?.[caller];
-  if (exception) return exception;
   const bearerHolder = roleOf(caller) !== undefined || caller === "outsider";
   switch (access) {
     case "public":
@@ -103,6 +94,8 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
     case "user":
       if (!bearerHolder) return unauthenticated;
       return caller.startsWith("key:") ? forbidden : ok();
+    case "member":
+      return bearerHolder ? ok() : unauthenticated;
     default: {
       if (!bearerHolder) return unauthenticated;
       if (caller === "outsider") return outsider === 403 ? forbidden : { status: 404, code: "not_found" };

@@ -29,7 +29,7 @@ export interface SecurityCase {
 export const SECURITY_CASES: Record<string, SecurityCase> = {
   "GET /auth/me": { access: "user", request: () => ({ method: "GET", path: "/auth/me" }) },
   "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
-  "GET /teams": { access: "user", request: () => ({ method: "GET", path: "/teams" }) },
+  "GET /teams": { access: "member", request: () => ({ method: "GET", path: "/teams" }) },
   "GET /teams/{team_id}": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}` }) },
   "PATCH /teams/{team_id}": { access: "team:admin", request: ({ team }) => ({ method: "PATCH", path: `/teams/${team.teamId}`, body: { name: "renamed" } }) },
   "DELETE /teams/{team_id}": { access: "team:owner", request: ({ team }) => ({ method: "DELETE", path: `/teams/${team.teamId}` }) },
