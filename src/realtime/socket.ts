@@ -1,9 +1,7 @@
-import { eq } from "drizzle-orm";
 import type { Elysia } from "elysia";
-import { servers } from "../db/schema";
 import { hasPrefix } from "../lib/secrets";
 import type { Services } from "../services";
-import { teamRoleOf } from "../teams/access";
+import { requireServerRole } from "../servers/access";
 import type { Principal } from "../trpc/context";
 import { topicOf } from "./actors";
 
@@ -74,10 +72,9 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
     const principal = await accounts.authenticate(token);
     if (!principal) return { close: CLOSE.unauthenticated, reason: "invalid, expired or revoked credential" };
-    if (!UUID.test(st.serverId)) return { close: CLOSE.unknownServer, reason: "unknown server" };
-    const [server] = await db.select({ teamId: servers.teamId }).from(servers).where(eq(servers.id, st.serverId)).limit(1);
-    const role = server ? await teamRoleOf(db, principal, server.teamId) : undefined;
-    if (!role) return { close: CLOSE.unknownServer, reason: "unknown server" };
+    // The same gate as the server routes: outside the caller's teams is the same as unknown.
+    const visible = UUID.test(st.serverId) && (await requireServerRole(db, principal, st.serverId, "viewer").then(() => true, () => false));
+    if (!visible) return { close: CLOSE.unknownServer, reason: "unknown server" };
     const exp = principal.kind === "user" ? (await tokens.verify(token))?.exp : undefined;
     return { principal, exp };
   }
