@@ -53,7 +53,10 @@ async function bareRound(): Promise<number> {
     Array.from({ length: concurrency }, async () => {
       while (next < ports.length) {
         const port = ports[next++]!;
-        const r = await status("127.0.0.1", port, { timeout: timeoutMs, enableSRV: false }).then(() => true, () => false);
+        const r = await status("127.0.0.1", port, { timeout: timeoutMs, enableSRV: false }).then(
+          () => true,
+          () => false,
+        );
         if (r) ok++;
       }
     }),
@@ -63,11 +66,30 @@ async function bareRound(): Promise<number> {
 
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-pinger-"));
 const db = await benchDatabase();
-const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: db.url, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", PINGER_ENABLED: "false", PING_CONCURRENCY: String(concurrency), PING_TIMEOUT_MS: String(timeoutMs) });
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  DATABASE_URL: db.url,
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "silent",
+  PINGER_ENABLED: "false",
+  PING_CONCURRENCY: String(concurrency),
+  PING_TIMEOUT_MS: String(timeoutMs),
+});
 const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
 const [team] = await d.insert(teams).values({ name: "bench" }).returning();
-await d.insert(servers).values(ports.map((port, i) => ({ teamId: team!.id, name: `r${i}`, host: "127.0.0.1", port, kind: "single" as const, agentTokenHash: sha256(`bench-${i}`), agentTokenPrefix: "x" })));
+await d.insert(servers).values(
+  ports.map((port, i) => ({
+    teamId: team!.id,
+    name: `r${i}`,
+    host: "127.0.0.1",
+    port,
+    kind: "single" as const,
+    agentTokenHash: sha256(`bench-${i}`),
+    agentTokenPrefix: "x",
+  })),
+);
 
 async function pingerRound(): Promise<number> {
   await d.execute(sql`update servers set next_check_at = now()`);
@@ -90,7 +112,9 @@ async function measure(name: string, round: () => Promise<number>) {
 const bare = await measure("bare status() loop", bareRound);
 const pinger = await measure("pinger (claim + ping + store)", pingerRound);
 const [{ up, samples }] = rowsOf<{ up: number; samples: number }>(
-  await d.execute(sql`select (select count(*) from server_status where online)::int as up, (select count(*) from server_samples)::int as samples`),
+  await d.execute(
+    sql`select (select count(*) from server_status where online)::int as up, (select count(*) from server_samples)::int as samples`,
+  ),
 ) as [{ up: number; samples: number }];
 
 await app.stop();
@@ -99,10 +123,14 @@ await host.exited;
 rmSync(dataDir, { recursive: true, force: true });
 await db.drop();
 
-console.log(`database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${ports.length} responders on loopback, concurrency ${concurrency}, ${rounds} rounds each (median, best)`);
+console.log(
+  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${ports.length} responders on loopback, concurrency ${concurrency}, ${rounds} rounds each (median, best)`,
+);
 console.log(`\n${"case".padEnd(34)}${"servers/s".padEnd(12)}${"best".padEnd(10)}${"checked".padEnd(10)}ratio to bare`);
 for (const r of [bare, pinger]) {
   const ratio = r === bare ? "" : (r.median / bare.median).toFixed(2);
-  console.log(`${r.name.padEnd(34)}${r.median.toFixed(0).padEnd(12)}${r.best.toFixed(0).padEnd(10)}${String(r.checked).padEnd(10)}${ratio}`);
+  console.log(
+    `${r.name.padEnd(34)}${r.median.toFixed(0).padEnd(12)}${r.best.toFixed(0).padEnd(10)}${String(r.checked).padEnd(10)}${ratio}`,
+  );
 }
 console.log(`\nservers up after the last pinger round: ${up} of ${ports.length}; samples stored: ${samples}`);

@@ -10,10 +10,14 @@ const server = Bun.serve({
   fetch(req, srv) {
     const url = new URL(req.url);
     if (url.pathname === "/health") return new Response("ok");
-    if (url.pathname.startsWith("/ws/")) return srv.upgrade(req, { data: undefined }) ? undefined : new Response("upgrade failed", { status: 400 });
+    if (url.pathname.startsWith("/ws/"))
+      return srv.upgrade(req, { data: undefined }) ? undefined : new Response("upgrade failed", { status: 400 });
     if (url.pathname === "/publish" && req.method === "POST") {
       return req.json().then((data) => {
-        srv.publish("server:bench", JSON.stringify({ type: "heartbeat", server_id: "bench", ts: new Date().toISOString(), data }));
+        srv.publish(
+          "server:bench",
+          JSON.stringify({ type: "heartbeat", server_id: "bench", ts: new Date().toISOString(), data }),
+        );
         return Response.json({ ok: true });
       });
     }

@@ -33,7 +33,11 @@ async function socketMemory(pid: number, open: () => Promise<WebSocket[]>) {
 }
 
 async function post(url: string, body: unknown, token?: string) {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<any>;
 }
@@ -88,21 +92,47 @@ async function drive(publish: () => Promise<unknown>, f: Fanout) {
   while (f.delivered < expected && performance.now() < deadline) await Bun.sleep(20);
   const elapsed = (performance.now() - start) / 1000;
   f.lat.sort((x, y) => x - y);
-  return { sent, expected, delivered: f.delivered, perSecond: f.delivered / elapsed, p50: f.lat[Math.floor(f.lat.length / 2)] ?? NaN, p99: f.lat[Math.floor(f.lat.length * 0.99)] ?? NaN };
+  return {
+    sent,
+    expected,
+    delivered: f.delivered,
+    perSecond: f.delivered / elapsed,
+    p50: f.lat[Math.floor(f.lat.length / 2)] ?? NaN,
+    p99: f.lat[Math.floor(f.lat.length * 0.99)] ?? NaN,
+  };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
 const db = await benchDatabase();
-const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: db.url, PINGER_ENABLED: "false", PASSWORD_MEMORY_KIB: "4096", PASSWORD_TIME_COST: "1" };
+const env = {
+  DATA_DIR: dataDir,
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "warn",
+  DATABASE_URL: db.url,
+  PINGER_ENABLED: "false",
+  PASSWORD_MEMORY_KIB: "4096",
+  PASSWORD_TIME_COST: "1",
+};
 
 // --- the app ---
 const app = await startTarget("src/main.ts", env);
 await post(`${app.url}/auth/signup`, { email: "rt@example.test", password: "bench password" });
 const { access_token } = await post(`${app.url}/auth/login`, { email: "rt@example.test", password: "bench password" });
 const { team_id } = await post(`${app.url}/teams`, { name: "rt" }, access_token);
-const srv = await post(`${app.url}/server/servers`, { team_id, name: "bench", host: "127.0.0.1", port: 9, kind: "single" }, access_token);
+const srv = await post(
+  `${app.url}/server/servers`,
+  { team_id, name: "bench", host: "127.0.0.1", port: 9, kind: "single" },
+  access_token,
+);
 const appFan: Fanout = { delivered: 0, lat: [] };
-const appMem = await socketMemory(app.pid, () => openSockets(`${app.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, subscribers, { authorization: `Bearer ${access_token}` }, appFan));
+const appMem = await socketMemory(app.pid, () =>
+  openSockets(
+    `${app.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`,
+    subscribers,
+    { authorization: `Bearer ${access_token}` },
+    appFan,
+  ),
+);
 const appSockets = appMem.sockets;
 const hb = { tps: 20, mspt: 12.5, players_online: 10, memory_used_mb: 2048, memory_max_mb: 4096 };
 const appResult = await drive(() => post(`${app.url}/agent/heartbeat`, hb, srv.agent_token), appFan);
@@ -113,7 +143,12 @@ let cross: { p50: number; p99: number; n: number } | undefined;
 if (db.url) {
   const second = await startTarget("src/main.ts", env);
   const f: Fanout = { delivered: 0, lat: [] };
-  const [sock] = await openSockets(`${second.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`, 1, { authorization: `Bearer ${access_token}` }, f);
+  const [sock] = await openSockets(
+    `${second.url.replace("http", "ws")}/ws/server/${srv.server_id}/analytics`,
+    1,
+    { authorization: `Bearer ${access_token}` },
+    f,
+  );
   for (let i = 0; i < 400; i++) {
     await post(`${app.url}/agent/heartbeat`, hb, srv.agent_token);
     await Bun.sleep(5);
@@ -145,7 +180,9 @@ await app.stop();
 // --- the raw baseline ---
 const raw = await startTarget("bench/raw-pubsub.ts", {});
 const rawFan: Fanout = { delivered: 0, lat: [] };
-const rawMem = await socketMemory(raw.pid, () => openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan));
+const rawMem = await socketMemory(raw.pid, () =>
+  openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan),
+);
 const rawSockets = rawMem.sockets;
 const rawResult = await drive(() => post(`${raw.url}/publish`, hb), rawFan);
 for (const s of rawSockets) s.close();
@@ -157,8 +194,15 @@ const line = (name: string, r: typeof appResult, perSocket: number, base?: typeo
   console.log(
     `${name.padEnd(34)}${r.perSecond.toFixed(0).padEnd(14)}${r.p50.toFixed(0).padEnd(9)}${r.p99.toFixed(0).padEnd(9)}${`${r.delivered}/${r.expected}`.padEnd(18)}${(perSocket / 1024).toFixed(1).padEnd(12)}${base ? (r.perSecond / base.perSecond).toFixed(2) : ""}`,
   );
-console.log(`database: ${db.url ? "postgres" : "pglite"}; ${subscribers} subscribers on one server topic; ${rate} events/s for ${seconds}s`);
-console.log(`\n${"case".padEnd(34)}${"delivered/s".padEnd(14)}${"p50 ms".padEnd(9)}${"p99 ms".padEnd(9)}${"delivered".padEnd(18)}${"KiB/socket".padEnd(12)}ratio to raw`);
+console.log(
+  `database: ${db.url ? "postgres" : "pglite"}; ${subscribers} subscribers on one server topic; ${rate} events/s for ${seconds}s`,
+);
+console.log(
+  `\n${"case".padEnd(34)}${"delivered/s".padEnd(14)}${"p50 ms".padEnd(9)}${"p99 ms".padEnd(9)}${"delivered".padEnd(18)}${"KiB/socket".padEnd(12)}ratio to raw`,
+);
 line("raw Bun.serve pub/sub", rawResult, rawMem.perSocket);
 line("app (heartbeat -> actor -> ws)", appResult, appMem.perSocket, rawResult);
-if (cross) console.log(`\ncross-instance delivery (heartbeat on instance A, socket on instance B, via LISTEN/NOTIFY): p50 ${cross.p50} ms, p99 ${cross.p99} ms over ${cross.n} events`);
+if (cross)
+  console.log(
+    `\ncross-instance delivery (heartbeat on instance A, socket on instance B, via LISTEN/NOTIFY): p50 ${cross.p50} ms, p99 ${cross.p99} ms over ${cross.n} events`,
+  );

@@ -17,7 +17,15 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
 const db = await benchDatabase();
-const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", NODE_ENV: "production", DEV_IDP_ENABLED: "true", PINGER_ENABLED: "false", DATABASE_URL: db.url };
+const env = {
+  DATA_DIR: dataDir,
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "warn",
+  NODE_ENV: "production",
+  DEV_IDP_ENABLED: "true",
+  PINGER_ENABLED: "false",
+  DATABASE_URL: db.url,
+};
 
 async function post(base: string, path: string, body: unknown, token?: string) {
   const res = await fetch(base + path, {
@@ -31,13 +39,18 @@ async function post(base: string, path: string, body: unknown, token?: string) {
 
 const app = await startTarget("src/main.ts", env);
 await post(app.url, "/auth/signup", { email: "bench@example.test", password: "bench password" });
-const { access_token: token } = await post(app.url, "/auth/login", { email: "bench@example.test", password: "bench password" });
+const { access_token: token } = await post(app.url, "/auth/login", {
+  email: "bench@example.test",
+  password: "bench password",
+});
 const { team_id: teamId } = await post(app.url, "/teams", { name: "bench" }, token);
 const auth = { authorization: `Bearer ${token}` };
 const trpcInput = encodeURIComponent(JSON.stringify({ team_id: teamId }));
 const opts = { seconds, connections };
 
-console.log(`database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`);
+console.log(
+  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`,
+);
 await load({ url: `${app.url}/health`, seconds: 1, connections }); // warm-up
 const appHealth = await load({ url: `${app.url}/health`, ...opts });
 const appRead = await load({ url: `${app.url}/teams/${teamId}`, headers: auth, ...opts });

@@ -39,20 +39,40 @@ async function main() {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 4);
   const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-uptime-"));
   const db = await benchDatabase();
-  const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_LEVEL: "warn", NODE_ENV: "production", DEV_IDP_ENABLED: "true", DATABASE_URL: db.url, PINGER_ENABLED: "false" };
+  const env = {
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production",
+    DEV_IDP_ENABLED: "true",
+    DATABASE_URL: db.url,
+    PINGER_ENABLED: "false",
+  };
 
   const post = async (base: string, path: string, body: unknown, token?: string) => {
-    const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    const res = await fetch(base + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<any>;
   };
 
   // Account, team and server through the API; a long-lived token so it outlasts every case.
-  let app = await startTarget("src/main.ts", { ...env, ACCESS_TOKEN_TTL_SECONDS: "86400" });
+  const app = await startTarget("src/main.ts", { ...env, ACCESS_TOKEN_TTL_SECONDS: "86400" });
   await post(app.url, "/auth/signup", { email: "bench@example.test", password: "bench password" });
-  const { access_token: token } = await post(app.url, "/auth/login", { email: "bench@example.test", password: "bench password" });
+  const { access_token: token } = await post(app.url, "/auth/login", {
+    email: "bench@example.test",
+    password: "bench password",
+  });
   const { team_id } = await post(app.url, "/teams", { name: "bench" }, token);
-  const { server_id: serverId } = await post(app.url, "/server/servers", { team_id, name: "month", host: "127.0.0.1", port: 9, kind: "single" }, token);
+  const { server_id: serverId } = await post(
+    app.url,
+    "/server/servers",
+    { team_id, name: "month", host: "127.0.0.1", port: 9, kind: "single" },
+    token,
+  );
   await app.stop();
 
   // A month of history, written with the app stopped (PGlite is one process's at a time).
@@ -92,8 +112,12 @@ async function main() {
   rmSync(dataDir, { recursive: true, force: true });
   await db.drop();
 
-  console.log(`database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`);
-  console.log(`one server, ${total} samples over 30 days; the 30d answer counted ${before.samples} before retention and ${after.samples} after (${folded.folded_raw} raw samples folded into hourly rows)`);
+  console.log(
+    `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`,
+  );
+  console.log(
+    `one server, ${total} samples over 30 days; the 30d answer counted ${before.samples} before retention and ${after.samples} after (${folded.folded_raw} raw samples folded into hourly rows)`,
+  );
   const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
     { name: "raw Bun.serve, 86,400 raw samples", r: before.base },
     { name: "REST door,     86,400 raw samples", r: before.door, baseline: before.base },

@@ -34,7 +34,14 @@ export function reduceLive(s: LiveServer, e: ServerEvent): LiveServer {
   const d = e.data;
   switch (e.type) {
     case "heartbeat":
-      return { ...s, tps: num(d.tps), mspt: num(d.mspt), memoryUsedMb: num(d.memory_used_mb), memoryMaxMb: num(d.memory_max_mb), lastHeartbeatAt: e.ts };
+      return {
+        ...s,
+        tps: num(d.tps),
+        mspt: num(d.mspt),
+        memoryUsedMb: num(d.memory_used_mb),
+        memoryMaxMb: num(d.memory_max_mb),
+        lastHeartbeatAt: e.ts,
+      };
     case "player_join":
       return typeof d.uuid === "string" ? { ...s, players: { ...s.players, [d.uuid]: str(d.name) ?? "" } } : s;
     case "player_leave": {
@@ -87,8 +94,16 @@ export const serverMachine = setup({
   },
   on: {
     EVENT: [
-      { guard: "wentUp", target: ".up", actions: ["apply", { type: "broadcast", params: ({ event }) => ({ event: event.event }) }] },
-      { guard: "wentDown", target: ".down", actions: ["apply", { type: "broadcast", params: ({ event }) => ({ event: event.event }) }] },
+      {
+        guard: "wentUp",
+        target: ".up",
+        actions: ["apply", { type: "broadcast", params: ({ event }) => ({ event: event.event }) }],
+      },
+      {
+        guard: "wentDown",
+        target: ".down",
+        actions: ["apply", { type: "broadcast", params: ({ event }) => ({ event: event.event }) }],
+      },
       { actions: ["apply", { type: "broadcast", params: ({ event }) => ({ event: event.event }) }] },
     ],
   },

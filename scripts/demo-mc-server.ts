@@ -15,7 +15,9 @@ export interface Responder {
   close(): Promise<void>;
 }
 
-export async function startStatusResponder(opts: { port?: number; host?: string; motd?: string; maxPlayers?: number; version?: string; players?: number } = {}): Promise<Responder> {
+export async function startStatusResponder(
+  opts: { port?: number; host?: string; motd?: string; maxPlayers?: number; version?: string; players?: number } = {},
+): Promise<Responder> {
   const responder = { players: opts.players ?? 0 } as Responder;
   const server: Server = createServer({
     port: opts.port ?? 0,

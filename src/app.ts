@@ -40,7 +40,9 @@ const DOCS_HTML = `<!doctype html>
 const DOCS_INIT = `Scalar.createApiReference('#app', { url: '/openapi.json', withDefaultFonts: false, hideClientButton: true });`;
 
 function staticResponse(request: Request, body: BodyInit, type: string, extra: Record<string, string> = {}) {
-  return new Response(body, { headers: responseHeaders(request, { "content-type": type, "x-content-type-options": "nosniff", ...extra }) });
+  return new Response(body, {
+    headers: responseHeaders(request, { "content-type": type, "x-content-type-options": "nosniff", ...extra }),
+  });
 }
 
 /**
@@ -50,19 +52,30 @@ function staticResponse(request: Request, body: BodyInit, type: string, extra: R
 async function boundedTrpcRequest(request: Request, maxBytes: number): Promise<Request> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
-    if (Number(declared) > maxBytes) throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+    if (Number(declared) > maxBytes)
+      throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
     return request;
   }
   if (!request.body) return request;
   const body = await readLimited(request.body, maxBytes);
-  const bounded = new Request(request.url, { method: request.method, headers: request.headers, body: body as Uint8Array<ArrayBuffer> });
+  const bounded = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: body as Uint8Array<ArrayBuffer>,
+  });
   adoptRequestInfo(request, bounded);
   return bounded;
 }
 
 /** A plain route behind the edge (CORS, general rate limit), answering 429 in the envelope. */
 export function admitted(services: Services, handler: (request: Request) => Response | Promise<Response>) {
-  return async ({ request, server }: { request: Request; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+  return async ({
+    request,
+    server,
+  }: {
+    request: Request;
+    server: { requestIP(r: Request): { address: string } | null } | null;
+  }) => {
     try {
       await services.edge.admit(request, clientAddress(server, request));
     } catch (err) {
@@ -95,7 +108,10 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
   })
     .onError(async ({ code, error, request, server }) => {
       // Unknown paths count toward the general limit too (a scan is traffic like any other).
-      const over = await services.edge.admit(request, clientAddress(server, request)).then(() => undefined, (e: unknown) => e);
+      const over = await services.edge.admit(request, clientAddress(server, request)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       const err =
         over ??
         (code === "NOT_FOUND"
@@ -108,10 +124,32 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
       return res;
     })
     .options("/*", ({ request }) => services.edge.preflight(request))
-    .get("/openapi.json", admitted(services, (request) => staticResponse(request, openapiJson, "application/json")))
-    .get("/docs", admitted(services, (request) => staticResponse(request, DOCS_HTML, "text/html; charset=utf-8", { "content-security-policy": DOCS_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer" })))
-    .get("/docs/scalar.js", admitted(services, (request) => staticResponse(request, SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" })))
-    .get("/docs/init.js", admitted(services, (request) => staticResponse(request, DOCS_INIT, "text/javascript; charset=utf-8")))
+    .get(
+      "/openapi.json",
+      admitted(services, (request) => staticResponse(request, openapiJson, "application/json")),
+    )
+    .get(
+      "/docs",
+      admitted(services, (request) =>
+        staticResponse(request, DOCS_HTML, "text/html; charset=utf-8", {
+          "content-security-policy": DOCS_CSP,
+          "x-frame-options": "DENY",
+          "referrer-policy": "no-referrer",
+        }),
+      ),
+    )
+    .get(
+      "/docs/scalar.js",
+      admitted(services, (request) =>
+        staticResponse(request, SCALAR_JS, "text/javascript; charset=utf-8", {
+          "cache-control": "public, max-age=86400",
+        }),
+      ),
+    )
+    .get(
+      "/docs/init.js",
+      admitted(services, (request) => staticResponse(request, DOCS_INIT, "text/javascript; charset=utf-8")),
+    )
     .all(
       "/trpc/*",
       async ({ request: original, server }) => {
@@ -133,7 +171,8 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
           router: appRouter,
           createContext: () => ctx,
           onError: ({ error }) => {
-            if (error.code === "INTERNAL_SERVER_ERROR") log.error("unhandled error", { request_id: info.id, err: error.cause ?? error });
+            if (error.code === "INTERNAL_SERVER_ERROR")
+              log.error("unhandled error", { request_id: info.id, err: error.cause ?? error });
           },
           responseMeta: ({ errors }) => {
             const headers = new Headers(Object.entries(ctx.resHeaders));
@@ -154,7 +193,10 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
   mountRest(app as unknown as Elysia, appRouter, services, inflight);
   mountLoginBrowserRoutes(app as unknown as Elysia, services);
   mountAnalyticsSocket(app as unknown as Elysia, services);
-  app.get("/asyncapi.json", admitted(services, (request) => staticResponse(request, asyncapiJson, "application/json")));
+  app.get(
+    "/asyncapi.json",
+    admitted(services, (request) => staticResponse(request, asyncapiJson, "application/json")),
+  );
   if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
     const provider = createDevProvider({ basePath: "/dev-idp" });
     app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });
@@ -171,7 +213,10 @@ export interface RunningServer {
 }
 
 /** Opens the database (migrating it), builds the services and listens. Used by main and tests. */
-export async function startServer(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  log: Logger = createLogger(config.LOG_LEVEL),
+): Promise<RunningServer> {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };
@@ -204,4 +249,3 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     },
   };
 }
-

@@ -19,11 +19,20 @@ const ConfigSchema = z
     /** PEM (PKCS#8) Ed25519 private key for access tokens; generated into DATA_DIR when unset. */
     JWT_PRIVATE_KEY: z.string().includes("PRIVATE KEY").optional(),
     ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
-    REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(30 * 86_400),
+    REFRESH_TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(300)
+      .default(30 * 86_400),
     /** argon2id cost; lower it only for tests. */
     PASSWORD_MEMORY_KIB: z.coerce.number().int().min(1024).max(1_048_576).default(65_536),
     PASSWORD_TIME_COST: z.coerce.number().int().min(1).max(10).default(2),
-    MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024),
+    MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(10 * 1024 * 1024)
+      .default(64 * 1024),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     TRUST_PROXY: bool.default(false),
 
@@ -48,7 +57,11 @@ const ConfigSchema = z
 
     // --- Login requests and sessions (ms_auth) ---
     LOGIN_REQUEST_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(600),
-    SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(30 * 86_400),
+    SESSION_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .default(30 * 86_400),
     LOGIN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(30),
 
     // --- Rate limits (requests per minute) ---
@@ -62,7 +75,12 @@ const ConfigSchema = z
     CORS_ORIGINS: z
       .string()
       .default("")
-      .transform((v) => v.split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean))
+      .transform((v) =>
+        v
+          .split(",")
+          .map((o) => o.trim().replace(/\/+$/, ""))
+          .filter(Boolean),
+      )
       .pipe(z.array(z.union([z.literal("*"), z.url({ protocol: /^https?$/ })]))),
 
     // --- Server monitoring ---
@@ -74,7 +92,12 @@ const ConfigSchema = z
     WS_AUTH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
     WS_EXPIRY_NOTICE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     WS_REVALIDATE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
-    WS_BACKPRESSURE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    WS_BACKPRESSURE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
@@ -86,7 +109,12 @@ const ConfigSchema = z
   }))
   .superRefine((c, ctx) => {
     if (!c.DEV_IDP_ENABLED && !c.MS_CLIENT_ID) {
-      ctx.addIssue({ code: "custom", path: ["MS_CLIENT_ID"], message: "required when the development identity provider is off (set MS_CLIENT_ID and MS_CLIENT_SECRET, or DEV_IDP_ENABLED=true outside production)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["MS_CLIENT_ID"],
+        message:
+          "required when the development identity provider is off (set MS_CLIENT_ID and MS_CLIENT_SECRET, or DEV_IDP_ENABLED=true outside production)",
+      });
     }
   });
 

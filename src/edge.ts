@@ -30,7 +30,11 @@ export class Edge {
   cors(request: Request): Record<string, string> {
     const origin = request.headers.get("origin");
     if (!origin || !(this.anyOrigin || this.origins.has(origin))) return {};
-    return { "access-control-allow-origin": this.anyOrigin ? "*" : origin, "access-control-expose-headers": EXPOSE_HEADERS, vary: "Origin" };
+    return {
+      "access-control-allow-origin": this.anyOrigin ? "*" : origin,
+      "access-control-expose-headers": EXPOSE_HEADERS,
+      vary: "Origin",
+    };
   }
 
   /** The answer to a CORS preflight (OPTIONS): allowed origins learn what they may send. */

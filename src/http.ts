@@ -34,7 +34,10 @@ export function responseHeaders(request: Request, extra?: Record<string, string>
 }
 
 export function json(request: Request, body: unknown, status: number, extra?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: responseHeaders(request, { ...extra, "content-type": "application/json" }) });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: responseHeaders(request, { ...extra, "content-type": "application/json" }),
+  });
 }
 
 /** Requests one app is handling right now: graceful shutdown waits for this to reach zero. */

@@ -1,8 +1,8 @@
 import { startServer } from "./app";
-import { ConfigError, loadConfig } from "./config";
+import { type Config, ConfigError, loadConfig } from "./config";
 import { createLogger } from "./lib/log";
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (err) {

@@ -8,10 +8,15 @@ import { ERROR_CODES } from "./lib/errors";
 const ZErrorEnvelope = z
   .object({
     error: z.object({
-      code: z.enum(Object.keys(ERROR_CODES) as [string, ...string[]]).meta({ description: "Stable machine-readable code" }),
+      code: z
+        .enum(Object.keys(ERROR_CODES) as [string, ...string[]])
+        .meta({ description: "Stable machine-readable code" }),
       message: z.string().max(1000).meta({ description: "Human-readable explanation" }),
       details: z.unknown().optional().meta({ description: "Structured detail, such as validation issues" }),
-      request_id: z.string().max(64).meta({ description: "Also sent as the x-request-id header; quote it in support requests" }),
+      request_id: z
+        .string()
+        .max(64)
+        .meta({ description: "Also sent as the x-request-id header; quote it in support requests" }),
     }),
   })
   .meta({ id: "Error", description: "The envelope of every error response" });
@@ -28,9 +33,13 @@ const STATUS_TEXT: Record<string, string> = {
   "503": "A dependency is unavailable",
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: the generated document is walked and patched as plain JSON
 type Json = Record<string, any>;
 
-const html = (description: string) => ({ description, content: { "text/html": { schema: { type: "string", maxLength: 65536 } } } });
+const html = (description: string) => ({
+  description,
+  content: { "text/html": { schema: { type: "string", maxLength: 65536 } } },
+});
 
 /**
  * The browser half of the ms_auth flow: HTML, cookies and redirects rather than JSON, so
@@ -52,7 +61,10 @@ const BROWSER_PATHS = {
       ],
       responses: {
         "200": html("The consent page"),
-        "303": { description: "Back to the launcher's post_login_redirect_uri", headers: { Location: { schema: { type: "string", maxLength: 4096 } } } },
+        "303": {
+          description: "Back to the launcher's post_login_redirect_uri",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
         "400": html("The link is not valid or already used"),
         "429": html("Too many requests"),
       },
@@ -83,7 +95,10 @@ const BROWSER_PATHS = {
         },
       },
       responses: {
-        "303": { description: "Back to the launcher's post_login_redirect_uri", headers: { Location: { schema: { type: "string", maxLength: 4096 } } } },
+        "303": {
+          description: "Back to the launcher's post_login_redirect_uri",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
         "400": html("The form is incomplete"),
         "403": html("The form does not belong to this browser"),
         "415": html("Not a form submission"),
@@ -105,17 +120,29 @@ const RESPONSE_STRING_MAX = 4096;
 function boundSchema(schema: Json, response: boolean): void {
   if (!schema || typeof schema !== "object") return;
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-  if (types.includes("string") && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined) {
+  if (
+    types.includes("string") &&
+    schema.maxLength === undefined &&
+    schema.enum === undefined &&
+    schema.const === undefined
+  ) {
     if (schema.format === "uuid") schema.maxLength = 36;
     else if (response) schema.maxLength = schema.format === "date-time" ? 32 : RESPONSE_STRING_MAX;
   }
   if (types.includes("integer") && schema.format === undefined) {
-    const fits32 = schema.minimum !== undefined && schema.maximum !== undefined && schema.minimum >= -(2 ** 31) && schema.maximum <= 2 ** 31 - 1;
+    const fits32 =
+      schema.minimum !== undefined &&
+      schema.maximum !== undefined &&
+      schema.minimum >= -(2 ** 31) &&
+      schema.maximum <= 2 ** 31 - 1;
     schema.format = fits32 ? "int32" : "int64";
   }
-  for (const key of ["properties", "patternProperties", "$defs"]) for (const sub of Object.values<Json>(schema[key] ?? {})) boundSchema(sub, response);
-  for (const key of ["items", "additionalProperties", "not", "contains"]) if (schema[key] && typeof schema[key] === "object") boundSchema(schema[key], response);
-  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) for (const sub of schema[key] ?? []) boundSchema(sub, response);
+  for (const key of ["properties", "patternProperties", "$defs"])
+    for (const sub of Object.values<Json>(schema[key] ?? {})) boundSchema(sub, response);
+  for (const key of ["items", "additionalProperties", "not", "contains"])
+    if (schema[key] && typeof schema[key] === "object") boundSchema(schema[key], response);
+  for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"])
+    for (const sub of schema[key] ?? []) boundSchema(sub, response);
 }
 
 /**
@@ -132,23 +159,44 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     baseUrl,
     license: { name: "Proprietary", url: `${baseUrl}/docs` },
     securitySchemes: {
-      bearerAuth: { type: "http", scheme: "bearer", description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`)." },
+      bearerAuth: {
+        type: "http",
+        scheme: "bearer",
+        description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`).",
+      },
     },
     paths: BROWSER_PATHS as never,
   }) as Json;
 
-  const errorDoc = createDocument({ openapi: "3.1.0", info: { title: "", version: "" }, components: { schemas: { Error: ZErrorEnvelope } } }) as Json;
+  const errorDoc = createDocument({
+    openapi: "3.1.0",
+    info: { title: "", version: "" },
+    components: { schemas: { Error: ZErrorEnvelope } },
+  }) as Json;
   doc.components ??= {};
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ...errorDoc.components.schemas };
   doc.components.headers = {
-    "X-Request-Id": { description: "The request's id, also in every error body", schema: { type: "string", maxLength: 64 } },
-    "Retry-After": { description: "Seconds until a request may succeed", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } },
+    "X-Request-Id": {
+      description: "The request's id, also in every error body",
+      schema: { type: "string", maxLength: 64 },
+    },
+    "Retry-After": {
+      description: "Seconds until a request may succeed",
+      schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+    },
     RateLimit: {
-      description: 'Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` for every request, followed by the route\'s own policy where it has one.',
+      description:
+        'Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` for every request, followed by the route\'s own policy where it has one.',
       schema: { type: "string", maxLength: 200 },
     },
-    "RateLimit-Policy": { description: 'The policies that apply, e.g. `"general";q=3000;w=60, "start";q=120;w=60`.', schema: { type: "string", maxLength: 200 } },
-    "Access-Control-Allow-Origin": { description: "Present when the request's Origin is one of CORS_ORIGINS", schema: { type: "string", maxLength: 2048 } },
+    "RateLimit-Policy": {
+      description: 'The policies that apply, e.g. `"general";q=3000;w=60, "start";q=120;w=60`.',
+      schema: { type: "string", maxLength: 200 },
+    },
+    "Access-Control-Allow-Origin": {
+      description: "Present when the request's Origin is one of CORS_ORIGINS",
+      schema: { type: "string", maxLength: 2048 },
+    },
   };
   doc.servers = (doc.servers ?? []).map((s: Json) => ({ ...s, "x-internal": false }));
   const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
@@ -166,23 +214,34 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
           RateLimit: ref("RateLimit"),
           "RateLimit-Policy": ref("RateLimit-Policy"),
         };
-        for (const content of Object.values<Json>(res.content ?? {})) if (content.schema) boundSchema(content.schema, true);
+        for (const content of Object.values<Json>(res.content ?? {}))
+          if (content.schema) boundSchema(content.schema, true);
         if (status.startsWith("2") || status.startsWith("3")) continue;
         res.description = STATUS_TEXT[status] ?? res.description;
         res.content = errorContent;
-        if (status === "429" || status === "503") res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+        if (status === "429" || status === "503")
+          res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status === "429") {
           res.headers.RateLimit = { $ref: "#/components/headers/RateLimit" };
           res.headers["RateLimit-Policy"] = { $ref: "#/components/headers/RateLimit-Policy" };
         }
       }
-      op.responses.default = { description: "Unexpected error", content: errorContent, headers: { "X-Request-Id": ref("X-Request-Id"), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") } };
+      op.responses.default = {
+        description: "Unexpected error",
+        content: errorContent,
+        headers: {
+          "X-Request-Id": ref("X-Request-Id"),
+          "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin"),
+        },
+      };
       for (const param of op.parameters ?? []) if (param.schema) boundSchema(param.schema, false);
-      for (const content of Object.values<Json>(op.requestBody?.content ?? {})) if (content.schema) boundSchema(content.schema, false);
+      for (const content of Object.values<Json>(op.requestBody?.content ?? {}))
+        if (content.schema) boundSchema(content.schema, false);
     }
   }
   for (const schema of Object.values<Json>(doc.components.schemas ?? {})) boundSchema(schema, true);
   // The generator's own error schemas are unused now.
-  for (const key of Object.keys(doc.components.schemas)) if (key.startsWith("error.")) delete doc.components.schemas[key];
+  for (const key of Object.keys(doc.components.schemas))
+    if (key.startsWith("error.")) delete doc.components.schemas[key];
   return doc;
 }

@@ -83,7 +83,10 @@ export async function createServices(config: Config, database: Database, log: Lo
   const db = database.db;
   const clock = new Clock();
   // Counters must be shared when instances share a database; PGlite means one instance.
-  const limiter = new RateLimiter(database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(), () => clock.now());
+  const limiter = new RateLimiter(
+    database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(),
+    () => clock.now(),
+  );
   const clients = new ClientsService(db);
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL

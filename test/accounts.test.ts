@@ -14,7 +14,9 @@ beforeAll(async () => {
 describe("accounts", () => {
   test("signup creates an account and never returns or stores the password in plain text", async () => {
     const email = uniqueEmail();
-    const res = await api(server, "POST", "/auth/signup", { body: { email: email.toUpperCase(), password: "long enough pw" } });
+    const res = await api(server, "POST", "/auth/signup", {
+      body: { email: email.toUpperCase(), password: "long enough pw" },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: expect.any(String), email, created_at: expect.any(String) });
     const [row] = await server.services.database.db.select().from(users).where(eq(users.id, res.body.id));
@@ -24,15 +26,28 @@ describe("accounts", () => {
 
   test("signup with a taken email is a 409 and a short password a 400", async () => {
     const u = await newUser(server);
-    expectError(await api(server, "POST", "/auth/signup", { body: { email: u.email, password: "another password" } }), 409, "conflict");
-    const short = expectError(await api(server, "POST", "/auth/signup", { body: { email: uniqueEmail(), password: "short" } }), 400, "validation_failed");
+    expectError(
+      await api(server, "POST", "/auth/signup", { body: { email: u.email, password: "another password" } }),
+      409,
+      "conflict",
+    );
+    const short = expectError(
+      await api(server, "POST", "/auth/signup", { body: { email: uniqueEmail(), password: "short" } }),
+      400,
+      "validation_failed",
+    );
     expect(short.details.issues[0].path).toBe("password");
   });
 
   test("login returns a bearer access token and a refresh token", async () => {
     const u = await newUser(server);
     const res = await api(server, "POST", "/auth/login", { body: { email: u.email, password: u.password } });
-    expect(res.body).toEqual({ access_token: expect.any(String), token_type: "Bearer", expires_in: 900, refresh_token: expect.stringMatching(/^mcp_rt_/) });
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      token_type: "Bearer",
+      expires_in: 900,
+      refresh_token: expect.stringMatching(/^mcp_rt_/),
+    });
     const me = await api(server, "GET", "/auth/me", { token: res.body.access_token });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ id: u.id, email: u.email, teams: [] });
@@ -40,8 +55,16 @@ describe("accounts", () => {
 
   test("a wrong password and an unknown email fail the same way", async () => {
     const u = await newUser(server);
-    const wrong = expectError(await api(server, "POST", "/auth/login", { body: { email: u.email, password: "not the password" } }), 401, "unauthenticated");
-    const unknown = expectError(await api(server, "POST", "/auth/login", { body: { email: uniqueEmail(), password: "not the password" } }), 401, "unauthenticated");
+    const wrong = expectError(
+      await api(server, "POST", "/auth/login", { body: { email: u.email, password: "not the password" } }),
+      401,
+      "unauthenticated",
+    );
+    const unknown = expectError(
+      await api(server, "POST", "/auth/login", { body: { email: uniqueEmail(), password: "not the password" } }),
+      401,
+      "unauthenticated",
+    );
     expect(wrong.message).toBe(unknown.message);
     expect(wrong.details).toEqual(unknown.details);
   });
@@ -61,8 +84,16 @@ describe("accounts", () => {
     const rotated = await api(server, "POST", "/auth/refresh", { body: { refresh_token: u.refresh } });
     expect(rotated.status).toBe(200);
     // The thief replays the old token: refused, and the legitimate successor dies with it.
-    expectError(await api(server, "POST", "/auth/refresh", { body: { refresh_token: u.refresh } }), 401, "unauthenticated");
-    expectError(await api(server, "POST", "/auth/refresh", { body: { refresh_token: rotated.body.refresh_token } }), 401, "unauthenticated");
+    expectError(
+      await api(server, "POST", "/auth/refresh", { body: { refresh_token: u.refresh } }),
+      401,
+      "unauthenticated",
+    );
+    expectError(
+      await api(server, "POST", "/auth/refresh", { body: { refresh_token: rotated.body.refresh_token } }),
+      401,
+      "unauthenticated",
+    );
     const rows = await server.services.database.db.select().from(refreshTokens).where(eq(refreshTokens.userId, u.id));
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(rows.every((r) => r.revokedAt !== null || r.tokenHash !== sha256(rotated.body.refresh_token))).toBe(true);
@@ -70,14 +101,19 @@ describe("accounts", () => {
 
   test("refresh tokens are stored only as SHA-256", async () => {
     const u = await newUser(server);
-    const [row] = await server.services.database.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, sha256(u.refresh)));
+    const [row] = await server.services.database.db
+      .select()
+      .from(refreshTokens)
+      .where(eq(refreshTokens.tokenHash, sha256(u.refresh)));
     expect(row).toBeDefined();
     expect(JSON.stringify(row)).not.toContain(u.refresh);
   });
 
   test("logout revokes the refresh token", async () => {
     const u = await newUser(server);
-    expect((await api(server, "POST", "/auth/logout", { body: { refresh_token: u.refresh } })).body).toEqual({ ok: true });
+    expect((await api(server, "POST", "/auth/logout", { body: { refresh_token: u.refresh } })).body).toEqual({
+      ok: true,
+    });
     expectError(await api(server, "POST", "/auth/refresh", { body: { refresh_token: u.refresh } }), 401);
   });
 

@@ -22,7 +22,12 @@ beforeAll(async () => {
 });
 
 /** Routes whose allowed call changes the team itself: each allowed cell gets a team of its own. */
-const MUTATES_TEAM = new Set(["DELETE /teams/{team_id}", "POST /teams/{team_id}/transfer", "POST /teams/{team_id}/members", "DELETE /teams/{team_id}/members/{user_id}"]);
+const MUTATES_TEAM = new Set([
+  "DELETE /teams/{team_id}",
+  "POST /teams/{team_id}/transfer",
+  "POST /teams/{team_id}/members",
+  "DELETE /teams/{team_id}/members/{user_id}",
+]);
 
 const table: Record<string, Record<Caller, string>> = {};
 let cells = 0;
@@ -54,7 +59,8 @@ describe("authorization matrix: every procedure x every caller", () => {
       const mismatches: string[] = [];
       table[key] = {} as Record<Caller, string>;
       for (const caller of order) {
-        const team: TeamFixture = want[caller]!.status === 200 && MUTATES_TEAM.has(key) ? await makeTeam(server, world.people) : shared;
+        const team: TeamFixture =
+          want[caller]!.status === 200 && MUTATES_TEAM.has(key) ? await makeTeam(server, world.people) : shared;
         const req: CellReq = present(caller, await build(world, team), world, team);
         const res = await api(server, req.method, req.path, { body: req.body, headers: req.headers });
         cells++;
@@ -63,16 +69,23 @@ describe("authorization matrix: every procedure x every caller", () => {
         const wanted = w.code ? `${w.status} ${w.code}` : `${w.status}`;
         table[key][caller] = got === wanted ? String(res.status) : `${res.status}!`;
         if (got !== wanted) mismatches.push(`${caller}: got ${got}, expected ${wanted}`);
-        else if (res.status >= 400 && res.body.error.request_id !== res.headers.get("x-request-id")) mismatches.push(`${caller}: error without its request id`);
+        else if (res.status >= 400 && res.body.error.request_id !== res.headers.get("x-request-id"))
+          mismatches.push(`${caller}: error without its request id`);
         else if (w.body) {
-          for (const [k, v] of Object.entries(w.body)) if (res.body[k] !== v) mismatches.push(`${caller}: ${k} is ${res.body[k]}, expected ${v}`);
+          for (const [k, v] of Object.entries(w.body))
+            if (res.body[k] !== v) mismatches.push(`${caller}: ${k} is ${res.body[k]}, expected ${v}`);
         }
         if (key === "POST /client/ms-auth/session/revoke" && res.status === 200) {
           // Revoking is only ever the owning client's act: anyone else's "ok" changed nothing.
           const after = await api(server, "POST", "/client/ms-auth/session/validate", {
-            body: { client_id: world.client.clientId, client_secret: world.client.secret, svc_session_token: (req.body as { svc_session_token: string }).svc_session_token },
+            body: {
+              client_id: world.client.clientId,
+              client_secret: world.client.secret,
+              svc_session_token: (req.body as { svc_session_token: string }).svc_session_token,
+            },
           });
-          if (after.body.valid !== (caller !== "client")) mismatches.push(`${caller}: after revoke the session is ${after.body.valid ? "valid" : "gone"}`);
+          if (after.body.valid !== (caller !== "client"))
+            mismatches.push(`${caller}: after revoke the session is ${after.body.valid ? "valid" : "gone"}`);
         }
       }
       expect(mismatches).toEqual([]);
@@ -94,6 +107,12 @@ afterAll(() => {
     "client:other": "cliOth",
     "client:mismatched": "cliMis",
   };
-  console.log(`authorization matrix: ${routes.length} procedures x ${CALLERS.length} callers = ${routes.length * CALLERS.length} cells (${cells} sent)`);
-  console.table(Object.fromEntries(Object.entries(table).map(([k, row]) => [k, Object.fromEntries(CALLERS.map((c) => [short[c], row[c] ?? "-"]))])));
+  console.log(
+    `authorization matrix: ${routes.length} procedures x ${CALLERS.length} callers = ${routes.length * CALLERS.length} cells (${cells} sent)`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(table).map(([k, row]) => [k, Object.fromEntries(CALLERS.map((c) => [short[c], row[c] ?? "-"]))]),
+    ),
+  );
 });

@@ -32,7 +32,11 @@ describe("config", () => {
   });
 
   test("the service refuses to start on bad config and names the variable", async () => {
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], { env: { ...process.env, PORT: "-1", DATABASE_URL: "" }, stderr: "pipe", stdout: "pipe" });
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+      env: { ...process.env, PORT: "-1", DATABASE_URL: "" },
+      stderr: "pipe",
+      stdout: "pipe",
+    });
     const code = await proc.exited;
     const stderr = await new Response(proc.stderr).text();
     expect(code).toBe(1);

@@ -35,7 +35,12 @@ class ServiceProcess {
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { env, stdout: "ignore", stderr: "inherit" });
     this.proc = proc;
     const deadline = Date.now() + 15_000;
-    while (!(await fetch(`${this.url}/health`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`${this.url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (proc.exitCode !== null) throw new Error(`the service exited with ${proc.exitCode}`);
       if (Date.now() > deadline) throw new Error("the service did not answer /health within 15 s");
       await Bun.sleep(50);
@@ -59,11 +64,19 @@ function afterSettled(promises: Promise<unknown>[], n: number) {
   let settled = 0;
   return new Promise<void>((resolve) => {
     if (n <= 0) resolve();
-    for (const p of promises) p.then(() => ++settled >= n && resolve(), () => ++settled >= n && resolve());
+    for (const p of promises)
+      p.then(
+        () => ++settled >= n && resolve(),
+        () => ++settled >= n && resolve(),
+      );
   });
 }
 
-const shuffle = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((a, b) => a[0] - b[0]).map(([, x]) => x);
+const shuffle = <T>(xs: T[]) =>
+  xs
+    .map((x) => [Math.random(), x] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([, x]) => x);
 
 const processes: ServiceProcess[] = [];
 let sql: postgres.Sql | undefined;
@@ -76,7 +89,6 @@ afterAll(async () => {
 });
 
 describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one PostgreSQL)", () => {
-
   async function service(extra: Record<string, string> = {}) {
     const s = new ServiceProcess((await devIdp()).url);
     processes.push(s);
@@ -84,7 +96,8 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     return s;
   }
 
-  const sessionsOf = async (requestId: string) => (await db()`select id from sessions where login_request_id = ${requestId}`).length;
+  const sessionsOf = async (requestId: string) =>
+    (await db()`select id from sessions where login_request_id = ${requestId}`).length;
   const statusOf = (location: string | null) => (location ? new URL(location).searchParams.get("status") : null);
 
   test("killed between sign-in and consent: the same browser approves after the restart and gets one session", async () => {
@@ -108,7 +121,11 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     expect(again.body.svc_session_token).toBe(first.body.svc_session_token);
     expect(await sessionsOf(started.auth_request_id)).toBe(1);
     const valid = await api(svc.target, "POST", "/client/ms-auth/session/validate", {
-      body: { client_id: client.clientId, client_secret: client.secret, svc_session_token: first.body.svc_session_token },
+      body: {
+        client_id: client.clientId,
+        client_secret: client.secret,
+        svc_session_token: first.body.svc_session_token,
+      },
     });
     expect(valid.body).toMatchObject({ valid: true, mc_username: "Phoenix" });
   }, 30_000);
@@ -127,16 +144,27 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     // What each caller was told before the crash: it must agree with the final state.
     const toldBrowser = new Map<string, Set<string>>();
     const toldLauncher = new Map<string, Set<string>>();
-    const note = (m: Map<string, Set<string>>, id: string, v: string | null) => v && (m.get(id) ?? m.set(id, new Set()).get(id)!).add(v);
+    const note = (m: Map<string, Set<string>>, id: string, v: string | null) =>
+      v && (m.get(id) ?? m.set(id, new Set()).get(id)!).add(v);
     const calls = shuffle(
       logins.flatMap(({ id, s }) => [
-        ...Array.from({ length: 8 }, () => () => decide(svc.target, s, "approve").then((r) => note(toldBrowser, id, statusOf(r.headers.get("location"))))),
-        ...Array.from({ length: 8 }, () => () => decide(svc.target, s, "deny").then((r) => note(toldBrowser, id, statusOf(r.headers.get("location"))))),
-        ...Array.from({ length: 8 }, () => () =>
-          poll(svc.target, client, id).then((r) => {
-            if (r.status === 200 && r.body.status === "authorized") note(toldLauncher, id, r.body.svc_session_token);
-            if (r.status === 200 && r.body.status === "denied") note(toldLauncher, id, "denied");
-          }),
+        ...Array.from(
+          { length: 8 },
+          () => () =>
+            decide(svc.target, s, "approve").then((r) => note(toldBrowser, id, statusOf(r.headers.get("location")))),
+        ),
+        ...Array.from(
+          { length: 8 },
+          () => () =>
+            decide(svc.target, s, "deny").then((r) => note(toldBrowser, id, statusOf(r.headers.get("location")))),
+        ),
+        ...Array.from(
+          { length: 8 },
+          () => () =>
+            poll(svc.target, client, id).then((r) => {
+              if (r.status === 200 && r.body.status === "authorized") note(toldLauncher, id, r.body.svc_session_token);
+              if (r.status === 200 && r.body.status === "denied") note(toldLauncher, id, "denied");
+            }),
         ),
       ]),
     );
@@ -154,7 +182,8 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
       expect(again.status).toBe(303);
       const final = statusOf(again.headers.get("location"));
       expect(["authorized", "denied"]).toContain(final!);
-      for (const told of toldBrowser.get(id) ?? []) if (told === "authorized" || told === "denied") expect(told).toBe(final!);
+      for (const told of toldBrowser.get(id) ?? [])
+        if (told === "authorized" || told === "denied") expect(told).toBe(final!);
 
       const p1 = await poll(svc.target, client, id);
       const p2 = await poll(svc.target, client, id);
@@ -185,7 +214,10 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     // Restarted with the default lifetime: the deadline stored with each request is what counts.
     await svc.start({ LOGIN_SWEEP_SECONDS: "1" });
 
-    expect((await poll(svc.target, client, polled.auth_request_id)).body).toEqual({ status: "expired", error: "expired" });
+    expect((await poll(svc.target, client, polled.auth_request_id)).body).toEqual({
+      status: "expired",
+      error: "expired",
+    });
     const late = await decide(svc.target, s, "approve");
     expect(statusOf(late.headers.get("location"))).toBe("expired");
     expect(await sessionsOf(signedIn.auth_request_id)).toBe(0);
@@ -215,7 +247,8 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     await Promise.allSettled(sending);
     expect(acked.size).toBeGreaterThanOrEqual(30);
     expect(acked.size).toBeLessThan(batches.length);
-    const before = (await db()`select count(*)::int as n from agent_events where server_id = ${f.serverId}`)[0]!.n as number;
+    const before = (await db()`select count(*)::int as n from agent_events where server_id = ${f.serverId}`)[0]!
+      .n as number;
     expect(before).toBeLessThan(batches.length * EVENTS_PER_BATCH);
 
     await svc.start();
@@ -236,7 +269,9 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     expect(resent.reduce((n, r) => n + r.accepted, 0)).toBe(batches.length * EVENTS_PER_BATCH - before);
 
     const sentIds = batches.flatMap((b) => b.events.map((e) => e.event_id)).sort();
-    const storedIds = (await db()`select event_id from agent_events where server_id = ${f.serverId}`).map((r) => r.event_id as string).sort();
+    const storedIds = (await db()`select event_id from agent_events where server_id = ${f.serverId}`)
+      .map((r) => r.event_id as string)
+      .sort();
     expect(storedIds).toEqual(sentIds);
 
     const expected = new Map(batches.flatMap((b) => b.players).map((p) => [p.uuid, p]));
@@ -247,7 +282,14 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
     expect(rows.length).toBe(expected.size);
     for (const row of rows) {
       const want = expected.get(row.uuid)!;
-      expect({ uuid: row.uuid, online: row.online, first: row.first_seen.getTime(), last: row.last_seen.getTime(), play: row.play_seconds, sessions: row.sessions }).toEqual({
+      expect({
+        uuid: row.uuid,
+        online: row.online,
+        first: row.first_seen.getTime(),
+        last: row.last_seen.getTime(),
+        play: row.play_seconds,
+        sessions: row.sessions,
+      }).toEqual({
         uuid: want.uuid,
         online: want.online,
         first: want.firstSeen,
@@ -281,8 +323,28 @@ function buildBatches(n: number) {
   const base = Date.now() - 86_400_000;
   const run = crypto.randomUUID().slice(0, 8);
   const patterns = [
-    { steps: [["join", 0], ["leave", 60], ["join", 120], ["leave", 300]] as const, online: false, play: 240, joins: 2 },
-    { steps: [["join", 0], ["join", 30], ["leave", 90], ["join", 200]] as const, online: true, play: 90, joins: 3 },
+    {
+      steps: [
+        ["join", 0],
+        ["leave", 60],
+        ["join", 120],
+        ["leave", 300],
+      ] as const,
+      online: false,
+      play: 240,
+      joins: 2,
+    },
+    {
+      steps: [
+        ["join", 0],
+        ["join", 30],
+        ["leave", 90],
+        ["join", 200],
+      ] as const,
+      online: true,
+      play: 90,
+      joins: 3,
+    },
   ];
   return Array.from({ length: n }, (_, b) => {
     const players: ExpectedPlayer[] = [];
@@ -292,11 +354,24 @@ function buildBatches(n: number) {
       const uuid = `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
       const start = base + n * 1000;
       const pattern = patterns[k % 2]!;
-      pattern.steps.forEach(([type, offset], step) =>
-        events.push({ event_id: `${run}-${b}-${k}-${step}`, type, uuid, name: `P${n}`, at: new Date(start + offset * 1000).toISOString() }),
-      );
+      pattern.steps.forEach(([type, offset], step) => {
+        events.push({
+          event_id: `${run}-${b}-${k}-${step}`,
+          type,
+          uuid,
+          name: `P${n}`,
+          at: new Date(start + offset * 1000).toISOString(),
+        });
+      });
       const last = pattern.steps.at(-1)![1];
-      players.push({ uuid, online: pattern.online, firstSeen: start, lastSeen: start + last * 1000, playSeconds: pattern.play, joins: pattern.joins });
+      players.push({
+        uuid,
+        online: pattern.online,
+        firstSeen: start,
+        lastSeen: start + last * 1000,
+        playSeconds: pattern.play,
+        joins: pattern.joins,
+      });
     }
     return { events, players };
   });

@@ -19,7 +19,10 @@ describe("one router, two doors", () => {
     const procedures = Object.keys(appRouter._def.procedures);
     const routes = restRoutes(appRouter);
     expect(routes.map((r) => r.procedurePath).sort()).toEqual(procedures.sort());
-    for (const r of routes) expect(`${r.method} ${r.path}: ${Boolean(doc.paths[r.path]?.[r.method.toLowerCase()])}`).toBe(`${r.method} ${r.path}: true`);
+    for (const r of routes)
+      expect(`${r.method} ${r.path}: ${Boolean(doc.paths[r.path]?.[r.method.toLowerCase()])}`).toBe(
+        `${r.method} ${r.path}: true`,
+      );
   });
 
   test("every procedure answers on its REST path and on /trpc (never 404 or 5xx)", async () => {
@@ -49,8 +52,19 @@ describe("one router, two doors", () => {
     const dir = tempDir("openapi-");
     const file = join(dir, "openapi.json");
     writeFileSync(file, JSON.stringify(doc));
-    const proc = Bun.spawn(["node_modules/.bin/redocly", "lint", file, "--config", "redocly.yaml", "--format", "stylish"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } });
-    const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    const proc = Bun.spawn(
+      ["node_modules/.bin/redocly", "lint", file, "--config", "redocly.yaml", "--format", "stylish"],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+      },
+    );
+    const [code, out, err] = await Promise.all([
+      proc.exited,
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+    ]);
     expect(`${code}\n${out}\n${err}`).toStartWith("0\n");
   }, 60_000);
 
@@ -59,8 +73,15 @@ describe("one router, two doors", () => {
     // As deployed: behind https (the ruleset rightly refuses a plain-http server URL).
     const file = join(tempDir("owasp-"), "openapi.json");
     writeFileSync(file, JSON.stringify(buildOpenApiDocument(appRouter, "https://api.mc-platform.example")));
-    const proc = Bun.spawn(["node_modules/.bin/spectral", "lint", file, "--ruleset", ".spectral.mjs", "-f", "json", "--quiet"], { stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(
+      ["node_modules/.bin/spectral", "lint", file, "--ruleset", ".spectral.mjs", "-f", "json", "--quiet"],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     // Spectral exits 0 when nothing reaches error severity; a crash or a ruleset that failed to
     // load exits otherwise, and is a failure here, not an empty (passing) result list.
     expect(`exit ${code} ${err.trim()}`).toBe("exit 0 ");
@@ -76,7 +97,7 @@ describe("one router, two doors", () => {
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     const scripts = [...page.text.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
     expect(scripts.every((s) => s.startsWith("/docs/"))).toBe(true);
-    const bundle = await fetch(server.url + "/docs/scalar.js");
+    const bundle = await fetch(`${server.url}/docs/scalar.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
   });

@@ -6,7 +6,14 @@ describe("edge: CORS and the general rate limit", () => {
   test("CORS: an allowed origin gets its headers and a preflight answer; others get none", async () => {
     const srv = await startTestServer({ CORS_ORIGINS: "https://dash.example.com, https://other.example.com/" });
     const u = await newUser(srv);
-    const pre = await fetch(`${srv.url}/teams`, { method: "OPTIONS", headers: { origin: "https://dash.example.com", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" } });
+    const pre = await fetch(`${srv.url}/teams`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://dash.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://dash.example.com");
     expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");

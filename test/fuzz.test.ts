@@ -3,7 +3,15 @@ import fc from "fast-check";
 import { sharedServer } from "./harness";
 import { api, newTeam, addMember } from "./helpers";
 import { responseValidators, violation } from "./fuzz/check";
-import { hostileRequest, materialize, operations, validRequest, type Credentials, type FuzzRequest, type Operation } from "./fuzz/requests";
+import {
+  hostileRequest,
+  materialize,
+  operations,
+  validRequest,
+  type Credentials,
+  type FuzzRequest,
+  type Operation,
+} from "./fuzz/requests";
 import type { Hints } from "./fuzz/schema";
 import { clientIn, gameServerIn, makeWorld, type World } from "./fuzz/world";
 
@@ -48,41 +56,62 @@ const freshTeam = async (w: World, member?: "admin" | "viewer") => {
 };
 /** Whoever owns it now (a transfer may have moved it to the admin) deletes it. */
 const dropTeam = async (w: World, made: Record<string, string>) => {
-  for (const who of [owner(w), w.people.admin]) if ((await api(server, "DELETE", `/teams/${made.team_id}`, { token: who.token })).status === 200) return;
+  for (const who of [owner(w), w.people.admin])
+    if ((await api(server, "DELETE", `/teams/${made.team_id}`, { token: who.token })).status === 200) return;
 };
-const teamOps = (member?: "admin" | "viewer"): Special => ({ hints: () => ({ team_id: fresh("team_id") }), prepare: async (w) => ({ team_id: await freshTeam(w, member) }), cleanup: dropTeam });
+const teamOps = (member?: "admin" | "viewer"): Special => ({
+  hints: () => ({ team_id: fresh("team_id") }),
+  prepare: async (w) => ({ team_id: await freshTeam(w, member) }),
+  cleanup: dropTeam,
+});
 const clientOps: Special = {
   hints: () => ({ client_id: fresh("client_id") }),
   prepare: async (w) => ({ client_id: (await clientIn(server, owner(w), w.team.teamId)).clientId }),
-  cleanup: async (w, made) => void (await api(server, "DELETE", `/client/apps/${made.client_id}`, { token: owner(w).token })),
+  cleanup: async (w, made) =>
+    void (await api(server, "DELETE", `/client/apps/${made.client_id}`, { token: owner(w).token })),
 };
 const serverOps: Special = {
   hints: () => ({ server_id: fresh("server_id") }),
   prepare: async (w) => ({ server_id: (await gameServerIn(server, owner(w), w.team.teamId)).serverId }),
-  cleanup: async (w, made) => void (await api(server, "DELETE", `/server/servers/${made.server_id}`, { token: owner(w).token })),
+  cleanup: async (w, made) =>
+    void (await api(server, "DELETE", `/server/servers/${made.server_id}`, { token: owner(w).token })),
 };
-const refreshOps: Special = { hints: () => ({ refresh_token: fresh("refresh_token") }), prepare: async (w) => ({ refresh_token: await refreshToken(w) }) };
+const refreshOps: Special = {
+  hints: () => ({ refresh_token: fresh("refresh_token") }),
+  prepare: async (w) => ({ refresh_token: await refreshToken(w) }),
+};
 
 const SPECIAL: Record<string, Special> = {
   "POST /auth/signup": { hints: () => ({ email: [], password: [] }) },
   "POST /auth/refresh": refreshOps,
   "POST /auth/logout": refreshOps,
   "DELETE /teams/{team_id}": teamOps(),
-  "POST /teams/{team_id}/transfer": { ...teamOps("admin"), hints: (w) => ({ team_id: fresh("team_id"), user_id: [w.people.admin.id] }) },
-  "POST /teams/{team_id}/members": { ...teamOps(), hints: (w) => ({ team_id: fresh("team_id"), email: [w.people.viewer.email] }) },
+  "POST /teams/{team_id}/transfer": {
+    ...teamOps("admin"),
+    hints: (w) => ({ team_id: fresh("team_id"), user_id: [w.people.admin.id] }),
+  },
+  "POST /teams/{team_id}/members": {
+    ...teamOps(),
+    hints: (w) => ({ team_id: fresh("team_id"), email: [w.people.viewer.email] }),
+  },
   "PATCH /teams/{team_id}/members/{user_id}": teamOps("viewer"),
   "DELETE /teams/{team_id}/members/{user_id}": teamOps("viewer"),
   "DELETE /teams/{team_id}/api-keys/{key_id}": {
     hints: () => ({ key_id: fresh("key_id") }),
     prepare: async (w) => {
-      const res = await api(server, "POST", `/teams/${w.team.teamId}/api-keys`, { token: owner(w).token, body: { name: "throwaway", role: "viewer" } });
+      const res = await api(server, "POST", `/teams/${w.team.teamId}/api-keys`, {
+        token: owner(w).token,
+        body: { name: "throwaway", role: "viewer" },
+      });
       return { key_id: res.body.api_key.key_id };
     },
-    cleanup: async (w, made) => void (await api(server, "DELETE", `/teams/${w.team.teamId}/api-keys/${made.key_id}`, { token: owner(w).token })),
+    cleanup: async (w, made) =>
+      void (await api(server, "DELETE", `/teams/${w.team.teamId}/api-keys/${made.key_id}`, { token: owner(w).token })),
   },
   "POST /teams": {
     cleanup: async (w, _made, res) => {
-      if (res.status === 200) await api(server, "DELETE", `/teams/${JSON.parse(res.text).team_id}`, { token: owner(w).token });
+      if (res.status === 200)
+        await api(server, "DELETE", `/teams/${JSON.parse(res.text).team_id}`, { token: owner(w).token });
     },
   },
   "POST /teams/{team_id}/api-keys": { cleanup: async (w) => void (await revokeThrowawayKeys(w)) },
@@ -106,15 +135,21 @@ const SPECIAL: Record<string, Special> = {
 async function revokeThrowawayKeys(w: World) {
   const res = await api(server, "GET", `/teams/${w.team.teamId}/api-keys`, { token: owner(w).token });
   const keep = new Set(w.keyIds);
-  for (const k of res.body.api_keys ?? []) if (!k.revoked_at && !keep.has(k.key_id)) await api(server, "DELETE", `/teams/${w.team.teamId}/api-keys/${k.key_id}`, { token: owner(w).token });
+  for (const k of res.body.api_keys ?? [])
+    if (!k.revoked_at && !keep.has(k.key_id))
+      await api(server, "DELETE", `/teams/${w.team.teamId}/api-keys/${k.key_id}`, { token: owner(w).token });
 }
 async function dropThrowawayApps(w: World) {
   const res = await api(server, "GET", `/client/apps?team_id=${w.team.teamId}`, { token: owner(w).token });
-  for (const a of res.body.apps ?? []) if (a.client_id !== w.client.clientId) await api(server, "DELETE", `/client/apps/${a.client_id}`, { token: owner(w).token });
+  for (const a of res.body.apps ?? [])
+    if (a.client_id !== w.client.clientId)
+      await api(server, "DELETE", `/client/apps/${a.client_id}`, { token: owner(w).token });
 }
 
 async function refreshToken(w: World): Promise<string> {
-  const res = await api(server, "POST", "/auth/login", { body: { email: w.sessionUser.email, password: w.sessionUser.password } });
+  const res = await api(server, "POST", "/auth/login", {
+    body: { email: w.sessionUser.email, password: w.sessionUser.password },
+  });
   return res.body.refresh_token;
 }
 
@@ -138,7 +173,11 @@ function baseHints(w: World): Hints {
 }
 
 function credentials(op: Operation, w: World): Credentials {
-  const bearer = !op.bearer ? [] : op.path.startsWith("/agent/") ? [w.gameServer.agentToken] : [owner(w).token, owner(w).token, w.team.keys.admin];
+  const bearer = !op.bearer
+    ? []
+    : op.path.startsWith("/agent/")
+      ? [w.gameServer.agentToken]
+      : [owner(w).token, owner(w).token, w.team.keys.admin];
   return { bearer, expired: w.expiredToken };
 }
 
@@ -189,12 +228,20 @@ const init = (r: { url: string; init: RequestInit }) => {
 
 describe("fuzzing every operation of /openapi.json", () => {
   test("the walk covers every operation in the document", () => {
-    const inDoc = Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+    const inDoc = Object.values<Record<string, unknown>>(doc.paths).reduce(
+      (n, item) => n + Object.keys(item).length,
+      0,
+    );
     expect(walk.length).toBe(inDoc);
     // Selector headers are part of the contract: an operation that needs one must declare it.
     for (const op of walk) {
       const declared = (op.spec.parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name);
-      const selector = op.key === "GET /server/servers" || op.key === "GET /server/networks" ? "x-team-id" : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers") ? "x-server-id" : "";
+      const selector =
+        op.key === "GET /server/servers" || op.key === "GET /server/networks"
+          ? "x-team-id"
+          : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers")
+            ? "x-server-id"
+            : "";
       expect(`${op.key}: ${declared}`).toBe(`${op.key}: ${selector}`);
     }
   });
@@ -202,19 +249,33 @@ describe("fuzzing every operation of /openapi.json", () => {
   // What the fuzzer found, kept as fixed examples: each was a 500 before its fix.
   test("regression: a NUL character in a body field, a path parameter or a tRPC input is a 400 naming where", async () => {
     const w = world;
-    const body = await api(server, "PATCH", `/teams/${w.team.teamId}`, { token: owner(w).token, body: { name: "a\u0000b" } });
+    const body = await api(server, "PATCH", `/teams/${w.team.teamId}`, {
+      token: owner(w).token,
+      body: { name: "a\u0000b" },
+    });
     expect(body.status).toBe(400);
     expect(body.body.error.details.issues[0].path).toBe("name");
-    const path = await api(server, "DELETE", "/server/ranks/%00", { token: owner(w).token, headers: { "x-server-id": w.gameServer.serverId } });
+    const path = await api(server, "DELETE", "/server/ranks/%00", {
+      token: owner(w).token,
+      headers: { "x-server-id": w.gameServer.serverId },
+    });
     expect(`${path.status} ${path.body.error.code}`).toBe("400 validation_failed");
-    const trpc = await api(server, "POST", "/trpc/teams.update", { token: owner(w).token, body: { team_id: w.team.teamId, name: "x\u0000" } });
+    const trpc = await api(server, "POST", "/trpc/teams.update", {
+      token: owner(w).token,
+      body: { team_id: w.team.teamId, name: "x\u0000" },
+    });
     expect(trpc.status).toBe(400);
-    expect((await api(server, "GET", `/teams/${w.team.teamId}`, { token: owner(w).token })).body.name).not.toContain("\u0000");
+    expect((await api(server, "GET", `/teams/${w.team.teamId}`, { token: owner(w).token })).body.name).not.toContain(
+      "\u0000",
+    );
   });
 
   test("regression: a heartbeat with a TPS too small for a real column is stored as 0, not a 500", async () => {
     const w = world;
-    const res = await api(server, "POST", "/agent/heartbeat", { token: w.gameServer.agentToken, body: { tps: 1e-300, mspt: 8e-323, players_online: 1 } });
+    const res = await api(server, "POST", "/agent/heartbeat", {
+      token: w.gameServer.agentToken,
+      body: { tps: 1e-300, mspt: 8e-323, players_online: 1 },
+    });
     expect(res.status).toBe(200);
     const read = await api(server, "GET", `/server/servers/${w.gameServer.serverId}`, { token: owner(w).token });
     expect(read.body.agent).toMatchObject({ tps: 0, mspt: 0, players_online: 1 });
@@ -233,8 +294,16 @@ describe("fuzzing every operation of /openapi.json", () => {
 });
 
 afterAll(() => {
-  const rows = [...tally].map(([key, t]) => ({ operation: key, sent: t.sent, "2xx": t.ok, "3xx": t.redirect, "4xx": t.clientError }));
+  const rows = [...tally].map(([key, t]) => ({
+    operation: key,
+    sent: t.sent,
+    "2xx": t.ok,
+    "3xx": t.redirect,
+    "4xx": t.clientError,
+  }));
   const total = rows.reduce((n, r) => n + r.sent, 0);
-  console.log(`fuzz: ${total} requests over ${rows.length} operations (${VALID_RUNS} valid + ${HOSTILE_RUNS} hostile each, ${process.env.DATABASE_URL ? "PostgreSQL" : "PGlite"})`);
+  console.log(
+    `fuzz: ${total} requests over ${rows.length} operations (${VALID_RUNS} valid + ${HOSTILE_RUNS} hostile each, ${process.env.DATABASE_URL ? "PostgreSQL" : "PGlite"})`,
+  );
   console.table(rows);
 });

@@ -41,7 +41,9 @@ export async function startTestServer(overrides: Record<string, string | undefin
   const dir = overrides.DATA_DIR ?? tempDir();
   // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
   const port = overrides.PORT ?? String(freePort());
-  const server = await startServer(loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })));
+  const server = await startServer(
+    loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })),
+  );
   owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir });
   return server;
 }

@@ -19,7 +19,12 @@ export interface ApiOptions {
 }
 
 /** One real HTTP request to the server, body parsed as JSON when it is JSON. */
-export async function api<T = any>(server: RunningServer, method: string, path: string, opts: ApiOptions = {}): Promise<ApiResult<T>> {
+export async function api<T = any>(
+  server: RunningServer,
+  method: string,
+  path: string,
+  opts: ApiOptions = {},
+): Promise<ApiResult<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   let body: BodyInit | undefined = opts.rawBody;
@@ -48,7 +53,8 @@ export function expectError(res: ApiResult, status: number, code?: string) {
 }
 
 let seq = 0;
-export const uniqueEmail = (tag = "user") => `${tag}-${Date.now().toString(36)}-${(seq++).toString(36)}-${Math.random().toString(36).slice(2, 6)}@example.test`;
+export const uniqueEmail = (tag = "user") =>
+  `${tag}-${Date.now().toString(36)}-${(seq++).toString(36)}-${Math.random().toString(36).slice(2, 6)}@example.test`;
 
 export interface TestUser {
   id: string;
@@ -68,19 +74,36 @@ export async function newUser(server: RunningServer, tag?: string): Promise<Test
   return { id: signup.body.id, email, password, token: login.body.access_token, refresh: login.body.refresh_token };
 }
 
-export async function newTeam(server: RunningServer, owner: TestUser, name = "Team " + seq++): Promise<string> {
+export async function newTeam(server: RunningServer, owner: TestUser, name = `Team ${seq++}`): Promise<string> {
   const res = await api(server, "POST", "/teams", { token: owner.token, body: { name } });
   expect(res.status).toBe(200);
   return res.body.team_id;
 }
 
-export async function addMember(server: RunningServer, owner: TestUser, teamId: string, member: TestUser, role: "admin" | "viewer") {
-  const res = await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: member.email, role } });
+export async function addMember(
+  server: RunningServer,
+  owner: TestUser,
+  teamId: string,
+  member: TestUser,
+  role: "admin" | "viewer",
+) {
+  const res = await api(server, "POST", `/teams/${teamId}/members`, {
+    token: owner.token,
+    body: { email: member.email, role },
+  });
   expect(res.status).toBe(200);
 }
 
-export async function newApiKey(server: RunningServer, owner: TestUser, teamId: string, role: "admin" | "viewer"): Promise<{ key: string; id: string }> {
-  const res = await api(server, "POST", `/teams/${teamId}/api-keys`, { token: owner.token, body: { name: `${role} key`, role } });
+export async function newApiKey(
+  server: RunningServer,
+  owner: TestUser,
+  teamId: string,
+  role: "admin" | "viewer",
+): Promise<{ key: string; id: string }> {
+  const res = await api(server, "POST", `/teams/${teamId}/api-keys`, {
+    token: owner.token,
+    body: { name: `${role} key`, role },
+  });
   expect(res.status).toBe(200);
   return { key: res.body.key, id: res.body.api_key.key_id };
 }
@@ -88,6 +111,11 @@ export async function newApiKey(server: RunningServer, owner: TestUser, teamId: 
 /** The typed door, as a TypeScript launcher would use it. */
 export function trpcClient(server: RunningServer, token?: string, headers: Record<string, string> = {}) {
   return createTRPCClient<AppRouter>({
-    links: [httpLink({ url: `${server.url}/trpc`, headers: () => ({ ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) }) })],
+    links: [
+      httpLink({
+        url: `${server.url}/trpc`,
+        headers: () => ({ ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) }),
+      }),
+    ],
   });
 }

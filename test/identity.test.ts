@@ -30,7 +30,6 @@ afterAll(async () => {
   await idp.stop();
 });
 
-
 interface SignIn {
   location: URL;
   verifier: string;
@@ -50,7 +49,12 @@ async function signIn(
   const state = `st-${crypto.randomUUID()}`;
   const page = await fetch(authorizeUrl(c, { redirectUri, state, codeChallenge: challenge }));
   expect(page.status).toBe(200);
-  const form = new URLSearchParams({ ...hiddenFields(await page.text()), username, outcome, action: opts.action ?? "signin" });
+  const form = new URLSearchParams({
+    ...hiddenFields(await page.text()),
+    username,
+    outcome,
+    action: opts.action ?? "signin",
+  });
   const res = await fetch(c.endpoints.authorize, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -75,7 +79,10 @@ function serve(fetchHandler: (req: Request) => Response | Promise<Response>) {
   return `http://127.0.0.1:${server.port}`;
 }
 
-function withEndpoints(overrides: Partial<IdentityConfig["endpoints"]>, extra: Partial<IdentityConfig> = {}): IdentityConfig {
+function withEndpoints(
+  overrides: Partial<IdentityConfig["endpoints"]>,
+  extra: Partial<IdentityConfig> = {},
+): IdentityConfig {
   return { ...cfg, ...extra, endpoints: { ...cfg.endpoints, ...overrides } };
 }
 
@@ -88,7 +95,9 @@ describe("offline UUIDs", () => {
 
 describe("authorizeUrl and pkcePair", () => {
   test("authorizeUrl carries response_type, client, redirect, scope, state, PKCE S256 and select_account", () => {
-    const url = new URL(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s&t=1", codeChallenge: "c".repeat(43) }));
+    const url = new URL(
+      authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s&t=1", codeChallenge: "c".repeat(43) }),
+    );
     expect(url.origin + url.pathname).toBe(cfg.endpoints.authorize);
     expect(Object.fromEntries(url.searchParams)).toEqual({
       client_id: "dev-client",
@@ -120,10 +129,17 @@ describe("identityEndpoints and identityConfig", () => {
     mcLogin: "/authentication/login_with_xbox",
     mcProfile: "/minecraft/profile",
   };
-  const under = (base: string) => Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, base + p])) as unknown as IdentityConfig["endpoints"];
+  const under = (base: string) =>
+    Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, base + p])) as unknown as IdentityConfig["endpoints"];
 
   test("DEV_IDP_URL: all six endpoints derive from it, with the dev client id and no secret", () => {
-    const config = parseConfig({ NODE_ENV: "test", DEV_IDP_URL: "http://idp.test:4000/", MS_CLIENT_ID: "real", MS_CLIENT_SECRET: "shh", DEV_IDP_ENABLED: "false" });
+    const config = parseConfig({
+      NODE_ENV: "test",
+      DEV_IDP_URL: "http://idp.test:4000/",
+      MS_CLIENT_ID: "real",
+      MS_CLIENT_SECRET: "shh",
+      DEV_IDP_ENABLED: "false",
+    });
     expect(identityEndpoints(config)).toEqual(under("http://idp.test:4000"));
     const ic = identityConfig(config);
     expect(ic.clientId).toBe("dev-client");
@@ -175,12 +191,20 @@ describe("the development provider's sign-in page", () => {
     expect(html).toContain(">Sign in</button>");
     expect(html).toContain(">Cancel</button>");
     expect(html).not.toMatch(/<script|src=|href=/);
-    expect(hiddenFields(html)).toEqual({ client_id: "dev-client", redirect_uri: REDIRECT_URI, state: "abc", code_challenge: challenge, code_challenge_method: "S256" });
+    expect(hiddenFields(html)).toEqual({
+      client_id: "dev-client",
+      redirect_uri: REDIRECT_URI,
+      state: "abc",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
   });
 
   test("escapes what the request carries", async () => {
     const evil = `"><script>alert(1)</script>`;
-    const res = await fetch(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: evil, codeChallenge: pkcePair().challenge }));
+    const res = await fetch(
+      authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: evil, codeChallenge: pkcePair().challenge }),
+    );
     const html = await res.text();
     expect(html).not.toContain("<script>");
     expect(hiddenFields(html).state).toBe(evil);
@@ -189,7 +213,7 @@ describe("the development provider's sign-in page", () => {
   const bad: [string, (u: URL) => void][] = [
     ["a javascript: redirect_uri", (u) => u.searchParams.set("redirect_uri", "javascript:alert(1)")],
     ["a relative redirect_uri", (u) => u.searchParams.set("redirect_uri", "/client/ms-auth/callback")],
-    ["a redirect_uri with a fragment", (u) => u.searchParams.set("redirect_uri", REDIRECT_URI + "#x")],
+    ["a redirect_uri with a fragment", (u) => u.searchParams.set("redirect_uri", `${REDIRECT_URI}#x`)],
     ["no redirect_uri", (u) => u.searchParams.delete("redirect_uri")],
     ["code_challenge_method=plain", (u) => u.searchParams.set("code_challenge_method", "plain")],
     ["no code_challenge", (u) => u.searchParams.delete("code_challenge")],
@@ -197,7 +221,9 @@ describe("the development provider's sign-in page", () => {
   ];
   for (const [name, change] of bad) {
     test(`answers 400 and never redirects for ${name}`, async () => {
-      const url = new URL(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s", codeChallenge: pkcePair().challenge }));
+      const url = new URL(
+        authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s", codeChallenge: pkcePair().challenge }),
+      );
       change(url);
       const res = await fetch(url, { redirect: "manual" });
       expect(res.status).toBe(400);
@@ -207,8 +233,21 @@ describe("the development provider's sign-in page", () => {
   }
 
   test("a submit with a tampered redirect_uri is refused the same way", async () => {
-    const form = new URLSearchParams({ client_id: "dev-client", redirect_uri: "javascript:alert(1)", state: "s", code_challenge: pkcePair().challenge, code_challenge_method: "S256", username: "Steve", outcome: "access_denied" });
-    const res = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    const form = new URLSearchParams({
+      client_id: "dev-client",
+      redirect_uri: "javascript:alert(1)",
+      state: "s",
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: "S256",
+      username: "Steve",
+      outcome: "access_denied",
+    });
+    const res = await fetch(cfg.endpoints.authorize, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form.toString(),
+      redirect: "manual",
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
   });
@@ -216,8 +255,18 @@ describe("the development provider's sign-in page", () => {
   test("an invalid player name shows the page again with the error, and no code", async () => {
     const { challenge } = pkcePair();
     const page = await fetch(authorizeUrl(cfg, { redirectUri: REDIRECT_URI, state: "s", codeChallenge: challenge }));
-    const form = new URLSearchParams({ ...hiddenFields(await page.text()), username: "no spaces!", outcome: "success", action: "signin" });
-    const res = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    const form = new URLSearchParams({
+      ...hiddenFields(await page.text()),
+      username: "no spaces!",
+      outcome: "success",
+      action: "signin",
+    });
+    const res = await fetch(cfg.endpoints.authorize, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form.toString(),
+      redirect: "manual",
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
     const html = await res.text();
@@ -226,9 +275,17 @@ describe("the development provider's sign-in page", () => {
   });
 
   test("a form body over 16 KiB gets 413, a JSON body 415", async () => {
-    const big = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=" + "a".repeat(17 * 1024) });
+    const big = await fetch(cfg.endpoints.authorize, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `username=${"a".repeat(17 * 1024)}`,
+    });
     expect(big.status).toBe(413);
-    const asJson = await fetch(cfg.endpoints.authorize, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const asJson = await fetch(cfg.endpoints.authorize, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(asJson.status).toBe(415);
   });
 });
@@ -241,7 +298,8 @@ describe("sign-in and the chain", () => {
     expect(s.code).toBeString();
     const result = await runChain(cfg, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier });
     expect(result).toEqual({ ok: true, profile: { id: offlineUuid("Alex_42"), name: "Alex_42" } });
-    if (result.ok) expect(result.profile.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-3[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    if (result.ok)
+      expect(result.profile.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-3[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   const denials: [DevOutcome, DenialCode, string][] = [
@@ -264,7 +322,10 @@ describe("sign-in and the chain", () => {
   });
 
   test("flaky: one 429 from Xbox Live is retried and the sign-in succeeds", async () => {
-    expect(await signInAndRun("Flaky_1", "flaky")).toEqual({ ok: true, profile: { id: offlineUuid("Flaky_1"), name: "Flaky_1" } });
+    expect(await signInAndRun("Flaky_1", "flaky")).toEqual({
+      ok: true,
+      profile: { id: offlineUuid("Flaky_1"), name: "Flaky_1" },
+    });
   });
 
   test("flaky without retries fails, which shows the 429 really happens", async () => {
@@ -303,7 +364,7 @@ describe("sign-in and the chain", () => {
 
   test("a redirect_uri other than the authorize request's is identity_error", async () => {
     const s = await signIn("Steve", "success");
-    const result = await runChain(cfg, { code: s.code!, redirectUri: REDIRECT_URI + "?x=1", codeVerifier: s.verifier });
+    const result = await runChain(cfg, { code: s.code!, redirectUri: `${REDIRECT_URI}?x=1`, codeVerifier: s.verifier });
     expect(result).toMatchObject({ ok: false, error: "identity_error" });
   });
 
@@ -311,7 +372,11 @@ describe("sign-in and the chain", () => {
     const xbl = await fetch(cfg.endpoints.xblAuth, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ Properties: { AuthMethod: "RPS", SiteName: "user.auth.xboxlive.com", RpsTicket: "d=forged" }, RelyingParty: "http://auth.xboxlive.com", TokenType: "JWT" }),
+      body: JSON.stringify({
+        Properties: { AuthMethod: "RPS", SiteName: "user.auth.xboxlive.com", RpsTicket: "d=forged" },
+        RelyingParty: "http://auth.xboxlive.com",
+        TokenType: "JWT",
+      }),
     });
     expect(xbl.status).toBe(401);
     const profile = await fetch(cfg.endpoints.mcProfile, { headers: { authorization: "Bearer forged" } });
@@ -323,9 +388,16 @@ describe("the provider mounted in-process under /dev-idp", () => {
   test("serves the whole chain at PUBLIC_URL/dev-idp, the built-in derivation", async () => {
     const provider = createDevProvider({ basePath: "/dev-idp" });
     const url = serve((req) => provider.fetch(req));
-    const config = { ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url })), timeoutMs: 2000, retries: 1 };
-    expect(await signInAndRun("Mounted", "success", config)).toEqual({ ok: true, profile: { id: offlineUuid("Mounted"), name: "Mounted" } });
-    expect((await fetch(url + "/consumers/oauth2/v2.0/token", { method: "POST" })).status).toBe(404);
+    const config = {
+      ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url })),
+      timeoutMs: 2000,
+      retries: 1,
+    };
+    expect(await signInAndRun("Mounted", "success", config)).toEqual({
+      ok: true,
+      profile: { id: offlineUuid("Mounted"), name: "Mounted" },
+    });
+    expect((await fetch(`${url}/consumers/oauth2/v2.0/token`, { method: "POST" })).status).toBe(404);
   });
 });
 
@@ -335,9 +407,17 @@ describe("upstream failures", () => {
     const closed = `http://127.0.0.1:${probe.port}/token`;
     await probe.stop(true);
     const started = performance.now();
-    const result = await runChain(withEndpoints({ token: closed }, { timeoutMs: 500, retries: 2 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    const result = await runChain(withEndpoints({ token: closed }, { timeoutMs: 500, retries: 2 }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
     expect(performance.now() - started).toBeLessThan(3000);
-    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "microsoft token: network error (3 attempts)" });
+    expect(result).toEqual({
+      ok: false,
+      error: "upstream_unavailable",
+      detail: "microsoft token: network error (3 attempts)",
+    });
   });
 
   test("an upstream that never answers times out per attempt and gives upstream_unavailable", async () => {
@@ -347,29 +427,57 @@ describe("upstream failures", () => {
       return new Promise<Response>(() => {});
     });
     const started = performance.now();
-    const result = await runChain(withEndpoints({ token: url }, { timeoutMs: 200, retries: 1 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    const result = await runChain(withEndpoints({ token: url }, { timeoutMs: 200, retries: 1 }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
     expect(performance.now() - started).toBeLessThan(2000);
-    expect(result).toEqual({ ok: false, error: "upstream_unavailable", detail: "microsoft token: timed out after 200 ms (2 attempts)" });
+    expect(result).toEqual({
+      ok: false,
+      error: "upstream_unavailable",
+      detail: "microsoft token: timed out after 200 ms (2 attempts)",
+    });
     expect(calls).toBe(2);
   });
 
   test("a 200 that is not JSON, or lacks the token, is identity_error", async () => {
     const garbage = serve(() => new Response("<html>oops</html>", { headers: { "content-type": "text/html" } }));
-    const r1 = await runChain(withEndpoints({ token: garbage }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
-    expect(r1).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 200 with a body that is not JSON" });
+    const r1 = await runChain(withEndpoints({ token: garbage }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
+    expect(r1).toEqual({
+      ok: false,
+      error: "identity_error",
+      detail: "microsoft token: HTTP 200 with a body that is not JSON",
+    });
     const empty = serve(() => Response.json({ token_type: "Bearer" }));
-    const r2 = await runChain(withEndpoints({ token: empty }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    const r2 = await runChain(withEndpoints({ token: empty }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
     expect(r2).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: unexpected response shape" });
   });
 
   test("a profile id that is not a UUID is identity_error; a dashless one is normalised", async () => {
     const weird = serve(() => Response.json({ id: "not-a-uuid", name: "Steve" }));
     const s1 = await signIn("Steve", "success");
-    const r1 = await runChain(withEndpoints({ mcProfile: weird }), { code: s1.code!, redirectUri: REDIRECT_URI, codeVerifier: s1.verifier });
+    const r1 = await runChain(withEndpoints({ mcProfile: weird }), {
+      code: s1.code!,
+      redirectUri: REDIRECT_URI,
+      codeVerifier: s1.verifier,
+    });
     expect(r1).toEqual({ ok: false, error: "identity_error", detail: "minecraft profile: id is not a UUID" });
     const upper = serve(() => Response.json({ id: "069A79F444E94726A5BEFCA90E38AAF5", name: "Notch" }));
     const s2 = await signIn("Steve", "success");
-    const r2 = await runChain(withEndpoints({ mcProfile: upper }), { code: s2.code!, redirectUri: REDIRECT_URI, codeVerifier: s2.verifier });
+    const r2 = await runChain(withEndpoints({ mcProfile: upper }), {
+      code: s2.code!,
+      redirectUri: REDIRECT_URI,
+      codeVerifier: s2.verifier,
+    });
     expect(r2).toEqual({ ok: true, profile: { id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch" } });
   });
 });
@@ -377,7 +485,8 @@ describe("upstream failures", () => {
 describe("what the chain sends", () => {
   test("each step's request has the documented shape, and the client secret goes only to the token endpoint", async () => {
     const seen: Record<string, { headers: Headers; body: string }> = {};
-    const xbox = (token: string) => Response.json({ IssueInstant: "", NotAfter: "", Token: token, DisplayClaims: { xui: [{ uhs: "uhs123" }] } });
+    const xbox = (token: string) =>
+      Response.json({ IssueInstant: "", NotAfter: "", Token: token, DisplayClaims: { xui: [{ uhs: "uhs123" }] } });
     const answers: Record<string, () => Response> = {
       "/token": () => Response.json({ token_type: "Bearer", access_token: "MS-AT", expires_in: 3600 }),
       "/xbl": () => xbox("XBL-T"),
@@ -391,10 +500,20 @@ describe("what the chain sends", () => {
       return answers[path]!();
     });
     const upstream = withEndpoints(
-      { token: base + "/token", xblAuth: base + "/xbl", xstsAuth: base + "/xsts", mcLogin: base + "/login", mcProfile: base + "/profile" },
+      {
+        token: `${base}/token`,
+        xblAuth: `${base}/xbl`,
+        xstsAuth: `${base}/xsts`,
+        mcLogin: `${base}/login`,
+        mcProfile: `${base}/profile`,
+      },
       { clientId: "app-id", clientSecret: "app-secret" },
     );
-    const result = await runChain(upstream, { code: "the-code", redirectUri: REDIRECT_URI, codeVerifier: "the-verifier" });
+    const result = await runChain(upstream, {
+      code: "the-code",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "the-verifier",
+    });
     expect(result).toEqual({ ok: true, profile: { id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch" } });
 
     expect(seen["/token"]!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
@@ -426,10 +545,16 @@ describe("what the chain sends", () => {
   test("a 429 is retried after its Retry-After", async () => {
     let calls = 0;
     const url = serve(() =>
-      ++calls === 1 ? new Response(null, { status: 429, headers: { "retry-after": "1" } }) : Response.json({ error: "invalid_grant" }, { status: 400 }),
+      ++calls === 1
+        ? new Response(null, { status: 429, headers: { "retry-after": "1" } })
+        : Response.json({ error: "invalid_grant" }, { status: 400 }),
     );
     const started = performance.now();
-    const result = await runChain(withEndpoints({ token: url }, { retries: 1 }), { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" });
+    const result = await runChain(withEndpoints({ token: url }, { retries: 1 }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
     expect(calls).toBe(2);
     expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });

@@ -8,10 +8,13 @@ describe("limits on how many of a thing a team keeps", () => {
     const server = await sharedServer();
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
-    const create = () => api(server, "POST", `/teams/${teamId}/api-keys`, { token: owner.token, body: { name: "k", role: "viewer" } });
+    const create = () =>
+      api(server, "POST", `/teams/${teamId}/api-keys`, { token: owner.token, body: { name: "k", role: "viewer" } });
     const first = await create();
     for (let made = 1; made < LIMITS.activeApiKeysPerTeam - 1; made += 20) {
-      const batch = await Promise.all(Array.from({ length: Math.min(20, LIMITS.activeApiKeysPerTeam - 1 - made) }, create));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(20, LIMITS.activeApiKeysPerTeam - 1 - made) }, create),
+      );
       expect(batch.every((r) => r.status === 200)).toBe(true);
     }
     const race = await Promise.all(Array.from({ length: 5 }, create));

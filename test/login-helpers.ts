@@ -12,28 +12,48 @@ export interface TestClient {
 }
 
 /** A team with a client application and the ms_auth module enabled. */
-export async function newClient(server: RunningServer, opts: { redirectUri?: string; owner?: TestUser } = {}): Promise<TestClient> {
+export async function newClient(
+  server: RunningServer,
+  opts: { redirectUri?: string; owner?: TestUser } = {},
+): Promise<TestClient> {
   const owner = opts.owner ?? (await newUser(server, "clientowner"));
   const teamId = await newTeam(server, owner);
   const created = await api(server, "POST", "/client/apps", {
     token: owner.token,
-    body: { team_id: teamId, name: "launcher", title: "Blocky Launcher", description: "Play on Blocky servers.", logo_url: "https://cdn.example.com/logo.png" },
+    body: {
+      team_id: teamId,
+      name: "launcher",
+      title: "Blocky Launcher",
+      description: "Play on Blocky servers.",
+      logo_url: "https://cdn.example.com/logo.png",
+    },
   });
   expect(created.status).toBe(200);
   const redirectUri = opts.redirectUri ?? "com.example.launcher:/callback";
-  const mod = await api(server, "POST", `/client/apps/${created.body.app.client_id}/modules/ms-auth`, { token: owner.token, body: { post_login_redirect_uri: redirectUri } });
+  const mod = await api(server, "POST", `/client/apps/${created.body.app.client_id}/modules/ms-auth`, {
+    token: owner.token,
+    body: { post_login_redirect_uri: redirectUri },
+  });
   expect(mod.status).toBe(200);
   return { owner, teamId, clientId: created.body.app.client_id, secret: created.body.client_secret, redirectUri };
 }
 
 export async function start(server: RunningServer, c: TestClient, clientState?: string) {
-  const res = await api(server, "POST", "/client/ms-auth/start", { body: { client_id: c.clientId, client_secret: c.secret, ...(clientState !== undefined && { client_state: clientState }) } });
+  const res = await api(server, "POST", "/client/ms-auth/start", {
+    body: {
+      client_id: c.clientId,
+      client_secret: c.secret,
+      ...(clientState !== undefined && { client_state: clientState }),
+    },
+  });
   expect(res.status).toBe(200);
   return res.body as { auth_request_id: string; auth_url: string; expires_in: number; interval: number };
 }
 
 export async function poll(server: RunningServer, c: TestClient, id: string) {
-  return api(server, "POST", "/client/ms-auth/poll", { body: { client_id: c.clientId, client_secret: c.secret, auth_request_id: id } });
+  return api(server, "POST", "/client/ms-auth/poll", {
+    body: { client_id: c.clientId, client_secret: c.secret, auth_request_id: id },
+  });
 }
 
 export { hiddenFields } from "./shared";
@@ -50,12 +70,21 @@ export interface SignInResult {
  * What a browser does with auth_url: load the provider's sign-in page, submit the form, follow
  * the redirect to our callback. Real HTTP at every step; redirects followed by hand to see them.
  */
-export async function signIn(server: RunningServer, authUrl: string, opts: { username?: string; outcome?: string; action?: "signin" | "cancel" } = {}): Promise<SignInResult> {
+export async function signIn(
+  server: RunningServer,
+  authUrl: string,
+  opts: { username?: string; outcome?: string; action?: "signin" | "cancel" } = {},
+): Promise<SignInResult> {
   const page = await fetch(authUrl);
   const pageHtml = await page.text();
   expect(page.status).toBe(200);
   expect(pageHtml).toContain('name="username"');
-  const form = new URLSearchParams({ ...hiddenFields(pageHtml), username: opts.username ?? "Steve", outcome: opts.outcome ?? "success", action: opts.action ?? "signin" });
+  const form = new URLSearchParams({
+    ...hiddenFields(pageHtml),
+    username: opts.username ?? "Steve",
+    outcome: opts.outcome ?? "success",
+    action: opts.action ?? "signin",
+  });
   const submitted = await fetch(authUrl.split("?")[0]!, { method: "POST", body: form, redirect: "manual" });
   expect(submitted.status).toBe(302);
   const callbackUrl = submitted.headers.get("location")!;

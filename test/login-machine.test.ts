@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { applyLoginEvent, initialLoginState, type LoginEvent, type LoginState } from "../machines/login-request";
 
-const run = (...events: LoginEvent[]) => events.reduce<LoginState | null>((s, e) => (s ? applyLoginEvent(s, e) : null), initialLoginState());
+const run = (...events: LoginEvent[]) =>
+  events.reduce<LoginState | null>((s, e) => (s ? applyLoginEvent(s, e) : null), initialLoginState());
 
 describe("login request machine (pure)", () => {
   test("pending -> authenticated -> authorized keeps the profile", () => {
@@ -12,8 +13,13 @@ describe("login request machine (pure)", () => {
   });
 
   test("denied from pending and from authenticated records the code", () => {
-    expect(run({ type: "DENY", error: "no_xbox_profile" })).toEqual({ status: "denied", context: { error: "no_xbox_profile" } });
-    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "Alex" }, { type: "DENY", error: "consent_denied" })?.status).toBe("denied");
+    expect(run({ type: "DENY", error: "no_xbox_profile" })).toEqual({
+      status: "denied",
+      context: { error: "no_xbox_profile" },
+    });
+    expect(
+      run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "Alex" }, { type: "DENY", error: "consent_denied" })?.status,
+    ).toBe("denied");
   });
 
   test("expired from pending and from authenticated", () => {
@@ -22,12 +28,26 @@ describe("login request machine (pure)", () => {
   });
 
   test("final states accept nothing, and approve needs an authenticated player", () => {
-    for (const final of [run({ type: "EXPIRE" }), run({ type: "DENY", error: "account_banned" }), run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" }, { type: "APPROVE" })]) {
-      for (const e of [{ type: "APPROVE" }, { type: "EXPIRE" }, { type: "DENY", error: "consent_denied" }, { type: "AUTHENTICATE", mcUuid: "x", mcUsername: "y" }] as LoginEvent[]) {
+    for (const final of [
+      run({ type: "EXPIRE" }),
+      run({ type: "DENY", error: "account_banned" }),
+      run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" }, { type: "APPROVE" }),
+    ]) {
+      for (const e of [
+        { type: "APPROVE" },
+        { type: "EXPIRE" },
+        { type: "DENY", error: "consent_denied" },
+        { type: "AUTHENTICATE", mcUuid: "x", mcUsername: "y" },
+      ] as LoginEvent[]) {
         expect(applyLoginEvent(final!, e)).toBeNull();
       }
     }
     expect(applyLoginEvent(initialLoginState(), { type: "APPROVE" })).toBeNull();
-    expect(run({ type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" }, { type: "AUTHENTICATE", mcUuid: "v", mcUsername: "B" })).toBeNull();
+    expect(
+      run(
+        { type: "AUTHENTICATE", mcUuid: "u", mcUsername: "A" },
+        { type: "AUTHENTICATE", mcUuid: "v", mcUsername: "B" },
+      ),
+    ).toBeNull();
   });
 });

@@ -32,13 +32,25 @@ async function quietServer(): Promise<{ serverId: string; token: string }> {
   const teamId = await newTeam(server, owner);
   const [row] = await server.services.database.db
     .insert(servers)
-    .values({ teamId, name: "History", host: "127.0.0.1", port: 9, kind: "single", agentTokenHash: sha256(crypto.randomUUID()), agentTokenPrefix: "x", nextCheckAt: new Date("2999-01-01T00:00:00Z") })
+    .values({
+      teamId,
+      name: "History",
+      host: "127.0.0.1",
+      port: 9,
+      kind: "single",
+      agentTokenHash: sha256(crypto.randomUUID()),
+      agentTokenPrefix: "x",
+      nextCheckAt: new Date("2999-01-01T00:00:00Z"),
+    })
     .returning();
   return { serverId: row!.id, token: owner.token };
 }
 
 const stats = (serverId: string, token: string, window?: string) =>
-  api(server, "GET", `/server/uptime-stats${window ? `?window=${window}` : ""}`, { token, headers: { "x-server-id": serverId } });
+  api(server, "GET", `/server/uptime-stats${window ? `?window=${window}` : ""}`, {
+    token,
+    headers: { "x-server-id": serverId },
+  });
 
 describe("monitoring with Server List Ping", () => {
   test("a real status responder: up with latency, players, version and MOTD; taken down, the status flips and uptime shows it", async () => {
@@ -47,9 +59,21 @@ describe("monitoring with Server List Ping", () => {
     const monitoring = server.services.monitoring;
 
     const up = await monitoring.checkNow(s.serverId);
-    expect(up).toMatchObject({ online: true, playersOnline: 7, playersMax: 100, version: "1.20.4", motd: "Welcome to Skyblock" });
+    expect(up).toMatchObject({
+      online: true,
+      playersOnline: 7,
+      playersMax: 100,
+      version: "1.20.4",
+      motd: "Welcome to Skyblock",
+    });
     const first = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body;
-    expect(first.status).toMatchObject({ online: true, players_online: 7, players_max: 100, version: "1.20.4", motd: "Welcome to Skyblock" });
+    expect(first.status).toMatchObject({
+      online: true,
+      players_online: 7,
+      players_max: 100,
+      version: "1.20.4",
+      motd: "Welcome to Skyblock",
+    });
     expect(first.status.latency_ms).toBeGreaterThanOrEqual(0);
     expect(Date.parse(first.status.changed_at)).toBeLessThanOrEqual(Date.parse(first.status.checked_at));
 
@@ -63,16 +87,30 @@ describe("monitoring with Server List Ping", () => {
     const down = await monitoring.checkNow(s.serverId);
     expect(down).toMatchObject({ online: false, latencyMs: null });
     const third = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
-    expect(third).toMatchObject({ online: false, players_online: null, version: "1.20.4", motd: "Welcome to Skyblock" });
+    expect(third).toMatchObject({
+      online: false,
+      players_online: null,
+      version: "1.20.4",
+      motd: "Welcome to Skyblock",
+    });
     expect(Date.parse(third.changed_at)).toBeGreaterThan(Date.parse(first.status.changed_at));
     expect(third.changed_at).toBe(third.checked_at);
 
     // Figures agree with the samples stored (the background pinger may have added its own).
-    const rows = await server.services.database.db.select().from(serverSamples).where(eq(serverSamples.serverId, s.serverId));
+    const rows = await server.services.database.db
+      .select()
+      .from(serverSamples)
+      .where(eq(serverSamples.serverId, s.serverId));
     const upCount = rows.filter((r) => r.online).length;
     const res = await stats(s.serverId, s.owner.token, "1h");
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ window: "1h", bucket_seconds: 60, samples: rows.length, up: upCount, down: rows.length - upCount });
+    expect(res.body).toMatchObject({
+      window: "1h",
+      bucket_seconds: 60,
+      samples: rows.length,
+      up: upCount,
+      down: rows.length - upCount,
+    });
     expect(upCount).toBeGreaterThanOrEqual(2);
     expect(rows.length - upCount).toBeGreaterThanOrEqual(1);
     expect(res.body.uptime).toBeCloseTo(upCount / rows.length, 5);
@@ -84,7 +122,12 @@ describe("monitoring with Server List Ping", () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
     const register = async (host: string, port: number) =>
-      (await api(server, "POST", "/server/servers", { token: owner.token, body: { team_id: teamId, name: `${host}:${port}`, host, port, kind: "single" } })).body.server_id as string;
+      (
+        await api(server, "POST", "/server/servers", {
+          token: owner.token,
+          body: { team_id: teamId, name: `${host}:${port}`, host, port, kind: "single" },
+        })
+      ).body.server_id as string;
     const liveIds = await Promise.all(live.map((r) => register("127.0.0.1", r.port)));
     // 192.0.2.1 (TEST-NET-1) is never routed: the connection hangs until the ping timeout.
     const deadId = await register("192.0.2.1", 25565);
@@ -119,12 +162,26 @@ describe("monitoring with Server List Ping", () => {
     const ids = (
       await db
         .insert(servers)
-        .values(Array.from({ length: 20 }, (_, i) => ({ teamId, name: `c${i}`, host: "127.0.0.1", port: 9, kind: "single" as const, agentTokenHash: sha256(crypto.randomUUID()), agentTokenPrefix: "x", nextCheckAt: new Date(Date.now() - 3600_000) })))
+        .values(
+          Array.from({ length: 20 }, (_, i) => ({
+            teamId,
+            name: `c${i}`,
+            host: "127.0.0.1",
+            port: 9,
+            kind: "single" as const,
+            agentTokenHash: sha256(crypto.randomUUID()),
+            agentTokenPrefix: "x",
+            nextCheckAt: new Date(Date.now() - 3600_000),
+          })),
+        )
         .returning({ id: servers.id })
     ).map((r) => r.id);
     const monitoring = server.services.monitoring;
     const claims = await Promise.all(Array.from({ length: 8 }, () => monitoring.claim(5)));
-    const claimed = claims.flat().map((t) => t.id).filter((id) => ids.includes(id));
+    const claimed = claims
+      .flat()
+      .map((t) => t.id)
+      .filter((id) => ids.includes(id));
     expect(new Set(claimed).size).toBe(claimed.length);
     expect(claimed.length).toBe(20);
     const again = (await monitoring.claim(100)).filter((t) => ids.includes(t.id));
@@ -139,14 +196,37 @@ describe("uptime statistics", () => {
     const at = (msAgo: number) => new Date(now - msAgo);
     const min = 60_000;
     // Last hour: 10 samples, 8 up with latencies 10..80 ms, 2 down.
-    const lastHour = Array.from({ length: 10 }, (_, i) => ({ serverId, ts: at((i + 1) * 5 * min), online: i < 8, latencyMs: i < 8 ? (i + 1) * 10 : null, playersOnline: i < 8 ? 4 : null, playersMax: 20 }));
+    const lastHour = Array.from({ length: 10 }, (_, i) => ({
+      serverId,
+      ts: at((i + 1) * 5 * min),
+      online: i < 8,
+      latencyMs: i < 8 ? (i + 1) * 10 : null,
+      playersOnline: i < 8 ? 4 : null,
+      playersMax: 20,
+    }));
     // Three days ago: 5 up at 200 ms. Twenty days ago: 5 down.
     const older = [
-      ...Array.from({ length: 5 }, (_, i) => ({ serverId, ts: at(3 * 86_400_000 + i * min), online: true, latencyMs: 200, playersOnline: 10, playersMax: 20 })),
-      ...Array.from({ length: 5 }, (_, i) => ({ serverId, ts: at(20 * 86_400_000 + i * min), online: false, latencyMs: null, playersOnline: null, playersMax: null })),
+      ...Array.from({ length: 5 }, (_, i) => ({
+        serverId,
+        ts: at(3 * 86_400_000 + i * min),
+        online: true,
+        latencyMs: 200,
+        playersOnline: 10,
+        playersMax: 20,
+      })),
+      ...Array.from({ length: 5 }, (_, i) => ({
+        serverId,
+        ts: at(20 * 86_400_000 + i * min),
+        online: false,
+        latencyMs: null,
+        playersOnline: null,
+        playersMax: null,
+      })),
     ];
     // Beyond 30 days: outside every window.
-    const ancient = [{ serverId, ts: at(40 * 86_400_000), online: true, latencyMs: 5, playersOnline: 1, playersMax: 20 }];
+    const ancient = [
+      { serverId, ts: at(40 * 86_400_000), online: true, latencyMs: 5, playersOnline: 1, playersMax: 20 },
+    ];
     await server.services.database.db.insert(serverSamples).values([...lastHour, ...older, ...ancient]);
 
     const h1 = (await stats(serverId, token, "1h")).body;
@@ -182,7 +262,14 @@ describe("uptime statistics", () => {
     // 30 days, one sample every 10 minutes; every 7th down, latency cycling 20..69 ms.
     const rows = Array.from({ length: 30 * 144 - 1 }, (_, i) => {
       const online = i % 7 !== 0;
-      return { serverId, ts: new Date(now - (i + 1) * 600_000), online, latencyMs: online ? 20 + (i % 50) : null, playersOnline: online ? i % 13 : null, playersMax: 50 };
+      return {
+        serverId,
+        ts: new Date(now - (i + 1) * 600_000),
+        online,
+        latencyMs: online ? 20 + (i % 50) : null,
+        playersOnline: online ? i % 13 : null,
+        playersMax: 50,
+      };
     });
     for (let i = 0; i < rows.length; i += 1000) await db.insert(serverSamples).values(rows.slice(i, i + 1000));
     const before = (await stats(serverId, token, "30d")).body;
@@ -191,14 +278,20 @@ describe("uptime statistics", () => {
 
     const result = await server.services.monitoring.retention();
     expect(result.folded_raw).toBeGreaterThanOrEqual(rows.filter((r) => now - r.ts.getTime() > 49 * 3600_000).length);
-    const [{ raw }] = (await db.select({ raw: sql<number>`count(*)::int` }).from(serverSamples).where(eq(serverSamples.serverId, serverId))) as [{ raw: number }];
+    const [{ raw }] = (await db
+      .select({ raw: sql<number>`count(*)::int` })
+      .from(serverSamples)
+      .where(eq(serverSamples.serverId, serverId))) as [{ raw: number }];
     expect(raw).toBeLessThanOrEqual(49 * 6);
     const hours = await db.select().from(serverSampleHours).where(eq(serverSampleHours.serverId, serverId));
     expect(hours.length).toBeGreaterThanOrEqual(27 * 24);
 
     const after = (await stats(serverId, token, "30d")).body;
     const after7 = (await stats(serverId, token, "7d")).body;
-    for (const [b, a] of [[before, after], [before7, after7]]) {
+    for (const [b, a] of [
+      [before, after],
+      [before7, after7],
+    ]) {
       // Counts and averages are sums, so they survive the fold exactly (up to the window's partial first hour).
       expect(Math.abs(a.samples - b.samples)).toBeLessThanOrEqual(6);
       expect(a.uptime).toBeCloseTo(b.uptime, 2);
@@ -211,15 +304,25 @@ describe("uptime statistics", () => {
     // Past the retention period, roll-ups go too.
     const later = new Date(now + server.services.config.SAMPLE_RETENTION_DAYS * 86_400_000);
     await server.services.monitoring.retention(later);
-    const left = await db.select().from(serverSampleHours).where(and(eq(serverSampleHours.serverId, serverId)));
+    const left = await db
+      .select()
+      .from(serverSampleHours)
+      .where(and(eq(serverSampleHours.serverId, serverId)));
     expect(left.length).toBeLessThan(3 * 24);
   }, 60_000);
 
   test("an unknown window is a 400; no samples yet gives nulls, not zeros", async () => {
     const { serverId, token } = await quietServer();
-    for (const w of ["2h", "1d", "", "30D", "all"]) expectError(await stats(serverId, token, w === "" ? "%20" : w), 400, "validation_failed");
+    for (const w of ["2h", "1d", "", "30D", "all"])
+      expectError(await stats(serverId, token, w === "" ? "%20" : w), 400, "validation_failed");
     const empty = (await stats(serverId, token, "1h")).body;
-    expect(empty).toMatchObject({ samples: 0, up: 0, down: 0, uptime: null, latency_ms: { avg: null, min: null, max: null, p95: null } });
+    expect(empty).toMatchObject({
+      samples: 0,
+      up: 0,
+      down: 0,
+      uptime: null,
+      latency_ms: { avg: null, min: null, max: null, p95: null },
+    });
     expect(empty.buckets.every((b: any) => b.uptime === null && b.up === 0)).toBe(true);
   });
 });

@@ -10,7 +10,12 @@ describe("health and operations", () => {
     const server = await startTestServer();
     const res = await api(server, "GET", "/health");
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "ok", database: "ok", version: expect.any(String), uptime_s: expect.any(Number) });
+    expect(res.body).toEqual({
+      status: "ok",
+      database: "ok",
+      version: expect.any(String),
+      uptime_s: expect.any(Number),
+    });
   });
 
   test("GET /health is a 503 naming the database when it is unreachable", async () => {
@@ -35,14 +40,23 @@ describe("health and operations", () => {
 
   test("SIGTERM finishes in-flight requests, then exits cleanly and logs without secrets", async () => {
     const dir = tempDir();
-    const env = { ...process.env, ...testEnv({ DATA_DIR: dir, PORT: "0", LOG_LEVEL: "info", PASSWORD_MEMORY_KIB: "65536", PASSWORD_TIME_COST: "3" }) };
+    const env = {
+      ...process.env,
+      ...testEnv({
+        DATA_DIR: dir,
+        PORT: "0",
+        LOG_LEVEL: "info",
+        PASSWORD_MEMORY_KIB: "65536",
+        PASSWORD_TIME_COST: "3",
+      }),
+    };
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { env, stdout: "pipe", stderr: "pipe" });
     const reader = proc.stdout.getReader();
     let out = "";
     let port = 0;
     while (!port) {
       const { value, done } = await reader.read();
-      if (done) throw new Error("server exited before listening: " + out);
+      if (done) throw new Error(`server exited before listening: ${out}`);
       out += new TextDecoder().decode(value);
       const m = /"port":(\d+)/.exec(out);
       if (m) port = Number(m[1]);
@@ -50,9 +64,17 @@ describe("health and operations", () => {
     const base = `http://127.0.0.1:${port}`;
     const password = "s3cret-password-value";
     const email = uniqueEmail("sigterm");
-    await fetch(`${base}/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+    await fetch(`${base}/auth/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
     // A login is slow (argon2id at full cost): send it, then SIGTERM while it runs.
-    const inflight = fetch(`${base}/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+    const inflight = fetch(`${base}/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
     await Bun.sleep(20);
     proc.kill("SIGTERM");
     const res = await inflight;
@@ -64,8 +86,20 @@ describe("health and operations", () => {
       if (done) break;
       out += new TextDecoder().decode(value);
     }
-    const lines = out.trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines.some((l) => l.msg === "request" && l.path === "/auth/login" && l.status === 200 && typeof l.request_id === "string" && typeof l.duration_ms === "number")).toBe(true);
+    const lines = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(
+      lines.some(
+        (l) =>
+          l.msg === "request" &&
+          l.path === "/auth/login" &&
+          l.status === 200 &&
+          typeof l.request_id === "string" &&
+          typeof l.duration_ms === "number",
+      ),
+    ).toBe(true);
     expect(lines.at(-1).msg).toBe("stopped");
     for (const secret of [password, body.access_token, body.refresh_token]) expect(out).not.toContain(secret);
   }, 30_000);
@@ -77,7 +111,9 @@ describe("health and operations", () => {
     const url = new URL(process.env.DATABASE_URL!);
     url.pathname = `/${name}`;
     try {
-      const dbs = await Promise.all([1, 2, 3, 4].map(() => openDatabase({ url: url.toString(), dataDir: join(tempDir(), "unused") })));
+      const dbs = await Promise.all(
+        [1, 2, 3, 4].map(() => openDatabase({ url: url.toString(), dataDir: join(tempDir(), "unused") })),
+      );
       const check = postgres(url.toString(), { max: 1, onnotice: () => {} });
       const rows = await check`select hash, count(*)::int as n from drizzle.__drizzle_migrations group by hash`;
       expect(rows.length).toBeGreaterThan(0);

@@ -5,7 +5,11 @@ import { newServer } from "./servers-fixture";
 import { WsClient } from "./ws-helpers";
 
 /** A WebSocket client that completes the handshake and then stops reading: a slow consumer. */
-async function stalledClient(port: number, path: string, token: string): Promise<{ socket: Socket; ended: Promise<number> }> {
+async function stalledClient(
+  port: number,
+  path: string,
+  token: string,
+): Promise<{ socket: Socket; ended: Promise<number> }> {
   const socket = connect(port, "127.0.0.1");
   await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
   socket.write(

@@ -23,7 +23,11 @@ describe("analytics stream: authentication and refusals", () => {
     const snap = await c.next();
     expect(snap.type).toBe("snapshot");
     expect(snap.server_id).toBe(fx.serverId);
-    expect(snap.data).toMatchObject({ status: expect.stringMatching(/^(up|down|unknown)$/), players_online: 0, players: [] });
+    expect(snap.data).toMatchObject({
+      status: expect.stringMatching(/^(up|down|unknown)$/),
+      players_online: 0,
+      players: [],
+    });
     expect(Date.parse(snap.ts)).toBeGreaterThan(Date.now() - 60_000);
     c.close();
   });
@@ -47,7 +51,12 @@ describe("analytics stream: authentication and refusals", () => {
 
   test("invalid, malformed and expired credentials close with 4001", async () => {
     const expired = await server.services.tokens.sign(fx.owner.id, Math.floor(Date.now() / 1000) - 3600, 60);
-    for (const headers of [bearer("not-a-token"), { authorization: "Basic abc" }, bearer(expired), bearer("mcp_key_" + "x".repeat(43))]) {
+    for (const headers of [
+      bearer("not-a-token"),
+      { authorization: "Basic abc" },
+      bearer(expired),
+      bearer(`mcp_key_${"x".repeat(43)}`),
+    ]) {
       const c = await WsClient.connect(server, fx.serverId, headers);
       expect(await closeCode(c)).toBe(CLOSE.unauthenticated);
     }
@@ -117,12 +126,19 @@ describe("analytics stream: timing (servers of their own)", () => {
     const kept = await WsClient.connect(srv, f.serverId, bearer(short));
     await kept.until("snapshot");
     const notice = (await kept.until("token_expiring", 3000)).at(-1);
-    expect(notice).toMatchObject({ type: "token_expiring", data: { expires_at: new Date((now + 2) * 1000).toISOString() } });
+    expect(notice).toMatchObject({
+      type: "token_expiring",
+      data: { expires_at: new Date((now + 2) * 1000).toISOString() },
+    });
     kept.send({ type: "auth", token: f.owner.token });
     await kept.until("auth_ok");
 
     // Not renewed: closed at expiry.
-    const lapsed = await WsClient.connect(srv, f.serverId, bearer(await srv.services.tokens.sign(f.owner.id, Math.floor(Date.now() / 1000), 2)));
+    const lapsed = await WsClient.connect(
+      srv,
+      f.serverId,
+      bearer(await srv.services.tokens.sign(f.owner.id, Math.floor(Date.now() / 1000), 2)),
+    );
     await lapsed.until("snapshot");
     await lapsed.until("token_expiring", 3000);
     expect(await closeCode(lapsed, 4000)).toBe(CLOSE.credentialEnded);
@@ -168,7 +184,13 @@ describe("analytics stream: events", () => {
     // A new subscriber's snapshot reflects what the actor has seen.
     const late = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
     const snap = (await late.until("snapshot")).at(-1)!;
-    expect(snap.data).toMatchObject({ status: "up", latency_ms: 7, tps: 19.5, players_online: 1, players: [{ uuid: "11111111-1111-4111-8111-111111111111", name: "Alex" }] });
+    expect(snap.data).toMatchObject({
+      status: "up",
+      latency_ms: 7,
+      tps: 19.5,
+      players_online: 1,
+      players: [{ uuid: "11111111-1111-4111-8111-111111111111", name: "Alex" }],
+    });
     // Events of another server never arrive here.
     rt.publish(fx.serverId, "heartbeat", { tps: 1 });
     expect(await a.quiet(200)).toEqual([]);
@@ -187,30 +209,74 @@ describe("analytics stream: events from the platform", () => {
       await c.until("snapshot");
       const alex = "22222222-2222-4222-8222-222222222222";
 
-      expect((await agentApi(server, f.agentToken, "POST", "/agent/heartbeat", { tps: 19.8, mspt: 22, players_online: 1, memory_used_mb: 700, memory_max_mb: 2048 })).status).toBe(200);
+      expect(
+        (
+          await agentApi(server, f.agentToken, "POST", "/agent/heartbeat", {
+            tps: 19.8,
+            mspt: 22,
+            players_online: 1,
+            memory_used_mb: 700,
+            memory_max_mb: 2048,
+          })
+        ).status,
+      ).toBe(200);
       const batch = {
         events: [
           { event_id: eventId(), type: "join", uuid: alex, name: "Alex" },
-          { event_id: eventId(), type: "ban", uuid: "33333333-3333-4333-8333-333333333333", name: "Griefer", reason: "griefing" },
+          {
+            event_id: eventId(),
+            type: "ban",
+            uuid: "33333333-3333-4333-8333-333333333333",
+            name: "Griefer",
+            reason: "griefing",
+          },
           { event_id: eventId(), type: "leave", uuid: alex, name: "Alex" },
         ],
       };
-      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({ accepted: 3 });
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({
+        accepted: 3,
+      });
       // A retried batch changes nothing, so it publishes nothing.
-      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({ accepted: 0 });
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).body).toMatchObject({
+        accepted: 0,
+      });
       const sel = { token: f.owner.token, headers: { "x-server-id": f.serverId } };
-      expect((await api(server, "POST", "/server/ranks", { ...sel, body: { name: "vip", weight: 10, prefix: "[VIP]" } })).status).toBe(200);
-      expect((await api(server, "POST", "/server/announcements", { ...sel, body: { message: "Welcome!", interval_seconds: 300 } })).status).toBe(200);
+      expect(
+        (await api(server, "POST", "/server/ranks", { ...sel, body: { name: "vip", weight: 10, prefix: "[VIP]" } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (
+          await api(server, "POST", "/server/announcements", {
+            ...sel,
+            body: { message: "Welcome!", interval_seconds: 300 },
+          })
+        ).status,
+      ).toBe(200);
       expect((await api(server, "DELETE", "/server/bans/33333333-3333-4333-8333-333333333333", sel)).status).toBe(200);
       await server.services.monitoring.checkNow(f.serverId);
 
       const got = await c.until("status", 5000);
-      expect(got.map((m) => m.type)).toEqual(["heartbeat", "player_join", "ban_added", "player_leave", "ranks_changed", "announcements_changed", "ban_lifted", "status"]);
+      expect(got.map((m) => m.type)).toEqual([
+        "heartbeat",
+        "player_join",
+        "ban_added",
+        "player_leave",
+        "ranks_changed",
+        "announcements_changed",
+        "ban_lifted",
+        "status",
+      ]);
       expect(got[0]!.data).toMatchObject({ tps: 19.8, mspt: 22, players_online: 1, memory_used_mb: 700 });
       expect(got[1]!.data).toEqual({ uuid: alex, name: "Alex" });
       expect(got[2]!.data).toMatchObject({ uuid: "33333333-3333-4333-8333-333333333333", reason: "griefing" });
       expect(got[4]!.data).toMatchObject({ action: "created", rank: { name: "vip", weight: 10 } });
-      expect(got[7]!.data).toMatchObject({ online: true, players_max: 42, changed: true, latency_ms: expect.any(Number) });
+      expect(got[7]!.data).toMatchObject({
+        online: true,
+        players_max: 42,
+        changed: true,
+        latency_ms: expect.any(Number),
+      });
       expect(await c.quiet(150)).toEqual([]);
 
       // The server goes down: the next check says so.

@@ -7,10 +7,15 @@ import { agentApi, eventId, newServer } from "./servers-fixture";
 
 /** Every row of every table in the public schema (and drizzle's), as text. */
 async function dumpAll(db: Parameters<typeof rows>[0]): Promise<Record<string, string>> {
-  const tables = await rows(db, sql`select table_schema, table_name from information_schema.tables where table_schema in ('public', 'drizzle') and table_type = 'BASE TABLE'`);
+  const tables = await rows(
+    db,
+    sql`select table_schema, table_name from information_schema.tables where table_schema in ('public', 'drizzle') and table_type = 'BASE TABLE'`,
+  );
   const out: Record<string, string> = {};
   for (const t of tables as { table_schema: string; table_name: string }[]) {
-    out[`${t.table_schema}.${t.table_name}`] = JSON.stringify(await rows(db, sql.raw(`select * from "${t.table_schema}"."${t.table_name}"`)));
+    out[`${t.table_schema}.${t.table_name}`] = JSON.stringify(
+      await rows(db, sql.raw(`select * from "${t.table_schema}"."${t.table_name}"`)),
+    );
   }
   return out;
 }
@@ -32,8 +37,19 @@ describe("secrets at rest", () => {
     await api(srv, "POST", "/auth/signup", { body: { email: "rest@example.test", password } });
     const login = await api(srv, "POST", "/auth/login", { body: { email: "rest@example.test", password } });
     const refreshed = await api(srv, "POST", "/auth/refresh", { body: { refresh_token: login.body.refresh_token } });
-    Object.assign(secrets, { password, access: login.body.access_token, refresh1: login.body.refresh_token, refresh2: refreshed.body.refresh_token });
-    const owner = { id: "", email: "rest@example.test", password, token: refreshed.body.access_token, refresh: refreshed.body.refresh_token };
+    Object.assign(secrets, {
+      password,
+      access: login.body.access_token,
+      refresh1: login.body.refresh_token,
+      refresh2: refreshed.body.refresh_token,
+    });
+    const owner = {
+      id: "",
+      email: "rest@example.test",
+      password,
+      token: refreshed.body.access_token,
+      refresh: refreshed.body.refresh_token,
+    };
 
     // A team API key.
     const teamId = await newTeam(srv, owner);
@@ -61,22 +77,52 @@ describe("secrets at rest", () => {
     const agent2: string = newAgent.body.agent_token;
     secrets.agent2 = agent2;
     await agentApi(srv, agent2, "POST", "/agent/heartbeat", { tps: 20 });
-    await agentApi(srv, agent2, "POST", "/agent/events", { events: [{ event_id: eventId(), type: "join", uuid: "44444444-4444-4444-8444-444444444444", name: "Rester" }] });
-    for (const [k, v] of Object.entries(secrets)) expect(`${k}: ${typeof v === "string" && v.length > 8}`).toBe(`${k}: true`);
+    await agentApi(srv, agent2, "POST", "/agent/events", {
+      events: [{ event_id: eventId(), type: "join", uuid: "44444444-4444-4444-8444-444444444444", name: "Rester" }],
+    });
+    for (const [k, v] of Object.entries(secrets))
+      expect(`${k}: ${typeof v === "string" && v.length > 8}`).toBe(`${k}: true`);
 
     const dump = await dumpAll(srv.services.database.db as never);
-    expect(Object.keys(dump)).toEqual(expect.arrayContaining(["public.users", "public.refresh_tokens", "public.api_keys", "public.client_apps", "public.sessions", "public.login_requests", "public.servers"]));
+    expect(Object.keys(dump)).toEqual(
+      expect.arrayContaining([
+        "public.users",
+        "public.refresh_tokens",
+        "public.api_keys",
+        "public.client_apps",
+        "public.sessions",
+        "public.login_requests",
+        "public.servers",
+      ]),
+    );
     const everything = Object.values(dump).join("\n");
     for (const [name, value] of Object.entries(secrets)) {
-      const found = Object.entries(dump).filter(([, text]) => text.includes(value)).map(([table]) => table);
+      const found = Object.entries(dump)
+        .filter(([, text]) => text.includes(value))
+        .map(([table]) => table);
       expect(`${name} found in: [${found.join(", ")}]`).toBe(`${name} found in: []`);
     }
     // Nothing that even looks like one of our secrets or an upstream identity token is stored:
     // ours all carry a type prefix, the development provider's tokens a dev_ prefix, JWTs eyJ.
     // (A key's display label, prefix plus four characters, is not the key and is allowed.)
-    for (const prefix of ["mcp_key_", "mcp_rt_", "mcp_cs_", "mcp_sess_", "mcp_agent_", "dev_code_", "dev_ms_", "dev_xbl_", "dev_xsts_", "dev_mc_", "dev_rt_", "eyJ"]) {
+    for (const prefix of [
+      "mcp_key_",
+      "mcp_rt_",
+      "mcp_cs_",
+      "mcp_sess_",
+      "mcp_agent_",
+      "dev_code_",
+      "dev_ms_",
+      "dev_xbl_",
+      "dev_xsts_",
+      "dev_mc_",
+      "dev_rt_",
+      "eyJ",
+    ]) {
       const token = new RegExp(`${prefix}[A-Za-z0-9_-]{16,}`);
-      const found = Object.entries(dump).filter(([, text]) => token.test(text)).map(([table]) => table);
+      const found = Object.entries(dump)
+        .filter(([, text]) => token.test(text))
+        .map(([table]) => table);
       expect(`${prefix} found in: [${found.join(", ")}]`).toBe(`${prefix} found in: []`);
     }
     expect(everything).not.toContain("XBL3.0");

@@ -21,18 +21,26 @@ beforeAll(async () => {
 });
 
 function send(req: Req, authorization?: string): Promise<ApiResult> {
-  return api(server, req.method, req.path, { body: req.body, headers: { ...req.headers, ...(authorization ? { authorization } : {}) } });
+  return api(server, req.method, req.path, {
+    body: req.body,
+    headers: { ...req.headers, ...(authorization ? { authorization } : {}) },
+  });
 }
 
 const bearer = (t: string) => `Bearer ${t}`;
 
 describe("security suite: every protected route", () => {
   test("every bearer-protected procedure has a security case with its declared access", () => {
-    const protectedRoutes = restRoutes(appRouter).filter((r) => r.access !== "public" && r.access !== "client" && r.access !== "agent");
-    for (const r of restRoutes(appRouter)) expect(`${r.method} ${r.path}: ${r.access ?? "undeclared"}`).not.toEndWith("undeclared");
+    const protectedRoutes = restRoutes(appRouter).filter(
+      (r) => r.access !== "public" && r.access !== "client" && r.access !== "agent",
+    );
+    for (const r of restRoutes(appRouter))
+      expect(`${r.method} ${r.path}: ${r.access ?? "undeclared"}`).not.toEndWith("undeclared");
     for (const r of protectedRoutes) {
       const c = SECURITY_CASES[`${r.method} ${r.path}`];
-      expect(c ? `${r.method} ${r.path} ${c.access}` : `${r.method} ${r.path} has no security case`).toBe(`${r.method} ${r.path} ${r.access}`);
+      expect(c ? `${r.method} ${r.path} ${c.access}` : `${r.method} ${r.path} has no security case`).toBe(
+        `${r.method} ${r.path} ${r.access}`,
+      );
     }
     expect(Object.keys(SECURITY_CASES).length).toBe(protectedRoutes.length);
   });
@@ -47,7 +55,13 @@ describe("security suite: every protected route", () => {
 
       test("malformed credential: 401", async () => {
         const r = await req();
-        for (const auth of ["Basic dXNlcjpwYXNz", "Bearer", "Bearer not-a-token", "Bearer a.b.c", bearer("mcp_key_" + "A".repeat(43))]) {
+        for (const auth of [
+          "Basic dXNlcjpwYXNz",
+          "Bearer",
+          "Bearer not-a-token",
+          "Bearer a.b.c",
+          bearer(`mcp_key_${"A".repeat(43)}`),
+        ]) {
           expectError(await send(r, auth), 401, "unauthenticated");
         }
       });
@@ -82,9 +96,15 @@ describe("security suite: every protected route", () => {
 
         const tooLow: [string, () => string][] =
           c.access === "team:admin"
-            ? [["viewer", () => people.viewer.token], ["viewer API key", () => team.keys.viewer]]
+            ? [
+                ["viewer", () => people.viewer.token],
+                ["viewer API key", () => team.keys.viewer],
+              ]
             : c.access === "team:owner"
-              ? [["admin", () => people.admin.token], ["admin API key", () => team.keys.admin]]
+              ? [
+                  ["admin", () => people.admin.token],
+                  ["admin API key", () => team.keys.admin],
+                ]
               : [];
         for (const [who, token] of tooLow) {
           test(`insufficient role (${who}): 403`, async () => {
@@ -97,7 +117,12 @@ describe("security suite: every protected route", () => {
         // A fresh team so destructive routes cannot disturb the other cases.
         const fresh = await makeTeam(server, people);
         const r = await c.request({ server, people, team: fresh });
-        const token = c.access === "team:viewer" ? people.viewer.token : c.access === "team:admin" ? people.admin.token : people.owner.token;
+        const token =
+          c.access === "team:viewer"
+            ? people.viewer.token
+            : c.access === "team:admin"
+              ? people.admin.token
+              : people.owner.token;
         const res = await send(r, bearer(token));
         expect(`${name} -> ${res.status}`).toBe(`${name} -> 200`);
       });

@@ -20,11 +20,17 @@ const seed = (over: Partial<LiveServer> = {}): LiveServer => ({
   ...over,
 });
 
-const ev = (type: ServerEvent["type"], data: Record<string, unknown>, ts = "2026-01-01T00:00:00.000Z"): ServerEvent => ({ type, server_id: "s1", ts, data });
+const ev = (
+  type: ServerEvent["type"],
+  data: Record<string, unknown>,
+  ts = "2026-01-01T00:00:00.000Z",
+): ServerEvent => ({ type, server_id: "s1", ts, data });
 
 function run(input: LiveServer) {
   const broadcast: ServerEvent[] = [];
-  const actor = createActor(serverMachine.provide({ actions: { broadcast: (_, p) => void broadcast.push(p.event) } }), { input });
+  const actor = createActor(serverMachine.provide({ actions: { broadcast: (_, p) => void broadcast.push(p.event) } }), {
+    input,
+  });
   actor.start();
   return { actor, broadcast };
 }

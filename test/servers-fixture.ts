@@ -12,7 +12,11 @@ export interface ServerFixture {
 }
 
 /** A new owner, team and registered server (by default on a loopback port that refuses at once). */
-export async function newServer(server: RunningServer, body: Record<string, unknown> = {}, owner?: TestUser): Promise<ServerFixture> {
+export async function newServer(
+  server: RunningServer,
+  body: Record<string, unknown> = {},
+  owner?: TestUser,
+): Promise<ServerFixture> {
   owner ??= await newUser(server, "srv");
   const teamId = await newTeam(server, owner);
   const res = await api(server, "POST", "/server/servers", {

@@ -20,7 +20,14 @@ describe("servers", () => {
     await addMember(server, owner, teamId, admin, "admin");
     const res = await api(server, "POST", "/server/servers", {
       token: admin.token,
-      body: { team_id: teamId, name: "Lobby", host: "Play.Example.COM", port: 25565, kind: "network", network_name: "Skyblock" },
+      body: {
+        team_id: teamId,
+        name: "Lobby",
+        host: "Play.Example.COM",
+        port: 25565,
+        kind: "network",
+        network_name: "Skyblock",
+      },
     });
     expect(res.status).toBe(200);
     // Matchers are given a copy: Bun's toMatchObject writes its asymmetric matchers into the object.
@@ -67,7 +74,11 @@ describe("servers", () => {
       [{ name: "x".repeat(101) }, "name"],
     ];
     for (const [patch, field] of cases) {
-      const err = expectError(await api(server, "POST", "/server/servers", { token: owner.token, body: { ...base, ...patch } }), 400, "validation_failed");
+      const err = expectError(
+        await api(server, "POST", "/server/servers", { token: owner.token, body: { ...base, ...patch } }),
+        400,
+        "validation_failed",
+      );
       expect(`${JSON.stringify(patch)} -> ${err.details.issues.map((i: any) => i.path).join(",")}`).toContain(field);
     }
     const list = await api(server, "GET", "/server/servers", { token: owner.token, headers: { "x-team-id": teamId } });
@@ -82,18 +93,48 @@ describe("servers", () => {
     const a = await newServer(server, { name: "A" }, owner);
     const b = await newServer(server, { name: "B" }, owner);
     // a and b sit in other teams of the same owner: they must not show up in this team's list.
-    const c = await api(server, "POST", "/server/servers", { token: owner.token, body: { team_id: teamId, name: "C", host: "127.0.0.1", port: 9, kind: "single" } });
+    const c = await api(server, "POST", "/server/servers", {
+      token: owner.token,
+      body: { team_id: teamId, name: "C", host: "127.0.0.1", port: 9, kind: "single" },
+    });
     const list = await api(server, "GET", "/server/servers", { token: viewer.token, headers: { "x-team-id": teamId } });
     expect(list.body.servers.map((s: any) => s.server_id)).toEqual([c.body.server_id]);
-    expect(list.body.servers[0].status).toEqual({ online: null, latency_ms: null, players_online: null, players_max: null, version: null, motd: null, checked_at: null, changed_at: null });
-    expectError(await api(server, "GET", "/server/servers", { token: viewer.token, headers: { "x-team-id": a.teamId } }), 403, "forbidden");
+    expect(list.body.servers[0].status).toEqual({
+      online: null,
+      latency_ms: null,
+      players_online: null,
+      players_max: null,
+      version: null,
+      motd: null,
+      checked_at: null,
+      changed_at: null,
+    });
+    expectError(
+      await api(server, "GET", "/server/servers", { token: viewer.token, headers: { "x-team-id": a.teamId } }),
+      403,
+      "forbidden",
+    );
 
     const id = c.body.server_id;
-    expectError(await api(server, "PATCH", `/server/servers/${id}`, { token: viewer.token, body: { name: "nope" } }), 403, "forbidden");
-    expectError(await api(server, "PATCH", `/server/servers/${id}`, { token: owner.token, body: { kind: "network" } }), 400, "bad_request");
-    const toNetwork = await api(server, "PATCH", `/server/servers/${id}`, { token: owner.token, body: { kind: "network", network_name: "Hub", port: 25566 } });
+    expectError(
+      await api(server, "PATCH", `/server/servers/${id}`, { token: viewer.token, body: { name: "nope" } }),
+      403,
+      "forbidden",
+    );
+    expectError(
+      await api(server, "PATCH", `/server/servers/${id}`, { token: owner.token, body: { kind: "network" } }),
+      400,
+      "bad_request",
+    );
+    const toNetwork = await api(server, "PATCH", `/server/servers/${id}`, {
+      token: owner.token,
+      body: { kind: "network", network_name: "Hub", port: 25566 },
+    });
     expect(toNetwork.body).toMatchObject({ kind: "network", network_name: "Hub", port: 25566 });
-    const toSingle = await api(server, "PATCH", `/server/servers/${id}`, { token: owner.token, body: { kind: "single" } });
+    const toSingle = await api(server, "PATCH", `/server/servers/${id}`, {
+      token: owner.token,
+      body: { kind: "single" },
+    });
     expect(toSingle.body).toMatchObject({ kind: "single", network_name: null });
     expect(Date.parse(toSingle.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(c.body.updated_at));
 
@@ -106,7 +147,14 @@ describe("servers", () => {
   test("selectors: a missing or malformed x-team-id / x-server-id is a 400 that names the header", async () => {
     const s = await newServer(server);
     const token = s.owner.token;
-    for (const [path, header] of [["/server/servers", "x-team-id"], ["/server/networks", "x-team-id"], ["/server/players", "x-server-id"], ["/server/ranks", "x-server-id"], ["/server/announcements", "x-server-id"], ["/server/uptime-stats", "x-server-id"]] as const) {
+    for (const [path, header] of [
+      ["/server/servers", "x-team-id"],
+      ["/server/networks", "x-team-id"],
+      ["/server/players", "x-server-id"],
+      ["/server/ranks", "x-server-id"],
+      ["/server/announcements", "x-server-id"],
+      ["/server/uptime-stats", "x-server-id"],
+    ] as const) {
       for (const value of [undefined, "", "not-a-uuid", "12345"]) {
         const res = await api(server, "GET", path, { token, headers: value === undefined ? {} : { [header]: value } });
         expect(expectError(res, 400, "bad_request").message).toContain(header);
@@ -125,11 +173,32 @@ describe("servers", () => {
       for (const id of [s.serverId, missing]) {
         const get = expectError(await api(server, "GET", `/server/servers/${id}`, { token }), 404, "not_found");
         expect(get.message).toBe("Server not found.");
-        expect(expectError(await api(server, "GET", "/server/players", { token, headers: { "x-server-id": id } }), 404, "not_found").message).toBe(get.message);
-        expectError(await api(server, "POST", "/server/ranks", { token, headers: { "x-server-id": id }, body: { name: "x" } }), 404, "not_found");
+        expect(
+          expectError(
+            await api(server, "GET", "/server/players", { token, headers: { "x-server-id": id } }),
+            404,
+            "not_found",
+          ).message,
+        ).toBe(get.message);
+        expectError(
+          await api(server, "POST", "/server/ranks", { token, headers: { "x-server-id": id }, body: { name: "x" } }),
+          404,
+          "not_found",
+        );
       }
-      expectError(await api(server, "GET", "/server/servers", { token, headers: { "x-team-id": s.teamId } }), 403, "forbidden");
-      expectError(await api(server, "POST", "/server/servers", { token, body: { team_id: s.teamId, name: "x", host: "a.example", port: 1, kind: "single" } }), 403, "forbidden");
+      expectError(
+        await api(server, "GET", "/server/servers", { token, headers: { "x-team-id": s.teamId } }),
+        403,
+        "forbidden",
+      );
+      expectError(
+        await api(server, "POST", "/server/servers", {
+          token,
+          body: { team_id: s.teamId, name: "x", host: "a.example", port: 1, kind: "single" },
+        }),
+        403,
+        "forbidden",
+      );
     }
   });
 
@@ -137,7 +206,12 @@ describe("servers", () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
     const make = async (name: string, kind: string, network_name?: string) =>
-      (await api(server, "POST", "/server/servers", { token: owner.token, body: { team_id: teamId, name, host: "127.0.0.1", port: 9, kind, network_name } })).body.server_id as string;
+      (
+        await api(server, "POST", "/server/servers", {
+          token: owner.token,
+          body: { team_id: teamId, name, host: "127.0.0.1", port: 9, kind, network_name },
+        })
+      ).body.server_id as string;
     const lobby = await make("Lobby", "network", "Skyblock");
     const islands = await make("Islands", "network", "Skyblock");
     const hub = await make("Hub", "network", "Arcade");
@@ -151,7 +225,13 @@ describe("servers", () => {
     ]);
     const res = await api(server, "GET", "/server/networks", { token: owner.token, headers: { "x-team-id": teamId } });
     expect(res.status).toBe(200);
-    const summary = res.body.networks.map((n: any) => [n.network_name, n.servers.map((s: any) => s.name), n.servers_online, n.players_online, n.players_max]);
+    const summary = res.body.networks.map((n: any) => [
+      n.network_name,
+      n.servers.map((s: any) => s.name),
+      n.servers_online,
+      n.players_online,
+      n.players_max,
+    ]);
     expect(summary).toEqual([
       ["Arcade", ["Hub"], 0, 0, 0],
       ["Skyblock", ["Lobby", "Islands"], 2, 42, 300],
@@ -164,7 +244,9 @@ describe("servers", () => {
     expect(rotated.body.agent_token).toMatch(/^mcp_agent_/);
     expect(rotated.body.agent_token).not.toBe(s.agentToken);
     expectError(await api(server, "GET", "/agent/config", { token: s.agentToken }), 401, "unauthenticated");
-    expect((await api(server, "GET", "/agent/config", { token: rotated.body.agent_token })).body.server_id).toBe(s.serverId);
+    expect((await api(server, "GET", "/agent/config", { token: rotated.body.agent_token })).body.server_id).toBe(
+      s.serverId,
+    );
   });
 });
 
@@ -175,13 +257,42 @@ describe("players and bans", () => {
     await addMember(server, s.owner, s.teamId, viewer, "viewer");
     const uuid = crypto.randomUUID();
     const expires = new Date(Date.now() + 86_400_000).toISOString();
-    expectError(await api(server, "POST", "/server/bans", { ...s.as(viewer.token), body: { uuid, name: "Griefer" } }), 403, "forbidden");
-    const ban = await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: uuid.toUpperCase(), name: "Griefer", reason: "Griefing spawn", expires } });
-    expect(ban.body).toEqual({ uuid, name: "Griefer", reason: "Griefing spawn", source: "Dashboard", origin: "dashboard", created: expect.any(String), expires });
-    const permanent = await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: crypto.randomUUID(), name: "Cheater" } });
+    expectError(
+      await api(server, "POST", "/server/bans", { ...s.as(viewer.token), body: { uuid, name: "Griefer" } }),
+      403,
+      "forbidden",
+    );
+    const ban = await api(server, "POST", "/server/bans", {
+      ...s.as(),
+      body: { uuid: uuid.toUpperCase(), name: "Griefer", reason: "Griefing spawn", expires },
+    });
+    expect(ban.body).toEqual({
+      uuid,
+      name: "Griefer",
+      reason: "Griefing spawn",
+      source: "Dashboard",
+      origin: "dashboard",
+      created: expect.any(String),
+      expires,
+    });
+    const permanent = await api(server, "POST", "/server/bans", {
+      ...s.as(),
+      body: { uuid: crypto.randomUUID(), name: "Cheater" },
+    });
     expect(permanent.body.expires).toBe("forever");
-    expectError(await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: crypto.randomUUID(), name: "Late", expires: "2001-01-01T00:00:00Z" } }), 400, "bad_request");
-    expectError(await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: "nope", name: "X" } }), 400, "validation_failed");
+    expectError(
+      await api(server, "POST", "/server/bans", {
+        ...s.as(),
+        body: { uuid: crypto.randomUUID(), name: "Late", expires: "2001-01-01T00:00:00Z" },
+      }),
+      400,
+      "bad_request",
+    );
+    expectError(
+      await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: "nope", name: "X" } }),
+      400,
+      "validation_failed",
+    );
 
     const list = await api(server, "GET", "/server/players", s.as(viewer.token));
     expect(list.body.bans.map((b: any) => b.name).sort()).toEqual(["Cheater", "Griefer"]);
@@ -197,15 +308,25 @@ describe("players and bans", () => {
 
   test("players are paged: limit, offset and totals; bad paging is a 400", async () => {
     const s = await newServer(server);
-    const events = Array.from({ length: 5 }, (_, i) => ({ event_id: `j${i}`, type: "join", uuid: crypto.randomUUID(), name: `Player${i}`, at: new Date(Date.now() - (5 - i) * 1000).toISOString() }));
-    expect((await api(server, "POST", "/agent/events", { token: s.agentToken, body: { events } })).body).toEqual({ accepted: 5, duplicates: 0 });
+    const events = Array.from({ length: 5 }, (_, i) => ({
+      event_id: `j${i}`,
+      type: "join",
+      uuid: crypto.randomUUID(),
+      name: `Player${i}`,
+      at: new Date(Date.now() - (5 - i) * 1000).toISOString(),
+    }));
+    expect((await api(server, "POST", "/agent/events", { token: s.agentToken, body: { events } })).body).toEqual({
+      accepted: 5,
+      duplicates: 0,
+    });
     const page1 = await api(server, "GET", "/server/players?limit=2", s.as());
     const page3 = await api(server, "GET", "/server/players?limit=2&offset=4", s.as());
     expect(page1.body).toMatchObject({ players_total: 5, limit: 2, offset: 0 });
     expect(page1.body.players.map((p: any) => p.name)).toEqual(["Player4", "Player3"]);
     expect(page3.body.players.map((p: any) => p.name)).toEqual(["Player0"]);
     expect((await api(server, "GET", "/server/players?online=false", s.as())).body.players_total).toBe(0);
-    for (const q of ["limit=0", "limit=201", "offset=-1", "limit=abc", "online=maybe"]) expectError(await api(server, "GET", `/server/players?${q}`, s.as()), 400, "validation_failed");
+    for (const q of ["limit=0", "limit=201", "offset=-1", "limit=abc", "online=maybe"])
+      expectError(await api(server, "GET", `/server/players?${q}`, s.as()), 400, "validation_failed");
   });
 });
 
@@ -214,19 +335,40 @@ describe("ranks", () => {
     const s = await newServer(server);
     const post = (body: unknown) => api(server, "POST", "/server/ranks", { ...s.as(), body });
     const def = await post({ name: "default", weight: 0, permissions: ["essentials.spawn"] });
-    expect(def.body).toMatchObject({ name: "default", display_name: null, weight: 0, prefix: null, permissions: ["essentials.spawn"], parents: [] });
-    await post({ name: "vip", display_name: "VIP", weight: 10, prefix: "&a[VIP] ", permissions: ["essentials.fly", "-essentials.god"], parents: ["default"] });
+    expect(def.body).toMatchObject({
+      name: "default",
+      display_name: null,
+      weight: 0,
+      prefix: null,
+      permissions: ["essentials.spawn"],
+      parents: [],
+    });
+    await post({
+      name: "vip",
+      display_name: "VIP",
+      weight: 10,
+      prefix: "&a[VIP] ",
+      permissions: ["essentials.fly", "-essentials.god"],
+      parents: ["default"],
+    });
     expectError(await post({ name: "vip" }), 409, "conflict");
     expectError(await post({ name: "mod", parents: ["ghost"] }), 400, "bad_request");
     expectError(await post({ name: "Has Spaces" }), 400, "validation_failed");
     expectError(await post({ name: "x", permissions: ["bad node!"] }), 400, "validation_failed");
 
     const list = await api(server, "GET", "/server/ranks", s.as());
-    expect(list.body.ranks.map((r: any) => [r.name, r.weight, r.parents])).toEqual([["vip", 10, ["default"]], ["default", 0, []]]);
+    expect(list.body.ranks.map((r: any) => [r.name, r.weight, r.parents])).toEqual([
+      ["vip", 10, ["default"]],
+      ["default", 0, []],
+    ]);
 
     const upd = await api(server, "PATCH", "/server/ranks/vip", { ...s.as(), body: { suffix: " ★", weight: 15 } });
     expect(upd.body).toMatchObject({ name: "vip", suffix: " ★", weight: 15, prefix: "&a[VIP] " });
-    expectError(await api(server, "PATCH", "/server/ranks/ghost", { ...s.as(), body: { weight: 1 } }), 404, "not_found");
+    expectError(
+      await api(server, "PATCH", "/server/ranks/ghost", { ...s.as(), body: { weight: 1 } }),
+      404,
+      "not_found",
+    );
     // A rank others inherit from cannot go until they stop.
     expectError(await api(server, "DELETE", "/server/ranks/default", s.as()), 409, "conflict");
     expect((await api(server, "DELETE", "/server/ranks/vip", s.as())).body).toEqual({ ok: true });
@@ -239,9 +381,17 @@ describe("ranks", () => {
     await post({ name: "a" });
     await post({ name: "b", parents: ["a"] });
     await post({ name: "c", parents: ["b"] });
-    const cycle = expectError(await api(server, "PATCH", "/server/ranks/a", { ...s.as(), body: { parents: ["c"] } }), 400, "bad_request");
+    const cycle = expectError(
+      await api(server, "PATCH", "/server/ranks/a", { ...s.as(), body: { parents: ["c"] } }),
+      400,
+      "bad_request",
+    );
     expect(cycle.details.cycle).toEqual(["a", "c", "b", "a"]);
-    expectError(await api(server, "PATCH", "/server/ranks/b", { ...s.as(), body: { parents: ["b"] } }), 400, "bad_request");
+    expectError(
+      await api(server, "PATCH", "/server/ranks/b", { ...s.as(), body: { parents: ["b"] } }),
+      400,
+      "bad_request",
+    );
     expectError(await post({ name: "d", parents: ["d"] }), 400, "bad_request");
     const ranks = (await api(server, "GET", "/server/ranks", s.as())).body.ranks;
     expect(Object.fromEntries(ranks.map((r: any) => [r.name, r.parents]))).toEqual({ a: [], b: ["a"], c: ["b"] });
@@ -253,30 +403,72 @@ describe("announcements", () => {
     const s = await newServer(server);
     const viewer = await newUser(server);
     await addMember(server, s.owner, s.teamId, viewer, "viewer");
-    const post = (body: unknown, token?: string) => api(server, "POST", "/server/announcements", { ...s.as(token), body });
+    const post = (body: unknown, token?: string) =>
+      api(server, "POST", "/server/announcements", { ...s.as(token), body });
     const a = await post({ message: "Vote for us at example.com", interval_seconds: 900 });
-    expect(a.body).toMatchObject({ message: "Vote for us at example.com", interval_seconds: 900, schedule: null, active: true, starts_at: null, ends_at: null });
-    const b = await post({ message: "Restart soon", schedule: "55 3 * * *", starts_at: "2030-01-01T00:00:00Z", ends_at: "2030-02-01T00:00:00Z" });
+    expect(a.body).toMatchObject({
+      message: "Vote for us at example.com",
+      interval_seconds: 900,
+      schedule: null,
+      active: true,
+      starts_at: null,
+      ends_at: null,
+    });
+    const b = await post({
+      message: "Restart soon",
+      schedule: "55 3 * * *",
+      starts_at: "2030-01-01T00:00:00Z",
+      ends_at: "2030-02-01T00:00:00Z",
+    });
     expect(b.body).toMatchObject({ schedule: "55 3 * * *", starts_at: "2030-01-01T00:00:00.000Z" });
 
     expectError(await post({ message: "both", interval_seconds: 60, schedule: "* * * * *" }), 400, "bad_request");
     expectError(await post({ message: "neither" }), 400, "bad_request");
     expectError(await post({ message: "bad cron", schedule: "61 * * * *" }), 400, "validation_failed");
     expectError(await post({ message: "too fast", interval_seconds: 1 }), 400, "validation_failed");
-    expectError(await post({ message: "backwards", interval_seconds: 60, starts_at: "2030-02-01T00:00:00Z", ends_at: "2030-01-01T00:00:00Z" }), 400, "bad_request");
+    expectError(
+      await post({
+        message: "backwards",
+        interval_seconds: 60,
+        starts_at: "2030-02-01T00:00:00Z",
+        ends_at: "2030-01-01T00:00:00Z",
+      }),
+      400,
+      "bad_request",
+    );
     expectError(await post({ message: "x", interval_seconds: 60 }, viewer.token), 403, "forbidden");
 
-    const switched = await api(server, "PATCH", `/server/announcements/${a.body.announcement_id}`, { ...s.as(), body: { interval_seconds: null, schedule: "*/15 * * * *", active: false } });
+    const switched = await api(server, "PATCH", `/server/announcements/${a.body.announcement_id}`, {
+      ...s.as(),
+      body: { interval_seconds: null, schedule: "*/15 * * * *", active: false },
+    });
     expect(switched.body).toMatchObject({ interval_seconds: null, schedule: "*/15 * * * *", active: false });
-    expectError(await api(server, "PATCH", `/server/announcements/${a.body.announcement_id}`, { ...s.as(), body: { schedule: null } }), 400, "bad_request");
+    expectError(
+      await api(server, "PATCH", `/server/announcements/${a.body.announcement_id}`, {
+        ...s.as(),
+        body: { schedule: null },
+      }),
+      400,
+      "bad_request",
+    );
 
     const list = await api(server, "GET", "/server/announcements", s.as(viewer.token));
     expect(list.body.announcements.map((x: any) => x.message)).toEqual(["Vote for us at example.com", "Restart soon"]);
-    expect((await api(server, "DELETE", `/server/announcements/${b.body.announcement_id}`, s.as())).body).toEqual({ ok: true });
-    expectError(await api(server, "DELETE", `/server/announcements/${b.body.announcement_id}`, s.as()), 404, "not_found");
+    expect((await api(server, "DELETE", `/server/announcements/${b.body.announcement_id}`, s.as())).body).toEqual({
+      ok: true,
+    });
+    expectError(
+      await api(server, "DELETE", `/server/announcements/${b.body.announcement_id}`, s.as()),
+      404,
+      "not_found",
+    );
     // An announcement id from another server is not found through this one.
     const other = await newServer(server, {}, s.owner);
-    expectError(await api(server, "DELETE", `/server/announcements/${a.body.announcement_id}`, other.as()), 404, "not_found");
+    expectError(
+      await api(server, "DELETE", `/server/announcements/${a.body.announcement_id}`, other.as()),
+      404,
+      "not_found",
+    );
   });
 });
 
@@ -285,7 +477,13 @@ describe("the typed tRPC door", () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
     const client = trpcClient(server, owner.token);
-    const created = await client.servers.create.mutate({ team_id: teamId, name: "Typed", host: "127.0.0.1", port: 9, kind: "single" });
+    const created = await client.servers.create.mutate({
+      team_id: teamId,
+      name: "Typed",
+      host: "127.0.0.1",
+      port: 9,
+      kind: "single",
+    });
     expect(created.agent_token).toMatch(/^mcp_agent_/);
     const listed = await trpcClient(server, owner.token, { "x-team-id": teamId }).servers.list.query();
     expect(listed.servers.map((s) => s.server_id)).toEqual([created.server_id]);
@@ -296,13 +494,19 @@ describe("the typed tRPC door", () => {
     const stats = await scoped.servers.uptimeStats.query({ window: "1h" });
     expect(stats).toMatchObject({ server_id: created.server_id, window: "1h", bucket_seconds: 60 });
 
-    const noHeader = await trpcClient(server, owner.token).servers.ranks.query().catch((e) => e);
+    const noHeader = await trpcClient(server, owner.token)
+      .servers.ranks.query()
+      .catch((e) => e);
     expect(noHeader.data).toMatchObject({ code: "bad_request", httpStatus: 400 });
     expect(noHeader.message).toContain("x-server-id");
-    const badKind = await client.servers.create.mutate({ team_id: teamId, name: "N", host: "127.0.0.1", port: 9, kind: "network" }).catch((e) => e);
+    const badKind = await client.servers.create
+      .mutate({ team_id: teamId, name: "N", host: "127.0.0.1", port: 9, kind: "network" })
+      .catch((e) => e);
     expect(badKind.data).toMatchObject({ code: "validation_failed", httpStatus: 400 });
     const stranger = await newUser(server);
-    const hidden = await trpcClient(server, stranger.token, { "x-server-id": created.server_id }).servers.players.query({}).catch((e) => e);
+    const hidden = await trpcClient(server, stranger.token, { "x-server-id": created.server_id })
+      .servers.players.query({})
+      .catch((e) => e);
     expect(hidden.data).toMatchObject({ code: "not_found", httpStatus: 404 });
   });
 });

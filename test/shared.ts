@@ -14,6 +14,7 @@ export function freePort(): number {
 /** The hidden inputs of a form page, unescaped: what a browser would submit back. */
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    out[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
   return out;
 }

@@ -16,7 +16,13 @@ describe("teams", () => {
     const u = await newUser(server);
     const res = await api(server, "POST", "/teams", { token: u.token, body: { name: "  Blocky Builders  " } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ team_id: expect.any(String), name: "Blocky Builders", role: "owner", created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(res.body).toEqual({
+      team_id: expect.any(String),
+      name: "Blocky Builders",
+      role: "owner",
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     const list = await api(server, "GET", "/teams", { token: u.token });
     expect(list.body.teams.map((t: any) => [t.team_id, t.role])).toEqual([[res.body.team_id, "owner"]]);
   });
@@ -37,16 +43,56 @@ describe("teams", () => {
     const owner = await newUser(server);
     const member = await newUser(server);
     const teamId = await newTeam(server, owner);
-    const added = await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: member.email, role: "viewer" } });
+    const added = await api(server, "POST", `/teams/${teamId}/members`, {
+      token: owner.token,
+      body: { email: member.email, role: "viewer" },
+    });
     expect(added.body).toMatchObject({ user_id: member.id, role: "viewer" });
-    expectError(await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: member.email, role: "viewer" } }), 409, "conflict");
-    expectError(await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: "nobody@example.test", role: "viewer" } }), 404, "not_found");
-    expectError(await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: member.email, role: "owner" } }), 400, "validation_failed");
-    const promoted = await api(server, "PATCH", `/teams/${teamId}/members/${member.id}`, { token: owner.token, body: { role: "admin" } });
+    expectError(
+      await api(server, "POST", `/teams/${teamId}/members`, {
+        token: owner.token,
+        body: { email: member.email, role: "viewer" },
+      }),
+      409,
+      "conflict",
+    );
+    expectError(
+      await api(server, "POST", `/teams/${teamId}/members`, {
+        token: owner.token,
+        body: { email: "nobody@example.test", role: "viewer" },
+      }),
+      404,
+      "not_found",
+    );
+    expectError(
+      await api(server, "POST", `/teams/${teamId}/members`, {
+        token: owner.token,
+        body: { email: member.email, role: "owner" },
+      }),
+      400,
+      "validation_failed",
+    );
+    const promoted = await api(server, "PATCH", `/teams/${teamId}/members/${member.id}`, {
+      token: owner.token,
+      body: { role: "admin" },
+    });
     expect(promoted.body.role).toBe("admin");
-    expectError(await api(server, "PATCH", `/teams/${teamId}/members/${owner.id}`, { token: member.token, body: { role: "viewer" } }), 409, "conflict");
-    expectError(await api(server, "DELETE", `/teams/${teamId}/members/${owner.id}`, { token: member.token }), 409, "conflict");
-    expect((await api(server, "DELETE", `/teams/${teamId}/members/${member.id}`, { token: owner.token })).status).toBe(200);
+    expectError(
+      await api(server, "PATCH", `/teams/${teamId}/members/${owner.id}`, {
+        token: member.token,
+        body: { role: "viewer" },
+      }),
+      409,
+      "conflict",
+    );
+    expectError(
+      await api(server, "DELETE", `/teams/${teamId}/members/${owner.id}`, { token: member.token }),
+      409,
+      "conflict",
+    );
+    expect((await api(server, "DELETE", `/teams/${teamId}/members/${member.id}`, { token: owner.token })).status).toBe(
+      200,
+    );
     const members = await api(server, "GET", `/teams/${teamId}/members`, { token: owner.token });
     expect(members.body.members.map((m: any) => m.user_id)).toEqual([owner.id]);
   });
@@ -56,7 +102,9 @@ describe("teams", () => {
     const viewer = await newUser(server);
     const teamId = await newTeam(server, owner);
     await addMember(server, owner, teamId, viewer, "viewer");
-    expect((await api(server, "DELETE", `/teams/${teamId}/members/${viewer.id}`, { token: viewer.token })).status).toBe(200);
+    expect((await api(server, "DELETE", `/teams/${teamId}/members/${viewer.id}`, { token: viewer.token })).status).toBe(
+      200,
+    );
     expectError(await api(server, "GET", `/teams/${teamId}`, { token: viewer.token }), 403);
   });
 
@@ -65,12 +113,21 @@ describe("teams", () => {
     const next = await newUser(server);
     const teamId = await newTeam(server, owner);
     await addMember(server, owner, teamId, next, "viewer");
-    const res = await api(server, "POST", `/teams/${teamId}/transfer`, { token: owner.token, body: { user_id: next.id } });
+    const res = await api(server, "POST", `/teams/${teamId}/transfer`, {
+      token: owner.token,
+      body: { user_id: next.id },
+    });
     expect(res.status).toBe(200);
     const roles = Object.fromEntries(res.body.members.map((m: any) => [m.user_id, m.role]));
     expect(roles).toEqual({ [owner.id]: "admin", [next.id]: "owner" });
     expectError(await api(server, "DELETE", `/teams/${teamId}`, { token: owner.token }), 403);
-    expectError(await api(server, "POST", `/teams/${teamId}/transfer`, { token: next.token, body: { user_id: crypto.randomUUID() } }), 404);
+    expectError(
+      await api(server, "POST", `/teams/${teamId}/transfer`, {
+        token: next.token,
+        body: { user_id: crypto.randomUUID() },
+      }),
+      404,
+    );
   });
 
   test("API keys: shown once, stored as SHA-256, act only within their team and role, revocable", async () => {
@@ -103,7 +160,9 @@ describe("teams", () => {
     const client = trpcClient(server, owner.token);
     const team = await client.teams.create.mutate({ name: "Typed" });
     expect((await client.teams.get.query({ team_id: team.team_id })).name).toBe("Typed");
-    const err = await trpcClient(server, outsider.token).teams.get.query({ team_id: team.team_id }).catch((e) => e);
+    const err = await trpcClient(server, outsider.token)
+      .teams.get.query({ team_id: team.team_id })
+      .catch((e) => e);
     expect(err.data).toMatchObject({ code: "forbidden", httpStatus: 403 });
   });
 });

@@ -20,7 +20,9 @@ export class WsClient {
       if (w) w(m);
       else this.queue.push(m);
     });
-    this.closed = new Promise((resolve) => ws.addEventListener("close", (ev) => resolve({ code: ev.code, reason: ev.reason })));
+    this.closed = new Promise((resolve) =>
+      ws.addEventListener("close", (ev) => resolve({ code: ev.code, reason: ev.reason })),
+    );
   }
 
   static connect(server: RunningServer, serverId: string, headers: Record<string, string> = {}): Promise<WsClient> {

@@ -41,7 +41,10 @@ async function wrk(o: LoadOptions): Promise<LoadResult> {
   if (o.body !== undefined) {
     // wrk takes a request body only through a Lua script.
     const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "post.lua");
-    writeFileSync(script, `wrk.method = "${o.method ?? "POST"}"\nwrk.body = ${JSON.stringify(JSON.stringify(o.body))}\nwrk.headers["content-type"] = "application/json"\n`);
+    writeFileSync(
+      script,
+      `wrk.method = "${o.method ?? "POST"}"\nwrk.body = ${JSON.stringify(JSON.stringify(o.body))}\nwrk.headers["content-type"] = "application/json"\n`,
+    );
     args.push("-s", script);
   }
   const proc = Bun.spawn(["wrk", ...args, o.url], { stdout: "pipe", stderr: "pipe" });
@@ -84,7 +87,9 @@ export function table(rows: { name: string; r: LoadResult; baseline?: LoadResult
   console.log(`\n${pad("case", 44)}${pad("req/s", 12)}${pad("p99 ms", 10)}${pad("errors", 8)}ratio to raw`);
   for (const { name, r, baseline } of rows) {
     const ratio = baseline ? (r.rps / baseline.rps).toFixed(2) : "";
-    console.log(`${pad(name, 44)}${pad(r.rps.toFixed(0), 12)}${pad(r.p99ms.toFixed(2), 10)}${pad(String(r.errors), 8)}${ratio}`);
+    console.log(
+      `${pad(name, 44)}${pad(r.rps.toFixed(0), 12)}${pad(r.p99ms.toFixed(2), 10)}${pad(String(r.errors), 8)}${ratio}`,
+    );
   }
   const failed = rows.filter((x) => x.r.errors > 0);
   if (failed.length) {

@@ -11,7 +11,10 @@ import { createServices, type Services } from "../../src/services";
 import type { Principal } from "../../src/trpc/context";
 
 export const send = (body: unknown, status = 200) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID() } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID() },
+  });
 
 /** The bearer credential's principal, as the app resolves it. */
 export async function bearerPrincipal(services: Services, req: Request): Promise<Principal | null> {

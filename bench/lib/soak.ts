@@ -53,7 +53,8 @@ export interface SoakResult {
 
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? NaN;
 
 interface Stat {
   lat: number[];
@@ -61,7 +62,8 @@ interface Stat {
 }
 
 /** A player uuid the soak owns: server index and player index in the last group. */
-const playerUuid = (server: number, player: number) => `5eed0000-0000-4000-8000-${((server << 20) + player).toString(16).padStart(12, "0")}`;
+const playerUuid = (server: number, player: number) =>
+  `5eed0000-0000-4000-8000-${((server << 20) + player).toString(16).padStart(12, "0")}`;
 
 const PLAYERS_PER_SERVER = 64;
 const EVENTS_PER_BATCH = 4;
@@ -88,10 +90,20 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     // --- fixtures ---
     const base = app.url;
     const { accessToken, teamId, creds } = await launcherClient(base, `soak-${crypto.randomUUID()}@example.test`);
-    const { key } = (await (await call(base, "POST", `/teams/${teamId}/api-keys`, { name: "soak dashboard", role: "viewer" }, accessToken)).json()) as { key: string };
+    const { key } = (await (
+      await call(base, "POST", `/teams/${teamId}/api-keys`, { name: "soak dashboard", role: "viewer" }, accessToken)
+    ).json()) as { key: string };
     const servers: { id: string; agent: string }[] = [];
     for (let i = 0; i < opts.servers; i++) {
-      const s = (await (await call(base, "POST", "/server/servers", { team_id: teamId, name: `soak ${i}`, host: "127.0.0.1", port: 9, kind: "single" }, accessToken)).json()) as {
+      const s = (await (
+        await call(
+          base,
+          "POST",
+          "/server/servers",
+          { team_id: teamId, name: `soak ${i}`, host: "127.0.0.1", port: 9, kind: "single" },
+          accessToken,
+        )
+      ).json()) as {
         server_id: string;
         agent_token: string;
       };
@@ -108,7 +120,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     for (let i = 0; i < opts.sockets; i++) {
       const server = i % servers.length;
       socketServer.push(server);
-      const ws = new WebSocket(`${base.replace("http", "ws")}/ws/server/${servers[server]!.id}/analytics`, { headers: { authorization: `Bearer ${key}` } } as never);
+      const ws = new WebSocket(`${base.replace("http", "ws")}/ws/server/${servers[server]!.id}/analytics`, {
+        headers: { authorization: `Bearer ${key}` },
+      } as never);
       await new Promise<void>((resolve, reject) => {
         ws.addEventListener("message", (ev) => {
           const m = JSON.parse(String(ev.data)) as { type: string };
@@ -130,7 +144,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     let eventSeq = 0;
     const runId = crypto.randomUUID().slice(0, 8);
     const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
-    const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const json = (body: unknown) => ({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const dashboard = (extra: Record<string, string>) => ({ headers: { authorization: `Bearer ${key}`, ...extra } });
 
     type Op = { name: string; weight: number; send(): Promise<boolean> };
@@ -145,7 +163,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         name: "POST /client/ms-auth/session/validate",
         weight: 20,
         send: async () => {
-          const r = await fetch(`${base}/client/ms-auth/session/validate`, json({ ...creds, svc_session_token: pick(logins).token }));
+          const r = await fetch(
+            `${base}/client/ms-auth/session/validate`,
+            json({ ...creds, svc_session_token: pick(logins).token }),
+          );
           return (await body<{ valid: boolean }>(r)).valid === true;
         },
       },
@@ -153,21 +174,47 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         name: "POST /client/ms-auth/poll",
         weight: 15,
         send: async () => {
-          const r = await fetch(`${base}/client/ms-auth/poll`, json({ ...creds, auth_request_id: pick(logins).requestId }));
+          const r = await fetch(
+            `${base}/client/ms-auth/poll`,
+            json({ ...creds, auth_request_id: pick(logins).requestId }),
+          );
           return (await body<{ status: string }>(r)).status === "authorized";
         },
       },
-      { name: "POST /client/ms-auth/start", weight: 5, send: () => fetch(`${base}/client/ms-auth/start`, json(creds)).then(ok) },
-      { name: "GET /server/servers", weight: 10, send: () => fetch(`${base}/server/servers`, dashboard({ "x-team-id": teamId })).then(ok) },
-      { name: "GET /server/uptime-stats", weight: 10, send: () => fetch(`${base}/server/uptime-stats?window=1h`, dashboard({ "x-server-id": pick(servers).id })).then(ok) },
-      { name: "GET /server/players", weight: 10, send: () => fetch(`${base}/server/players`, dashboard({ "x-server-id": pick(servers).id })).then(ok) },
+      {
+        name: "POST /client/ms-auth/start",
+        weight: 5,
+        send: () => fetch(`${base}/client/ms-auth/start`, json(creds)).then(ok),
+      },
+      {
+        name: "GET /server/servers",
+        weight: 10,
+        send: () => fetch(`${base}/server/servers`, dashboard({ "x-team-id": teamId })).then(ok),
+      },
+      {
+        name: "GET /server/uptime-stats",
+        weight: 10,
+        send: () =>
+          fetch(`${base}/server/uptime-stats?window=1h`, dashboard({ "x-server-id": pick(servers).id })).then(ok),
+      },
+      {
+        name: "GET /server/players",
+        weight: 10,
+        send: () => fetch(`${base}/server/players`, dashboard({ "x-server-id": pick(servers).id })).then(ok),
+      },
       {
         name: "POST /agent/heartbeat",
         weight: 15,
         send: async () => {
           const s = Math.floor(Math.random() * servers.length);
           const r = await fetch(`${base}/agent/heartbeat`, {
-            ...json({ tps: 19.5 + Math.random() / 2, mspt: 20 + Math.random() * 10, players_online: online[s]!.size, memory_used_mb: 2048, memory_max_mb: 4096 }),
+            ...json({
+              tps: 19.5 + Math.random() / 2,
+              mspt: 20 + Math.random() * 10,
+              players_online: online[s]!.size,
+              memory_used_mb: 2048,
+              memory_max_mb: 4096,
+            }),
             headers: { "content-type": "application/json", authorization: `Bearer ${servers[s]!.agent}` },
           });
           await body(r);
@@ -185,8 +232,16 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
             const chosen = new Set<number>();
             while (chosen.size < EVENTS_PER_BATCH) chosen.add(Math.floor(Math.random() * PLAYERS_PER_SERVER));
             const moves = [...chosen].map((p) => ({ p, join: !online[s]!.has(p) }));
-            const events = moves.map(({ p, join }) => ({ event_id: `${runId}-${eventSeq++}`, type: join ? "join" : "leave", uuid: playerUuid(s, p), name: `Soaker_${p}` }));
-            const r = await fetch(`${base}/agent/events`, { ...json({ events }), headers: { "content-type": "application/json", authorization: `Bearer ${servers[s]!.agent}` } });
+            const events = moves.map(({ p, join }) => ({
+              event_id: `${runId}-${eventSeq++}`,
+              type: join ? "join" : "leave",
+              uuid: playerUuid(s, p),
+              name: `Soaker_${p}`,
+            }));
+            const r = await fetch(`${base}/agent/events`, {
+              ...json({ events }),
+              headers: { "content-type": "application/json", authorization: `Bearer ${servers[s]!.agent}` },
+            });
             const { accepted } = await body<{ accepted: number }>(r);
             for (const { p, join } of moves) join ? online[s]!.add(p) : online[s]!.delete(p);
             pushed[s]! += accepted;
@@ -218,7 +273,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         })
         .catch((err) => {
           stats.get(op.name)!.errors++;
-          if (errorSamples.length < 10) errorSamples.push(`${op.name}: ${err instanceof Error ? err.message : String(err)}`);
+          if (errorSamples.length < 10)
+            errorSamples.push(`${op.name}: ${err instanceof Error ? err.message : String(err)}`);
         })
         .finally(() => {
           stats.get(op.name)!.lat.push(performance.now() - t);
@@ -272,13 +328,24 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
 
     // Events are delivered after their request answers: give the last ones a moment to land.
     const expected = socketServer.map((s) => pushed[s]!);
-    for (const until = performance.now() + 5000; performance.now() < until && received.some((n, i) => n < expected[i]!); ) await Bun.sleep(50);
+    for (
+      const until = performance.now() + 5000;
+      performance.now() < until && received.some((n, i) => n < expected[i]!);
+    )
+      await Bun.sleep(50);
     const missing = received.reduce((sum, n, i) => sum + Math.max(0, expected[i]! - n), 0);
 
     const endpoints = ops.map(({ name }) => {
       const s = stats.get(name)!;
       const sorted = s.lat.sort((a, b) => a - b);
-      return { name, requests: sorted.length, errors: s.errors, p50ms: quantile(sorted, 0.5), p99ms: quantile(sorted, 0.99), maxms: sorted.at(-1) ?? NaN };
+      return {
+        name,
+        requests: sorted.length,
+        errors: s.errors,
+        p50ms: quantile(sorted, 0.5),
+        p99ms: quantile(sorted, 0.99),
+        maxms: sorted.at(-1) ?? NaN,
+      };
     });
     closing = true;
     return {
@@ -307,9 +374,16 @@ export const rssGrowth = (r: SoakResult) => (r.rss.endKiB - r.rss.startKiB) / r.
 export function report(r: SoakResult, maxGrowth: number): boolean {
   const pad = (s: string | number, n: number) => String(s).padEnd(n);
   const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "-");
-  console.log(`\ndatabase: ${r.database}; ${r.rate} req/s for ${r.seconds} s; ${r.requests} requests; most in flight at once: ${r.maxInFlight}`);
-  console.log(`${pad("endpoint", 40)}${pad("requests", 10)}${pad("errors", 8)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}max ms`);
-  for (const e of r.endpoints) console.log(`${pad(e.name, 40)}${pad(e.requests, 10)}${pad(e.errors, 8)}${pad(ms(e.p50ms), 9)}${pad(ms(e.p99ms), 9)}${ms(e.maxms)}`);
+  console.log(
+    `\ndatabase: ${r.database}; ${r.rate} req/s for ${r.seconds} s; ${r.requests} requests; most in flight at once: ${r.maxInFlight}`,
+  );
+  console.log(
+    `${pad("endpoint", 40)}${pad("requests", 10)}${pad("errors", 8)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}max ms`,
+  );
+  for (const e of r.endpoints)
+    console.log(
+      `${pad(e.name, 40)}${pad(e.requests, 10)}${pad(e.errors, 8)}${pad(ms(e.p50ms), 9)}${pad(ms(e.p99ms), 9)}${ms(e.maxms)}`,
+    );
   for (const line of r.errorSamples) console.log(`  error: ${line}`);
   const { received, expected } = r.sockets;
   console.log(

@@ -22,7 +22,6 @@ export async function benchDatabase(): Promise<{ url: string; drop(): Promise<vo
   };
 }
 
-
 /**
  * Benchmarks drive far more than a client may send in production: the general per-address
  * limit still counts every request (its cost is measured) but never refuses one.
@@ -32,11 +31,24 @@ const BENCH_GENERAL_LIMIT = 1_000_000_000;
 /** Starts a benchmark target (the app, or the raw baseline) as its own process; waits for /health. */
 export async function startTarget(script: string, env: Record<string, string>) {
   const port = freePort();
-  const proc = Bun.spawn([process.execPath, script], { env: { ...process.env, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_GENERAL_PER_MIN: String(BENCH_GENERAL_LIMIT), ...env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, script], {
+    env: {
+      ...process.env,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      RATE_LIMIT_GENERAL_PER_MIN: String(BENCH_GENERAL_LIMIT),
+      ...env,
+      PORT: String(port),
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`);
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (i > 300) throw new Error(`${script} did not answer /health`);
     await Bun.sleep(100);

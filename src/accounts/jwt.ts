@@ -55,7 +55,11 @@ export class AccessTokens {
       return null;
     }
     try {
-      const { payload } = await jwtVerify(token, this.publicKey, { issuer: ISSUER, audience: AUDIENCE, algorithms: [ALG] });
+      const { payload } = await jwtVerify(token, this.publicKey, {
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        algorithms: [ALG],
+      });
       if (typeof payload.sub !== "string" || typeof payload.exp !== "number") return null;
       const claims = { sub: payload.sub, exp: payload.exp };
       if (this.cache.size >= 10_000) this.cache.clear();

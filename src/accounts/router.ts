@@ -7,31 +7,80 @@ const tags = ["auth"];
 
 export const accountsRouter = router({
   signup: publicProcedure
-    .meta({ access: "public", openapi: { method: "POST", path: "/auth/signup", tags, protect: false, summary: "Create an account", errorResponses: [400, 409, 429] } })
+    .meta({
+      access: "public",
+      openapi: {
+        method: "POST",
+        path: "/auth/signup",
+        tags,
+        protect: false,
+        summary: "Create an account",
+        errorResponses: [400, 409, 429],
+      },
+    })
     .input(ZSignupInput)
     .output(ZUser)
     .mutation(({ ctx, input }) => ctx.services.accounts.signup(input.email, input.password)),
 
   login: publicProcedure
-    .meta({ access: "public", openapi: { method: "POST", path: "/auth/login", tags, protect: false, summary: "Sign in; returns an access token and a refresh token", errorResponses: [400, 401, 429] } })
+    .meta({
+      access: "public",
+      openapi: {
+        method: "POST",
+        path: "/auth/login",
+        tags,
+        protect: false,
+        summary: "Sign in; returns an access token and a refresh token",
+        errorResponses: [400, 401, 429],
+      },
+    })
     .input(ZLoginInput)
     .output(ZTokenPair)
     .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password)),
 
   refresh: publicProcedure
-    .meta({ access: "public", openapi: { method: "POST", path: "/auth/refresh", tags, protect: false, summary: "Exchange a refresh token for a new pair (the old one stops working)", errorResponses: [400, 401, 429] } })
+    .meta({
+      access: "public",
+      openapi: {
+        method: "POST",
+        path: "/auth/refresh",
+        tags,
+        protect: false,
+        summary: "Exchange a refresh token for a new pair (the old one stops working)",
+        errorResponses: [400, 401, 429],
+      },
+    })
     .input(ZRefreshInput)
     .output(ZTokenPair)
     .mutation(({ ctx, input }) => ctx.services.accounts.refresh(input.refresh_token)),
 
   logout: publicProcedure
-    .meta({ access: "public", openapi: { method: "POST", path: "/auth/logout", tags, protect: false, summary: "Revoke a refresh token and its whole family", errorResponses: [400, 429] } })
+    .meta({
+      access: "public",
+      openapi: {
+        method: "POST",
+        path: "/auth/logout",
+        tags,
+        protect: false,
+        summary: "Revoke a refresh token and its whole family",
+        errorResponses: [400, 429],
+      },
+    })
     .input(ZRefreshInput)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.accounts.logout(input.refresh_token)),
 
   me: userProcedure
-    .meta({ access: "user", openapi: { method: "GET", path: "/auth/me", tags, summary: "The signed-in account and its teams", errorResponses: [401, 403, 429] } })
+    .meta({
+      access: "user",
+      openapi: {
+        method: "GET",
+        path: "/auth/me",
+        tags,
+        summary: "The signed-in account and its teams",
+        errorResponses: [401, 403, 429],
+      },
+    })
     .output(ZMe)
     .query(({ ctx }) => ctx.services.accounts.me(ctx.principal.userId)),
 });

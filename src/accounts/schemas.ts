@@ -18,7 +18,9 @@ export const ZTokenPair = z.object({
 });
 
 export const ZMe = ZUser.extend({
-  teams: z.array(z.object({ team_id: ZUuid, name: z.string(), role: z.enum(["owner", "admin", "viewer"]) })).max(LIMITS.teamsPerUser),
+  teams: z
+    .array(z.object({ team_id: ZUuid, name: z.string(), role: z.enum(["owner", "admin", "viewer"]) }))
+    .max(LIMITS.teamsPerUser),
 });
 
 export type TTokenPair = z.infer<typeof ZTokenPair>;

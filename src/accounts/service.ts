@@ -25,7 +25,11 @@ export class AccountsService {
   }
 
   private hash(password: string) {
-    return Bun.password.hash(password, { algorithm: "argon2id", memoryCost: this.config.PASSWORD_MEMORY_KIB, timeCost: this.config.PASSWORD_TIME_COST });
+    return Bun.password.hash(password, {
+      algorithm: "argon2id",
+      memoryCost: this.config.PASSWORD_MEMORY_KIB,
+      timeCost: this.config.PASSWORD_TIME_COST,
+    });
   }
 
   async signup(email: string, password: string) {

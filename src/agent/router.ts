@@ -8,19 +8,46 @@ const err = [400, 401, 413, 429];
 /** The API a plugin on the Minecraft server speaks, with its agent token. See docs/agent-protocol.md. */
 export const agentRouter = router({
   heartbeat: agentProcedure
-    .meta({ access: "agent", openapi: { method: "POST", path: "/agent/heartbeat", tags, summary: "Report TPS, MSPT, players online and memory (agent token)", errorResponses: err } })
+    .meta({
+      access: "agent",
+      openapi: {
+        method: "POST",
+        path: "/agent/heartbeat",
+        tags,
+        summary: "Report TPS, MSPT, players online and memory (agent token)",
+        errorResponses: err,
+      },
+    })
     .input(ZHeartbeat)
     .output(ZHeartbeatResult)
     .mutation(({ ctx, input }) => ctx.services.agent.heartbeat(ctx.agent.serverId, input)),
 
   events: agentProcedure
-    .meta({ access: "agent", openapi: { method: "POST", path: "/agent/events", tags, summary: "Deliver a batch of joins, leaves, bans and unbans; retried event ids are ignored (agent token)", errorResponses: err } })
+    .meta({
+      access: "agent",
+      openapi: {
+        method: "POST",
+        path: "/agent/events",
+        tags,
+        summary: "Deliver a batch of joins, leaves, bans and unbans; retried event ids are ignored (agent token)",
+        errorResponses: err,
+      },
+    })
     .input(ZEventBatch)
     .output(ZEventResult)
     .mutation(({ ctx, input }) => ctx.services.agent.events(ctx.agent.serverId, input.events)),
 
   config: agentProcedure
-    .meta({ access: "agent", openapi: { method: "GET", path: "/agent/config", tags, summary: "Ranks, active announcements and dashboard bans to apply (agent token)", errorResponses: [401, 429] } })
+    .meta({
+      access: "agent",
+      openapi: {
+        method: "GET",
+        path: "/agent/config",
+        tags,
+        summary: "Ranks, active announcements and dashboard bans to apply (agent token)",
+        errorResponses: [401, 429],
+      },
+    })
     .output(ZAgentConfig)
     .query(({ ctx }) => ctx.services.agent.config(ctx.agent.serverId)),
 });

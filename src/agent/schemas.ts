@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { LIMITS } from "../lib/limits";
 import { ZTimestamp } from "../lib/schemas";
-import { ZAnnouncement, ZBan, ZPlayerUuid, ZPlayerName, ZRank, ZBanReason, ZBanSource } from "../servers/community-schemas";
+import {
+  ZAnnouncement,
+  ZBan,
+  ZPlayerUuid,
+  ZPlayerName,
+  ZRank,
+  ZBanReason,
+  ZBanSource,
+} from "../servers/community-schemas";
 
 /** The most events one batch may carry; a plugin sends more as several batches. */
 export const MAX_EVENTS_PER_BATCH = 500;
@@ -19,7 +27,10 @@ const ZEventId = z
   .min(1)
   .max(100)
   .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits and . _ : - only");
-const base = { event_id: ZEventId, at: ZTimestamp.optional().meta({ description: "When it happened in game; defaults to when it arrives" }) };
+const base = {
+  event_id: ZEventId,
+  at: ZTimestamp.optional().meta({ description: "When it happened in game; defaults to when it arrives" }),
+};
 
 export const ZAgentEvent = z.discriminatedUnion("type", [
   z.object({ ...base, type: z.literal("join"), uuid: ZPlayerUuid, name: ZPlayerName }),
@@ -49,7 +60,18 @@ export const ZAgentConfig = z.object({
   server_id: z.uuid(),
   generated_at: ZTimestamp,
   ranks: z.array(ZRank).max(LIMITS.ranksPerServer),
-  announcements: z.array(ZAnnouncement).max(LIMITS.announcementsPerServer).meta({ description: "Only those active now (active flag set, inside start/end)" }),
-  bans: z.array(ZBan).max(LIMITS.bansInAgentConfig).meta({ description: `Bans issued from the dashboard that are in force (the ${LIMITS.bansInAgentConfig} most recent)` }),
-  pardons: z.array(z.object({ uuid: z.string(), lifted_at: ZTimestamp })).max(LIMITS.pardonsInAgentConfig).meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+  announcements: z
+    .array(ZAnnouncement)
+    .max(LIMITS.announcementsPerServer)
+    .meta({ description: "Only those active now (active flag set, inside start/end)" }),
+  bans: z
+    .array(ZBan)
+    .max(LIMITS.bansInAgentConfig)
+    .meta({
+      description: `Bans issued from the dashboard that are in force (the ${LIMITS.bansInAgentConfig} most recent)`,
+    }),
+  pardons: z
+    .array(z.object({ uuid: z.string(), lifted_at: ZTimestamp }))
+    .max(LIMITS.pardonsInAgentConfig)
+    .meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
 });

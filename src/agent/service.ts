@@ -37,7 +37,11 @@ export class AgentService {
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
   async authenticate(token: string): Promise<AgentPrincipal | null> {
     if (!hasPrefix("agent", token)) return null;
-    const [row] = await this.db.select({ serverId: servers.id, teamId: servers.teamId }).from(servers).where(eq(servers.agentTokenHash, sha256(token))).limit(1);
+    const [row] = await this.db
+      .select({ serverId: servers.id, teamId: servers.teamId })
+      .from(servers)
+      .where(eq(servers.agentTokenHash, sha256(token)))
+      .limit(1);
     return row ?? null;
   }
 
@@ -50,11 +54,20 @@ export class AgentService {
       memoryMaxMb: hb.memory_max_mb ?? null,
       heartbeatAt: new Date(),
     };
-    await this.db.insert(serverStatus).values({ serverId, ...values }).onConflictDoUpdate({ target: serverStatus.serverId, set: values });
+    await this.db
+      .insert(serverStatus)
+      .values({ serverId, ...values })
+      .onConflictDoUpdate({ target: serverStatus.serverId, set: values });
     this.sink.publish(
       serverId,
       "heartbeat",
-      { tps: values.tps, mspt: values.mspt, players_online: values.agentPlayersOnline, memory_used_mb: values.memoryUsedMb, memory_max_mb: values.memoryMaxMb },
+      {
+        tps: values.tps,
+        mspt: values.mspt,
+        players_online: values.agentPlayersOnline,
+        memory_used_mb: values.memoryUsedMb,
+        memory_max_mb: values.memoryMaxMb,
+      },
       values.heartbeatAt,
     );
     return { server_id: serverId, received_at: iso(values.heartbeatAt) };
@@ -111,11 +124,23 @@ export class AgentService {
     const [rankRows, announcementRows, banRows, pardonRows] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
-      this.db.select().from(bans).where(and(activeBan(serverId), eq(bans.origin, "dashboard"))).orderBy(desc(bans.createdAt)).limit(LIMITS.bansInAgentConfig),
+      this.db
+        .select()
+        .from(bans)
+        .where(and(activeBan(serverId), eq(bans.origin, "dashboard")))
+        .orderBy(desc(bans.createdAt))
+        .limit(LIMITS.bansInAgentConfig),
       this.db
         .select({ uuid: bans.uuid, liftedAt: bans.liftedAt })
         .from(bans)
-        .where(and(eq(bans.serverId, serverId), isNotNull(bans.liftedAt), eq(bans.liftOrigin, "dashboard"), gt(bans.liftedAt, sql`${pardonSince.toISOString()}::timestamptz`)))
+        .where(
+          and(
+            eq(bans.serverId, serverId),
+            isNotNull(bans.liftedAt),
+            eq(bans.liftOrigin, "dashboard"),
+            gt(bans.liftedAt, sql`${pardonSince.toISOString()}::timestamptz`),
+          ),
+        )
         .orderBy(desc(bans.liftedAt))
         .limit(LIMITS.pardonsInAgentConfig),
     ]);

@@ -6,7 +6,23 @@
  * Never a fragment, embedded credentials, or schemes such as javascript:, data:, file:.
  */
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
-const BLOCKED_SCHEMES = new Set(["javascript", "data", "vbscript", "file", "blob", "about", "filesystem", "view-source", "ws", "wss", "ftp", "mailto", "tel", "chrome", "intent"]);
+const BLOCKED_SCHEMES = new Set([
+  "javascript",
+  "data",
+  "vbscript",
+  "file",
+  "blob",
+  "about",
+  "filesystem",
+  "view-source",
+  "ws",
+  "wss",
+  "ftp",
+  "mailto",
+  "tel",
+  "chrome",
+  "intent",
+]);
 
 export type RedirectCheck = { ok: true } | { ok: false; reason: string };
 
@@ -27,9 +43,15 @@ export function checkRedirectUri(raw: string): RedirectCheck {
   if (url.username || url.password) return { ok: false, reason: "must not contain credentials" };
   if (scheme === "https") return url.hostname ? { ok: true } : { ok: false, reason: "https URI needs a host" };
   if (scheme === "http") {
-    return LOOPBACK.has(url.hostname) ? { ok: true } : { ok: false, reason: "http is allowed only on loopback hosts (127.0.0.1, [::1], localhost); use https" };
+    return LOOPBACK.has(url.hostname)
+      ? { ok: true }
+      : { ok: false, reason: "http is allowed only on loopback hosts (127.0.0.1, [::1], localhost); use https" };
   }
   // RFC 8252 section 7.1: private-use schemes are reverse domain names, so they contain a dot.
-  if (!scheme.includes(".")) return { ok: false, reason: "a private-use scheme must be in reverse-domain form, like com.example.launcher:/callback" };
+  if (!scheme.includes("."))
+    return {
+      ok: false,
+      reason: "a private-use scheme must be in reverse-domain form, like com.example.launcher:/callback",
+    };
   return { ok: true };
 }

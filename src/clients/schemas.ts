@@ -14,10 +14,13 @@ const ZHttpUrl = z
     }
   }, "must be an http(s) URL");
 
-export const ZRedirectUri = z.string().max(2048).superRefine((v, ctx) => {
-  const r = checkRedirectUri(v);
-  if (!r.ok) ctx.addIssue({ code: "custom", message: `post_login_redirect_uri ${r.reason}` });
-});
+export const ZRedirectUri = z
+  .string()
+  .max(2048)
+  .superRefine((v, ctx) => {
+    const r = checkRedirectUri(v);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: `post_login_redirect_uri ${r.reason}` });
+  });
 
 export const ZClientApp = z.object({
   client_id: ZUuid,

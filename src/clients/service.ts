@@ -40,7 +40,10 @@ const moduleOut = (m: ModuleRow) => ({
 export class ClientsService {
   constructor(private readonly db: Db) {}
 
-  async create(principal: Principal, input: { team_id: string; name: string; title: string; description: string; logo_url?: string }) {
+  async create(
+    principal: Principal,
+    input: { team_id: string; name: string; title: string; description: string; logo_url?: string },
+  ) {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
     const secret = newSecret("client_secret");
     const row = await this.db.transaction(async (tx) => {
@@ -49,7 +52,14 @@ export class ClientsService {
       if (apps!.n >= LIMITS.appsPerTeam) throw overLimit("client applications per team", LIMITS.appsPerTeam);
       const [r] = await tx
         .insert(clientApps)
-        .values({ teamId: input.team_id, name: input.name, title: input.title, description: input.description, logoUrl: input.logo_url ?? null, secretHash: sha256(secret) })
+        .values({
+          teamId: input.team_id,
+          name: input.name,
+          title: input.title,
+          description: input.description,
+          logoUrl: input.logo_url ?? null,
+          secretHash: sha256(secret),
+        })
         .returning();
       return r;
     });
@@ -58,11 +68,30 @@ export class ClientsService {
 
   async list(principal: Principal, teamId: string) {
     await requireTeamRole(this.db, principal, teamId, "viewer");
-    const apps = await this.db.select().from(clientApps).where(eq(clientApps.teamId, teamId)).orderBy(clientApps.createdAt);
+    const apps = await this.db
+      .select()
+      .from(clientApps)
+      .where(eq(clientApps.teamId, teamId))
+      .orderBy(clientApps.createdAt);
     const modules = apps.length
-      ? await this.db.select().from(clientModules).where(inArray(clientModules.clientId, apps.map((a) => a.id)))
+      ? await this.db
+          .select()
+          .from(clientModules)
+          .where(
+            inArray(
+              clientModules.clientId,
+              apps.map((a) => a.id),
+            ),
+          )
       : [];
-    return { apps: apps.map((a) => appOut(a, modules.filter((m) => m.clientId === a.id).map((m) => m.moduleKey))) };
+    return {
+      apps: apps.map((a) =>
+        appOut(
+          a,
+          modules.filter((m) => m.clientId === a.id).map((m) => m.moduleKey),
+        ),
+      ),
+    };
   }
 
   async get(principal: Principal, clientId: string) {
@@ -70,7 +99,10 @@ export class ClientsService {
     return appOut(app, await this.moduleKeys(clientId));
   }
 
-  async update(principal: Principal, input: { client_id: string; name?: string; title?: string; description?: string; logo_url?: string | null }) {
+  async update(
+    principal: Principal,
+    input: { client_id: string; name?: string; title?: string; description?: string; logo_url?: string | null },
+  ) {
     await this.authorized(principal, input.client_id, "admin");
     const { client_id, ...patch } = input;
     const [row] = await this.db
@@ -111,7 +143,10 @@ export class ClientsService {
     const [row] = await this.db
       .insert(clientModules)
       .values({ clientId, moduleKey: MS_AUTH, postLoginRedirectUri: redirectUri })
-      .onConflictDoUpdate({ target: [clientModules.clientId, clientModules.moduleKey], set: { postLoginRedirectUri: redirectUri, updatedAt: now } })
+      .onConflictDoUpdate({
+        target: [clientModules.clientId, clientModules.moduleKey],
+        set: { postLoginRedirectUri: redirectUri, updatedAt: now },
+      })
       .returning();
     return moduleOut(row!);
   }
@@ -157,7 +192,10 @@ export class ClientsService {
   }
 
   private async moduleKeys(clientId: string) {
-    const rows = await this.db.select({ key: clientModules.moduleKey }).from(clientModules).where(eq(clientModules.clientId, clientId));
+    const rows = await this.db
+      .select({ key: clientModules.moduleKey })
+      .from(clientModules)
+      .where(eq(clientModules.clientId, clientId));
     return rows.map((r) => r.key);
   }
 }

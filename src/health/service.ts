@@ -13,8 +13,15 @@ export class HealthService {
         new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 2000).unref?.()),
       ]);
     } catch {
-      throw new AppError("unavailable", "The database is unreachable.", { details: { status: "unavailable", database: "unreachable" } });
+      throw new AppError("unavailable", "The database is unreachable.", {
+        details: { status: "unavailable", database: "unreachable" },
+      });
     }
-    return { status: "ok" as const, database: "ok" as const, version: pkg.version, uptime_s: Math.floor((Date.now() - STARTED) / 1000) };
+    return {
+      status: "ok" as const,
+      database: "ok" as const,
+      version: pkg.version,
+      uptime_s: Math.floor((Date.now() - STARTED) / 1000),
+    };
   }
 }

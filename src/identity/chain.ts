@@ -45,11 +45,18 @@ export function identityConfig(config: Config): IdentityConfig {
   if (devIdpBase(config)) return { clientId: DEV_CLIENT_ID, ...common };
   // parseConfig refuses this combination; the check keeps a hand-built Config honest.
   if (!config.MS_CLIENT_ID) throw new Error("MS_CLIENT_ID is required when the development identity provider is off");
-  return { clientId: config.MS_CLIENT_ID, ...(config.MS_CLIENT_SECRET && { clientSecret: config.MS_CLIENT_SECRET }), ...common };
+  return {
+    clientId: config.MS_CLIENT_ID,
+    ...(config.MS_CLIENT_SECRET && { clientSecret: config.MS_CLIENT_SECRET }),
+    ...common,
+  };
 }
 
 /** The Microsoft consumer authorize URL the browser is sent to. */
-export function authorizeUrl(cfg: IdentityConfig, p: { redirectUri: string; state: string; codeChallenge: string }): string {
+export function authorizeUrl(
+  cfg: IdentityConfig,
+  p: { redirectUri: string; state: string; codeChallenge: string },
+): string {
   const url = new URL(cfg.endpoints.authorize);
   const params = {
     client_id: cfg.clientId,
@@ -126,12 +133,17 @@ async function call(cfg: IdentityConfig, step: string, url: string, init: Reques
       if (res.status === 429) wait = retryAfterMs(res.headers.get("retry-after"));
     } catch (err) {
       const name = err instanceof Error ? err.name : "";
-      reason = name === "TimeoutError" || name === "AbortError" ? `timed out after ${cfg.timeoutMs} ms` : "network error";
+      reason =
+        name === "TimeoutError" || name === "AbortError" ? `timed out after ${cfg.timeoutMs} ms` : "network error";
     }
-    if (attempt < cfg.retries) await Bun.sleep(wait === undefined ? backoffMs(attempt) : Math.min(wait, RETRY_AFTER_MAX_MS));
+    if (attempt < cfg.retries)
+      await Bun.sleep(wait === undefined ? backoffMs(attempt) : Math.min(wait, RETRY_AFTER_MAX_MS));
   }
   const attempts = cfg.retries + 1;
-  throw new ChainFailure("upstream_unavailable", `${step}: ${reason} (${attempts} attempt${attempts === 1 ? "" : "s"})`);
+  throw new ChainFailure(
+    "upstream_unavailable",
+    `${step}: ${reason} (${attempts} attempt${attempts === 1 ? "" : "s"})`,
+  );
 }
 
 function parse<S extends z.ZodType>(step: string, answer: Answer, schema: S): z.infer<S> {
@@ -172,7 +184,10 @@ const ZXstsError = z.object({ XErr: z.coerce.number() });
 const ZMcLogin = z.object({ access_token: z.string().min(1) });
 const ZMcProfile = z.object({ id: z.string(), name: z.string().min(1).max(64) });
 
-async function exchangeCode(cfg: IdentityConfig, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<string> {
+async function exchangeCode(
+  cfg: IdentityConfig,
+  p: { code: string; redirectUri: string; codeVerifier: string },
+): Promise<string> {
   const form = new URLSearchParams({
     grant_type: "authorization_code",
     code: p.code,
@@ -253,7 +268,10 @@ async function minecraftProfile(cfg: IdentityConfig, mcAccessToken: string) {
  * Runs the whole chain for an authorization code. Never throws for an upstream problem: every
  * failure becomes a denial code the login flow records.
  */
-export async function runChain(cfg: IdentityConfig, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<ChainResult> {
+export async function runChain(
+  cfg: IdentityConfig,
+  p: { code: string; redirectUri: string; codeVerifier: string },
+): Promise<ChainResult> {
   try {
     const msAccessToken = await exchangeCode(cfg, p);
     const xbl = await xboxUserToken(cfg, msAccessToken);

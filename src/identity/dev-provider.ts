@@ -20,7 +20,11 @@ export const DEV_IDP_OUTCOMES = [
   { value: "no_xbox_profile", label: "No Xbox profile (XSTS 2148916233)", xerr: 2148916233 },
   { value: "region_not_allowed", label: "Xbox Live not available in the country (XSTS 2148916235)", xerr: 2148916235 },
   { value: "age_verification_required", label: "Adult verification required (XSTS 2148916236)", xerr: 2148916236 },
-  { value: "age_verification_required_2148916237", label: "Age verification / playtime limit (XSTS 2148916237)", xerr: 2148916237 },
+  {
+    value: "age_verification_required_2148916237",
+    label: "Age verification / playtime limit (XSTS 2148916237)",
+    xerr: 2148916237,
+  },
   { value: "child_account", label: "Child account not in a family (XSTS 2148916238)", xerr: 2148916238 },
   { value: "account_banned", label: "Xbox account banned (XSTS 2148916227)", xerr: 2148916227 },
   { value: "no_minecraft_profile", label: "No Minecraft: Java Edition profile (404)" },
@@ -141,8 +145,11 @@ function htmlResponse(status: number, body: string, formTarget?: string): Respon
 }
 
 function errorPage(status: number, message: string): Response {
-  return htmlResponse(status, `<h1>Sign-in request refused</h1><p class="error">${escapeHtml(message)}</p>
-<p class="note">The application that sent you here built an invalid sign-in request. You were not redirected back to it.</p>`);
+  return htmlResponse(
+    status,
+    `<h1>Sign-in request refused</h1><p class="error">${escapeHtml(message)}</p>
+<p class="note">The application that sent you here built an invalid sign-in request. You were not redirected back to it.</p>`,
+  );
 }
 
 interface AuthorizeParams {
@@ -158,7 +165,8 @@ function signInPage(p: AuthorizeParams, opts: { username?: string; outcome?: str
     .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(p[k])}">`)
     .join("\n");
   const options = DEV_IDP_OUTCOMES.map(
-    (o) => `<option value="${o.value}"${o.value === (opts.outcome ?? "success") ? " selected" : ""}>${escapeHtml(o.label)}</option>`,
+    (o) =>
+      `<option value="${o.value}"${o.value === (opts.outcome ?? "success") ? " selected" : ""}>${escapeHtml(o.label)}</option>`,
   ).join("");
   const origin = new URL(p.redirect_uri).origin;
   return htmlResponse(
@@ -194,7 +202,12 @@ function authorizeParams(get: (name: string) => string | null, isPage: boolean):
   } catch {
     return "redirect_uri must be an absolute URL.";
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hash || redirectUri.includes("#") || redirectUri.length > 2048) {
+  if (
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.hash ||
+    redirectUri.includes("#") ||
+    redirectUri.length > 2048
+  ) {
     return "redirect_uri must be an absolute http(s) URL without a fragment.";
   }
   if (get("code_challenge_method") !== "S256") return "code_challenge_method must be S256.";
@@ -202,13 +215,22 @@ function authorizeParams(get: (name: string) => string | null, isPage: boolean):
   if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) return "code_challenge must be a base64url SHA-256 (43 characters).";
   const state = get("state") ?? "";
   if (state.length > 2048) return "state is too long.";
-  return { client_id: clientId, redirect_uri: redirectUri, state, code_challenge: codeChallenge, code_challenge_method: "S256" };
+  return {
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    state,
+    code_challenge: codeChallenge,
+    code_challenge_method: "S256",
+  };
 }
 
 function redirectTo(redirectUri: string, params: Record<string, string>): Response {
   const url = new URL(redirectUri);
   for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
-  return new Response(null, { status: 302, headers: { location: url.toString(), "cache-control": "no-store", "referrer-policy": "no-referrer" } });
+  return new Response(null, {
+    status: 302,
+    headers: { location: url.toString(), "cache-control": "no-store", "referrer-policy": "no-referrer" },
+  });
 }
 
 // --- JSON -------------------------------------------------------------------------------
@@ -230,11 +252,15 @@ function mcError(status: number, path: string, error: string, errorMessage: stri
 }
 
 /** Reads a bounded body of the expected media type; a Response means refuse with it. */
-async function readBody(req: Request, type: "application/x-www-form-urlencoded" | "application/json"): Promise<string | Response> {
+async function readBody(
+  req: Request,
+  type: "application/x-www-form-urlencoded" | "application/json",
+): Promise<string | Response> {
   const refuse = (status: number, message: string) =>
     type === "application/json" ? json(status, { error: message }) : errorPage(status, message);
   if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return refuse(413, "The body is too large.");
-  if (!(req.headers.get("content-type") ?? "").toLowerCase().startsWith(type)) return refuse(415, `Send the body as ${type}.`);
+  if (!(req.headers.get("content-type") ?? "").toLowerCase().startsWith(type))
+    return refuse(415, `Send the body as ${type}.`);
   if (!req.body) return "";
   try {
     return new TextDecoder().decode(await readLimited(req.body, MAX_BODY_BYTES));
@@ -244,12 +270,15 @@ async function readBody(req: Request, type: "application/x-www-form-urlencoded" 
   }
 }
 
-async function readJson(req: Request): Promise<Record<string, any> | Response> {
+// biome-ignore lint/suspicious/noExplicitAny: request bodies of the emulated upstream APIs, read field by field
+type UpstreamBody = Record<string, any>;
+
+async function readJson(req: Request): Promise<UpstreamBody | Response> {
   const text = await readBody(req, "application/json");
   if (text instanceof Response) return text;
   try {
     const value: unknown = JSON.parse(text);
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, any>;
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as UpstreamBody;
   } catch {
     // falls through to the 400 below
   }
@@ -258,7 +287,12 @@ async function readJson(req: Request): Promise<Record<string, any> | Response> {
 
 function xboxToken(token: string, uhs: string, ttlMs: number) {
   const now = Date.now();
-  return { IssueInstant: new Date(now).toISOString(), NotAfter: new Date(now + ttlMs).toISOString(), Token: token, DisplayClaims: { xui: [{ uhs }] } };
+  return {
+    IssueInstant: new Date(now).toISOString(),
+    NotAfter: new Date(now + ttlMs).toISOString(),
+    Token: token,
+    DisplayClaims: { xui: [{ uhs }] },
+  };
 }
 
 // --- The provider -----------------------------------------------------------------------
@@ -298,7 +332,11 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
     const username = (form.get("username") ?? "").trim();
     const known = OUTCOME_BY_VALUE.get(outcome);
     if (!USERNAME.test(username)) {
-      return signInPage(params, { username, outcome, error: "A player name is 3 to 16 letters, digits or underscores." });
+      return signInPage(params, {
+        username,
+        outcome,
+        error: "A player name is 3 to 16 letters, digits or underscores.",
+      });
     }
     if (!known) return signInPage(params, { username, error: "Choose one of the listed outcomes." });
     const player: Player = {
@@ -307,19 +345,28 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
       uhs: createHash("sha256").update(`uhs:${username}`).digest("hex").slice(0, 19),
       throttled: false,
     };
-    const code = codes.issue({ clientId: params.client_id, redirectUri: params.redirect_uri, codeChallenge: params.code_challenge, player });
+    const code = codes.issue({
+      clientId: params.client_id,
+      redirectUri: params.redirect_uri,
+      codeChallenge: params.code_challenge,
+      player,
+    });
     return redirectTo(params.redirect_uri, { code, state: params.state });
   }
 
   async function token(req: Request): Promise<Response> {
     const text = await readBody(req, "application/x-www-form-urlencoded");
-    if (text instanceof Response) return json(text.status, { error: "invalid_request", error_description: "Send a form body under 16 KiB." });
+    if (text instanceof Response)
+      return json(text.status, { error: "invalid_request", error_description: "Send a form body under 16 KiB." });
     const form = new URLSearchParams(text);
-    if (form.get("grant_type") !== "authorization_code") return oauthError("unsupported_grant_type", "Only authorization_code is supported.");
+    if (form.get("grant_type") !== "authorization_code")
+      return oauthError("unsupported_grant_type", "Only authorization_code is supported.");
     const pending = codes.take(form.get("code") ?? "");
     if (!pending) return oauthError("invalid_grant", "The code is unknown, expired or already redeemed.");
-    if (pending.clientId !== form.get("client_id")) return oauthError("invalid_grant", "The code was issued to another client.");
-    if (pending.redirectUri !== form.get("redirect_uri")) return oauthError("invalid_grant", "redirect_uri does not match the authorize request.");
+    if (pending.clientId !== form.get("client_id"))
+      return oauthError("invalid_grant", "The code was issued to another client.");
+    if (pending.redirectUri !== form.get("redirect_uri"))
+      return oauthError("invalid_grant", "redirect_uri does not match the authorize request.");
     const verifier = form.get("code_verifier") ?? "";
     if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || pkceChallenge(verifier) !== pending.codeChallenge) {
       return oauthError("invalid_grant", "The code_verifier does not match the code_challenge.");
@@ -330,7 +377,7 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
       expires_in: MS_TOKEN_TTL_S,
       access_token: msTokens.issue(pending.player),
       // Not redeemable here: the service keeps no upstream tokens, so it never refreshes.
-      refresh_token: "dev_rt_" + randomBytes(32).toString("base64url"),
+      refresh_token: `dev_rt_${randomBytes(32).toString("base64url")}`,
     });
   }
 
@@ -338,10 +385,16 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
     const body = await readJson(req);
     if (body instanceof Response) return body;
     const props = body.Properties ?? {};
-    if (body.RelyingParty !== "http://auth.xboxlive.com" || body.TokenType !== "JWT" || props.AuthMethod !== "RPS" || props.SiteName !== "user.auth.xboxlive.com") {
+    if (
+      body.RelyingParty !== "http://auth.xboxlive.com" ||
+      body.TokenType !== "JWT" ||
+      props.AuthMethod !== "RPS" ||
+      props.SiteName !== "user.auth.xboxlive.com"
+    ) {
       return new Response(null, { status: 400 });
     }
-    const ticket = typeof props.RpsTicket === "string" && props.RpsTicket.startsWith("d=") ? props.RpsTicket.slice(2) : "";
+    const ticket =
+      typeof props.RpsTicket === "string" && props.RpsTicket.startsWith("d=") ? props.RpsTicket.slice(2) : "";
     const player = msTokens.get(ticket);
     if (!player) return xboxUnauthorized();
     if (player.outcome === "upstream_unavailable") return new Response(null, { status: 503 });
@@ -356,14 +409,24 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
     const body = await readJson(req);
     if (body instanceof Response) return body;
     const props = body.Properties ?? {};
-    if (body.RelyingParty !== "rp://api.minecraftservices.com/" || body.TokenType !== "JWT" || props.SandboxId !== "RETAIL" || !Array.isArray(props.UserTokens)) {
+    if (
+      body.RelyingParty !== "rp://api.minecraftservices.com/" ||
+      body.TokenType !== "JWT" ||
+      props.SandboxId !== "RETAIL" ||
+      !Array.isArray(props.UserTokens)
+    ) {
       return new Response(null, { status: 400 });
     }
     const player = typeof props.UserTokens[0] === "string" ? xblTokens.get(props.UserTokens[0]) : undefined;
     if (!player) return xboxUnauthorized();
     const xerr = (OUTCOME_BY_VALUE.get(player.outcome) as { xerr?: number }).xerr;
     if (xerr) {
-      return json(401, { Identity: "0", XErr: xerr, Message: "", Redirect: XSTS_REDIRECT[xerr] ?? "https://start.ui.xboxlive.com/Help" });
+      return json(401, {
+        Identity: "0",
+        XErr: xerr,
+        Message: "",
+        Redirect: XSTS_REDIRECT[xerr] ?? "https://start.ui.xboxlive.com/Help",
+      });
     }
     return json(200, xboxToken(xstsTokens.issue(player), player.uhs, XBOX_TOKEN_TTL_MS));
   }
@@ -376,17 +439,34 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
     if (!player || player.uhs !== match![1]) {
       return mcError(401, DEV_IDP_PATHS.mcLogin, "UNAUTHORIZED", "Invalid identity token.");
     }
-    return json(200, { username: randomUUID(), roles: [], access_token: mcTokens.issue(player), token_type: "Bearer", expires_in: MC_TOKEN_TTL_S });
+    return json(200, {
+      username: randomUUID(),
+      roles: [],
+      access_token: mcTokens.issue(player),
+      token_type: "Bearer",
+      expires_in: MC_TOKEN_TTL_S,
+    });
   }
 
   function mcProfile(req: Request): Response {
     const auth = req.headers.get("authorization") ?? "";
     const player = auth.startsWith("Bearer ") ? mcTokens.get(auth.slice(7)) : undefined;
-    if (!player) return mcError(401, DEV_IDP_PATHS.mcProfile, "UNAUTHORIZED", "The access token is missing, invalid or expired.");
+    if (!player)
+      return mcError(401, DEV_IDP_PATHS.mcProfile, "UNAUTHORIZED", "The access token is missing, invalid or expired.");
     if (player.outcome === "no_minecraft_profile") {
-      return mcError(404, DEV_IDP_PATHS.mcProfile, "NOT_FOUND", "The server has not found anything matching the request URI");
+      return mcError(
+        404,
+        DEV_IDP_PATHS.mcProfile,
+        "NOT_FOUND",
+        "The server has not found anything matching the request URI",
+      );
     }
-    return json(200, { id: offlineUuid(player.username).replace(/-/g, ""), name: player.username, skins: [], capes: [] });
+    return json(200, {
+      id: offlineUuid(player.username).replace(/-/g, ""),
+      name: player.username,
+      skins: [],
+      capes: [],
+    });
   }
 
   const routes: Record<string, Partial<Record<string, (req: Request, url: URL) => Response | Promise<Response>>>> = {
@@ -401,7 +481,7 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
   return {
     async fetch(req) {
       const url = new URL(req.url);
-      const path = url.pathname.startsWith(basePath + "/") ? url.pathname.slice(basePath.length) : undefined;
+      const path = url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : undefined;
       const route = path === undefined ? undefined : routes[path];
       if (!route) return json(404, { error: "not_found" });
       const handler = route[req.method];
@@ -417,11 +497,14 @@ export function createDevProvider(opts: { basePath?: string } = {}): DevProvider
 }
 
 /** Runs the provider as its own HTTP server (port 0 picks a free port). */
-export async function startDevProvider(opts: { port?: number; hostname?: string } = {}): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startDevProvider(
+  opts: { port?: number; hostname?: string } = {},
+): Promise<{ url: string; stop(): Promise<void> }> {
   const hostname = opts.hostname ?? "127.0.0.1";
   const provider = createDevProvider();
   const server = Bun.serve({ port: opts.port ?? 0, hostname, fetch: (req) => provider.fetch(req) });
-  const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  const host =
+    hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
   return {
     url: `http://${host}:${server.port}`,
     async stop() {
@@ -434,5 +517,8 @@ if (import.meta.main) {
   // Standalone on purpose: it runs without the service's configuration, so only PORT and HOST apply.
   const port = Number(process.env.PORT || 4000);
   const running = await startDevProvider({ port, hostname: process.env.HOST || "127.0.0.1" });
-  createLogger("info").info("development identity provider listening", { url: running.url, set_env: `DEV_IDP_URL=${running.url}` });
+  createLogger("info").info("development identity provider listening", {
+    url: running.url,
+    set_env: `DEV_IDP_URL=${running.url}`,
+  });
 }

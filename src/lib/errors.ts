@@ -81,7 +81,12 @@ function zodIssues(cause: unknown): ZodLikeIssue[] | undefined {
  * Turns anything thrown into the public error body. Unknown errors become `internal`
  * with a generic message: their text and stack go to the log, never to the caller.
  */
-export function toErrorBody(err: unknown): { body: ErrorBody; status: number; headers?: Record<string, string>; internal: boolean } {
+export function toErrorBody(err: unknown): {
+  body: ErrorBody;
+  status: number;
+  headers?: Record<string, string>;
+  internal: boolean;
+} {
   if (err instanceof AppError) {
     return {
       body: { code: err.appCode, message: err.message, ...(err.details !== undefined && { details: err.details }) },
@@ -99,7 +104,11 @@ export function toErrorBody(err: unknown): { body: ErrorBody; status: number; he
           code: "validation_failed",
           message: "The request did not match the expected shape.",
           details: {
-            issues: issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message, ...(i.code && { code: i.code }) })),
+            issues: issues.map((i) => ({
+              path: i.path.map(String).join("."),
+              message: i.message,
+              ...(i.code && { code: i.code }),
+            })),
           },
         },
         status: 400,

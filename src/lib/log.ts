@@ -27,8 +27,14 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
   const min = ORDER[level];
   const write = (lvl: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return;
-    const line = JSON.stringify({ ts: new Date().toISOString(), level: lvl, msg, ...base, ...(redact(fields) as object) });
-    (lvl === "error" ? process.stderr : process.stdout).write(line + "\n");
+    const line = JSON.stringify({
+      ts: new Date().toISOString(),
+      level: lvl,
+      msg,
+      ...base,
+      ...(redact(fields) as object),
+    });
+    (lvl === "error" ? process.stderr : process.stdout).write(`${line}\n`);
   };
   return {
     debug: (m, f) => write("debug", m, f),

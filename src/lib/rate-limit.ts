@@ -48,7 +48,10 @@ export class DbRateLimitStore implements RateLimitStore {
     const [row] = await this.db
       .insert(rateLimits)
       .values({ key, windowStart, count: 1 })
-      .onConflictDoUpdate({ target: [rateLimits.key, rateLimits.windowStart], set: { count: sql`${rateLimits.count} + 1` } })
+      .onConflictDoUpdate({
+        target: [rateLimits.key, rateLimits.windowStart],
+        set: { count: sql`${rateLimits.count} + 1` },
+      })
       .returning({ count: rateLimits.count });
     return row!.count;
   }
@@ -87,15 +90,26 @@ export class RateLimiter {
     // Several policies can apply to one request (the general one and a route's own): the
     // structured-field headers list them all, each under its name.
     const headers = {
-      "ratelimit-policy": join(resHeaders["ratelimit-policy"], `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`),
+      "ratelimit-policy": join(
+        resHeaders["ratelimit-policy"],
+        `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`,
+      ),
       ratelimit: join(resHeaders.ratelimit, `"${policy.name}";r=${d.remaining};t=${d.resetSeconds}`),
     };
     Object.assign(resHeaders, headers);
     if (!d.allowed) {
-      throw new AppError("rate_limited", `Too many requests: at most ${policy.limit} per ${policy.windowSeconds} s. Retry in ${d.resetSeconds} s.`, {
-        headers: { ...headers, "Retry-After": String(Math.max(1, d.resetSeconds)) },
-        details: { limit: policy.limit, window_seconds: policy.windowSeconds, retry_after: Math.max(1, d.resetSeconds) },
-      });
+      throw new AppError(
+        "rate_limited",
+        `Too many requests: at most ${policy.limit} per ${policy.windowSeconds} s. Retry in ${d.resetSeconds} s.`,
+        {
+          headers: { ...headers, "Retry-After": String(Math.max(1, d.resetSeconds)) },
+          details: {
+            limit: policy.limit,
+            window_seconds: policy.windowSeconds,
+            retry_after: Math.max(1, d.resetSeconds),
+          },
+        },
+      );
     }
   }
 

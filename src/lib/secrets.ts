@@ -35,5 +35,5 @@ export function safeEqual(a: string, b: string): boolean {
 /** A short, non-secret label for display, e.g. `mcp_key_AbCd…`. */
 export function displayPrefix(secret: string): string {
   const cut = secret.indexOf("_", 4) + 1;
-  return secret.slice(0, cut + 4) + "…";
+  return `${secret.slice(0, cut + 4)}…`;
 }

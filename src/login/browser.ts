@@ -45,7 +45,13 @@ function html(request: Request, body: string, status: number, extra: Record<stri
 function redirect(request: Request, location: string, extra: Record<string, string> = {}) {
   return new Response(null, {
     status: 303,
-    headers: { ...responseHeaders(request), location, "referrer-policy": "no-referrer", "cache-control": "no-store", ...extra },
+    headers: {
+      ...responseHeaders(request),
+      location,
+      "referrer-policy": "no-referrer",
+      "cache-control": "no-store",
+      ...extra,
+    },
   });
 }
 
@@ -69,13 +75,27 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
   const cookieFor = (id: string, value: string, maxAge: number) =>
     `${COOKIE_PREFIX}${id}=${value}; Path=/client/ms-auth; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 
-  const finish = async (request: Request, row: Parameters<typeof login.redirectTarget>[0], extra: Record<string, string> = {}) => {
+  const finish = async (
+    request: Request,
+    row: Parameters<typeof login.redirectTarget>[0],
+    extra: Record<string, string> = {},
+  ) => {
     const target = await login.redirectTarget(row);
     if (target) return redirect(request, target, extra);
-    return html(request, messagePage("Sign-in finished", `The sign-in ended with status "${row.status}". You can close this window.`), 200, extra);
+    return html(
+      request,
+      messagePage("Sign-in finished", `The sign-in ended with status "${row.status}". You can close this window.`),
+      200,
+      extra,
+    );
   };
 
-  const consent = async (request: Request, row: NonNullable<Awaited<ReturnType<typeof login.loadCurrent>>>, browser: string, extra: Record<string, string> = {}) => {
+  const consent = async (
+    request: Request,
+    row: NonNullable<Awaited<ReturnType<typeof login.loadCurrent>>>,
+    browser: string,
+    extra: Record<string, string> = {},
+  ) => {
     const app = await login.consentView(row);
     const target = await login.redirectTarget(row);
     const body = consentPage({
@@ -89,33 +109,48 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
     return html(request, body, 200, { ...extra, "content-security-policy": csp(target ?? undefined) });
   };
 
-  const guard = (handler: (request: Request) => Promise<Response>) => async ({ request, server }: { request: Request; server: Parameters<typeof clientAddress>[0] }) => {
-    let res: Response;
-    try {
-      await services.edge.admit(request, clientAddress(server, request));
-      res = await handler(request);
-    } catch (err) {
-      res = err instanceof AppError && err.status < 500 ? html(request, messagePage("Sign-in failed", err.message), err.status) : errorResponse(err, request, log);
-    }
-    logAccess(log, request, res.status);
-    return res;
-  };
+  const guard =
+    (handler: (request: Request) => Promise<Response>) =>
+    async ({ request, server }: { request: Request; server: Parameters<typeof clientAddress>[0] }) => {
+      let res: Response;
+      try {
+        await services.edge.admit(request, clientAddress(server, request));
+        res = await handler(request);
+      } catch (err) {
+        res =
+          err instanceof AppError && err.status < 500
+            ? html(request, messagePage("Sign-in failed", err.message), err.status)
+            : errorResponse(err, request, log);
+      }
+      logAccess(log, request, res.status);
+      return res;
+    };
 
   app.get(
     "/client/ms-auth/callback",
     guard(async (request) => {
       const q = new URL(request.url).searchParams;
       const id = login.requestIdFromState(q.get("state"));
-      if (!id) throw new AppError("bad_request", "This sign-in link is not valid. Start the sign-in again from your launcher.");
+      if (!id)
+        throw new AppError(
+          "bad_request",
+          "This sign-in link is not valid. Start the sign-in again from your launcher.",
+        );
       const row = await login.loadCurrent(id);
-      if (!row) throw new AppError("bad_request", "This sign-in link is not valid. Start the sign-in again from your launcher.");
+      if (!row)
+        throw new AppError(
+          "bad_request",
+          "This sign-in link is not valid. Start the sign-in again from your launcher.",
+        );
       const cookieName = COOKIE_PREFIX + id;
       const existing = readCookie(request, cookieName);
 
       if (row.status !== "pending") {
         // A reload of the consent page in the same browser shows it again; anything else ends.
-        if (row.status === "authenticated" && existing && login.browserMatches(row, existing)) return consent(request, row, existing);
-        if (row.status === "authenticated") throw new AppError("bad_request", "This sign-in was already used in another browser.");
+        if (row.status === "authenticated" && existing && login.browserMatches(row, existing))
+          return consent(request, row, existing);
+        if (row.status === "authenticated")
+          throw new AppError("bad_request", "This sign-in was already used in another browser.");
         return finish(request, row);
       }
 
@@ -126,7 +161,8 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
         return finish(request, r!.row);
       }
       const code = q.get("code");
-      if (!code || code.length > 4096) throw new AppError("bad_request", "The identity provider sent no authorization code.");
+      if (!code || code.length > 4096)
+        throw new AppError("bad_request", "The identity provider sent no authorization code.");
 
       const browser = crypto.randomUUID() + crypto.randomUUID();
       const result = await login.completeSignIn(id, code, browser);
@@ -143,17 +179,27 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
     "/client/ms-auth/authorize",
     guard(async (request) => {
       const type = request.headers.get("content-type") ?? "";
-      if (!type.startsWith("application/x-www-form-urlencoded")) throw new AppError("unsupported_media_type", "Submit the consent form.");
+      if (!type.startsWith("application/x-www-form-urlencoded"))
+        throw new AppError("unsupported_media_type", "Submit the consent form.");
       const body = request.body ? await readLimited(request.body, MAX_FORM_BYTES) : new Uint8Array();
       const form = new URLSearchParams(new TextDecoder().decode(body));
       const id = form.get("auth_request_id") ?? "";
       const decision = form.get("decision");
-      if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny")) throw new AppError("bad_request", "The consent form is incomplete.");
+      if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny"))
+        throw new AppError("bad_request", "The consent form is incomplete.");
       const row = await login.loadCurrent(id);
       const browser = readCookie(request, COOKIE_PREFIX + id);
       // Only the browser that signed in, with the form we gave it, can decide.
-      if (!row || !browser || !login.browserMatches(row, browser) || !login.csrfValid(id, browser, form.get("csrf_token") ?? "")) {
-        throw new AppError("forbidden", "This consent form does not belong to this browser. Start the sign-in again from your launcher.");
+      if (
+        !row ||
+        !browser ||
+        !login.browserMatches(row, browser) ||
+        !login.csrfValid(id, browser, form.get("csrf_token") ?? "")
+      ) {
+        throw new AppError(
+          "forbidden",
+          "This consent form does not belong to this browser. Start the sign-in again from your launcher.",
+        );
       }
       const clear = { "set-cookie": cookieFor(id, "", 0) };
       if (row.status !== "authenticated") return finish(request, row, clear);

@@ -14,7 +14,8 @@ export const loginRouter = router({
         tags,
         protect: false,
         summary: "Start a player sign-in; open auth_url in the player's browser",
-        description: "Client credentials in the body. 401 for bad credentials; 400 when ms_auth is not enabled. 120 requests per minute per client.",
+        description:
+          "Client credentials in the body. 401 for bad credentials; 400 when ms_auth is not enabled. 120 requests per minute per client.",
         errorResponses: [400, 401, 429],
       },
     })
@@ -31,7 +32,8 @@ export const loginRouter = router({
         tags,
         protect: false,
         summary: "Read a login request's status; svc_session_token once authorized",
-        description: "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 requests per minute per client.",
+        description:
+          "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 requests per minute per client.",
         errorResponses: [400, 401, 404, 429],
       },
     })
@@ -48,13 +50,16 @@ export const loginRouter = router({
         tags,
         protect: false,
         summary: "Validate a svc_session_token and read the player's Minecraft UUID and name",
-        description: "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 requests per minute per client.",
+        description:
+          "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 requests per minute per client.",
         errorResponses: [400, 401, 429],
       },
     })
     .input(ZSessionInput)
     .output(ZValidateOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.validate(input.client_id, input.client_secret, input.svc_session_token)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.login.validate(input.client_id, input.client_secret, input.svc_session_token),
+    ),
 
   revoke: limitedByClient("validate")
     .meta({
@@ -65,11 +70,14 @@ export const loginRouter = router({
         tags,
         protect: false,
         summary: "Revoke a svc_session_token (sign the player out)",
-        description: "Always `{ok: true}` for valid client credentials, whether or not the token existed (RFC 7009). Shares the validate limit.",
+        description:
+          "Always `{ok: true}` for valid client credentials, whether or not the token existed (RFC 7009). Shares the validate limit.",
         errorResponses: [400, 401, 429],
       },
     })
     .input(ZSessionInput)
     .output(ZOk)
-    .mutation(({ ctx, input }) => ctx.services.login.revoke(input.client_id, input.client_secret, input.svc_session_token)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.login.revoke(input.client_id, input.client_secret, input.svc_session_token),
+    ),
 });

@@ -6,9 +6,18 @@ export const ZClientCreds = z.object({ client_id: ZUuid, client_secret: z.string
 export const ZLoginStatus = z.enum(["pending", "authenticated", "authorized", "denied", "expired"]);
 
 export const ZStartInput = ZClientCreds.extend({
-  client_state: z.string().max(512).optional().meta({ description: "Opaque launcher state, returned as `state` on the redirect" }),
+  client_state: z
+    .string()
+    .max(512)
+    .optional()
+    .meta({ description: "Opaque launcher state, returned as `state` on the redirect" }),
 });
-export const ZStartOutput = z.object({ auth_request_id: ZUuid, auth_url: z.string(), expires_in: z.number().int(), interval: z.number().int() });
+export const ZStartOutput = z.object({
+  auth_request_id: ZUuid,
+  auth_url: z.string(),
+  expires_in: z.number().int(),
+  interval: z.number().int(),
+});
 
 export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid });
 export const ZPollOutput = z.object({
@@ -20,4 +29,9 @@ export const ZPollOutput = z.object({
 });
 
 export const ZSessionInput = ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) });
-export const ZValidateOutput = z.object({ valid: z.boolean(), mc_uuid: z.string().optional(), mc_username: z.string().optional(), expires_at: z.string().optional() });
+export const ZValidateOutput = z.object({
+  valid: z.boolean(),
+  mc_uuid: z.string().optional(),
+  mc_username: z.string().optional(),
+  expires_at: z.string().optional(),
+});

@@ -1,5 +1,11 @@
 import { and, eq, inArray, lte } from "drizzle-orm";
-import { applyLoginEvent, FINAL_STATUSES, type LoginEvent, type LoginState, type LoginStatus } from "../../machines/login-request";
+import {
+  applyLoginEvent,
+  FINAL_STATUSES,
+  type LoginEvent,
+  type LoginState,
+  type LoginStatus,
+} from "../../machines/login-request";
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -50,7 +56,10 @@ export class LoginService {
   async start(clientId: string, secret: string, clientState?: string) {
     await this.clients.verify(clientId, secret);
     if (!(await this.clients.msAuthModule(clientId))) {
-      throw new AppError("bad_request", "The ms_auth module is not enabled for this client: enable it with POST /client/apps/{client_id}/modules/ms-auth.");
+      throw new AppError(
+        "bad_request",
+        "The ms_auth module is not enabled for this client: enable it with POST /client/apps/{client_id}/modules/ms-auth.",
+      );
     }
     const id = crypto.randomUUID();
     const ttl = this.config.LOGIN_REQUEST_TTL_SECONDS;
@@ -73,14 +82,27 @@ export class LoginService {
   async poll(clientId: string, secret: string, requestId: string) {
     await this.clients.verify(clientId, secret);
     const row = await this.loadCurrent(requestId);
-    if (!row || row.clientId !== clientId) throw new AppError("not_found", "Unknown auth_request_id for this client (use the latest one from start).");
+    if (!row || row.clientId !== clientId)
+      throw new AppError("not_found", "Unknown auth_request_id for this client (use the latest one from start).");
     const status = row.status as LoginStatus;
-    const out: { status: LoginStatus; mc_username?: string; svc_session_token?: string; error?: DenialCode | "expired"; expires_in?: number } = { status };
+    const out: {
+      status: LoginStatus;
+      mc_username?: string;
+      svc_session_token?: string;
+      error?: DenialCode | "expired";
+      expires_in?: number;
+    } = { status };
     if (row.context.mcUsername) out.mc_username = row.context.mcUsername;
-    if (status === "denied" || status === "expired") out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
-    if (status === "pending" || status === "authenticated") out.expires_in = Math.max(0, Math.ceil((row.expiresAt.getTime() - this.clock.now()) / 1000));
+    if (status === "denied" || status === "expired")
+      out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
+    if (status === "pending" || status === "authenticated")
+      out.expires_in = Math.max(0, Math.ceil((row.expiresAt.getTime() - this.clock.now()) / 1000));
     if (status === "authorized") {
-      const [session] = await this.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.loginRequestId, row.id)).limit(1);
+      const [session] = await this.db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(eq(sessions.loginRequestId, row.id))
+        .limit(1);
       if (session) out.svc_session_token = this.sessionToken(session.id);
     }
     return out;
@@ -90,7 +112,9 @@ export class LoginService {
   async validate(clientId: string, secret: string, token: string) {
     await this.clients.verify(clientId, secret);
     const s = await this.liveSession(clientId, token);
-    return s ? { valid: true as const, mc_uuid: s.mcUuid, mc_username: s.mcUsername, expires_at: s.expiresAt.toISOString() } : { valid: false as const };
+    return s
+      ? { valid: true as const, mc_uuid: s.mcUuid, mc_username: s.mcUsername, expires_at: s.expiresAt.toISOString() }
+      : { valid: false as const };
   }
 
   /** RFC 7009 manner: always ok, so a caller learns nothing about tokens that are not theirs. */
@@ -120,8 +144,12 @@ export class LoginService {
   /** Runs the identity chain for a callback and moves the request on. */
   async completeSignIn(requestId: string, code: string, browserSecret: string): Promise<TransitionResult | null> {
     const before = await this.loadCurrent(requestId);
-    if (!before || before.status !== "pending") return before ? { row: before, applied: false } : null;
-    const result = await runChain(this.identity, { code, redirectUri: this.callbackUrl, codeVerifier: this.pkceVerifier(requestId) });
+    if (before?.status !== "pending") return before ? { row: before, applied: false } : null;
+    const result = await runChain(this.identity, {
+      code,
+      redirectUri: this.callbackUrl,
+      codeVerifier: this.pkceVerifier(requestId),
+    });
     if (!result.ok) {
       this.log.info("sign-in denied", { auth_request_id: requestId, error: result.error, detail: result.detail });
       return this.send(requestId, { type: "DENY", error: result.error });
@@ -177,7 +205,8 @@ export class LoginService {
     const url = new URL(module.postLoginRedirectUri);
     url.searchParams.set("auth_request_id", row.id);
     url.searchParams.set("status", row.status);
-    if (row.status === "denied" || row.status === "expired") url.searchParams.set("error", row.context.error ?? row.status);
+    if (row.status === "denied" || row.status === "expired")
+      url.searchParams.set("error", row.context.error ?? row.status);
     if (row.clientState !== null) url.searchParams.set("state", row.clientState);
     return url.toString();
   }
@@ -196,7 +225,12 @@ export class LoginService {
     const due = await this.db
       .select({ id: loginRequests.id })
       .from(loginRequests)
-      .where(and(inArray(loginRequests.status, ["pending", "authenticated"]), lte(loginRequests.expiresAt, this.clock.date())))
+      .where(
+        and(
+          inArray(loginRequests.status, ["pending", "authenticated"]),
+          lte(loginRequests.expiresAt, this.clock.date()),
+        ),
+      )
       .limit(limit);
     for (const { id } of due) await this.send(id, { type: "EXPIRE" });
     return due.length;
@@ -217,13 +251,22 @@ export class LoginService {
       const row = await this.load(id);
       if (!row) return null;
       const effective: LoginEvent = this.overdue(row) && event.type !== "EXPIRE" ? { type: "EXPIRE" } : event;
-      const next = applyLoginEvent({ status: row.status as LoginStatus, context: row.context } satisfies LoginState, effective);
+      const next = applyLoginEvent(
+        { status: row.status as LoginStatus, context: row.context } satisfies LoginState,
+        effective,
+      );
       if (!next) return { row, applied: false };
       const own = effective === event;
       const updated = await this.db.transaction(async (tx) => {
         const [u] = await tx
           .update(loginRequests)
-          .set({ status: next.status, context: next.context, version: row.version + 1, updatedAt: this.clock.date(), ...(own ? patch : {}) })
+          .set({
+            status: next.status,
+            context: next.context,
+            version: row.version + 1,
+            updatedAt: this.clock.date(),
+            ...(own ? patch : {}),
+          })
           .where(and(eq(loginRequests.id, id), eq(loginRequests.version, row.version)))
           .returning();
         if (u && own && inTx) await inTx(tx, u);
@@ -249,7 +292,11 @@ export class LoginService {
 
   private async liveSession(clientId: string, token: string) {
     if (!token.startsWith(SESSION_PREFIX)) return null;
-    const [s] = await this.db.select().from(sessions).where(eq(sessions.tokenHash, sha256(token))).limit(1);
+    const [s] = await this.db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.tokenHash, sha256(token)))
+      .limit(1);
     if (!s || s.clientId !== clientId || s.revokedAt || s.expiresAt.getTime() <= this.clock.now()) return null;
     return s;
   }

@@ -35,6 +35,14 @@ export async function ping(host: string, port: number, timeoutMs: number): Promi
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return { online: false, latencyMs: null, playersOnline: null, playersMax: null, version: null, motd: null, error: clip(message, 200) };
+    return {
+      online: false,
+      latencyMs: null,
+      playersOnline: null,
+      playersMax: null,
+      version: null,
+      motd: null,
+      error: clip(message, 200),
+    };
   }
 }

@@ -16,11 +16,15 @@ export const EVENT_ID_DAYS = 7;
 export async function pruneAndRollUp(db: Db, retentionDays: number, now = new Date()) {
   const horizon = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
   // Whole hours only, so an hour is never split between raw rows and its roll-up.
-  const rawCutoff = new Date(Math.floor((now.getTime() - RAW_SAMPLE_HOURS * 3600_000) / 3600_000) * 3600_000).toISOString();
+  const rawCutoff = new Date(
+    Math.floor((now.getTime() - RAW_SAMPLE_HOURS * 3600_000) / 3600_000) * 3600_000,
+  ).toISOString();
   const eventCutoff = new Date(now.getTime() - EVENT_ID_DAYS * 86_400_000).toISOString();
   return db.transaction(async (tx) => {
     const prunedRaw = rowsOf<{ n: number }>(
-      await tx.execute(sql`with d as (delete from server_samples where ts < ${horizon}::timestamptz returning 1) select count(*)::int as n from d`),
+      await tx.execute(
+        sql`with d as (delete from server_samples where ts < ${horizon}::timestamptz returning 1) select count(*)::int as n from d`,
+      ),
     )[0]!.n;
     const folded = rowsOf<{ n: number }>(
       await tx.execute(sql`
@@ -47,7 +51,9 @@ export async function pruneAndRollUp(db: Db, retentionDays: number, now = new Da
         select (select count(*) from moved)::int as n`),
     )[0]!.n;
     const prunedHours = rowsOf<{ n: number }>(
-      await tx.execute(sql`with d as (delete from server_sample_hours where hour < ${horizon}::timestamptz returning 1) select count(*)::int as n from d`),
+      await tx.execute(
+        sql`with d as (delete from server_sample_hours where hour < ${horizon}::timestamptz returning 1) select count(*)::int as n from d`,
+      ),
     )[0]!.n;
     await tx.execute(sql`delete from agent_events where received_at < ${eventCutoff}::timestamptz`);
     // Time played is kept on the player; closed sessions past the retention period are history nobody reads.

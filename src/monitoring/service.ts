@@ -38,14 +38,20 @@ export class MonitoringService {
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, "PING_INTERVAL_SECONDS" | "PING_TIMEOUT_MS" | "PING_CONCURRENCY" | "SAMPLE_RETENTION_DAYS">,
+    private readonly config: Pick<
+      Config,
+      "PING_INTERVAL_SECONDS" | "PING_TIMEOUT_MS" | "PING_CONCURRENCY" | "SAMPLE_RETENTION_DAYS"
+    >,
     private readonly log: Logger,
   ) {}
 
   start() {
     if (this.timer || this.stopped) return;
     this.timer = setInterval(() => void this.tick(), Math.min(TICK_MS, this.config.PING_INTERVAL_SECONDS * 1000));
-    this.retentionTimer = setInterval(() => void this.retention().catch((err) => this.log.error("sample retention failed", { err })), RETENTION_EVERY_MS);
+    this.retentionTimer = setInterval(
+      () => void this.retention().catch((err) => this.log.error("sample retention failed", { err })),
+      RETENTION_EVERY_MS,
+    );
     void this.tick();
   }
 
@@ -165,7 +171,8 @@ export class MonitoringService {
       return rowsOf<{ changed: boolean }>(result)[0]?.changed ?? false;
     } catch (err) {
       // The server was deleted while its ping was in flight: nothing to record.
-      if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503") return null;
+      if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503")
+        return null;
       throw err;
     }
   }

@@ -56,7 +56,8 @@ interface BucketRow {
   players: number | null;
 }
 
-const round = (n: number | null, digits = 2) => (n === null || n === undefined ? null : Math.round(Number(n) * 10 ** digits) / 10 ** digits);
+const round = (n: number | null, digits = 2) =>
+  n === null || n === undefined ? null : Math.round(Number(n) * 10 ** digits) / 10 ** digits;
 const ratio = (up: number, down: number) => (up + down === 0 ? null : Math.round((up / (up + down)) * 1e6) / 1e6);
 
 /** Uptime and latency of one server over a window, with evenly spaced buckets for a graph. */
@@ -97,7 +98,12 @@ export async function uptimeStats(db: Db, serverId: string, window: UptimeWindow
     up: s.up,
     down: s.down,
     uptime: ratio(s.up, s.down),
-    latency_ms: { avg: round(s.avg), min: s.min, max: s.max, p95: round(rowsOf<{ p95: number | null }>(percentile)[0]?.p95 ?? null) },
+    latency_ms: {
+      avg: round(s.avg),
+      min: s.min,
+      max: s.max,
+      p95: round(rowsOf<{ p95: number | null }>(percentile)[0]?.p95 ?? null),
+    },
     buckets: rowsOf<BucketRow>(buckets).map((b) => ({
       start: new Date(Number(b.start_ms)).toISOString(),
       up: b.up,

@@ -35,7 +35,8 @@ export class ServerActors {
 
   /** Running actors and local subscribers, for health and tests. */
   stats(serverId?: string) {
-    if (serverId) return { actors: this.entries.has(serverId) ? 1 : 0, subscribers: this.entries.get(serverId)?.subscribers ?? 0 };
+    if (serverId)
+      return { actors: this.entries.has(serverId) ? 1 : 0, subscribers: this.entries.get(serverId)?.subscribers ?? 0 };
     let subscribers = 0;
     for (const e of this.entries.values()) subscribers += e.subscribers;
     return { actors: this.entries.size, subscribers };
@@ -48,7 +49,9 @@ export class ServerActors {
       const created: Entry = { pending: [], subscribers: 0, lastActivity: Date.now(), ready: Promise.resolve() };
       created.ready = this.seed(serverId).then((seed) => {
         const actor = createActor(
-          serverMachine.provide({ actions: { broadcast: (_, p) => this.broadcast(topicOf(serverId), JSON.stringify(p.event)) } }),
+          serverMachine.provide({
+            actions: { broadcast: (_, p) => this.broadcast(topicOf(serverId), JSON.stringify(p.event)) },
+          }),
           { input: seed },
         );
         actor.start();
@@ -69,7 +72,12 @@ export class ServerActors {
       throw err;
     }
     const snap = entry.actor!.getSnapshot();
-    return { type: "snapshot", server_id: serverId, ts: new Date().toISOString(), data: snapshotData(snap.context, String(snap.value)) };
+    return {
+      type: "snapshot",
+      server_id: serverId,
+      ts: new Date().toISOString(),
+      data: snapshotData(snap.context, String(snap.value)),
+    };
   }
 
   release(serverId: string) {

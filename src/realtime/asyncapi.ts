@@ -29,9 +29,16 @@ const obj = (properties: Json, required: string[] = []) => ({ type: "object", pr
  */
 export function buildAsyncApiDocument(publicUrl: string) {
   const url = new URL(publicUrl);
-  const player = obj({ uuid: { type: "string", format: "uuid" }, name: { type: "string", maxLength: 16 } }, ["uuid", "name"]);
+  const player = obj({ uuid: { type: "string", format: "uuid" }, name: { type: "string", maxLength: 16 } }, [
+    "uuid",
+    "name",
+  ]);
   const messages: Record<string, Json> = {
-    auth_ok: envelope("auth_ok", obj({ expires_at: nullable("string", { format: "date-time" }) }), "The credential was accepted (on connect, and after each re-authentication). `expires_at` is null for API keys."),
+    auth_ok: envelope(
+      "auth_ok",
+      obj({ expires_at: nullable("string", { format: "date-time" }) }),
+      "The credential was accepted (on connect, and after each re-authentication). `expires_at` is null for API keys.",
+    ),
     snapshot: envelope(
       "snapshot",
       obj({
@@ -54,7 +61,13 @@ export function buildAsyncApiDocument(publicUrl: string) {
     ),
     heartbeat: envelope(
       "heartbeat",
-      obj({ tps: { type: "number" }, mspt: { type: "number" }, players_online: { type: "integer" }, memory_used_mb: { type: "integer" }, memory_max_mb: { type: "integer" } }),
+      obj({
+        tps: { type: "number" },
+        mspt: { type: "number" },
+        players_online: { type: "integer" },
+        memory_used_mb: { type: "integer" },
+        memory_max_mb: { type: "integer" },
+      }),
       "The server agent reported its performance.",
     ),
     player_join: envelope("player_join", player, "A player joined (reported by the agent)."),
@@ -73,11 +86,21 @@ export function buildAsyncApiDocument(publicUrl: string) {
     ),
     ban_added: envelope(
       "ban_added",
-      obj({ uuid: { type: "string" }, name: { type: "string" }, reason: { type: "string" }, source: { type: "string" }, expires_at: nullable("string", { format: "date-time" }) }),
+      obj({
+        uuid: { type: "string" },
+        name: { type: "string" },
+        reason: { type: "string" },
+        source: { type: "string" },
+        expires_at: nullable("string", { format: "date-time" }),
+      }),
       "A ban was added, in game or from the dashboard.",
     ),
     ban_lifted: envelope("ban_lifted", obj({ uuid: { type: "string" } }), "A ban was lifted."),
-    ranks_changed: envelope("ranks_changed", obj({ action: { enum: ["created", "updated", "deleted"] }, rank: { type: "object" } }), "A rank was created, updated or deleted."),
+    ranks_changed: envelope(
+      "ranks_changed",
+      obj({ action: { enum: ["created", "updated", "deleted"] }, rank: { type: "object" } }),
+      "A rank was created, updated or deleted.",
+    ),
     announcements_changed: envelope(
       "announcements_changed",
       obj({ action: { enum: ["created", "updated", "deleted"] }, announcement: { type: "object" } }),
@@ -97,7 +120,12 @@ export function buildAsyncApiDocument(publicUrl: string) {
       summary: "Authenticate (browsers, as the first message within 5 s) or re-authenticate with a fresh token.",
       payload: obj({ type: { const: "auth" }, token: { type: "string", maxLength: 2048 } }, ["type", "token"]),
     },
-    ping: { name: "ping", contentType: "application/json", summary: "Application-level ping; answered with `pong`.", payload: obj({ type: { const: "ping" } }, ["type"]) },
+    ping: {
+      name: "ping",
+      contentType: "application/json",
+      summary: "Application-level ping; answered with `pong`.",
+      payload: obj({ type: { const: "ping" } }, ["type"]),
+    },
   };
   const closeCodes = Object.entries(CLOSE)
     .map(([k, v]) => `${v} ${k}`)
@@ -109,16 +137,24 @@ export function buildAsyncApiDocument(publicUrl: string) {
       version: pkg.version,
       description:
         "Live events of one game server over a WebSocket. Authenticate with `authorization: Bearer <access token or team API key>` on the upgrade, " +
-        "or send `{\"type\":\"auth\",\"token\":...}` first (browsers). Viewer role or higher in the server's team. You receive `auth_ok`, one `snapshot`, then events in order. " +
+        'or send `{"type":"auth","token":...}` first (browsers). Viewer role or higher in the server\'s team. You receive `auth_ok`, one `snapshot`, then events in order. ' +
         `Close codes: ${closeCodes}; 1008/1013-style closes from the server at the backpressure limit mean the client read too slowly. ` +
         "A server outside your teams closes with the same code as an unknown one (4004).",
     },
-    servers: { service: { host: url.host, protocol: url.protocol === "https:" ? "wss" : "ws", security: [{ $ref: "#/components/securitySchemes/bearer" }] } },
+    servers: {
+      service: {
+        host: url.host,
+        protocol: url.protocol === "https:" ? "wss" : "ws",
+        security: [{ $ref: "#/components/securitySchemes/bearer" }],
+      },
+    },
     channels: {
       analytics: {
         address: "/ws/server/{server_id}/analytics",
         parameters: { server_id: { description: "The server's id (uuid)" } },
-        messages: Object.fromEntries([...Object.keys(messages), ...Object.keys(inbound)].map((k) => [k, { $ref: `#/components/messages/${k}` }])),
+        messages: Object.fromEntries(
+          [...Object.keys(messages), ...Object.keys(inbound)].map((k) => [k, { $ref: `#/components/messages/${k}` }]),
+        ),
       },
     },
     operations: {
@@ -135,7 +171,9 @@ export function buildAsyncApiDocument(publicUrl: string) {
     },
     components: {
       messages: { ...messages, ...inbound },
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "User access token (JWT) or team API key" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "User access token (JWT) or team API key" },
+      },
     },
   };
 }

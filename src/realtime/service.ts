@@ -31,7 +31,9 @@ export class Realtime implements ServerEventSink {
   publish(serverId: string, type: ServerEventType, data: Record<string, unknown>, ts: Date = new Date()) {
     const event: ServerEvent = { type, server_id: serverId, ts: ts.toISOString(), data };
     // The change is already committed; a lost notification must not fail the request.
-    this.bus.publish(event).catch((err) => this.log.error("realtime publish failed", { err, type, server_id: serverId }));
+    this.bus
+      .publish(event)
+      .catch((err) => this.log.error("realtime publish failed", { err, type, server_id: serverId }));
   }
 
   async close() {

@@ -68,12 +68,20 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
   }
 
   /** Who the token is and whether it may read this server; a close code when not. */
-  async function check(st: SocketState, token: string): Promise<{ principal: Principal; exp?: number } | { close: number; reason: string }> {
+  async function check(
+    st: SocketState,
+    token: string,
+  ): Promise<{ principal: Principal; exp?: number } | { close: number; reason: string }> {
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
     const principal = await accounts.authenticate(token);
     if (!principal) return { close: CLOSE.unauthenticated, reason: "invalid, expired or revoked credential" };
     // The same gate as the server routes: outside the caller's teams is the same as unknown.
-    const visible = UUID.test(st.serverId) && (await requireServerRole(db, principal, st.serverId, "viewer").then(() => true, () => false));
+    const visible =
+      UUID.test(st.serverId) &&
+      (await requireServerRole(db, principal, st.serverId, "viewer").then(
+        () => true,
+        () => false,
+      ));
     if (!visible) return { close: CLOSE.unknownServer, reason: "unknown server" };
     const exp = principal.kind === "user" ? (await tokens.verify(token))?.exp : undefined;
     return { principal, exp };
@@ -82,14 +90,20 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
   async function authenticate(ws: RawSocket, st: SocketState, token: string) {
     const result = await check(st, token);
     if (st.closed) return;
-    if ("close" in result) return end(ws, st, st.subscribed && result.close === CLOSE.unauthenticated ? CLOSE.credentialEnded : result.close, result.reason);
+    if ("close" in result)
+      return end(
+        ws,
+        st,
+        st.subscribed && result.close === CLOSE.unauthenticated ? CLOSE.credentialEnded : result.close,
+        result.reason,
+      );
     clearTimeout(st.authTimer);
     st.token = token;
     st.principal = result.principal;
     scheduleExpiry(ws, st, result.exp);
     if (!st.subscribed) {
       st.subscribed = true;
-      let snapshot;
+      let snapshot: Awaited<ReturnType<typeof realtime.actors.acquire>>;
       try {
         snapshot = await realtime.actors.acquire(st.serverId);
       } catch (err) {
@@ -115,7 +129,11 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
     const msLeft = exp * 1000 - Date.now();
     const noticeIn = msLeft - config.WS_EXPIRY_NOTICE_SECONDS * 1000;
     st.noticeTimer = setTimeout(
-      () => control(ws, st, "token_expiring", { expires_at: new Date(exp * 1000).toISOString(), reauth: { type: "auth", token: "<new access token>" } }),
+      () =>
+        control(ws, st, "token_expiring", {
+          expires_at: new Date(exp * 1000).toISOString(),
+          reauth: { type: "auth", token: "<new access token>" },
+        }),
       Math.max(0, noticeIn),
     );
     st.expiryTimer = setTimeout(() => end(ws, st, CLOSE.credentialEnded, "token expired"), Math.max(0, msLeft));
@@ -137,8 +155,15 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
       const header = ctx.request.headers.get("authorization");
       const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
       if (header && !m) return end(raw, st, CLOSE.unauthenticated, "malformed authorization header");
-      if (m) return void authenticate(raw, st, m[1]!).catch((err) => (log.error("analytics auth failed", { err }), end(raw, st, 1011, "internal error")));
-      st.authTimer = setTimeout(() => end(raw, st, CLOSE.unauthenticated, "no auth message in time"), config.WS_AUTH_TIMEOUT_MS);
+      if (m)
+        return void authenticate(raw, st, m[1]!).catch((err) => {
+          log.error("analytics auth failed", { err });
+          end(raw, st, 1011, "internal error");
+        });
+      st.authTimer = setTimeout(
+        () => end(raw, st, CLOSE.unauthenticated, "no auth message in time"),
+        config.WS_AUTH_TIMEOUT_MS,
+      );
     },
     message(ws, message) {
       const raw = ws.raw as unknown as RawSocket;
@@ -154,7 +179,10 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
       }
       const m = msg as { type?: unknown; token?: unknown };
       if (m?.type === "auth" && typeof m.token === "string" && m.token.length <= 2048) {
-        return void authenticate(raw, st, m.token).catch((err) => (log.error("analytics auth failed", { err }), end(raw, st, 1011, "internal error")));
+        return void authenticate(raw, st, m.token).catch((err) => {
+          log.error("analytics auth failed", { err });
+          end(raw, st, 1011, "internal error");
+        });
       }
       if (m?.type === "ping") return control(raw, st, "pong", {});
       end(raw, st, CLOSE.badMessage, "unknown message type");

@@ -28,11 +28,20 @@ const NOT_FOUND = "Server not found.";
  * one that does not exist (404), so server ids cannot be probed; a member whose role is too
  * low learns only that (403), which reveals nothing new to them.
  */
-export async function requireServerRole(db: Db, principal: Principal, serverId: string, min: Role): Promise<{ server: ServerRow; role: Role }> {
+export async function requireServerRole(
+  db: Db,
+  principal: Principal,
+  serverId: string,
+  min: Role,
+): Promise<{ server: ServerRow; role: Role }> {
   let server: ServerRow | undefined;
   let role: Role | undefined;
   if (principal.kind === "api_key") {
-    [server] = await db.select().from(servers).where(and(eq(servers.id, serverId), eq(servers.teamId, principal.teamId))).limit(1);
+    [server] = await db
+      .select()
+      .from(servers)
+      .where(and(eq(servers.id, serverId), eq(servers.teamId, principal.teamId)))
+      .limit(1);
     role = principal.role;
   } else {
     const [row] = await db

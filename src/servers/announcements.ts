@@ -31,7 +31,13 @@ export interface AnnouncementFields {
   ends_at?: string | null;
 }
 
-const FIELD_RANGES: [number, number][] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+const FIELD_RANGES: [number, number][] = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+];
 
 /** A five-field cron expression: `*`, numbers, ranges, lists and steps, each within its field's range. */
 export function isCron(expr: string): boolean {
@@ -62,11 +68,17 @@ export const liveAnnouncement = (serverId: string) =>
   );
 
 /** Checks the announcement as it will be after a write: exactly one of interval and schedule, a sane window. */
-function checkShape(a: { intervalSeconds: number | null; schedule: string | null; startsAt: Date | null; endsAt: Date | null }) {
+function checkShape(a: {
+  intervalSeconds: number | null;
+  schedule: string | null;
+  startsAt: Date | null;
+  endsAt: Date | null;
+}) {
   if ((a.intervalSeconds === null) === (a.schedule === null)) {
     throw new AppError("bad_request", "Give exactly one of interval_seconds and schedule.");
   }
-  if (a.startsAt && a.endsAt && a.endsAt <= a.startsAt) throw new AppError("bad_request", "ends_at must be after starts_at.");
+  if (a.startsAt && a.endsAt && a.endsAt <= a.startsAt)
+    throw new AppError("bad_request", "ends_at must be after starts_at.");
 }
 
 const toDate = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v));
@@ -79,7 +91,11 @@ export class AnnouncementsService {
 
   async list(principal: Principal, serverId: string) {
     await requireServerRole(this.db, principal, serverId, "viewer");
-    const rows = await this.db.select().from(announcements).where(eq(announcements.serverId, serverId)).orderBy(asc(announcements.createdAt), asc(announcements.id));
+    const rows = await this.db
+      .select()
+      .from(announcements)
+      .where(eq(announcements.serverId, serverId))
+      .orderBy(asc(announcements.createdAt), asc(announcements.id));
     return { announcements: rows.map(announcementOut) };
   }
 
@@ -98,7 +114,8 @@ export class AnnouncementsService {
     const row = await this.db.transaction(async (tx) => {
       await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
       const [n] = await tx.select({ n: count() }).from(announcements).where(eq(announcements.serverId, serverId));
-      if (n!.n >= LIMITS.announcementsPerServer) throw overLimit("announcements per server", LIMITS.announcementsPerServer);
+      if (n!.n >= LIMITS.announcementsPerServer)
+        throw overLimit("announcements per server", LIMITS.announcementsPerServer);
       const [r] = await tx.insert(announcements).values(values).returning();
       return r;
     });
@@ -110,7 +127,11 @@ export class AnnouncementsService {
   async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
     await requireServerRole(this.db, principal, serverId, "admin");
     const announcement = await this.db.transaction(async (tx) => {
-      const [current] = await tx.select().from(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).for("update");
+      const [current] = await tx
+        .select()
+        .from(announcements)
+        .where(and(eq(announcements.id, id), eq(announcements.serverId, serverId)))
+        .for("update");
       if (!current) throw new AppError("not_found", "No such announcement on this server.");
       const next = {
         message: f.message ?? current.message,
@@ -121,7 +142,11 @@ export class AnnouncementsService {
         endsAt: toDate(f.ends_at) !== undefined ? toDate(f.ends_at)! : current.endsAt,
       };
       checkShape(next);
-      const [row] = await tx.update(announcements).set({ ...next, updatedAt: new Date() }).where(eq(announcements.id, id)).returning();
+      const [row] = await tx
+        .update(announcements)
+        .set({ ...next, updatedAt: new Date() })
+        .where(eq(announcements.id, id))
+        .returning();
       return announcementOut(row!);
     });
     this.events.publish(serverId, "announcements_changed", { action: "updated", announcement });
@@ -130,9 +155,15 @@ export class AnnouncementsService {
 
   async remove(principal: Principal, serverId: string, id: string) {
     await requireServerRole(this.db, principal, serverId, "admin");
-    const gone = await this.db.delete(announcements).where(and(eq(announcements.id, id), eq(announcements.serverId, serverId))).returning({ id: announcements.id });
+    const gone = await this.db
+      .delete(announcements)
+      .where(and(eq(announcements.id, id), eq(announcements.serverId, serverId)))
+      .returning({ id: announcements.id });
     if (gone.length === 0) throw new AppError("not_found", "No such announcement on this server.");
-    this.events.publish(serverId, "announcements_changed", { action: "deleted", announcement: { announcement_id: id } });
+    this.events.publish(serverId, "announcements_changed", {
+      action: "deleted",
+      announcement: { announcement_id: id },
+    });
     return { ok: true as const };
   }
 }

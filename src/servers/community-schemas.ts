@@ -90,16 +90,29 @@ export const ZRank = z.object({
   updated_at: ZTimestamp,
 });
 
-const ZSchedule = z.string().max(100).refine(isCron, "must be a five-field cron expression (minute hour day month weekday, UTC)");
+const ZSchedule = z
+  .string()
+  .max(100)
+  .refine(isCron, "must be a five-field cron expression (minute hour day month weekday, UTC)");
 const announcementFields = {
-  interval_seconds: z.number().int().min(10).max(7 * 86_400).nullable().optional(),
+  interval_seconds: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86_400)
+    .nullable()
+    .optional(),
   schedule: ZSchedule.nullable().optional(),
   active: z.boolean().optional(),
   starts_at: ZTimestamp.nullable().optional(),
   ends_at: ZTimestamp.nullable().optional(),
 };
 export const ZCreateAnnouncement = z.object({ message: z.string().trim().min(1).max(1000), ...announcementFields });
-export const ZUpdateAnnouncement = z.object({ announcement_id: ZUuid, message: z.string().trim().min(1).max(1000).optional(), ...announcementFields });
+export const ZUpdateAnnouncement = z.object({
+  announcement_id: ZUuid,
+  message: z.string().trim().min(1).max(1000).optional(),
+  ...announcementFields,
+});
 export const ZAnnouncementRef = z.object({ announcement_id: ZUuid });
 export const ZAnnouncement = z.object({
   announcement_id: ZUuid,
@@ -126,15 +139,17 @@ export const ZUptimeStats = z.object({
   down: z.number().int(),
   uptime: ZNullableNumber.meta({ description: "up / (up + down); null without samples" }),
   latency_ms: z.object({ avg: ZNullableNumber, min: ZNullableNumber, max: ZNullableNumber, p95: ZNullableNumber }),
-  buckets: z.array(
-    z.object({
-      start: ZTimestamp,
-      up: z.number().int(),
-      down: z.number().int(),
-      uptime: ZNullableNumber,
-      latency_avg_ms: ZNullableNumber,
-      latency_max_ms: ZNullableNumber,
-      players_avg: ZNullableNumber,
-    }),
-  ).max(LIMITS.uptimeBuckets),
+  buckets: z
+    .array(
+      z.object({
+        start: ZTimestamp,
+        up: z.number().int(),
+        down: z.number().int(),
+        uptime: ZNullableNumber,
+        latency_avg_ms: ZNullableNumber,
+        latency_max_ms: ZNullableNumber,
+        players_avg: ZNullableNumber,
+      }),
+    )
+    .max(LIMITS.uptimeBuckets),
 });

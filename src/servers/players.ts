@@ -71,7 +71,10 @@ async function closeSession(tx: Tx, serverId: string, uuid: string, at: Date) {
     .set({ leftAt: sql`greatest(${playerSessions.joinedAt}, ${ts(at)})` })
     .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid), isNull(playerSessions.leftAt)))
     .returning({ joinedAt: playerSessions.joinedAt, leftAt: playerSessions.leftAt });
-  const seconds = closed.reduce((n, s) => n + Math.max(0, Math.round((s.leftAt!.getTime() - s.joinedAt.getTime()) / 1000)), 0);
+  const seconds = closed.reduce(
+    (n, s) => n + Math.max(0, Math.round((s.leftAt!.getTime() - s.joinedAt.getTime()) / 1000)),
+    0,
+  );
   if (seconds > 0) {
     await tx
       .update(players)
@@ -95,7 +98,11 @@ export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: 
     liftOrigin: null,
   };
   const { serverId: _s, uuid: _u, ...set } = values;
-  const [row] = await tx.insert(bans).values(values).onConflictDoUpdate({ target: [bans.serverId, bans.uuid], set }).returning();
+  const [row] = await tx
+    .insert(bans)
+    .values(values)
+    .onConflictDoUpdate({ target: [bans.serverId, bans.uuid], set })
+    .returning();
   return row!;
 }
 
@@ -115,7 +122,10 @@ export class PlayersService {
 
   async list(principal: Principal, serverId: string, page: { limit: number; offset: number; online?: boolean }) {
     await requireServerRole(this.db, principal, serverId, "viewer");
-    const where = and(eq(players.serverId, serverId), page.online === undefined ? undefined : eq(players.online, page.online));
+    const where = and(
+      eq(players.serverId, serverId),
+      page.online === undefined ? undefined : eq(players.online, page.online),
+    );
     // Time played includes the running session of a player who is online now.
     const open = this.db
       .select({ uuid: playerSessions.uuid, joinedAt: playerSessions.joinedAt })
@@ -135,7 +145,13 @@ export class PlayersService {
         .limit(page.limit)
         .offset(page.offset),
       this.db.select({ n: count() }).from(players).where(where),
-      this.db.select().from(bans).where(activeBan(serverId)).orderBy(desc(bans.createdAt), asc(bans.uuid)).limit(page.limit).offset(page.offset),
+      this.db
+        .select()
+        .from(bans)
+        .where(activeBan(serverId))
+        .orderBy(desc(bans.createdAt), asc(bans.uuid))
+        .limit(page.limit)
+        .offset(page.offset),
       this.db.select({ n: count() }).from(bans).where(activeBan(serverId)),
     ]);
     return {
@@ -157,8 +173,15 @@ export class PlayersService {
 
   async ban(principal: Principal, serverId: string, input: BanInput) {
     await requireServerRole(this.db, principal, serverId, "admin");
-    if (input.expires && new Date(input.expires).getTime() <= Date.now()) throw new AppError("bad_request", "expires must be in the future.");
-    const row = await applyBan(this.db, serverId, input, "dashboard", principal.kind === "user" ? principal.userId : null);
+    if (input.expires && new Date(input.expires).getTime() <= Date.now())
+      throw new AppError("bad_request", "expires must be in the future.");
+    const row = await applyBan(
+      this.db,
+      serverId,
+      input,
+      "dashboard",
+      principal.kind === "user" ? principal.userId : null,
+    );
     const ban = banOut(row);
     this.events.publish(serverId, "ban_added", ban);
     return ban;

@@ -69,7 +69,11 @@ export class RanksService {
   }
 
   forServer(serverId: string) {
-    return this.db.select().from(ranks).where(eq(ranks.serverId, serverId)).orderBy(desc(ranks.weight), asc(ranks.name));
+    return this.db
+      .select()
+      .from(ranks)
+      .where(eq(ranks.serverId, serverId))
+      .orderBy(desc(ranks.weight), asc(ranks.name));
   }
 
   async create(principal: Principal, serverId: string, name: string, fields: RankFields) {
@@ -123,7 +127,12 @@ export class RanksService {
     const out = await this.write(principal, serverId, async (tx, existing) => {
       if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
       const children = [...existing].filter(([, parents]) => parents.includes(name)).map(([child]) => child);
-      if (children.length) throw new AppError("conflict", `Ranks ${children.join(", ")} inherit from ${name}; change their parents first.`, { details: { children } });
+      if (children.length)
+        throw new AppError(
+          "conflict",
+          `Ranks ${children.join(", ")} inherit from ${name}; change their parents first.`,
+          { details: { children } },
+        );
       await tx.delete(ranks).where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)));
       return { ok: true as const };
     });
@@ -133,22 +142,33 @@ export class RanksService {
 
   private checkGraph(existing: Map<string, string[]>, name: string, parents: string[]) {
     const unknown = parents.filter((p) => p !== name && !existing.has(p));
-    if (unknown.length) throw new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
+    if (unknown.length)
+      throw new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
     const graph = new Map(existing);
     graph.set(name, parents);
     const cycle = findCycle(graph);
-    if (cycle) throw new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, { details: { cycle } });
+    if (cycle)
+      throw new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, {
+        details: { cycle },
+      });
   }
 
   /**
    * Rank writes for one server run one at a time (the server row is locked), so two
    * concurrent edits cannot each pass the cycle check and together form a cycle.
    */
-  private async write<T>(principal: Principal, serverId: string, fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], existing: Map<string, string[]>) => Promise<T>) {
+  private async write<T>(
+    principal: Principal,
+    serverId: string,
+    fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], existing: Map<string, string[]>) => Promise<T>,
+  ) {
     await requireServerRole(this.db, principal, serverId, "admin");
     return this.db.transaction(async (tx) => {
       await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
-      const rows = await tx.select({ name: ranks.name, parents: ranks.parents }).from(ranks).where(eq(ranks.serverId, serverId));
+      const rows = await tx
+        .select({ name: ranks.name, parents: ranks.parents })
+        .from(ranks)
+        .where(eq(ranks.serverId, serverId));
       return fn(tx, new Map(rows.map((r) => [r.name, r.parents])));
     });
   }

@@ -4,12 +4,33 @@ import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure } from "../trpc/procedures";
 import {
-  ZAnnouncement, ZAnnouncementRef, ZBan, ZBanRef, ZCreateAnnouncement, ZCreateBan, ZCreateRank, ZPlayerList, ZPlayersQuery, ZRank, ZRankRef,
-  ZUpdateAnnouncement, ZUpdateRank, ZUptimeQuery, ZUptimeStats,
+  ZAnnouncement,
+  ZAnnouncementRef,
+  ZBan,
+  ZBanRef,
+  ZCreateAnnouncement,
+  ZCreateBan,
+  ZCreateRank,
+  ZPlayerList,
+  ZPlayersQuery,
+  ZRank,
+  ZRankRef,
+  ZUpdateAnnouncement,
+  ZUpdateRank,
+  ZUptimeQuery,
+  ZUptimeStats,
 } from "./community-schemas";
 import { serverSelectedProcedure, teamSelectedProcedure } from "./procedures";
 import {
-  ZCreatedServer, ZCreateServer, ZNetworkList, ZServer, ZServerHeader, ZServerList, ZServerRef, ZTeamHeader, ZUpdateServer,
+  ZCreatedServer,
+  ZCreateServer,
+  ZNetworkList,
+  ZServer,
+  ZServerHeader,
+  ZServerList,
+  ZServerRef,
+  ZTeamHeader,
+  ZUpdateServer,
 } from "./schemas";
 
 const tags = ["servers"];
@@ -22,118 +43,315 @@ const noInput = z.object({}).optional();
 
 export const serversRouter = router({
   create: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/server/servers", tags, summary: "Register a server; the agent token is shown only in this response", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/server/servers",
+        tags,
+        summary: "Register a server; the agent token is shown only in this response",
+        errorResponses: err,
+      },
+    })
     .input(ZCreateServer)
     .output(ZCreatedServer)
     .mutation(({ ctx, input }) => ctx.services.servers.create(ctx.principal, input)),
 
   list: teamSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/servers", tags, summary: "The team's servers, each with its latest known status", errorResponses: err, ...team } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/servers",
+        tags,
+        summary: "The team's servers, each with its latest known status",
+        errorResponses: err,
+        ...team,
+      },
+    })
     .input(noInput)
     .output(ZServerList)
     .query(({ ctx }) => ctx.services.servers.list(ctx.principal, ctx.teamId)),
 
   networks: teamSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/networks", tags, summary: "The team's networks with their servers and combined player counts", errorResponses: err, ...team } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/networks",
+        tags,
+        summary: "The team's networks with their servers and combined player counts",
+        errorResponses: err,
+        ...team,
+      },
+    })
     .input(noInput)
     .output(ZNetworkList)
     .query(({ ctx }) => ctx.services.servers.networks(ctx.principal, ctx.teamId)),
 
   get: authedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/servers/{server_id}", tags, summary: "One server with its latest known status", errorResponses: err } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/servers/{server_id}",
+        tags,
+        summary: "One server with its latest known status",
+        errorResponses: err,
+      },
+    })
     .input(ZServerRef)
     .output(ZServer)
     .query(({ ctx, input }) => ctx.services.servers.get(ctx.principal, input.server_id)),
 
   update: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "PATCH", path: "/server/servers/{server_id}", tags, summary: "Change a server's name, address or kind", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "PATCH",
+        path: "/server/servers/{server_id}",
+        tags,
+        summary: "Change a server's name, address or kind",
+        errorResponses: err,
+      },
+    })
     .input(ZUpdateServer)
     .output(ZServer)
     .mutation(({ ctx, input }) => ctx.services.servers.update(ctx.principal, input)),
 
   delete: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/server/servers/{server_id}", tags, summary: "Delete a server and all its data", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/server/servers/{server_id}",
+        tags,
+        summary: "Delete a server and all its data",
+        errorResponses: err,
+      },
+    })
     .input(ZServerRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.servers.remove(ctx.principal, input.server_id)),
 
   rotateAgentToken: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/server/servers/{server_id}/agent-token", tags, summary: "Issue a new agent token; the old one stops working at once", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/server/servers/{server_id}/agent-token",
+        tags,
+        summary: "Issue a new agent token; the old one stops working at once",
+        errorResponses: err,
+      },
+    })
     .input(ZServerRef)
     .output(z.object({ server_id: z.uuid(), agent_token: z.string(), agent_token_prefix: z.string() }))
     .mutation(({ ctx, input }) => ctx.services.servers.rotateAgentToken(ctx.principal, input.server_id)),
 
   uptimeStats: serverSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/uptime-stats", tags, summary: "Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/uptime-stats",
+        tags,
+        summary: "Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZUptimeQuery)
     .output(ZUptimeStats)
     .query(({ ctx, input }) => ctx.services.monitoring.uptimeStats(ctx.principal, ctx.serverId, input.window)),
 
   players: serverSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/players", tags, summary: "Known players (online first) and bans in force, paged", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/players",
+        tags,
+        summary: "Known players (online first) and bans in force, paged",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZPlayersQuery)
     .output(ZPlayerList)
     .query(({ ctx, input }) =>
-      ctx.services.players.list(ctx.principal, ctx.serverId, { limit: input.limit, offset: input.offset, online: input.online === undefined ? undefined : input.online === "true" }),
+      ctx.services.players.list(ctx.principal, ctx.serverId, {
+        limit: input.limit,
+        offset: input.offset,
+        online: input.online === undefined ? undefined : input.online === "true",
+      }),
     ),
 
   ban: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/server/bans", tags, summary: "Ban a player (the agent applies it in game)", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/server/bans",
+        tags,
+        summary: "Ban a player (the agent applies it in game)",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZCreateBan)
     .output(ZBan)
     .mutation(({ ctx, input }) => ctx.services.players.ban(ctx.principal, ctx.serverId, input)),
 
   unban: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/server/bans/{uuid}", tags, summary: "Lift a ban (the agent pardons the player in game)", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/server/bans/{uuid}",
+        tags,
+        summary: "Lift a ban (the agent pardons the player in game)",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZBanRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.players.unban(ctx.principal, ctx.serverId, input.uuid)),
 
   ranks: serverSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/ranks", tags, summary: "Rank configuration, heaviest first", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/ranks",
+        tags,
+        summary: "Rank configuration, heaviest first",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(noInput)
     .output(z.object({ ranks: z.array(ZRank).max(LIMITS.ranksPerServer) }))
     .query(({ ctx }) => ctx.services.ranks.list(ctx.principal, ctx.serverId)),
 
   createRank: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/server/ranks", tags, summary: "Create a rank; parents must exist and form no cycle", errorResponses: [...err, 409], ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/server/ranks",
+        tags,
+        summary: "Create a rank; parents must exist and form no cycle",
+        errorResponses: [...err, 409],
+        ...srv,
+      },
+    })
     .input(ZCreateRank)
     .output(ZRank)
-    .mutation(({ ctx, input: { name, ...fields } }) => ctx.services.ranks.create(ctx.principal, ctx.serverId, name, fields)),
+    .mutation(({ ctx, input: { name, ...fields } }) =>
+      ctx.services.ranks.create(ctx.principal, ctx.serverId, name, fields),
+    ),
 
   updateRank: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "PATCH", path: "/server/ranks/{name}", tags, summary: "Change a rank; parents must exist and form no cycle", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "PATCH",
+        path: "/server/ranks/{name}",
+        tags,
+        summary: "Change a rank; parents must exist and form no cycle",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZUpdateRank)
     .output(ZRank)
-    .mutation(({ ctx, input: { name, ...fields } }) => ctx.services.ranks.update(ctx.principal, ctx.serverId, name, fields)),
+    .mutation(({ ctx, input: { name, ...fields } }) =>
+      ctx.services.ranks.update(ctx.principal, ctx.serverId, name, fields),
+    ),
 
   deleteRank: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/server/ranks/{name}", tags, summary: "Delete a rank no other rank inherits from", errorResponses: [...err, 409], ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/server/ranks/{name}",
+        tags,
+        summary: "Delete a rank no other rank inherits from",
+        errorResponses: [...err, 409],
+        ...srv,
+      },
+    })
     .input(ZRankRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.ranks.remove(ctx.principal, ctx.serverId, input.name)),
 
   announcements: serverSelectedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/server/announcements", tags, summary: "Announcements, active or not", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/announcements",
+        tags,
+        summary: "Announcements, active or not",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(noInput)
     .output(z.object({ announcements: z.array(ZAnnouncement).max(LIMITS.announcementsPerServer) }))
     .query(({ ctx }) => ctx.services.announcements.list(ctx.principal, ctx.serverId)),
 
   createAnnouncement: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/server/announcements", tags, summary: "Create an announcement repeated on an interval or a cron schedule", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/server/announcements",
+        tags,
+        summary: "Create an announcement repeated on an interval or a cron schedule",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZCreateAnnouncement)
     .output(ZAnnouncement)
     .mutation(({ ctx, input }) => ctx.services.announcements.create(ctx.principal, ctx.serverId, input)),
 
   updateAnnouncement: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "PATCH", path: "/server/announcements/{announcement_id}", tags, summary: "Change an announcement", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "PATCH",
+        path: "/server/announcements/{announcement_id}",
+        tags,
+        summary: "Change an announcement",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZUpdateAnnouncement)
     .output(ZAnnouncement)
-    .mutation(({ ctx, input: { announcement_id, ...fields } }) => ctx.services.announcements.update(ctx.principal, ctx.serverId, announcement_id, fields)),
+    .mutation(({ ctx, input: { announcement_id, ...fields } }) =>
+      ctx.services.announcements.update(ctx.principal, ctx.serverId, announcement_id, fields),
+    ),
 
   deleteAnnouncement: serverSelectedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/server/announcements/{announcement_id}", tags, summary: "Delete an announcement", errorResponses: err, ...srv } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/server/announcements/{announcement_id}",
+        tags,
+        summary: "Delete an announcement",
+        errorResponses: err,
+        ...srv,
+      },
+    })
     .input(ZAnnouncementRef)
     .output(ZOk)
-    .mutation(({ ctx, input }) => ctx.services.announcements.remove(ctx.principal, ctx.serverId, input.announcement_id)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.announcements.remove(ctx.principal, ctx.serverId, input.announcement_id),
+    ),
 });

@@ -14,7 +14,10 @@ export const ZHost = z
   .toLowerCase()
   .min(1)
   .max(253)
-  .regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$|^[0-9a-f:.]+$/, "must be a host name or an IP address, without scheme or port");
+  .regex(
+    /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$|^[0-9a-f:.]+$/,
+    "must be a host name or an IP address, without scheme or port",
+  );
 export const ZPort = z.number().int().min(1).max(65535);
 const ZNetworkName = z.string().trim().min(1).max(64);
 
@@ -46,7 +49,9 @@ export const ZServer = z.object({
   port: z.number().int(),
   kind: ZServerKind,
   network_name: z.string().nullable(),
-  agent_token_prefix: z.string().meta({ description: "The start of the agent token, for recognising it; never the token" }),
+  agent_token_prefix: z
+    .string()
+    .meta({ description: "The start of the agent token, for recognising it; never the token" }),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
   status: ZPingStatus,
@@ -58,12 +63,21 @@ export const ZCreatedServer = ZServer.extend({
 });
 
 const networkRule = (v: { kind?: string; network_name?: string | null }, ctx: z.RefinementCtx) => {
-  if (v.kind === "network" && !v.network_name) ctx.addIssue({ code: "custom", path: ["network_name"], message: "network_name is required when kind is network" });
-  if (v.kind === "single" && v.network_name) ctx.addIssue({ code: "custom", path: ["network_name"], message: "network_name is only for kind network" });
+  if (v.kind === "network" && !v.network_name)
+    ctx.addIssue({ code: "custom", path: ["network_name"], message: "network_name is required when kind is network" });
+  if (v.kind === "single" && v.network_name)
+    ctx.addIssue({ code: "custom", path: ["network_name"], message: "network_name is only for kind network" });
 };
 
 export const ZCreateServer = z
-  .object({ team_id: ZUuid, name: ZName, host: ZHost, port: ZPort, kind: ZServerKind, network_name: ZNetworkName.optional() })
+  .object({
+    team_id: ZUuid,
+    name: ZName,
+    host: ZHost,
+    port: ZPort,
+    kind: ZServerKind,
+    network_name: ZNetworkName.optional(),
+  })
   .superRefine(networkRule);
 
 export const ZServerRef = z.object({ server_id: ZUuid });

@@ -51,14 +51,25 @@ export function serverOut(s: ServerRow, st: StatusRow | null | undefined) {
 export type TServerOut = ReturnType<typeof serverOut>;
 
 function checkNetwork(kind: string, networkName: string | null | undefined) {
-  if (kind === "network" && !networkName) throw new AppError("bad_request", "network_name is required when kind is network.");
+  if (kind === "network" && !networkName)
+    throw new AppError("bad_request", "network_name is required when kind is network.");
   if (kind === "single" && networkName) throw new AppError("bad_request", "network_name is only for kind network.");
 }
 
 export class ServersService {
   constructor(private readonly db: Db) {}
 
-  async create(principal: Principal, input: { team_id: string; name: string; host: string; port: number; kind: "single" | "network"; network_name?: string }) {
+  async create(
+    principal: Principal,
+    input: {
+      team_id: string;
+      name: string;
+      host: string;
+      port: number;
+      kind: "single" | "network";
+      network_name?: string;
+    },
+  ) {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
     checkNetwork(input.kind, input.network_name);
     const agentToken = newSecret("agent");
@@ -67,18 +78,18 @@ export class ServersService {
       const [mine] = await tx.select({ n: count() }).from(servers).where(eq(servers.teamId, input.team_id));
       if (mine!.n >= LIMITS.serversPerTeam) throw overLimit("servers per team", LIMITS.serversPerTeam);
       return tx
-      .insert(servers)
-      .values({
-        teamId: input.team_id,
-        name: input.name,
-        host: input.host,
-        port: input.port,
-        kind: input.kind,
-        networkName: input.kind === "network" ? input.network_name! : null,
-        agentTokenHash: sha256(agentToken),
-        agentTokenPrefix: displayPrefix(agentToken),
-      })
-      .returning();
+        .insert(servers)
+        .values({
+          teamId: input.team_id,
+          name: input.name,
+          host: input.host,
+          port: input.port,
+          kind: input.kind,
+          networkName: input.kind === "network" ? input.network_name! : null,
+          agentTokenHash: sha256(agentToken),
+          agentTokenPrefix: displayPrefix(agentToken),
+        })
+        .returning();
     });
     return { ...serverOut(row!, null), agent_token: agentToken };
   }
@@ -109,9 +120,12 @@ export class ServersService {
     const { server } = await requireServerRole(this.db, principal, input.server_id, "admin");
     const kind = input.kind ?? server.kind;
     // Switching to single drops the network name unless one is given (which is then an error).
-    const networkName = input.network_name !== undefined ? input.network_name : kind === "single" ? null : server.networkName;
+    const networkName =
+      input.network_name !== undefined ? input.network_name : kind === "single" ? null : server.networkName;
     checkNetwork(kind, networkName);
-    const moved = (input.host !== undefined && input.host !== server.host) || (input.port !== undefined && input.port !== server.port);
+    const moved =
+      (input.host !== undefined && input.host !== server.host) ||
+      (input.port !== undefined && input.port !== server.port);
     await this.db
       .update(servers)
       .set({

@@ -22,7 +22,8 @@ export async function teamRoleOf(db: Db, principal: Principal, teamId: string): 
 }
 
 export function requireAtLeast(role: Role, min: Role): Role {
-  if (!roleAtLeast(role, min)) throw new AppError("forbidden", `This needs the ${min} role or higher in the team; you have ${role}.`);
+  if (!roleAtLeast(role, min))
+    throw new AppError("forbidden", `This needs the ${min} role or higher in the team; you have ${role}.`);
   return role;
 }
 
@@ -40,7 +41,13 @@ export async function requireTeamRole(db: Db, principal: Principal, teamId: stri
  * The gate for resources addressed by their own id (a client, a server): outside the caller's
  * teams the resource answers 404 exactly as if it did not exist; inside, a too-low role is a 403.
  */
-export async function requireResourceRole(db: Db, principal: Principal, teamId: string | undefined, min: Role, notFound: string): Promise<Role> {
+export async function requireResourceRole(
+  db: Db,
+  principal: Principal,
+  teamId: string | undefined,
+  min: Role,
+  notFound: string,
+): Promise<Role> {
   const role = teamId ? await teamRoleOf(db, principal, teamId) : undefined;
   if (!role) throw new AppError("not_found", notFound);
   return requireAtLeast(role, min);

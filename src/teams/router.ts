@@ -4,7 +4,18 @@ import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure, userProcedure } from "../trpc/procedures";
 import {
-  ZAddMember, ZApiKey, ZApiKeyRef, ZCreateApiKey, ZCreateTeam, ZMember, ZMemberRef, ZTeam, ZTeamRef, ZTransfer, ZUpdateMember, ZUpdateTeam,
+  ZAddMember,
+  ZApiKey,
+  ZApiKeyRef,
+  ZCreateApiKey,
+  ZCreateTeam,
+  ZMember,
+  ZMemberRef,
+  ZTeam,
+  ZTeamRef,
+  ZTransfer,
+  ZUpdateMember,
+  ZUpdateTeam,
 } from "./schemas";
 
 const tags = ["teams"];
@@ -13,78 +24,187 @@ const ZMembers = z.object({ members: z.array(ZMember).max(LIMITS.membersPerTeam)
 
 export const teamsRouter = router({
   create: userProcedure
-    .meta({ access: "user", openapi: { method: "POST", path: "/teams", tags, summary: "Create a team; the caller becomes its owner", errorResponses: [400, 401, 403, 409, 429] } })
+    .meta({
+      access: "user",
+      openapi: {
+        method: "POST",
+        path: "/teams",
+        tags,
+        summary: "Create a team; the caller becomes its owner",
+        errorResponses: [400, 401, 403, 409, 429],
+      },
+    })
     .input(ZCreateTeam)
     .output(ZTeam)
     .mutation(({ ctx, input }) => ctx.services.teams.create(ctx.principal.userId, input.name)),
 
   list: authedProcedure
-    .meta({ access: "member", openapi: { method: "GET", path: "/teams", tags, summary: "Teams the caller belongs to (an API key sees its own team)", errorResponses: [401, 429] } })
+    .meta({
+      access: "member",
+      openapi: {
+        method: "GET",
+        path: "/teams",
+        tags,
+        summary: "Teams the caller belongs to (an API key sees its own team)",
+        errorResponses: [401, 429],
+      },
+    })
     .output(z.object({ teams: z.array(ZTeam).max(LIMITS.teamsPerUser) }))
     .query(({ ctx }) => ctx.services.teams.list(ctx.principal)),
 
   get: authedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err } })
+    .meta({
+      access: "team:viewer",
+      openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err },
+    })
     .input(ZTeamRef)
     .output(ZTeam)
     .query(({ ctx, input }) => ctx.services.teams.get(ctx.principal, input.team_id)),
 
   update: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
+    })
     .input(ZUpdateTeam)
     .output(ZTeam)
     .mutation(({ ctx, input }) => ctx.services.teams.rename(ctx.principal, input.team_id, input.name)),
 
   delete: authedProcedure
-    .meta({ access: "team:owner", openapi: { method: "DELETE", path: "/teams/{team_id}", tags, summary: "Delete a team and everything it owns", errorResponses: err } })
+    .meta({
+      access: "team:owner",
+      openapi: {
+        method: "DELETE",
+        path: "/teams/{team_id}",
+        tags,
+        summary: "Delete a team and everything it owns",
+        errorResponses: err,
+      },
+    })
     .input(ZTeamRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.teams.remove(ctx.principal, input.team_id)),
 
   members: authedProcedure
-    .meta({ access: "team:viewer", openapi: { method: "GET", path: "/teams/{team_id}/members", tags, summary: "Members of a team", errorResponses: err } })
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/teams/{team_id}/members",
+        tags,
+        summary: "Members of a team",
+        errorResponses: err,
+      },
+    })
     .input(ZTeamRef)
     .output(ZMembers)
     .query(({ ctx, input }) => ctx.services.teams.members(ctx.principal, input.team_id)),
 
   addMember: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/teams/{team_id}/members", tags, summary: "Add an existing account to the team", errorResponses: [...err, 409] } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/teams/{team_id}/members",
+        tags,
+        summary: "Add an existing account to the team",
+        errorResponses: [...err, 409],
+      },
+    })
     .input(ZAddMember)
     .output(ZMember)
     .mutation(({ ctx, input }) => ctx.services.teams.addMember(ctx.principal, input.team_id, input.email, input.role)),
 
   updateMember: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "PATCH", path: "/teams/{team_id}/members/{user_id}", tags, summary: "Change a member's role", errorResponses: [...err, 409] } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "PATCH",
+        path: "/teams/{team_id}/members/{user_id}",
+        tags,
+        summary: "Change a member's role",
+        errorResponses: [...err, 409],
+      },
+    })
     .input(ZUpdateMember)
     .output(ZMember)
-    .mutation(({ ctx, input }) => ctx.services.teams.updateMember(ctx.principal, input.team_id, input.user_id, input.role)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.teams.updateMember(ctx.principal, input.team_id, input.user_id, input.role),
+    ),
 
   removeMember: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/teams/{team_id}/members/{user_id}", tags, summary: "Remove a member (any member may remove themself)", errorResponses: [...err, 409] } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/teams/{team_id}/members/{user_id}",
+        tags,
+        summary: "Remove a member (any member may remove themself)",
+        errorResponses: [...err, 409],
+      },
+    })
     .input(ZMemberRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.teams.removeMember(ctx.principal, input.team_id, input.user_id)),
 
   transfer: authedProcedure
-    .meta({ access: "team:owner", openapi: { method: "POST", path: "/teams/{team_id}/transfer", tags, summary: "Transfer ownership to another member (the old owner becomes admin)", errorResponses: [...err, 409] } })
+    .meta({
+      access: "team:owner",
+      openapi: {
+        method: "POST",
+        path: "/teams/{team_id}/transfer",
+        tags,
+        summary: "Transfer ownership to another member (the old owner becomes admin)",
+        errorResponses: [...err, 409],
+      },
+    })
     .input(ZTransfer)
     .output(ZMembers)
     .mutation(({ ctx, input }) => ctx.services.teams.transfer(ctx.principal, input.team_id, input.user_id)),
 
   createApiKey: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "POST", path: "/teams/{team_id}/api-keys", tags, summary: "Create a team API key; the key is shown only in this response", errorResponses: [...err, 409] } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/teams/{team_id}/api-keys",
+        tags,
+        summary: "Create a team API key; the key is shown only in this response",
+        errorResponses: [...err, 409],
+      },
+    })
     .input(ZCreateApiKey)
     .output(z.object({ api_key: ZApiKey, key: z.string() }))
-    .mutation(({ ctx, input }) => ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role),
+    ),
 
   listApiKeys: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "GET", path: "/teams/{team_id}/api-keys", tags, summary: "The team's API keys (never the keys themselves)", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "GET",
+        path: "/teams/{team_id}/api-keys",
+        tags,
+        summary: "The team's API keys (never the keys themselves)",
+        errorResponses: err,
+      },
+    })
     .input(ZTeamRef)
     .output(z.object({ api_keys: z.array(ZApiKey).max(LIMITS.apiKeysListed) }))
     .query(({ ctx, input }) => ctx.services.teams.listApiKeys(ctx.principal, input.team_id)),
 
   revokeApiKey: authedProcedure
-    .meta({ access: "team:admin", openapi: { method: "DELETE", path: "/teams/{team_id}/api-keys/{key_id}", tags, summary: "Revoke an API key; it stops working at once", errorResponses: err } })
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/teams/{team_id}/api-keys/{key_id}",
+        tags,
+        summary: "Revoke an API key; it stops working at once",
+        errorResponses: err,
+      },
+    })
     .input(ZApiKeyRef)
     .output(ZApiKey)
     .mutation(({ ctx, input }) => ctx.services.teams.revokeApiKey(ctx.principal, input.team_id, input.key_id)),

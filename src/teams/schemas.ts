@@ -5,7 +5,13 @@ export const ZRole = z.enum(["owner", "admin", "viewer"]);
 /** Roles that can be granted; ownership moves only by transfer. */
 export const ZGrantableRole = z.enum(["admin", "viewer"]);
 
-export const ZTeam = z.object({ team_id: ZUuid, name: z.string(), role: ZRole, created_at: ZTimestamp, updated_at: ZTimestamp });
+export const ZTeam = z.object({
+  team_id: ZUuid,
+  name: z.string(),
+  role: ZRole,
+  created_at: ZTimestamp,
+  updated_at: ZTimestamp,
+});
 export const ZTeamRef = z.object({ team_id: ZUuid });
 
 export const ZMember = z.object({ user_id: ZUuid, email: z.string(), role: ZRole, joined_at: ZTimestamp });

@@ -71,7 +71,11 @@ export class TeamsService {
 
   async rename(principal: Principal, teamId: string, name: string) {
     const role = await this.require(principal, teamId, "admin");
-    const [team] = await this.db.update(teams).set({ name, updatedAt: new Date() }).where(eq(teams.id, teamId)).returning();
+    const [team] = await this.db
+      .update(teams)
+      .set({ name, updatedAt: new Date() })
+      .where(eq(teams.id, teamId))
+      .returning();
     if (!team) throw new AppError("not_found", "Team not found.");
     return teamOut(team, role);
   }
@@ -104,7 +108,11 @@ export class TeamsService {
       if (members!.n >= LIMITS.membersPerTeam) throw overLimit("members per team", LIMITS.membersPerTeam);
       const [theirs] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.userId, user.id));
       if (theirs!.n >= LIMITS.teamsPerUser) throw overLimit("teams per account", LIMITS.teamsPerUser);
-      const [r] = await tx.insert(teamMembers).values({ teamId, userId: user.id, role }).onConflictDoNothing().returning();
+      const [r] = await tx
+        .insert(teamMembers)
+        .values({ teamId, userId: user.id, role })
+        .onConflictDoNothing()
+        .returning();
       return r;
     });
     if (!row) throw new AppError("conflict", "This account is already a member of the team.");
@@ -114,7 +122,8 @@ export class TeamsService {
   async updateMember(principal: Principal, teamId: string, userId: string, role: "admin" | "viewer") {
     await this.require(principal, teamId, "admin");
     const member = await this.member(teamId, userId);
-    if (member.role === "owner") throw new AppError("conflict", "The owner's role changes only by transferring ownership.");
+    if (member.role === "owner")
+      throw new AppError("conflict", "The owner's role changes only by transferring ownership.");
     const [row] = await this.db
       .update(teamMembers)
       .set({ role })
@@ -127,7 +136,8 @@ export class TeamsService {
     const leavingSelf = principal.kind === "user" && principal.userId === userId;
     await this.require(principal, teamId, leavingSelf ? "viewer" : "admin");
     const member = await this.member(teamId, userId);
-    if (member.role === "owner") throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
+    if (member.role === "owner")
+      throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
     await this.db.delete(teamMembers).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
     return { ok: true as const };
   }
@@ -138,8 +148,14 @@ export class TeamsService {
     const target = await this.member(teamId, userId);
     if (target.role === "owner") throw new AppError("conflict", "This member already owns the team.");
     await this.db.transaction(async (tx) => {
-      await tx.update(teamMembers).set({ role: "admin" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")));
-      await tx.update(teamMembers).set({ role: "owner" }).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+      await tx
+        .update(teamMembers)
+        .set({ role: "admin" })
+        .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")));
+      await tx
+        .update(teamMembers)
+        .set({ role: "owner" })
+        .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
     });
     return this.members(principal, teamId);
   }
@@ -149,19 +165,23 @@ export class TeamsService {
     const key = newSecret("api_key");
     const [row] = await this.db.transaction(async (tx) => {
       await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
-      const [active] = await tx.select({ n: count() }).from(apiKeys).where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)));
-      if (active!.n >= LIMITS.activeApiKeysPerTeam) throw overLimit("active API keys per team; revoke unused ones", LIMITS.activeApiKeysPerTeam);
+      const [active] = await tx
+        .select({ n: count() })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)));
+      if (active!.n >= LIMITS.activeApiKeysPerTeam)
+        throw overLimit("active API keys per team; revoke unused ones", LIMITS.activeApiKeysPerTeam);
       return tx
-      .insert(apiKeys)
-      .values({
-        teamId,
-        name,
-        role,
-        keyHash: sha256(key),
-        prefix: displayPrefix(key),
-        createdBy: principal.kind === "user" ? principal.userId : null,
-      })
-      .returning();
+        .insert(apiKeys)
+        .values({
+          teamId,
+          name,
+          role,
+          keyHash: sha256(key),
+          prefix: displayPrefix(key),
+          createdBy: principal.kind === "user" ? principal.userId : null,
+        })
+        .returning();
     });
     return { api_key: keyOut(row!), key };
   }

@@ -53,7 +53,8 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
 
 /** Only a signed-in person: team API keys cannot manage accounts or create teams. */
 export const userProcedure = authedProcedure.use(({ ctx, next }) => {
-  if (ctx.principal.kind !== "user") throw new AppError("forbidden", "This endpoint needs a user access token, not an API key.");
+  if (ctx.principal.kind !== "user")
+    throw new AppError("forbidden", "This endpoint needs a user access token, not an API key.");
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });
 
@@ -88,6 +89,10 @@ export const limitedByClient = (limit: LimitName) =>
 export const limitedByPrincipal = (limit: LimitName) =>
   authedProcedure.use(async ({ ctx, next }) => {
     const p = ctx.principal;
-    await ctx.services.limiter.enforce(ctx.services.limits[limit], p.kind === "user" ? `user:${p.userId}` : `key:${p.keyId}`, ctx.resHeaders);
+    await ctx.services.limiter.enforce(
+      ctx.services.limits[limit],
+      p.kind === "user" ? `user:${p.userId}` : `key:${p.keyId}`,
+      ctx.resHeaders,
+    );
     return next();
   });

@@ -70,7 +70,10 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 }
 
 /** Reads a body stream, giving up as soon as it passes the limit (chunked bodies declare no length). */
-export async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
+export async function readLimited(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -99,7 +102,17 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
     const withBody = route.method === "POST" || route.method === "PATCH" || route.method === "PUT";
     const elysiaPath = route.path.replace(/\{(\w+)\}/g, ":$1");
 
-    const handler = async ({ request, params, query, server }: { request: Request; params: Record<string, string>; query: Record<string, string>; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+    const handler = async ({
+      request,
+      params,
+      query,
+      server,
+    }: {
+      request: Request;
+      params: Record<string, string>;
+      query: Record<string, string>;
+      server: { requestIP(r: Request): { address: string } | null } | null;
+    }) => {
       let response: Response;
       inflight.count++;
       try {

@@ -6,10 +6,31 @@ import type { Req, SecurityCase } from "../security/cases";
 import type { TeamFixture } from "../security/fixture";
 import type { World } from "../fuzz/world";
 
-export const CALLERS = ["anonymous", "outsider", "viewer", "admin", "owner", "key:viewer", "key:admin", "agent", "client", "client:other", "client:mismatched"] as const;
+export const CALLERS = [
+  "anonymous",
+  "outsider",
+  "viewer",
+  "admin",
+  "owner",
+  "key:viewer",
+  "key:admin",
+  "agent",
+  "client",
+  "client:other",
+  "client:mismatched",
+] as const;
 export type Caller = (typeof CALLERS)[number];
 
-const KNOWN_ACCESS: readonly Access[] = ["public", "user", "member", "team:viewer", "team:admin", "team:owner", "client", "agent"];
+const KNOWN_ACCESS: readonly Access[] = [
+  "public",
+  "user",
+  "member",
+  "team:viewer",
+  "team:admin",
+  "team:owner",
+  "client",
+  "agent",
+];
 
 /** A request that carries client credentials in its body (client_id, client_secret). */
 export interface CellReq extends Req {
@@ -49,8 +70,10 @@ export function present(caller: Caller, req: CellReq, w: World, team: TeamFixtur
   const headers = { ...req.headers };
   if (caller === "anonymous") delete body.client_secret;
   else if (caller === "client") Object.assign(body, { client_id: w.client.clientId, client_secret: w.client.secret });
-  else if (caller === "client:other") Object.assign(body, { client_id: w.otherClient.clientId, client_secret: w.otherClient.secret });
-  else if (caller === "client:mismatched") Object.assign(body, { client_id: w.client.clientId, client_secret: w.otherClient.secret });
+  else if (caller === "client:other")
+    Object.assign(body, { client_id: w.otherClient.clientId, client_secret: w.otherClient.secret });
+  else if (caller === "client:mismatched")
+    Object.assign(body, { client_id: w.client.clientId, client_secret: w.otherClient.secret });
   else {
     body.client_secret = bearer[caller];
     headers.authorization = `Bearer ${bearer[caller]}`;
@@ -59,8 +82,14 @@ export function present(caller: Caller, req: CellReq, w: World, team: TeamFixtur
 }
 
 const ROLE_RANK = { viewer: 1, admin: 2, owner: 3 } as const;
-const roleOf = (c: Caller) => (c === "viewer" || c === "key:viewer" ? "viewer" : c === "admin" || c === "key:admin" ? "admin" : c === "owner" ? "owner" : undefined);
-
+const roleOf = (c: Caller) =>
+  c === "viewer" || c === "key:viewer"
+    ? "viewer"
+    : c === "admin" || c === "key:admin"
+      ? "admin"
+      : c === "owner"
+        ? "owner"
+        : undefined;
 
 const ok = (body?: Record<string, unknown>): Expected => ({ status: 200, ...(body && { body }) });
 const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
@@ -70,7 +99,8 @@ const forbidden: Expected = { status: 403, code: "forbidden" };
 export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 = 403): Expected {
   const key = `${route.method} ${route.path}`;
   const access = route.access;
-  if (!access || !KNOWN_ACCESS.includes(access)) throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
+  if (!access || !KNOWN_ACCESS.includes(access))
+    throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
   const bearerHolder = roleOf(caller) !== undefined || caller === "outsider";
   switch (access) {
     case "public":
@@ -89,7 +119,8 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
       }
       // A person's access token is longer than any client secret may be (256), so it fails
       // validation before the lookup; API keys and agent tokens fit and are simply wrong.
-      if (caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner") return { status: 400, code: "validation_failed" };
+      if (caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner")
+        return { status: 400, code: "validation_failed" };
       return { status: 401, code: "invalid_client" };
     case "user":
       if (!bearerHolder) return unauthenticated;
@@ -112,13 +143,44 @@ const creds = (w: World) => ({ client_id: w.client.clientId, client_secret: w.cl
 /** Requests for the routes the security suite does not cover: public, client and agent ones. */
 export const EXTRA_BUILDERS: Record<string, Builder> = {
   "GET /health": () => ({ method: "GET", path: "/health" }),
-  "POST /auth/signup": () => ({ method: "POST", path: "/auth/signup", body: { email: uniqueEmail("matrix"), password: "correct horse battery" } }),
-  "POST /auth/login": (w) => ({ method: "POST", path: "/auth/login", body: { email: w.sessionUser.email, password: w.sessionUser.password } }),
-  "POST /auth/refresh": async (w) => ({ method: "POST", path: "/auth/refresh", body: { refresh_token: await refreshToken(w) } }),
-  "POST /auth/logout": async (w) => ({ method: "POST", path: "/auth/logout", body: { refresh_token: await refreshToken(w) } }),
-  "POST /client/ms-auth/start": (w) => ({ method: "POST", path: "/client/ms-auth/start", clientCreds: true, body: { ...creds(w), client_state: "matrix" } }),
-  "POST /client/ms-auth/poll": (w) => ({ method: "POST", path: "/client/ms-auth/poll", clientCreds: true, body: { ...creds(w), auth_request_id: w.pendingRequestId } }),
-  "POST /client/ms-auth/session/validate": (w) => ({ method: "POST", path: "/client/ms-auth/session/validate", clientCreds: true, body: { ...creds(w), svc_session_token: w.sessionToken } }),
+  "POST /auth/signup": () => ({
+    method: "POST",
+    path: "/auth/signup",
+    body: { email: uniqueEmail("matrix"), password: "correct horse battery" },
+  }),
+  "POST /auth/login": (w) => ({
+    method: "POST",
+    path: "/auth/login",
+    body: { email: w.sessionUser.email, password: w.sessionUser.password },
+  }),
+  "POST /auth/refresh": async (w) => ({
+    method: "POST",
+    path: "/auth/refresh",
+    body: { refresh_token: await refreshToken(w) },
+  }),
+  "POST /auth/logout": async (w) => ({
+    method: "POST",
+    path: "/auth/logout",
+    body: { refresh_token: await refreshToken(w) },
+  }),
+  "POST /client/ms-auth/start": (w) => ({
+    method: "POST",
+    path: "/client/ms-auth/start",
+    clientCreds: true,
+    body: { ...creds(w), client_state: "matrix" },
+  }),
+  "POST /client/ms-auth/poll": (w) => ({
+    method: "POST",
+    path: "/client/ms-auth/poll",
+    clientCreds: true,
+    body: { ...creds(w), auth_request_id: w.pendingRequestId },
+  }),
+  "POST /client/ms-auth/session/validate": (w) => ({
+    method: "POST",
+    path: "/client/ms-auth/session/validate",
+    clientCreds: true,
+    body: { ...creds(w), svc_session_token: w.sessionToken },
+  }),
   // A session of its own per cell: the right client's revoke ends it.
   "POST /client/ms-auth/session/revoke": async (w) => ({
     method: "POST",
@@ -130,13 +192,17 @@ export const EXTRA_BUILDERS: Record<string, Builder> = {
   "POST /agent/events": () => ({
     method: "POST",
     path: "/agent/events",
-    body: { events: [{ event_id: `matrix-${crypto.randomUUID()}`, type: "join", uuid: crypto.randomUUID(), name: "Steve" }] },
+    body: {
+      events: [{ event_id: `matrix-${crypto.randomUUID()}`, type: "join", uuid: crypto.randomUUID(), name: "Steve" }],
+    },
   }),
   "GET /agent/config": () => ({ method: "GET", path: "/agent/config" }),
 };
 
 async function refreshToken(w: World): Promise<string> {
-  const res = await api(w.server, "POST", "/auth/login", { body: { email: w.sessionUser.email, password: w.sessionUser.password } });
+  const res = await api(w.server, "POST", "/auth/login", {
+    body: { email: w.sessionUser.email, password: w.sessionUser.password },
+  });
   return res.body.refresh_token;
 }
 

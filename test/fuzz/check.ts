@@ -46,15 +46,22 @@ export function violation(op: Operation, res: Sent, validate: ValidateFunction |
       return `error ${res.status} body does not parse: ${res.text.slice(0, 200)}`;
     }
     const e = body?.error;
-    if (!e || typeof e.code !== "string" || typeof e.message !== "string") return `error ${res.status} outside the envelope: ${res.text.slice(0, 200)}`;
+    if (!e || typeof e.code !== "string" || typeof e.message !== "string")
+      return `error ${res.status} outside the envelope: ${res.text.slice(0, 200)}`;
     if (e.request_id !== requestId) return `error request_id ${e.request_id} differs from x-request-id ${requestId}`;
-    const keys = Object.keys(body).join(",") + "|" + Object.keys(e).filter((k) => !["code", "message", "details", "request_id"].includes(k)).join(",");
+    const keys =
+      Object.keys(body).join(",") +
+      "|" +
+      Object.keys(e)
+        .filter((k) => !["code", "message", "details", "request_id"].includes(k))
+        .join(",");
     if (keys !== "error|") return `unexpected keys in the envelope: ${keys}`;
     return null;
   }
   if (res.status >= 200 && res.status < 300) {
     if (!isJson) return `2xx is not JSON: ${res.text.slice(0, 200)}`;
-    if (validate && !validate(JSON.parse(res.text))) return `2xx body does not match the declared schema: ${JSON.stringify(validate.errors?.slice(0, 3))} in ${res.text.slice(0, 300)}`;
+    if (validate && !validate(JSON.parse(res.text)))
+      return `2xx body does not match the declared schema: ${JSON.stringify(validate.errors?.slice(0, 3))} in ${res.text.slice(0, 300)}`;
     return null;
   }
   return `unexpected status ${res.status}`;

@@ -18,15 +18,20 @@ export function operations(doc: Doc): Operation[] {
     for (const [method, spec] of Object.entries(item)) {
       const ok = spec.responses?.["200"] ?? spec.responses?.["303"];
       const html = !spec.responses?.["200"]?.content?.["application/json"];
-      out.push({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, spec, html: html && Boolean(ok), bearer: (spec.security ?? []).some((s: object) => "bearerAuth" in s) });
+      out.push({
+        key: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path,
+        spec,
+        html: html && Boolean(ok),
+        bearer: (spec.security ?? []).some((s: object) => "bearerAuth" in s),
+      });
     }
   }
   return out;
 }
 
-export type Body =
-  | { kind: "json"; value: unknown }
-  | { kind: "raw"; text: string | Uint8Array; contentType?: string };
+export type Body = { kind: "json"; value: unknown } | { kind: "raw"; text: string | Uint8Array; contentType?: string };
 
 export interface FuzzRequest {
   /** what was done to the valid request, for the report and for counterexamples */
@@ -43,19 +48,29 @@ export interface Credentials {
   expired: string;
 }
 
-const params = (op: Operation, where: string) => ((op.spec.parameters ?? []) as JsonSchema[]).filter((p) => p.in === where);
+const params = (op: Operation, where: string) =>
+  ((op.spec.parameters ?? []) as JsonSchema[]).filter((p) => p.in === where);
 
 function bodySchema(doc: Doc, op: Operation): { schema: JsonSchema; form: boolean } | undefined {
   const content = op.spec.requestBody?.content;
   if (!content) return undefined;
   if (content["application/json"]) return { schema: deref(doc, content["application/json"].schema), form: false };
-  if (content["application/x-www-form-urlencoded"]) return { schema: deref(doc, content["application/x-www-form-urlencoded"].schema), form: true };
+  if (content["application/x-www-form-urlencoded"])
+    return { schema: deref(doc, content["application/x-www-form-urlencoded"].schema), form: true };
   return undefined;
 }
 
-function paramsArb(doc: Doc, list: JsonSchema[], hints: Hints, requiredOnly: boolean): fc.Arbitrary<Record<string, string>> {
+function paramsArb(
+  doc: Doc,
+  list: JsonSchema[],
+  hints: Hints,
+  requiredOnly: boolean,
+): fc.Arbitrary<Record<string, string>> {
   const model: Record<string, fc.Arbitrary<string>> = {};
-  for (const p of list) model[p.name] = hinted(hints[p.name], valueArb(doc, p.schema, hints)).map(String).filter((v) => p.in !== "path" || v !== "");
+  for (const p of list)
+    model[p.name] = hinted(hints[p.name], valueArb(doc, p.schema, hints))
+      .map(String)
+      .filter((v) => p.in !== "path" || v !== "");
   const required = list.filter((p) => p.required || requiredOnly).map((p) => p.name as string);
   return fc.record(model, { requiredKeys: required });
 }
@@ -80,7 +95,11 @@ export function validRequest(doc: Doc, op: Operation, hints: Hints, creds: Crede
         value === undefined
           ? undefined
           : body!.form
-            ? { kind: "raw" as const, text: new URLSearchParams(value as Record<string, string>).toString(), contentType: "application/x-www-form-urlencoded" }
+            ? {
+                kind: "raw" as const,
+                text: new URLSearchParams(value as Record<string, string>).toString(),
+                contentType: "application/x-www-form-urlencoded",
+              }
             : { kind: "json" as const, value },
     }));
 }
@@ -101,6 +120,7 @@ const NASTY_STRINGS = [
   "'; drop table users; --",
   "%00%ff%",
   "../../../../etc/passwd",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as-is
   "${7*7}{{7*7}}",
   "<script>alert(1)</script>",
   " ",
@@ -114,7 +134,10 @@ const NASTY_STRINGS = [
 const nastyString = fc.oneof(
   fc.constantFrom(...NASTY_STRINGS),
   fc.string({ unit: "binary", maxLength: 64 }),
-  fc.string({ unit: fc.constantFrom("\u0000", "\u0001", "\u001f", "\u007f", "\u0085", "\u2028", "\ufeff", "\ud800", "é", "a"), maxLength: 32 }),
+  fc.string({
+    unit: fc.constantFrom("\u0000", "\u0001", "\u001f", "\u007f", "\u0085", "\u2028", "\ufeff", "\ud800", "é", "a"),
+    maxLength: 32,
+  }),
 );
 
 const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -139,26 +162,59 @@ const headerNoise = fc.oneof(
   fc.uuid().map((u) => ` ${u} `),
   fc.uuid().map((u) => u.replace(/-/g, "")),
   // Request heads past Bun's parser limit (about 16 KB) get its bare 431 before the service sees them.
-  fc.constantFrom("00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "'", "null", "x".repeat(3000)),
+  fc.constantFrom(
+    "00000000-0000-0000-0000-000000000000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "'",
+    "null",
+    "x".repeat(3000),
+  ),
 );
 
 /** encodeURIComponent, except that lone surrogates become U+FFFD rather than an exception. */
 export const pctEncode = (s: string) =>
-  Array.from(new TextEncoder().encode(s), (b) => (/[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+  Array.from(new TextEncoder().encode(s), (b) =>
+    /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b))
+      ? String.fromCharCode(b)
+      : `%${b.toString(16).toUpperCase().padStart(2, "0")}`,
+  ).join("");
 
 const pathNoise = fc.oneof(
   nastyString.map(pctEncode),
-  fc.constantFrom("%00", "%", "%ZZ", "%E0%A4%A", "%C0%AF", "%2F", "a%2F..%2Fb", "a%20b", "x".repeat(5000), "00000000-0000-0000-0000-000000000000"),
+  fc.constantFrom(
+    "%00",
+    "%",
+    "%ZZ",
+    "%E0%A4%A",
+    "%C0%AF",
+    "%2F",
+    "a%2F..%2Fb",
+    "a%20b",
+    "x".repeat(5000),
+    "00000000-0000-0000-0000-000000000000",
+  ),
   fc.uuid(),
   fc.integer().map(String),
 );
 
 const bearerNoise = (expired: string) =>
   fc.oneof(
-    fc.constantFrom(`Bearer ${expired}`, "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "bearer a.b.c", `Bearer ${"A".repeat(4000)}`, "Bearer mcp_key_", "Bearer mcp_agent_", "Bearer mcp_sess_x"),
+    fc.constantFrom(
+      `Bearer ${expired}`,
+      "Bearer",
+      "Bearer ",
+      "Basic dXNlcjpwYXNz",
+      "bearer a.b.c",
+      `Bearer ${"A".repeat(4000)}`,
+      "Bearer mcp_key_",
+      "Bearer mcp_agent_",
+      "Bearer mcp_sess_x",
+    ),
     headerNoise.map((t) => `Bearer ${t}`),
     fc.base64String({ minLength: 4, maxLength: 200 }).map((t) => `Bearer ${t}.${t}.${t}`),
-    fc.tuple(fc.constantFrom("mcp_key_", "mcp_agent_", "mcp_sess_", ""), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/)).map(([prefix, t]) => `Bearer ${prefix}${t}`),
+    fc
+      .tuple(fc.constantFrom("mcp_key_", "mcp_agent_", "mcp_sess_", ""), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/))
+      .map(([prefix, t]) => `Bearer ${prefix}${t}`),
     headerNoise,
   );
 
@@ -170,11 +226,16 @@ function deepJson(depth: number, open: string, close: string, leaf = "1") {
 function withRawKey(value: unknown, key: string, raw: string): string {
   const rest = JSON.stringify(value ?? {});
   const inner = rest.slice(1, -1);
-  return `{${JSON.stringify(key)}:${raw}${inner ? "," + inner : ""}}`;
+  return `{${JSON.stringify(key)}:${raw}${inner ? `,${inner}` : ""}}`;
 }
 
 function objectBody(req: FuzzRequest): Record<string, unknown> | undefined {
-  return req.body?.kind === "json" && req.body.value && typeof req.body.value === "object" && !Array.isArray(req.body.value) ? (req.body.value as Record<string, unknown>) : undefined;
+  return req.body?.kind === "json" &&
+    req.body.value &&
+    typeof req.body.value === "object" &&
+    !Array.isArray(req.body.value)
+    ? (req.body.value as Record<string, unknown>)
+    : undefined;
 }
 
 /** Paths to every value inside a JSON value (objects and arrays), for field-level mutations. */
@@ -199,7 +260,11 @@ function setAt(root: unknown, path: (string | number)[], fn: (parent: any, key: 
 
 type Mutation = (req: FuzzRequest) => fc.Arbitrary<FuzzRequest> | null;
 
-const tag = (req: FuzzRequest, label: string, patch: Partial<FuzzRequest>): FuzzRequest => ({ ...req, ...patch, label });
+const tag = (req: FuzzRequest, label: string, patch: Partial<FuzzRequest>): FuzzRequest => ({
+  ...req,
+  ...patch,
+  label,
+});
 
 /** Every way the fuzzer spoils a valid request; null where it does not apply to this one. */
 export function mutations(creds: Credentials): Record<string, Mutation> {
@@ -208,21 +273,34 @@ export function mutations(creds: Credentials): Record<string, Mutation> {
       const body = objectBody(req);
       const paths = body ? leafPaths(body) : [];
       if (!paths.length) return null;
-      return fc.tuple(fc.constantFrom(...paths), wrongValue).map(([p, v]) => tag(req, `field wrong type: ${p.join(".")}`, { body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) } }));
+      return fc.tuple(fc.constantFrom(...paths), wrongValue).map(([p, v]) =>
+        tag(req, `field wrong type: ${p.join(".")}`, {
+          body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) },
+        }),
+      );
     },
     "field missing": (req) => {
       const body = objectBody(req);
       const paths = body ? leafPaths(body) : [];
       if (!paths.length) return null;
       return fc.constantFrom(...paths).map((p) =>
-        tag(req, `field missing: ${p.join(".")}`, { body: { kind: "json", value: setAt(body, p, (o, k) => (Array.isArray(o) ? o.splice(Number(k), 1) : delete o[k])) } }),
+        tag(req, `field missing: ${p.join(".")}`, {
+          body: {
+            kind: "json",
+            value: setAt(body, p, (o, k) => (Array.isArray(o) ? o.splice(Number(k), 1) : delete o[k])),
+          },
+        }),
       );
     },
     "string field hostile": (req) => {
       const body = objectBody(req);
       const paths = body ? leafPaths(body) : [];
       if (!paths.length) return null;
-      return fc.tuple(fc.constantFrom(...paths), nastyString).map(([p, v]) => tag(req, `hostile string: ${p.join(".")}`, { body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) } }));
+      return fc.tuple(fc.constantFrom(...paths), nastyString).map(([p, v]) =>
+        tag(req, `hostile string: ${p.join(".")}`, {
+          body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) },
+        }),
+      );
     },
     "oversized field": (req) => {
       const body = objectBody(req) ?? {};
@@ -234,57 +312,172 @@ export function mutations(creds: Credentials): Record<string, Mutation> {
         fc.integer({ min: 600, max: 12_000 }).map((n) => Array.from({ length: n }, (_, i) => i)),
         fc.integer({ min: 600, max: 3_000 }).map((n) => Array.from({ length: n }, () => ({ a: "b" }))),
       );
-      return fc.tuple(key, huge).map(([p, v]) => tag(req, `oversized: ${p.join(".")}`, { body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) } }));
+      return fc.tuple(key, huge).map(([p, v]) =>
+        tag(req, `oversized: ${p.join(".")}`, {
+          body: { kind: "json", value: setAt(body, p, (o, k) => (o[k] = v)) },
+        }),
+      );
     },
     "deep nesting": (req) =>
-      fc.tuple(fc.integer({ min: 100, max: 30_000 }), fc.constantFrom(["[", "]"], ['{"a":', "}"]), fc.constantFrom("events", "name", "team_id", "x")).map(([depth, [o, c], key]) =>
-        tag(req, `deep nesting ${depth}`, { body: { kind: "raw", text: withRawKey(objectBody(req), key, deepJson(depth, o!, c!)), contentType: "application/json" } }),
-      ),
+      fc
+        .tuple(
+          fc.integer({ min: 100, max: 30_000 }),
+          fc.constantFrom(["[", "]"], ['{"a":', "}"]),
+          fc.constantFrom("events", "name", "team_id", "x"),
+        )
+        .map(([depth, [o, c], key]) =>
+          tag(req, `deep nesting ${depth}`, {
+            body: {
+              kind: "raw",
+              text: withRawKey(objectBody(req), key, deepJson(depth, o!, c!)),
+              contentType: "application/json",
+            },
+          }),
+        ),
     "extra and prototype keys": (req) =>
       fc
-        .tuple(fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "extra_field", "is_admin", "role"), fc.constantFrom('{"admin":true,"role":"owner"}', '{"prototype":{"polluted":1}}', "null", "1", '"x"', "[]"))
-        .map(([key, raw]) => tag(req, `extra key ${key}`, { body: { kind: "raw", text: withRawKey(objectBody(req), key, raw), contentType: "application/json" } })),
+        .tuple(
+          fc.constantFrom(
+            "__proto__",
+            "constructor",
+            "prototype",
+            "toString",
+            "hasOwnProperty",
+            "extra_field",
+            "is_admin",
+            "role",
+          ),
+          fc.constantFrom('{"admin":true,"role":"owner"}', '{"prototype":{"polluted":1}}', "null", "1", '"x"', "[]"),
+        )
+        .map(([key, raw]) =>
+          tag(req, `extra key ${key}`, {
+            body: { kind: "raw", text: withRawKey(objectBody(req), key, raw), contentType: "application/json" },
+          }),
+        ),
     "wrong content type": (req) =>
       fc
-        .constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/jsonx", "text/json", "", "application/json; charset=utf-16")
-        .map((ct) => tag(req, `content-type ${ct || "(none)"}`, { body: { kind: "raw", text: JSON.stringify(objectBody(req) ?? { a: 1 }), contentType: ct || undefined } })),
+        .constantFrom(
+          "text/plain",
+          "application/xml",
+          "multipart/form-data; boundary=x",
+          "application/x-www-form-urlencoded",
+          "application/jsonx",
+          "text/json",
+          "",
+          "application/json; charset=utf-16",
+        )
+        .map((ct) =>
+          tag(req, `content-type ${ct || "(none)"}`, {
+            body: { kind: "raw", text: JSON.stringify(objectBody(req) ?? { a: 1 }), contentType: ct || undefined },
+          }),
+        ),
     "not json": (req) =>
       fc
         .oneof(
-          fc.constantFrom("{", '{"a":', "[]", "[1,2]", "null", "true", "42", '"str"', "{'a':1}", "{a:1}", '{"a":1}{"b":2}', "\ufeff{}", "NaN", '{"a":01}'),
+          fc.constantFrom(
+            "{",
+            '{"a":',
+            "[]",
+            "[1,2]",
+            "null",
+            "true",
+            "42",
+            '"str"',
+            "{'a':1}",
+            "{a:1}",
+            '{"a":1}{"b":2}',
+            "\ufeff{}",
+            "NaN",
+            '{"a":01}',
+          ),
           fc.string({ maxLength: 100 }),
           fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => b as unknown as string),
         )
-        .map((text) => tag(req, "not json", { body: { kind: "raw", text: text as string | Uint8Array, contentType: "application/json" } })),
+        .map((text) =>
+          tag(req, "not json", {
+            body: { kind: "raw", text: text as string | Uint8Array, contentType: "application/json" },
+          }),
+        ),
     "invalid utf-8": (req) =>
-      fc.constantFrom([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d], [0xff, 0xfe, 0x7b, 0x7d], [0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d]).map((bytes) =>
-        tag(req, "invalid utf-8", { body: { kind: "raw", text: new Uint8Array(bytes), contentType: "application/json" } }),
+      fc
+        .constantFrom(
+          [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d],
+          [0xff, 0xfe, 0x7b, 0x7d],
+          [0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d],
+        )
+        .map((bytes) =>
+          tag(req, "invalid utf-8", {
+            body: { kind: "raw", text: new Uint8Array(bytes), contentType: "application/json" },
+          }),
+        ),
+    "bad bearer": (req) =>
+      bearerNoise(creds.expired).map((auth) =>
+        tag(req, `bad bearer`, { headers: { ...req.headers, authorization: auth } }),
       ),
-    "bad bearer": (req) => bearerNoise(creds.expired).map((auth) => tag(req, `bad bearer`, { headers: { ...req.headers, authorization: auth } })),
-    "no bearer": (req) => (req.headers.authorization ? fc.constant(tag(req, "no bearer", { headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "authorization")) })) : null),
+    "no bearer": (req) =>
+      req.headers.authorization
+        ? fc.constant(
+            tag(req, "no bearer", {
+              headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "authorization")),
+            }),
+          )
+        : null,
     "selector header noise": (req) =>
-      fc.tuple(fc.constantFrom("x-server-id", "x-team-id"), fc.oneof(headerNoise, fc.constant(null))).map(([name, v]) => {
-        const headers = { ...req.headers };
-        if (v === null) delete headers[name];
-        else headers[name] = v;
-        return tag(req, `selector ${name}`, { headers });
-      }),
+      fc
+        .tuple(fc.constantFrom("x-server-id", "x-team-id"), fc.oneof(headerNoise, fc.constant(null)))
+        .map(([name, v]) => {
+          const headers = { ...req.headers };
+          if (v === null) delete headers[name];
+          else headers[name] = v;
+          return tag(req, `selector ${name}`, { headers });
+        }),
     "path param noise": (req) => {
       const names = Object.keys(req.pathParams);
       if (!names.length) return null;
       // An empty segment would name another route (`/teams/` is `GET /teams`), not spoil this one.
-      return fc.tuple(fc.constantFrom(...names), pathNoise.filter((v) => v !== "")).map(([name, v]) => tag(req, `path ${name}`, { pathParams: { ...req.pathParams, [name]: v } }));
+      return fc
+        .tuple(
+          fc.constantFrom(...names),
+          pathNoise.filter((v) => v !== ""),
+        )
+        .map(([name, v]) => tag(req, `path ${name}`, { pathParams: { ...req.pathParams, [name]: v } }));
     },
     "query noise": (req) =>
       fc
-        .tuple(fc.constantFrom(...Object.keys(req.query), "team_id", "limit", "window", "input", "__proto__", "state", "code"), fc.oneof(headerNoise, fc.array(headerNoise, { minLength: 2, maxLength: 3 })))
+        .tuple(
+          fc.constantFrom(
+            ...Object.keys(req.query),
+            "team_id",
+            "limit",
+            "window",
+            "input",
+            "__proto__",
+            "state",
+            "code",
+          ),
+          fc.oneof(headerNoise, fc.array(headerNoise, { minLength: 2, maxLength: 3 })),
+        )
         .map(([name, v]) => tag(req, `query ${name}`, { query: { ...req.query, [name]: v } })),
   };
 }
 
-const BODY_MUTATIONS = new Set(["field wrong type", "field missing", "string field hostile", "oversized field", "deep nesting", "extra and prototype keys", "wrong content type", "not json", "invalid utf-8"]);
+const BODY_MUTATIONS = new Set([
+  "field wrong type",
+  "field missing",
+  "string field hostile",
+  "oversized field",
+  "deep nesting",
+  "extra and prototype keys",
+  "wrong content type",
+  "not json",
+  "invalid utf-8",
+]);
 
-export function hostileRequest(op: Operation, valid: fc.Arbitrary<FuzzRequest>, creds: Credentials): fc.Arbitrary<FuzzRequest> {
+export function hostileRequest(
+  op: Operation,
+  valid: fc.Arbitrary<FuzzRequest>,
+  creds: Credentials,
+): fc.Arbitrary<FuzzRequest> {
   // fetch cannot send a body with GET; DELETE may carry one, which the service must ignore.
   const all = Object.entries(mutations(creds))
     .filter(([name]) => op.method !== "GET" || !BODY_MUTATIONS.has(name))
@@ -296,7 +489,12 @@ export function hostileRequest(op: Operation, valid: fc.Arbitrary<FuzzRequest>, 
 }
 
 /** The URL, headers and body to send; placeholders in any of them are filled from `fill`. */
-export function materialize(baseUrl: string, op: Operation, req: FuzzRequest, fill: (s: string) => string): { url: string; init: RequestInit } {
+export function materialize(
+  baseUrl: string,
+  op: Operation,
+  req: FuzzRequest,
+  fill: (s: string) => string,
+): { url: string; init: RequestInit } {
   let path = op.path;
   // Path values are already encoded: valid ones by validRequest, hostile ones on purpose (or not).
   for (const [name, value] of Object.entries(req.pathParams)) path = path.replace(`{${name}}`, fill(value));
@@ -313,5 +511,8 @@ export function materialize(baseUrl: string, op: Operation, req: FuzzRequest, fi
     if (req.body.contentType !== undefined) headers["content-type"] = req.body.contentType;
   }
   const query = qs.toString();
-  return { url: `${baseUrl}${path}${query ? `?${query}` : ""}`, init: { method: op.method, headers, body, redirect: "manual" } };
+  return {
+    url: `${baseUrl}${path}${query ? `?${query}` : ""}`,
+    init: { method: op.method, headers, body, redirect: "manual" },
+  };
 }

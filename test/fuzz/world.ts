@@ -39,7 +39,13 @@ export interface World {
   bannedUuid: string;
 }
 
-async function post(server: RunningServer, token: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+async function post(
+  server: RunningServer,
+  token: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await api(server, "POST", path, { token, body, headers });
   if (res.status !== 200) throw new Error(`fixture ${path}: ${res.status} ${res.text}`);
   return res.body;
@@ -48,14 +54,27 @@ async function post(server: RunningServer, token: string, path: string, body: un
 /** A client application with ms_auth in the given team, created by one of its admins. */
 export async function clientIn(server: RunningServer, owner: TestUser, teamId: string): Promise<TestClient> {
   const redirectUri = "com.example.launcher:/callback";
-  const created = await post(server, owner.token, "/client/apps", { team_id: teamId, name: "launcher", title: "Blocky Launcher", description: "Play on Blocky servers." });
-  await post(server, owner.token, `/client/apps/${created.app.client_id}/modules/ms-auth`, { post_login_redirect_uri: redirectUri });
+  const created = await post(server, owner.token, "/client/apps", {
+    team_id: teamId,
+    name: "launcher",
+    title: "Blocky Launcher",
+    description: "Play on Blocky servers.",
+  });
+  await post(server, owner.token, `/client/apps/${created.app.client_id}/modules/ms-auth`, {
+    post_login_redirect_uri: redirectUri,
+  });
   return { owner, teamId, clientId: created.app.client_id, secret: created.client_secret, redirectUri };
 }
 
 /** A registered server in the given team, on a loopback port that refuses at once. */
 export async function gameServerIn(server: RunningServer, owner: TestUser, teamId: string): Promise<TestGameServer> {
-  const created = await post(server, owner.token, "/server/servers", { team_id: teamId, name: "Survival", host: "127.0.0.1", port: 9, kind: "single" });
+  const created = await post(server, owner.token, "/server/servers", {
+    team_id: teamId,
+    name: "Survival",
+    host: "127.0.0.1",
+    port: 9,
+    kind: "single",
+  });
   return { serverId: created.server_id, agentToken: created.agent_token };
 }
 
@@ -73,11 +92,37 @@ export async function makeWorld(server: RunningServer): Promise<World> {
   const forCallback = await start(server, client, "callback");
   // Something for the list endpoints to return, so their 200 bodies have rows to check.
   const selected = { "x-server-id": gameServer.serverId };
-  const rank = await post(server, people.owner.token, "/server/ranks", { name: "default", permissions: ["essentials.spawn"] }, selected);
-  const announcement = await post(server, people.owner.token, "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }, selected);
-  const ban = await post(server, people.owner.token, "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer", reason: "griefing" }, selected);
-  await post(server, gameServer.agentToken, "/agent/events", { events: [{ event_id: "world-1", type: "join", uuid: crypto.randomUUID(), name: "Steve" }] });
-  await post(server, gameServer.agentToken, "/agent/heartbeat", { tps: 20, mspt: 12, players_online: 1, memory_used_mb: 1024, memory_max_mb: 4096 });
+  const rank = await post(
+    server,
+    people.owner.token,
+    "/server/ranks",
+    { name: "default", permissions: ["essentials.spawn"] },
+    selected,
+  );
+  const announcement = await post(
+    server,
+    people.owner.token,
+    "/server/announcements",
+    { message: "Vote for us!", interval_seconds: 600 },
+    selected,
+  );
+  const ban = await post(
+    server,
+    people.owner.token,
+    "/server/bans",
+    { uuid: crypto.randomUUID(), name: "Griefer", reason: "griefing" },
+    selected,
+  );
+  await post(server, gameServer.agentToken, "/agent/events", {
+    events: [{ event_id: "world-1", type: "join", uuid: crypto.randomUUID(), name: "Steve" }],
+  });
+  await post(server, gameServer.agentToken, "/agent/heartbeat", {
+    tps: 20,
+    mspt: 12,
+    players_online: 1,
+    memory_used_mb: 1024,
+    memory_max_mb: 4096,
+  });
   const keys = await api(server, "GET", `/teams/${team.teamId}/api-keys`, { token: people.owner.token });
   const expiredToken = await server.services.tokens.sign(people.owner.id, Math.floor(Date.now() / 1000) - 7200, 60);
   return {

@@ -30,17 +30,37 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
   "GET /auth/me": { access: "user", request: () => ({ method: "GET", path: "/auth/me" }) },
   "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
   "GET /teams": { access: "member", request: () => ({ method: "GET", path: "/teams" }) },
-  "GET /teams/{team_id}": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}` }) },
-  "PATCH /teams/{team_id}": { access: "team:admin", request: ({ team }) => ({ method: "PATCH", path: `/teams/${team.teamId}`, body: { name: "renamed" } }) },
-  "DELETE /teams/{team_id}": { access: "team:owner", request: ({ team }) => ({ method: "DELETE", path: `/teams/${team.teamId}` }) },
-  "GET /teams/{team_id}/members": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/members` }) },
+  "GET /teams/{team_id}": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}` }),
+  },
+  "PATCH /teams/{team_id}": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "PATCH", path: `/teams/${team.teamId}`, body: { name: "renamed" } }),
+  },
+  "DELETE /teams/{team_id}": {
+    access: "team:owner",
+    request: ({ team }) => ({ method: "DELETE", path: `/teams/${team.teamId}` }),
+  },
+  "GET /teams/{team_id}/members": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/members` }),
+  },
   "POST /teams/{team_id}/members": {
     access: "team:admin",
-    request: ({ team, people }) => ({ method: "POST", path: `/teams/${team.teamId}/members`, body: { email: people.outsider.email, role: "viewer" } }),
+    request: ({ team, people }) => ({
+      method: "POST",
+      path: `/teams/${team.teamId}/members`,
+      body: { email: people.outsider.email, role: "viewer" },
+    }),
   },
   "PATCH /teams/{team_id}/members/{user_id}": {
     access: "team:admin",
-    request: ({ team, people }) => ({ method: "PATCH", path: `/teams/${team.teamId}/members/${people.viewer.id}`, body: { role: "viewer" } }),
+    request: ({ team, people }) => ({
+      method: "PATCH",
+      path: `/teams/${team.teamId}/members/${people.viewer.id}`,
+      body: { role: "viewer" },
+    }),
   },
   "DELETE /teams/{team_id}/members/{user_id}": {
     access: "team:admin",
@@ -48,13 +68,24 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
   },
   "POST /teams/{team_id}/transfer": {
     access: "team:owner",
-    request: ({ team, people }) => ({ method: "POST", path: `/teams/${team.teamId}/transfer`, body: { user_id: people.admin.id } }),
+    request: ({ team, people }) => ({
+      method: "POST",
+      path: `/teams/${team.teamId}/transfer`,
+      body: { user_id: people.admin.id },
+    }),
   },
   "POST /teams/{team_id}/api-keys": {
     access: "team:admin",
-    request: ({ team }) => ({ method: "POST", path: `/teams/${team.teamId}/api-keys`, body: { name: "k", role: "viewer" } }),
+    request: ({ team }) => ({
+      method: "POST",
+      path: `/teams/${team.teamId}/api-keys`,
+      body: { name: "k", role: "viewer" },
+    }),
   },
-  "GET /teams/{team_id}/api-keys": { access: "team:admin", request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/api-keys` }) },
+  "GET /teams/{team_id}/api-keys": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/api-keys` }),
+  },
   "DELETE /teams/{team_id}/api-keys/{key_id}": {
     access: "team:admin",
     request: async ({ server, team, people }) => {
@@ -70,64 +101,186 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
 
   "POST /client/apps": {
     access: "team:admin",
-    request: ({ team }) => ({ method: "POST", path: "/client/apps", body: { team_id: team.teamId, name: "c", title: "t", description: "d" } }),
+    request: ({ team }) => ({
+      method: "POST",
+      path: "/client/apps",
+      body: { team_id: team.teamId, name: "c", title: "t", description: "d" },
+    }),
   },
-  "GET /client/apps": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: `/client/apps?team_id=${team.teamId}` }) },
-  "GET /client/apps/{client_id}": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f)}` }) },
-  "PATCH /client/apps/{client_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "PATCH", path: `/client/apps/${await fixtureClient(f)}`, body: { title: "t2" } }) },
-  "DELETE /client/apps/{client_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f)}` }) },
-  "POST /client/apps/{client_id}/secret": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "POST", path: `/client/apps/${await fixtureClient(f)}/secret` }) },
+  "GET /client/apps": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/client/apps?team_id=${team.teamId}` }),
+  },
+  "GET /client/apps/{client_id}": {
+    access: "team:viewer",
+    outsider: 404,
+    request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f)}` }),
+  },
+  "PATCH /client/apps/{client_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "PATCH", path: `/client/apps/${await fixtureClient(f)}`, body: { title: "t2" } }),
+  },
+  "DELETE /client/apps/{client_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f)}` }),
+  },
+  "POST /client/apps/{client_id}/secret": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "POST", path: `/client/apps/${await fixtureClient(f)}/secret` }),
+  },
   "POST /client/apps/{client_id}/modules/ms-auth": {
     access: "team:admin",
     outsider: 404,
-    request: async (f) => ({ method: "POST", path: `/client/apps/${await fixtureClient(f)}/modules/ms-auth`, body: { post_login_redirect_uri: "https://l.example.com/cb" } }),
+    request: async (f) => ({
+      method: "POST",
+      path: `/client/apps/${await fixtureClient(f)}/modules/ms-auth`,
+      body: { post_login_redirect_uri: "https://l.example.com/cb" },
+    }),
   },
-  "GET /client/apps/{client_id}/modules/ms-auth": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
-  "DELETE /client/apps/{client_id}/modules/ms-auth": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }) },
+  "GET /client/apps/{client_id}/modules/ms-auth": {
+    access: "team:viewer",
+    outsider: 404,
+    request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }),
+  },
+  "DELETE /client/apps/{client_id}/modules/ms-auth": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }),
+  },
 
   "POST /server/servers": {
     access: "team:admin",
-    request: ({ team }) => ({ method: "POST", path: "/server/servers", body: { team_id: team.teamId, name: "s", host: "127.0.0.1", port: 9, kind: "single" } }),
+    request: ({ team }) => ({
+      method: "POST",
+      path: "/server/servers",
+      body: { team_id: team.teamId, name: "s", host: "127.0.0.1", port: 9, kind: "single" },
+    }),
   },
-  "GET /server/servers": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: "/server/servers", headers: { "x-team-id": team.teamId } }) },
-  "GET /server/networks": { access: "team:viewer", request: ({ team }) => ({ method: "GET", path: "/server/networks", headers: { "x-team-id": team.teamId } }) },
-  "GET /server/servers/{server_id}": { access: "team:viewer", outsider: 404, request: async (f) => ({ method: "GET", path: `/server/servers/${await fixtureServer(f)}` }) },
-  "PATCH /server/servers/{server_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "PATCH", path: `/server/servers/${await fixtureServer(f)}`, body: { name: "renamed" } }) },
-  "DELETE /server/servers/{server_id}": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "DELETE", path: `/server/servers/${await fixtureServer(f)}` }) },
-  "POST /server/servers/{server_id}/agent-token": { access: "team:admin", outsider: 404, request: async (f) => ({ method: "POST", path: `/server/servers/${await fixtureServer(f)}/agent-token` }) },
-  "GET /server/uptime-stats": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/uptime-stats?window=1h") },
-  "GET /server/players": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/players") },
-  "POST /server/bans": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }) },
+  "GET /server/servers": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: "/server/servers", headers: { "x-team-id": team.teamId } }),
+  },
+  "GET /server/networks": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: "/server/networks", headers: { "x-team-id": team.teamId } }),
+  },
+  "GET /server/servers/{server_id}": {
+    access: "team:viewer",
+    outsider: 404,
+    request: async (f) => ({ method: "GET", path: `/server/servers/${await fixtureServer(f)}` }),
+  },
+  "PATCH /server/servers/{server_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({
+      method: "PATCH",
+      path: `/server/servers/${await fixtureServer(f)}`,
+      body: { name: "renamed" },
+    }),
+  },
+  "DELETE /server/servers/{server_id}": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "DELETE", path: `/server/servers/${await fixtureServer(f)}` }),
+  },
+  "POST /server/servers/{server_id}/agent-token": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({ method: "POST", path: `/server/servers/${await fixtureServer(f)}/agent-token` }),
+  },
+  "GET /server/uptime-stats": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/uptime-stats?window=1h"),
+  },
+  "GET /server/players": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/players"),
+  },
+  "POST /server/bans": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
+  },
   "DELETE /server/bans/{uuid}": {
     access: "team:admin",
     outsider: 404,
-    request: (f) => serverReq(f, "DELETE", "/server/bans/{uuid}", undefined, async (post) => (await post("/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" })).uuid),
+    request: (f) =>
+      serverReq(
+        f,
+        "DELETE",
+        "/server/bans/{uuid}",
+        undefined,
+        async (post) => (await post("/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" })).uuid,
+      ),
   },
   "GET /server/ranks": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/ranks") },
-  "POST /server/ranks": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/ranks", { name: "vip", weight: 10 }) },
+  "POST /server/ranks": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "POST", "/server/ranks", { name: "vip", weight: 10 }),
+  },
   "PATCH /server/ranks/{name}": {
     access: "team:admin",
     outsider: 404,
-    request: (f) => serverReq(f, "PATCH", "/server/ranks/{name}", { weight: 20 }, async (post) => (await post("/server/ranks", { name: "vip" })).name),
+    request: (f) =>
+      serverReq(
+        f,
+        "PATCH",
+        "/server/ranks/{name}",
+        { weight: 20 },
+        async (post) => (await post("/server/ranks", { name: "vip" })).name,
+      ),
   },
   "DELETE /server/ranks/{name}": {
     access: "team:admin",
     outsider: 404,
-    request: (f) => serverReq(f, "DELETE", "/server/ranks/{name}", undefined, async (post) => (await post("/server/ranks", { name: "vip" })).name),
+    request: (f) =>
+      serverReq(
+        f,
+        "DELETE",
+        "/server/ranks/{name}",
+        undefined,
+        async (post) => (await post("/server/ranks", { name: "vip" })).name,
+      ),
   },
-  "GET /server/announcements": { access: "team:viewer", outsider: 404, request: (f) => serverReq(f, "GET", "/server/announcements") },
-  "POST /server/announcements": { access: "team:admin", outsider: 404, request: (f) => serverReq(f, "POST", "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }) },
+  "GET /server/announcements": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/announcements"),
+  },
+  "POST /server/announcements": {
+    access: "team:admin",
+    outsider: 404,
+    request: (f) => serverReq(f, "POST", "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }),
+  },
   "PATCH /server/announcements/{announcement_id}": {
     access: "team:admin",
     outsider: 404,
     request: (f) =>
-      serverReq(f, "PATCH", "/server/announcements/{announcement_id}", { active: false }, async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id),
+      serverReq(
+        f,
+        "PATCH",
+        "/server/announcements/{announcement_id}",
+        { active: false },
+        async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id,
+      ),
   },
   "DELETE /server/announcements/{announcement_id}": {
     access: "team:admin",
     outsider: 404,
     request: (f) =>
-      serverReq(f, "DELETE", "/server/announcements/{announcement_id}", undefined, async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id),
+      serverReq(
+        f,
+        "DELETE",
+        "/server/announcements/{announcement_id}",
+        undefined,
+        async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id,
+      ),
   },
 };
 
@@ -135,7 +288,7 @@ type Fixture = Parameters<SecurityCase["request"]>[0];
 
 /** A fresh server in the fixture team, registered by its owner (on a loopback port that refuses, so pings end at once). */
 async function fixtureServer({ server, people, team }: Fixture): Promise<string> {
-  const res = await fetch(server.url + "/server/servers", {
+  const res = await fetch(`${server.url}/server/servers`, {
     method: "POST",
     headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" },
     body: JSON.stringify({ team_id: team.teamId, name: "sec", host: "127.0.0.1", port: 9, kind: "single" }),
@@ -147,20 +300,50 @@ async function fixtureServer({ server, people, team }: Fixture): Promise<string>
  * A request to an `x-server-id` route on a fresh fixture server. `setup` may create the
  * resource the path names (as the owner) and returns the value for its `{param}`.
  */
-async function serverReq(f: Fixture, method: string, path: string, body?: unknown, setup?: (post: (p: string, b: unknown) => Promise<any>) => Promise<string>): Promise<Req> {
+async function serverReq(
+  f: Fixture,
+  method: string,
+  path: string,
+  body?: unknown,
+  setup?: (post: (p: string, b: unknown) => Promise<any>) => Promise<string>,
+): Promise<Req> {
   const serverId = await fixtureServer(f);
   const headers = { "x-server-id": serverId };
   const post = (p: string, b: unknown) =>
-    fetch(f.server.url + p, { method: "POST", headers: { ...headers, authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" }, body: JSON.stringify(b) }).then((r) => r.json() as Promise<any>);
+    fetch(f.server.url + p, {
+      method: "POST",
+      headers: { ...headers, authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" },
+      body: JSON.stringify(b),
+    }).then((r) => r.json() as Promise<any>);
   const param = setup ? await setup(post) : undefined;
-  return { method, path: param === undefined ? path : path.replace(/\{\w+\}/, encodeURIComponent(param)), body, headers };
+  return {
+    method,
+    path: param === undefined ? path : path.replace(/\{\w+\}/, encodeURIComponent(param)),
+    body,
+    headers,
+  };
 }
 
 /** A fresh client in the fixture team (created by its owner), with ms_auth when asked. */
-async function fixtureClient({ server, people, team }: Parameters<SecurityCase["request"]>[0], withModule = false): Promise<string> {
+async function fixtureClient(
+  { server, people, team }: Parameters<SecurityCase["request"]>[0],
+  withModule = false,
+): Promise<string> {
   const post = (path: string, body: unknown) =>
-    fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
-  const created = await post("/client/apps", { team_id: team.teamId, name: "sec", title: "Sec", description: "security fixture" });
-  if (withModule) await post(`/client/apps/${created.app.client_id}/modules/ms-auth`, { post_login_redirect_uri: "https://l.example.com/cb" });
+    fetch(server.url + path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
+  const created = await post("/client/apps", {
+    team_id: team.teamId,
+    name: "sec",
+    title: "Sec",
+    description: "security fixture",
+  });
+  if (withModule)
+    await post(`/client/apps/${created.app.client_id}/modules/ms-auth`, {
+      post_login_redirect_uri: "https://l.example.com/cb",
+    });
   return created.app.client_id;
 }

@@ -39,5 +39,9 @@ export async function makeTeam(server: RunningServer, p: People): Promise<TeamFi
   ]);
   const res = await api(server, "DELETE", `/teams/${teamId}/api-keys/${revoked!.id}`, { token: p.owner.token });
   if (res.status !== 200) throw new Error(`revoking fixture key failed: ${res.status}`);
-  return { teamId, otherTeamId, keys: { viewer: viewer!.key, admin: admin!.key, revoked: revoked!.key, otherTeamAdmin: otherTeamAdmin!.key } };
+  return {
+    teamId,
+    otherTeamId,
+    keys: { viewer: viewer!.key, admin: admin!.key, revoked: revoked!.key, otherTeamAdmin: otherTeamAdmin!.key },
+  };
 }

@@ -56,7 +56,10 @@ export const loginRequests = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("login_requests_status_expires_idx").on(t.status, t.expiresAt), index("login_requests_client_idx").on(t.clientId)],
+  (t) => [
+    index("login_requests_status_expires_idx").on(t.status, t.expiresAt),
+    index("login_requests_client_idx").on(t.clientId),
+  ],
 );
 
 /** Service sessions handed to launchers; one per authorized login request at most. */
