@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/db/client";
 import { envelope, toErrorBody } from "../../src/lib/errors";
 import { createLogger } from "../../src/lib/log";
 import { createServices, type Services } from "../../src/services";
-import type { Principal } from "../../src/trpc/context";
+import type { Principal } from "../../src/auth/principal";
 
 export const send = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), {

@@ -5,7 +5,7 @@ import { apiKeys, refreshTokens, teamMembers, teams, users } from "../db/schema"
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import type { AccessTokens } from "./jwt";
 import type { TTokenPair } from "./schemas";
 

@@ -6,7 +6,7 @@ import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { newSecret, safeEqual, sha256 } from "../lib/secrets";
 import { requireResourceRole, requireTeamRole } from "../teams/access";
-import type { Principal, Role } from "../trpc/context";
+import type { Principal, Role } from "../auth/principal";
 
 type AppRow = typeof clientApps.$inferSelect;
 type ModuleRow = typeof clientModules.$inferSelect;

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { escapeHtml } from "../lib/html";
 import { createLogger } from "../lib/log";
 import { AppError } from "../lib/errors";
-import { readLimited } from "../trpc/rest";
+import { readLimited } from "../lib/body";
 import { pkceChallenge } from "./chain";
 import { DEV_IDP_PATHS, MS_SCOPE, offlineUuid } from "./protocol";
 

@@ -3,7 +3,8 @@ import type { DenialCode } from "../identity/types";
 import { errorResponse, logAccess, responseHeaders } from "../http";
 import { AppError } from "../lib/errors";
 import type { Services } from "../services";
-import { clientAddress, readLimited } from "../trpc/rest";
+import { readLimited } from "../lib/body";
+import { clientAddress } from "../trpc/rest";
 import { consentPage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";

@@ -3,7 +3,7 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/log";
 import { requireServerRole } from "../servers/access";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
 import { pruneAndRollUp } from "./retention";
 import { rowsOf } from "./sql";

@@ -2,7 +2,7 @@ import type { Elysia } from "elysia";
 import { hasPrefix } from "../lib/secrets";
 import type { Services } from "../services";
 import { requireServerRole } from "../servers/access";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import { topicOf } from "./actors";
 
 /** Close codes of the analytics stream (docs/realtime.md). */

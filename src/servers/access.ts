@@ -3,8 +3,8 @@ import type { Db } from "../db/client";
 import { servers, teamMembers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { ZUuid } from "../lib/schemas";
-import { requireAtLeast } from "../teams/access";
-import type { Principal, Role } from "../trpc/context";
+import { requireAtLeast } from "../auth/principal";
+import type { Principal, Role } from "../auth/principal";
 
 export type SelectorHeader = "x-team-id" | "x-server-id";
 

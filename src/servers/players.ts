@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import { bans, players, playerSessions } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */

@@ -5,7 +5,7 @@ import { ranks, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 
 type RankRow = typeof ranks.$inferSelect;

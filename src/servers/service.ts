@@ -6,7 +6,7 @@ import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { requireTeamRole } from "../teams/access";
 import { LIMITS, overLimit } from "../lib/limits";
-import type { Principal } from "../trpc/context";
+import type { Principal } from "../auth/principal";
 import { requireServerRole, type ServerRow } from "./access";
 import type { TUpdateServer } from "./schemas";
 

@@ -2,13 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { teamMembers } from "../db/schema";
 import { AppError } from "../lib/errors";
-import type { Principal, Role } from "../trpc/context";
-
-const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
-
-export function roleAtLeast(role: Role, min: Role): boolean {
-  return RANK[role] >= RANK[min];
-}
+import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 
 /** The caller's role in a team, or undefined when they have none (or the team does not exist). */
 export async function teamRoleOf(db: Db, principal: Principal, teamId: string): Promise<Role | undefined> {
@@ -19,12 +13,6 @@ export async function teamRoleOf(db: Db, principal: Principal, teamId: string): 
     .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, principal.userId)))
     .limit(1);
   return row?.role;
-}
-
-export function requireAtLeast(role: Role, min: Role): Role {
-  if (!roleAtLeast(role, min))
-    throw new AppError("forbidden", `This needs the ${min} role or higher in the team; you have ${role}.`);
-  return role;
 }
 
 /**

@@ -5,7 +5,7 @@ import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
-import type { Principal, Role } from "../trpc/context";
+import type { Principal, Role } from "../auth/principal";
 import { requireTeamRole } from "./access";
 
 type TeamRow = typeof teams.$inferSelect;

@@ -1,11 +1,5 @@
 import type { Services } from "../services";
 
-export type Role = "owner" | "admin" | "viewer";
-
-export type Principal =
-  | { kind: "user"; userId: string }
-  | { kind: "api_key"; keyId: string; teamId: string; role: Role };
-
 export interface Context {
   requestId: string;
   headers: Headers;

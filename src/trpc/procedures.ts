@@ -1,5 +1,6 @@
 import { AppError } from "../lib/errors";
-import type { Context, Principal } from "./context";
+import type { Principal } from "../auth/principal";
+import type { Context } from "./context";
 import { t } from "./init";
 
 /** Where the first U+0000 sits in an input (a key or a string), walked without recursion so depth cannot overflow the stack. */
