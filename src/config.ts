@@ -34,7 +34,19 @@ const ConfigSchema = z
       .max(10 * 1024 * 1024)
       .default(64 * 1024),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
-    TRUST_PROXY: bool.default(false),
+    /**
+     * How many reverse proxies in front of the service append to X-Forwarded-For: the client
+     * is the entry that many hops from the right. `true` means one, `false` (default) none.
+     */
+    TRUST_PROXY: z
+      .string()
+      .default("false")
+      .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v)))
+      .pipe(
+        z.number({ error: "must be true, false, or the number of trusted proxy hops (0-10)" }).int().min(0).max(10),
+      ),
+    /** The most calls one tRPC batch may carry (each counts against the general limit). */
+    TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(100).default(10),
 
     // --- Identity chain (Microsoft -> Xbox Live -> XSTS -> Minecraft services) ---
     MS_CLIENT_ID: z.string().min(1).optional(),
@@ -98,6 +110,8 @@ const ConfigSchema = z
       .min(1024)
       .max(64 * 1024 * 1024)
       .default(1024 * 1024),
+    /** Messages one analytics socket may send per minute; past it the socket is closed (4029). */
+    WS_MESSAGES_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(120),
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),

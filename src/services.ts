@@ -1,4 +1,6 @@
 import { AccessTokens, loadSigningPem } from "./accounts/jwt";
+import { every } from "./lib/background";
+import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
 import { AccountsService } from "./accounts/service";
 import type { Config } from "./config";
@@ -12,7 +14,7 @@ import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
-import { Edge } from "./edge";
+import { Edge } from "./http/edge";
 import { DbRateLimitStore, MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
 import { AgentService } from "./agent/service";
 import { MonitoringService } from "./monitoring/service";
@@ -20,61 +22,6 @@ import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
 import { ServersService } from "./servers/service";
-
-/** Everything a procedure can reach, built once per process. */
-export interface Services {
-  config: Config;
-  log: Logger;
-  database: Database;
-  tokens: AccessTokens;
-  accounts: AccountsService;
-  teams: TeamsService;
-  health: HealthService;
-  clock: Clock;
-  keyring: Keyring;
-  limiter: RateLimiter;
-  limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
-  clients: ClientsService;
-  login: LoginService;
-  servers: ServersService;
-  players: PlayersService;
-  ranks: RanksService;
-  announcements: AnnouncementsService;
-  /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
-  monitoring: MonitoringService;
-  agent: AgentService;
-  realtime: Realtime;
-  edge: Edge;
-  /** Periodic work started with the listener and stopped before the database closes. */
-  background: BackgroundTask[];
-}
-
-export interface BackgroundTask {
-  name: string;
-  start(): void;
-  stop(): Promise<void>;
-}
-
-/** Runs `fn` every `seconds`, never overlapping itself; errors are logged, not fatal. */
-export function every(name: string, seconds: number, log: Logger, fn: () => Promise<unknown>): BackgroundTask {
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let running: Promise<unknown> | undefined;
-  return {
-    name,
-    start() {
-      timer = setInterval(() => {
-        if (running) return;
-        running = fn()
-          .catch((err) => log.error(`${name} failed`, { err }))
-          .finally(() => (running = undefined));
-      }, seconds * 1000);
-    },
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
 
 export async function createServices(config: Config, database: Database, log: Logger): Promise<Services> {
   const pem = await loadSigningPem({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR });

@@ -7,7 +7,8 @@ import { loadConfig } from "../../src/config";
 import { openDatabase } from "../../src/db/client";
 import { envelope, toErrorBody } from "../../src/lib/errors";
 import { createLogger } from "../../src/lib/log";
-import { createServices, type Services } from "../../src/services";
+import { createServices } from "../../src/services";
+import type { Services } from "../../src/trpc/context";
 import type { Principal } from "../../src/auth/principal";
 
 export const send = (body: unknown, status = 200) =>

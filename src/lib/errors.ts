@@ -1,6 +1,3 @@
-import { TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
-
 /** Every error code the service answers with, and its HTTP status. One table, both doors. */
 export const ERROR_CODES = {
   bad_request: { status: 400, trpc: "BAD_REQUEST" },
@@ -17,22 +14,26 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, trpc: "TOO_MANY_REQUESTS" },
   internal: { status: 500, trpc: "INTERNAL_SERVER_ERROR" },
   unavailable: { status: 503, trpc: "SERVICE_UNAVAILABLE" },
-} as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY }>;
+} as const satisfies Record<string, { status: number; trpc: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The tRPC error code each application code is sent with on the typed door (its JSON-RPC number follows from it). */
+export type TrpcCode = (typeof ERROR_CODES)[ErrorCode]["trpc"];
+
 /**
- * The one application error. It is a TRPCError so tRPC passes it through untouched; the
- * REST door and the tRPC error formatter both read `appCode` and `details` from it.
+ * The one application error: a plain error with a code from the table above. The doors map
+ * it at their boundaries (the tRPC error formatter and response meta, the edge's envelope),
+ * so the services that throw it know nothing of tRPC or HTTP.
  */
-export class AppError extends TRPCError {
+export class AppError extends Error {
   readonly appCode: ErrorCode;
   readonly details?: unknown;
   /** Extra response headers (Retry-After, RateLimit...). */
   readonly headers?: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, opts: { details?: unknown; headers?: Record<string, string> } = {}) {
-    super({ code: ERROR_CODES[code].trpc, message });
+    super(message);
     this.name = "AppError";
     this.appCode = code;
     this.details = opts.details;
@@ -44,7 +45,8 @@ export class AppError extends TRPCError {
   }
 }
 
-const TRPC_TO_APP: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
+/** tRPC's own errors (an unknown procedure, a malformed batch) in the application's codes. */
+const TRPC_TO_APP: Partial<Record<string, ErrorCode>> = {
   BAD_REQUEST: "bad_request",
   PARSE_ERROR: "invalid_json",
   UNAUTHORIZED: "unauthenticated",
@@ -95,7 +97,7 @@ export function toErrorBody(err: unknown): {
       internal: false,
     };
   }
-  if (err instanceof TRPCError) {
+  if (isTrpcError(err)) {
     if (err.cause instanceof AppError) return toErrorBody(err.cause);
     const issues = zodIssues(err.cause);
     if (issues) {
@@ -119,6 +121,11 @@ export function toErrorBody(err: unknown): {
     if (code) return { body: { code, message: err.message }, status: ERROR_CODES[code].status, internal: false };
   }
   return { body: { code: "internal", message: "Internal error." }, status: 500, internal: true };
+}
+
+/** A tRPC error, recognised by shape so this module needs no tRPC import. */
+function isTrpcError(err: unknown): err is Error & { code: string; cause?: unknown } {
+  return err instanceof Error && err.name === "TRPCError" && typeof (err as { code?: unknown }).code === "string";
 }
 
 export function envelope(body: ErrorBody, requestId: string) {

@@ -1,10 +1,10 @@
-import type { Elysia } from "elysia";
+import { Elysia } from "elysia";
 import type { DenialCode } from "../identity/types";
-import { errorResponse, logAccess, responseHeaders } from "../http";
+import { requestInfo } from "../http/request";
+import { pageHeaders } from "../http/responses";
 import { AppError } from "../lib/errors";
-import type { Services } from "../services";
+import type { Services } from "../trpc/context";
 import { readLimited } from "../lib/body";
-import { clientAddress } from "../trpc/rest";
 import { consentPage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
@@ -27,40 +27,24 @@ function csp(redirectTarget?: string) {
   ].join("; ");
 }
 
-function html(request: Request, body: string, status: number, extra: Record<string, string> = {}) {
-  return new Response(body, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": csp(),
-      "x-frame-options": "DENY",
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-      ...responseHeaders(request),
-      ...extra,
-    },
-  });
+function html(body: string, status: number, extra: Record<string, string> = {}) {
+  return new Response(body, { status, headers: pageHeaders(csp(), extra) });
 }
 
-function redirect(request: Request, location: string, extra: Record<string, string> = {}) {
+function redirect(location: string, extra: Record<string, string> = {}) {
   return new Response(null, {
     status: 303,
-    headers: {
-      ...responseHeaders(request),
-      location,
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-store",
-      ...extra,
-    },
+    headers: { location, "referrer-policy": "no-referrer", "cache-control": "no-store", ...extra },
   });
 }
 
 function readCookie(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
+  return new Bun.CookieMap(request.headers.get("cookie") ?? "").get(name) ?? undefined;
+}
+
+/** A person's mistake (a stale link, a form from another browser) is a page, not JSON; anything else is the envelope. */
+function pageError(err: unknown): Response | undefined {
+  if (err instanceof AppError && err.status < 500) return html(messagePage("Sign-in failed", err.message), err.status);
   return undefined;
 }
 
@@ -69,22 +53,23 @@ function readCookie(request: Request, name: string): string | undefined {
  * browser with a cookie, shows consent) and the consent form's target. Plain routes, not
  * procedures: they speak HTML, cookies and redirects. Both are described in /openapi.json.
  */
-export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
-  const { login, log, config } = services;
+export function loginBrowserRoutes(services: Services) {
+  const { login, config } = services;
   const secure = config.PUBLIC_URL.startsWith("https://");
 
   const cookieFor = (id: string, value: string, maxAge: number) =>
-    `${COOKIE_PREFIX}${id}=${value}; Path=/client/ms-auth; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
+    new Bun.Cookie(COOKIE_PREFIX + id, value, {
+      path: "/client/ms-auth",
+      maxAge,
+      httpOnly: true,
+      sameSite: "strict",
+      secure,
+    }).serialize();
 
-  const finish = async (
-    request: Request,
-    row: Parameters<typeof login.redirectTarget>[0],
-    extra: Record<string, string> = {},
-  ) => {
+  const finish = async (row: Parameters<typeof login.redirectTarget>[0], extra: Record<string, string> = {}) => {
     const target = await login.redirectTarget(row);
-    if (target) return redirect(request, target, extra);
+    if (target) return redirect(target, extra);
     return html(
-      request,
       messagePage("Sign-in finished", `The sign-in ended with status "${row.status}". You can close this window.`),
       200,
       extra,
@@ -92,7 +77,6 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
   };
 
   const consent = async (
-    request: Request,
     row: NonNullable<Awaited<ReturnType<typeof login.loadCurrent>>>,
     browser: string,
     extra: Record<string, string> = {},
@@ -107,29 +91,14 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
       logoUrl: app?.logoUrl ?? null,
       playerName: row.context.mcUsername ?? "",
     });
-    return html(request, body, 200, { ...extra, "content-security-policy": csp(target ?? undefined) });
+    return html(body, 200, { ...extra, "content-security-policy": csp(target ?? undefined) });
   };
 
-  const guard =
-    (handler: (request: Request) => Promise<Response>) =>
-    async ({ request, server }: { request: Request; server: Parameters<typeof clientAddress>[0] }) => {
-      let res: Response;
-      try {
-        await services.edge.admit(request, clientAddress(server, request));
-        res = await handler(request);
-      } catch (err) {
-        res =
-          err instanceof AppError && err.status < 500
-            ? html(request, messagePage("Sign-in failed", err.message), err.status)
-            : errorResponse(err, request, log);
-      }
-      logAccess(log, request, res.status);
-      return res;
-    };
-
-  app.get(
-    "/client/ms-auth/callback",
-    guard(async (request) => {
+  return new Elysia({ name: "login-browser-routes" })
+    .onBeforeHandle(({ request }) => {
+      requestInfo(request).renderError = pageError;
+    })
+    .get("/client/ms-auth/callback", async ({ request }) => {
       const q = new URL(request.url).searchParams;
       const id = login.requestIdFromState(q.get("state"));
       if (!id)
@@ -149,17 +118,17 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
       if (row.status !== "pending") {
         // A reload of the consent page in the same browser shows it again; anything else ends.
         if (row.status === "authenticated" && existing && login.browserMatches(row, existing))
-          return consent(request, row, existing);
+          return consent(row, existing);
         if (row.status === "authenticated")
           throw new AppError("bad_request", "This sign-in was already used in another browser.");
-        return finish(request, row);
+        return finish(row);
       }
 
       const upstreamError = q.get("error");
       if (upstreamError) {
         const code: DenialCode = upstreamError === "access_denied" ? "access_denied" : "identity_error";
         const r = await login.deny(id, code);
-        return finish(request, r!.row);
+        return finish(r!.row);
       }
       const code = q.get("code");
       if (!code || code.length > 4096)
@@ -170,42 +139,41 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
       if (!result) throw new AppError("bad_request", "This sign-in link is not valid.");
       if (result.applied && result.row.status === "authenticated") {
         const ttl = Math.max(1, Math.ceil((result.row.expiresAt.getTime() - services.clock.now()) / 1000));
-        return consent(request, result.row, browser, { "set-cookie": cookieFor(id, browser, ttl) });
+        return consent(result.row, browser, { "set-cookie": cookieFor(id, browser, ttl) });
       }
-      return finish(request, result.row);
-    }),
-  );
-
-  app.post(
-    "/client/ms-auth/authorize",
-    guard(async (request) => {
-      const type = request.headers.get("content-type") ?? "";
-      if (!type.startsWith("application/x-www-form-urlencoded"))
-        throw new AppError("unsupported_media_type", "Submit the consent form.");
-      const body = request.body ? await readLimited(request.body, MAX_FORM_BYTES) : new Uint8Array();
-      const form = new URLSearchParams(new TextDecoder().decode(body));
-      const id = form.get("auth_request_id") ?? "";
-      const decision = form.get("decision");
-      if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny"))
-        throw new AppError("bad_request", "The consent form is incomplete.");
-      const row = await login.loadCurrent(id);
-      const browser = readCookie(request, COOKIE_PREFIX + id);
-      // Only the browser that signed in, with the form we gave it, can decide.
-      if (
-        !row ||
-        !browser ||
-        !login.browserMatches(row, browser) ||
-        !login.csrfValid(id, browser, form.get("csrf_token") ?? "")
-      ) {
-        throw new AppError(
-          "forbidden",
-          "This consent form does not belong to this browser. Start the sign-in again from your launcher.",
-        );
-      }
-      const clear = { "set-cookie": cookieFor(id, "", 0) };
-      if (row.status !== "authenticated") return finish(request, row, clear);
-      const result = decision === "approve" ? await login.approve(row) : await login.deny(id, "consent_denied");
-      return finish(request, result!.row, clear);
-    }),
-  );
+      return finish(result.row);
+    })
+    .post(
+      "/client/ms-auth/authorize",
+      async ({ request }) => {
+        const type = request.headers.get("content-type") ?? "";
+        if (!type.startsWith("application/x-www-form-urlencoded"))
+          throw new AppError("unsupported_media_type", "Submit the consent form.");
+        const body = request.body ? await readLimited(request.body, MAX_FORM_BYTES) : new Uint8Array();
+        const form = new URLSearchParams(new TextDecoder().decode(body));
+        const id = form.get("auth_request_id") ?? "";
+        const decision = form.get("decision");
+        if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny"))
+          throw new AppError("bad_request", "The consent form is incomplete.");
+        const row = await login.loadCurrent(id);
+        const browser = readCookie(request, COOKIE_PREFIX + id);
+        // Only the browser that signed in, with the form we gave it, can decide.
+        if (
+          !row ||
+          !browser ||
+          !login.browserMatches(row, browser) ||
+          !login.csrfValid(id, browser, form.get("csrf_token") ?? "")
+        ) {
+          throw new AppError(
+            "forbidden",
+            "This consent form does not belong to this browser. Start the sign-in again from your launcher.",
+          );
+        }
+        const clear = { "set-cookie": cookieFor(id, "", 0) };
+        if (row.status !== "authenticated") return finish(row, clear);
+        const result = decision === "approve" ? await login.approve(row) : await login.deny(id, "consent_denied");
+        return finish(result!.row, clear);
+      },
+      { parse: "none" },
+    );
 }

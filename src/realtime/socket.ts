@@ -1,6 +1,6 @@
-import type { Elysia } from "elysia";
+import { Elysia } from "elysia";
 import { hasPrefix } from "../lib/secrets";
-import type { Services } from "../services";
+import type { Services } from "../trpc/context";
 import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { topicOf } from "./actors";
@@ -15,6 +15,8 @@ export const CLOSE = {
   unknownServer: 4004,
   /** The credential expired or was revoked, or the caller lost access, while connected. */
   credentialEnded: 4011,
+  /** More messages than the socket's budget (WS_MESSAGES_PER_MIN), or more than a few before authenticating. */
+  tooManyMessages: 4029,
   /** A message that is not JSON or not a known type. */
   badMessage: 4400,
 } as const;
@@ -36,7 +38,15 @@ interface SocketState {
   noticeTimer?: ReturnType<typeof setTimeout>;
   expiryTimer?: ReturnType<typeof setTimeout>;
   revalidateTimer?: ReturnType<typeof setInterval>;
+  /** Message budget (a token bucket): tokens left, and when it was last refilled. */
+  budget: number;
+  refilledAt: number;
+  /** Messages received before authentication succeeded. */
+  early: number;
 }
+
+/** Before authenticating, a socket may send only this many messages (an auth, a retry, a ping). */
+const MAX_EARLY_MESSAGES = 5;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,7 +55,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * upgrade, or (browsers) with a first message `{"type":"auth","token":...}` within
  * WS_AUTH_TIMEOUT_MS. Then: a `snapshot`, then every event of the server as it happens.
  */
-export function mountAnalyticsSocket(app: Elysia, services: Services) {
+export function analyticsSocket(services: Services) {
   const { config, realtime, accounts, tokens, log } = services;
   const db = services.database.db;
   const states = new WeakMap<object, SocketState>();
@@ -146,11 +156,32 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
     if (result && "close" in result) end(ws, st, CLOSE.credentialEnded, "credential revoked or access removed");
   }
 
-  app.ws("/ws/server/:server_id/analytics", {
+  /**
+   * Each message spends one token; the bucket holds a minute's budget and refills evenly, so
+   * a socket cannot make the service answer pings or re-run credential checks without bound.
+   */
+  function spend(st: SocketState): boolean {
+    const now = performance.now();
+    const perMs = config.WS_MESSAGES_PER_MIN / 60_000;
+    st.budget = Math.min(config.WS_MESSAGES_PER_MIN, st.budget + (now - st.refilledAt) * perMs);
+    st.refilledAt = now;
+    if (st.budget < 1) return false;
+    st.budget -= 1;
+    return true;
+  }
+
+  return new Elysia({ name: "analytics-socket" }).ws("/ws/server/:server_id/analytics", {
     open(ws) {
       const raw = ws.raw as unknown as RawSocket;
       const ctx = ws.data as unknown as { params: { server_id: string }; request: Request };
-      const st: SocketState = { serverId: ctx.params.server_id, subscribed: false, closed: false };
+      const st: SocketState = {
+        serverId: ctx.params.server_id,
+        subscribed: false,
+        closed: false,
+        budget: config.WS_MESSAGES_PER_MIN,
+        refilledAt: performance.now(),
+        early: 0,
+      };
       states.set(ws.raw, st);
       const header = ctx.request.headers.get("authorization");
       const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -169,6 +200,10 @@ export function mountAnalyticsSocket(app: Elysia, services: Services) {
       const raw = ws.raw as unknown as RawSocket;
       const st = states.get(ws.raw);
       if (!st || st.closed) return;
+      if (!st.principal && ++st.early > MAX_EARLY_MESSAGES) {
+        return end(raw, st, CLOSE.tooManyMessages, "too many messages before authenticating");
+      }
+      if (!spend(st)) return end(raw, st, CLOSE.tooManyMessages, "message budget exceeded");
       let msg: unknown = message;
       if (typeof message === "string") {
         try {

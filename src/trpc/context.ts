@@ -1,4 +1,55 @@
-import type { Services } from "../services";
+import type { AccessTokens } from "../accounts/jwt";
+import type { AccountsService } from "../accounts/service";
+import type { AgentService } from "../agent/service";
+import type { ClientsService } from "../clients/service";
+import type { Config } from "../config";
+import type { Database } from "../db/client";
+import type { HealthService } from "../health/service";
+import type { Edge } from "../http/edge";
+import type { BackgroundTask } from "../lib/background";
+import type { Clock } from "../lib/clock";
+import type { Keyring } from "../lib/keyring";
+import type { Logger } from "../lib/log";
+import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
+import type { LoginService } from "../login/service";
+import type { MonitoringService } from "../monitoring/service";
+import type { Realtime } from "../realtime/service";
+import type { AnnouncementsService } from "../servers/announcements";
+import type { PlayersService } from "../servers/players";
+import type { RanksService } from "../servers/ranks";
+import type { ServersService } from "../servers/service";
+import type { TeamsService } from "../teams/service";
+
+/**
+ * Everything the doors can reach, built once per process by `createServices` (src/services.ts,
+ * where the app is composed). The doors declare it; the domain services never see it.
+ */
+export interface Services {
+  config: Config;
+  log: Logger;
+  database: Database;
+  tokens: AccessTokens;
+  accounts: AccountsService;
+  teams: TeamsService;
+  health: HealthService;
+  clock: Clock;
+  keyring: Keyring;
+  limiter: RateLimiter;
+  limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
+  clients: ClientsService;
+  login: LoginService;
+  servers: ServersService;
+  players: PlayersService;
+  ranks: RanksService;
+  announcements: AnnouncementsService;
+  /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
+  monitoring: MonitoringService;
+  agent: AgentService;
+  realtime: Realtime;
+  edge: Edge;
+  /** Periodic work started with the listener and stopped before the database closes. */
+  background: BackgroundTask[];
+}
 
 export interface Context {
   requestId: string;

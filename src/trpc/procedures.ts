@@ -1,4 +1,5 @@
-import { AppError } from "../lib/errors";
+import { TRPCError } from "@trpc/server";
+import { AppError, ERROR_CODES } from "../lib/errors";
 import type { Principal } from "../auth/principal";
 import type { Context } from "./context";
 import { t } from "./init";
@@ -25,15 +26,26 @@ function nulAt(input: unknown): string | null {
  * Every procedure starts here. PostgreSQL text cannot hold U+0000 and answers such a value
  * with an error, so it is refused as a validation failure on both doors before any work.
  */
-export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
-  const at = nulAt(await getRawInput());
-  if (at !== null) {
-    throw new AppError("validation_failed", "The request did not match the expected shape.", {
-      details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
-    });
-  }
-  return next();
-});
+export const publicProcedure = t.procedure
+  .use(async ({ next }) => {
+    const result = await next();
+    // The boundary where application errors become tRPC errors: tRPC answers each with the
+    // status and JSON-RPC code of its row in the one error table, the formatter adds the rest.
+    if (!result.ok && result.error.cause instanceof AppError) {
+      const cause = result.error.cause;
+      result.error = new TRPCError({ code: ERROR_CODES[cause.appCode].trpc, message: cause.message, cause });
+    }
+    return result;
+  })
+  .use(async ({ getRawInput, next }) => {
+    const at = nulAt(await getRawInput());
+    if (at !== null) {
+      throw new AppError("validation_failed", "The request did not match the expected shape.", {
+        details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
+      });
+    }
+    return next();
+  });
 
 function bearer(headers: Headers): string | null {
   const value = headers.get("authorization");

@@ -1,9 +1,9 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
-import type { Elysia } from "elysia";
-import { errorResponse, json, logAccess, requestInfo, type Inflight } from "../http";
+import { Elysia } from "elysia";
+import { requestInfo } from "../http/request";
+import { json } from "../http/responses";
 import { readJsonBody } from "../lib/body";
-import type { Services } from "../services";
-import type { Context } from "./context";
+import type { Context, Services } from "./context";
 import { createCallerFactory, type Meta } from "./init";
 
 export interface RestRoute {
@@ -25,17 +25,11 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
   return out;
 }
 
-type BunServer = { requestIP(r: Request): { address: string } | null } | null | undefined;
-
-/** The peer's address, as Bun sees the socket. */
-export function clientAddress(server: BunServer, request: Request): string {
-  return server?.requestIP(request)?.address ?? "";
-}
-
-export function makeContext(services: Services, request: Request, ip: string): Context {
+/** The procedure context for a request that passed the edge. */
+export function makeContext(services: Services, request: Request): Context {
   const info = requestInfo(request);
   // The request's own header set: a route's limit headers join the general ones already there.
-  return { requestId: info.id, headers: request.headers, ip, services, resHeaders: info.headers };
+  return { requestId: info.id, headers: request.headers, ip: info.ip, services, resHeaders: info.headers };
 }
 
 type Caller = Record<string, unknown>;
@@ -44,12 +38,12 @@ type Caller = Record<string, unknown>;
  * The REST door: each procedure's method and path become a native Elysia route that calls
  * the procedure through a tRPC caller. Path parameters, query parameters and the JSON body
  * merge into the procedure's input (path parameters win); selector headers stay headers and
- * reach procedures through the context.
+ * reach procedures through the context. Errors, logging and limits are the edge's.
  */
-export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services, inflight: Inflight) {
+export function restDoor(router: AnyTRPCRouter, services: Services) {
   const createCaller = createCallerFactory(router);
   const maxBytes = services.config.MAX_BODY_BYTES;
-  const log = services.log;
+  const door = new Elysia({ name: "rest-door" });
 
   for (const route of restRoutes(router)) {
     const segments = route.procedurePath.split(".");
@@ -60,33 +54,21 @@ export function mountRest(app: Elysia, router: AnyTRPCRouter, services: Services
       request,
       params,
       query,
-      server,
     }: {
       request: Request;
       params: Record<string, string>;
       query: Record<string, string>;
-      server: { requestIP(r: Request): { address: string } | null } | null;
     }) => {
-      let response: Response;
-      inflight.count++;
-      try {
-        await services.edge.admit(request, clientAddress(server, request));
-        const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
-        const input = { ...query, ...body, ...params };
-        const ctx = makeContext(services, request, clientAddress(server, request));
-        let fn: unknown = createCaller(ctx);
-        for (const s of segments) fn = (fn as Caller)[s];
-        const out = await (fn as (i: unknown) => Promise<unknown>)(input);
-        response = json(request, out ?? null, 200, ctx.resHeaders);
-      } catch (err) {
-        response = errorResponse(err, request, log);
-      } finally {
-        inflight.count--;
-      }
-      logAccess(log, request, response.status);
-      return response;
+      const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
+      const input = { ...query, ...body, ...params };
+      const ctx = makeContext(services, request);
+      let fn: unknown = createCaller(ctx);
+      for (const s of segments) fn = (fn as Caller)[s];
+      const out = await (fn as (i: unknown) => Promise<unknown>)(input);
+      return json(out ?? null, 200);
     };
 
-    app.route(route.method, elysiaPath, handler as never, { parse: "none" } as never);
+    door.route(route.method, elysiaPath, handler as never, { parse: "none" } as never);
   }
+  return door;
 }

@@ -1,0 +1,37 @@
+import { envelope, toErrorBody } from "../lib/errors";
+import type { Logger } from "../lib/log";
+import { requestInfo } from "./request";
+
+/**
+ * A JSON answer. The headers every answer carries (request id, CORS, rate limit state) are
+ * added by the edge; `extra` wins over them (an error's own Retry-After and RateLimit).
+ */
+export function json(body: unknown, status: number, extra?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...extra, "content-type": "application/json" } });
+}
+
+/** The common error envelope for anything thrown; internal errors are logged, not shown. */
+export function errorResponse(err: unknown, request: Request, log: Logger): Response {
+  const info = requestInfo(request);
+  const { body, status, headers, internal } = toErrorBody(err);
+  if (internal) log.error("unhandled error", { request_id: info.id, err });
+  return json(envelope(body, info.id), status, headers);
+}
+
+/** Headers for every HTML page we serve: no framing, no referrer, no sniffing, not cached. */
+export function pageHeaders(csp: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": csp,
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    ...extra,
+  };
+}
+
+/** A static body (a document, a script) with its type; nothing to sniff. */
+export function staticResponse(body: BodyInit, type: string, extra: Record<string, string> = {}): Response {
+  return new Response(body, { headers: { "content-type": type, "x-content-type-options": "nosniff", ...extra } });
+}
