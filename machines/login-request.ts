@@ -1,5 +1,5 @@
 import { assign, setup, transition, type SnapshotFrom } from "xstate";
-import type { DenialCode } from "../src/identity/types";
+import type { DenialCode } from "./denials";
 
 /**
  * A login request's lifecycle. The only place a status changes: the login service restores a

@@ -1,5 +1,5 @@
 import { assign, setup } from "xstate";
-import type { ServerEvent } from "../src/realtime/events";
+import type { ServerEvent } from "./events";
 
 /**
  * One game server's live state. The realtime layer runs one actor per active server: it is
