@@ -14,7 +14,7 @@ import { readLimited } from "./lib/body";
 import { clientAddress, makeContext, mountRest } from "./trpc/rest";
 import { appRouter } from "./trpc/router";
 import { mountLoginBrowserRoutes } from "./login/browser";
-import { createDevProvider } from "./identity/dev-provider";
+import { devIdentityProvider } from "./identity/dev-provider";
 import { mountAnalyticsSocket } from "./realtime/socket";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
 
@@ -198,10 +198,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     "/asyncapi.json",
     admitted(services, (request) => staticResponse(request, asyncapiJson, "application/json")),
   );
-  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
-    const provider = createDevProvider({ basePath: "/dev-idp" });
-    app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });
-  }
+  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) app.use(devIdentityProvider(services));
   return app;
 }
 

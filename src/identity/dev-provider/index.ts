@@ -1,0 +1,6 @@
+export { DbGrantStore } from "./db-store";
+export { type GrantStore, MemoryGrantStore } from "./grants";
+export { createDevProvider, type DevProvider, type DevProviderOptions } from "./handlers";
+export { DEV_IDP_OUTCOMES, type DevOutcome } from "./outcomes";
+export { devIdentityProvider } from "./plugin";
+export { startDevProvider } from "./server";
