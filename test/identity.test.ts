@@ -644,6 +644,27 @@ describe("what the chain sends", () => {
     for (const path of ["/xbl", "/xsts", "/login", "/profile"]) expect(seen[path]!.body).not.toContain("app-secret");
   });
 
+  test("a 5xx is retried after a growing backoff, then the answer that is not retried is judged", async () => {
+    const at: number[] = [];
+    const url = serve(() => {
+      at.push(performance.now());
+      return at.length <= 2
+        ? new Response(null, { status: 503 })
+        : Response.json({ error: "invalid_grant" }, { status: 400 });
+    });
+    const result = await runChain(withEndpoints({ token: url }, { retries: 3 }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
+    expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+    expect(at).toHaveLength(3);
+    // Backoff 100-200 ms, then 200-400 ms.
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(90);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(190);
+    expect(at[2]! - at[0]!).toBeLessThan(1000);
+  });
+
   test("a 429 is retried after its Retry-After", async () => {
     let calls = 0;
     const url = serve(() =>
