@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "./config";
 import { openDatabase } from "./db/client";
-import { createDevProvider } from "./identity/dev-provider";
+import { devIdentityProvider } from "./identity/dev-provider/plugin";
 import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
@@ -45,10 +45,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
     .use(analyticsSocket(services));
-  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) {
-    const provider = createDevProvider({ basePath: "/dev-idp" });
-    app.all("/dev-idp/*", ({ request }) => provider.fetch(request), { parse: "none" });
-  }
+  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) app.use(devIdentityProvider(services));
   return app;
 }
 

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { parseConfig } from "../src/config";
 import { authorizeUrl, identityConfig, identityEndpoints, pkcePair, runChain } from "../src/identity/chain";
-import { createDevProvider, DEV_IDP_OUTCOMES, startDevProvider, type DevOutcome } from "../src/identity/dev-provider";
+import {
+  createDevProvider,
+  DEV_IDP_OUTCOMES,
+  type DevOutcome,
+  MemoryGrantStore,
+  startDevProvider,
+} from "../src/identity/dev-provider";
+import { Keyring } from "../src/lib/keyring";
 import { offlineUuid } from "../src/identity/protocol";
 import type { DenialCode, IdentityConfig } from "../src/identity/types";
 
@@ -386,7 +393,11 @@ describe("sign-in and the chain", () => {
 
 describe("the provider mounted in-process under /dev-idp", () => {
   test("serves the whole chain at PUBLIC_URL/dev-idp, the built-in derivation", async () => {
-    const provider = createDevProvider({ basePath: "/dev-idp" });
+    const provider = createDevProvider({
+      basePath: "/dev-idp",
+      keyring: Keyring.fromSecret("mounted"),
+      store: new MemoryGrantStore(),
+    });
     const url = serve((req) => provider.fetch(req));
     const config = {
       ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url })),
@@ -398,6 +409,97 @@ describe("the provider mounted in-process under /dev-idp", () => {
       profile: { id: offlineUuid("Mounted"), name: "Mounted" },
     });
     expect((await fetch(`${url}/consumers/oauth2/v2.0/token`, { method: "POST" })).status).toBe(404);
+  });
+});
+
+describe("the provider keeps no sign-in state of its own", () => {
+  /** Two providers as two instances behind a balancer: one key, one store, nothing else shared. */
+  function pair(opts: { otherKey?: boolean } = {}) {
+    const store = new MemoryGrantStore();
+    const make = (secret: string) =>
+      createDevProvider({ basePath: "/dev-idp", keyring: Keyring.fromSecret(secret), store });
+    const first = make("shared");
+    const second = make(opts.otherKey ? "another" : "shared");
+    const configFor = (p: { fetch(req: Request): Promise<Response> }) => ({
+      ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: serve((req) => p.fetch(req)) })),
+      timeoutMs: 2000,
+      retries: 1,
+    });
+    return { a: configFor(first), b: configFor(second) };
+  }
+
+  test("a code issued by one provider is redeemed, once, through another sharing the key and store", async () => {
+    const { a, b } = pair();
+    const s = await signIn("Roaming", "success", { config: a });
+    const p = { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier };
+    expect(await runChain(b, p)).toEqual({ ok: true, profile: { id: offlineUuid("Roaming"), name: "Roaming" } });
+    expect(await runChain(a, p)).toEqual({
+      ok: false,
+      error: "identity_error",
+      detail: "microsoft token: HTTP 400 invalid_grant",
+    });
+  });
+
+  test("flaky: the one 429 served by one provider is known to the other, which answers 200", async () => {
+    const { a, b } = pair();
+    const s = await signIn("Flaky_3", "flaky", { config: a });
+    const redeemed = await fetch(b.endpoints.token, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: s.code!,
+        redirect_uri: REDIRECT_URI,
+        client_id: "dev-client",
+        code_verifier: s.verifier,
+      }),
+    });
+    expect(redeemed.status).toBe(200);
+    const { access_token } = (await redeemed.json()) as { access_token: string };
+    const xbl = (c: IdentityConfig) =>
+      fetch(c.endpoints.xblAuth, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          Properties: { AuthMethod: "RPS", SiteName: "user.auth.xboxlive.com", RpsTicket: `d=${access_token}` },
+          RelyingParty: "http://auth.xboxlive.com",
+          TokenType: "JWT",
+        }),
+      });
+    expect((await xbl(a)).status).toBe(429);
+    expect((await xbl(b)).status).toBe(200);
+    expect((await xbl(a)).status).toBe(200);
+  });
+
+  test("a provider with another key refuses the code and every token", async () => {
+    const { a, b } = pair({ otherKey: true });
+    const s = await signIn("Stranger", "success", { config: a });
+    expect(await runChain(b, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier })).toEqual({
+      ok: false,
+      error: "identity_error",
+      detail: "microsoft token: HTTP 400 invalid_grant",
+    });
+  });
+
+  test("a token altered after signing is refused", async () => {
+    const s = await signIn("Tamper", "success");
+    const [body, mac] = s.code!.slice("dev_code_".length).split(".");
+    const claims = JSON.parse(Buffer.from(body!, "base64url").toString());
+    const forged = `dev_code_${Buffer.from(JSON.stringify({ ...claims, u: "Notch" })).toString("base64url")}.${mac}`;
+    const result = await runChain(cfg, { code: forged, redirectUri: REDIRECT_URI, codeVerifier: s.verifier });
+    expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+  });
+
+  test("the standalone store's memory is bounded: full of live marks it refuses (fails closed), expired ones make room", async () => {
+    let now = 1_000;
+    const store = new MemoryGrantStore(3, () => now);
+    for (const k of ["a", "b", "c"]) expect(await store.claim(k, 2_000)).toBe(true);
+    expect(await store.claim("a", 2_000)).toBe(false);
+    expect(await store.claim("d", 2_000)).toBe(false);
+    expect(store.size).toBe(3);
+    now = 2_000;
+    expect(await store.claim("d", 3_000)).toBe(true);
+    expect(store.size).toBe(1);
   });
 });
 
@@ -540,6 +642,27 @@ describe("what the chain sends", () => {
     expect(JSON.parse(seen["/login"]!.body)).toEqual({ identityToken: "XBL3.0 x=uhs123;XSTS-T" });
     expect(seen["/profile"]!.headers.get("authorization")).toBe("Bearer MC-AT");
     for (const path of ["/xbl", "/xsts", "/login", "/profile"]) expect(seen[path]!.body).not.toContain("app-secret");
+  });
+
+  test("a 5xx is retried after a growing backoff, then the answer that is not retried is judged", async () => {
+    const at: number[] = [];
+    const url = serve(() => {
+      at.push(performance.now());
+      return at.length <= 2
+        ? new Response(null, { status: 503 })
+        : Response.json({ error: "invalid_grant" }, { status: 400 });
+    });
+    const result = await runChain(withEndpoints({ token: url }, { retries: 3 }), {
+      code: "c",
+      redirectUri: REDIRECT_URI,
+      codeVerifier: "v",
+    });
+    expect(result).toEqual({ ok: false, error: "identity_error", detail: "microsoft token: HTTP 400 invalid_grant" });
+    expect(at).toHaveLength(3);
+    // Backoff 100-200 ms, then 200-400 ms.
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(90);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(190);
+    expect(at[2]! - at[0]!).toBeLessThan(1000);
   });
 
   test("a 429 is retried after its Retry-After", async () => {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import pRetry from "p-retry";
 import { z } from "zod";
 import type { Config } from "../config";
 import { DEV_CLIENT_ID, DEV_IDP_PATHS, MS_SCOPE, normaliseUuid, XSTS_ERRORS } from "./protocol";
@@ -98,8 +99,8 @@ interface Answer {
   text: string;
 }
 
-const BACKOFF_BASE_MS = 200;
-const BACKOFF_MAX_MS = 2000;
+/** First backoff 100-200 ms, doubling, at most 2 s: equal jitter, so callers retrying at once spread out. */
+const BACKOFF = { minTimeout: 100, factor: 2, maxTimeout: 2000, randomize: true } as const;
 /** A Retry-After longer than this is not worth holding a player's browser for. */
 const RETRY_AFTER_MAX_MS = 5000;
 
@@ -111,10 +112,14 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** Exponential backoff with equal jitter, so many callers retrying at once spread out. */
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
+/** An attempt worth repeating: a timeout, a network error, a 429 or a 5xx. */
+class TransientFailure extends Error {
+  constructor(
+    readonly reason: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(reason);
+  }
 }
 
 /**
@@ -122,28 +127,47 @@ function backoffMs(attempt: number): number {
  * any other answer is returned for the step to judge. The timeout covers reading the body.
  */
 async function call(cfg: IdentityConfig, step: string, url: string, init: RequestInit): Promise<Answer> {
-  let reason = "";
-  for (let attempt = 0; attempt <= cfg.retries; attempt++) {
-    let wait: number | undefined;
-    try {
-      const res = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(cfg.timeoutMs) });
-      const text = await res.text();
-      if (res.status !== 429 && res.status < 500) return { status: res.status, text };
-      reason = `HTTP ${res.status}`;
-      if (res.status === 429) wait = retryAfterMs(res.headers.get("retry-after"));
-    } catch (err) {
-      const name = err instanceof Error ? err.name : "";
-      reason =
-        name === "TimeoutError" || name === "AbortError" ? `timed out after ${cfg.timeoutMs} ms` : "network error";
-    }
-    if (attempt < cfg.retries)
-      await Bun.sleep(wait === undefined ? backoffMs(attempt) : Math.min(wait, RETRY_AFTER_MAX_MS));
+  let attempts = 0;
+  try {
+    return await pRetry(
+      async () => {
+        attempts++;
+        let res: Response;
+        let text: string;
+        try {
+          res = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(cfg.timeoutMs) });
+          text = await res.text();
+        } catch (err) {
+          const name = err instanceof Error ? err.name : "";
+          throw new TransientFailure(
+            name === "TimeoutError" || name === "AbortError" ? `timed out after ${cfg.timeoutMs} ms` : "network error",
+          );
+        }
+        if (res.status !== 429 && res.status < 500) return { status: res.status, text };
+        throw new TransientFailure(
+          `HTTP ${res.status}`,
+          res.status === 429 ? retryAfterMs(res.headers.get("retry-after")) : undefined,
+        );
+      },
+      {
+        retries: cfg.retries,
+        ...BACKOFF,
+        // Retry-After sets the least wait (capped): p-retry's own backoff counts toward it.
+        onFailedAttempt: async ({ error, retriesLeft, retryDelay }) => {
+          const asked = error instanceof TransientFailure ? error.retryAfterMs : undefined;
+          if (asked === undefined || retriesLeft === 0) return;
+          const extra = Math.min(asked, RETRY_AFTER_MAX_MS) - retryDelay;
+          if (extra > 0) await Bun.sleep(extra);
+        },
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof TransientFailure)) throw err;
+    throw new ChainFailure(
+      "upstream_unavailable",
+      `${step}: ${err.reason} (${attempts} attempt${attempts === 1 ? "" : "s"})`,
+    );
   }
-  const attempts = cfg.retries + 1;
-  throw new ChainFailure(
-    "upstream_unavailable",
-    `${step}: ${reason} (${attempts} attempt${attempts === 1 ? "" : "s"})`,
-  );
 }
 
 function parse<S extends z.ZodType>(step: string, answer: Answer, schema: S): z.infer<S> {

@@ -2,3 +2,4 @@ export * from "./accounts";
 export * from "./teams";
 export * from "./clients";
 export * from "./servers";
+export * from "./identity";

@@ -1,0 +1,145 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Keyring } from "../../lib/keyring";
+import { isOutcome, type DevOutcome, USERNAME } from "./outcomes";
+
+/**
+ * Codes and tokens carry everything the later steps need and are signed (HMAC), so any
+ * instance sharing the key can check one without having seen it issued. The little that a
+ * signature cannot express (a code is redeemed once; `flaky` answers one 429 per sign-in)
+ * goes through a `GrantStore` that every instance shares.
+ */
+
+/** One sign-in, shared by every token issued for it. */
+export interface Player {
+  /** Random per sign-in: what single-use and one-429 marks are keyed by. */
+  grant: string;
+  username: string;
+  outcome: DevOutcome;
+}
+
+export interface PendingCode extends Player {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+}
+
+export type TokenKind = "code" | "ms" | "xbl" | "xsts" | "mc";
+
+const PREFIX: Record<TokenKind, string> = {
+  code: "dev_code_",
+  ms: "dev_ms_",
+  xbl: "dev_xbl_",
+  xsts: "dev_xsts_",
+  mc: "dev_mc_",
+};
+
+interface Claims {
+  g: string;
+  u: string;
+  o: string;
+  /** Expiry, epoch milliseconds. */
+  e: number;
+  c?: string;
+  r?: string;
+  ch?: string;
+}
+
+export const newGrantId = () => randomBytes(16).toString("base64url");
+
+/** The Xbox user hash of a player; stable, so the XSTS token and identityToken can be matched. */
+export const userHash = (username: string) => createHash("sha256").update(`uhs:${username}`).digest("hex").slice(0, 19);
+
+export class GrantTokens {
+  constructor(
+    private readonly keyring: Keyring,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  issueCode(code: PendingCode, ttlMs: number): string {
+    return this.sign("code", {
+      g: code.grant,
+      u: code.username,
+      o: code.outcome,
+      e: this.now() + ttlMs,
+      c: code.clientId,
+      r: code.redirectUri,
+      ch: code.codeChallenge,
+    });
+  }
+
+  issue(kind: Exclude<TokenKind, "code">, player: Player, ttlMs: number): string {
+    return this.sign(kind, { g: player.grant, u: player.username, o: player.outcome, e: this.now() + ttlMs });
+  }
+
+  /** The code's contents and expiry, or undefined when forged, altered or expired. */
+  readCode(token: string): (PendingCode & { expires: number }) | undefined {
+    const c = this.verify("code", token);
+    if (!c || typeof c.c !== "string" || typeof c.r !== "string" || typeof c.ch !== "string") return undefined;
+    return { ...c.player, expires: c.e, clientId: c.c, redirectUri: c.r, codeChallenge: c.ch };
+  }
+
+  read(kind: Exclude<TokenKind, "code">, token: string): (Player & { expires: number }) | undefined {
+    const c = this.verify(kind, token);
+    return c && { ...c.player, expires: c.e };
+  }
+
+  private sign(kind: TokenKind, claims: Claims): string {
+    const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
+    return `${PREFIX[kind]}${body}.${this.keyring.mac(`dev-idp ${kind}`, body)}`;
+  }
+
+  private verify(kind: TokenKind, token: string): (Claims & { player: Player }) | undefined {
+    if (!token.startsWith(PREFIX[kind]) || token.length > 8192) return undefined;
+    const [body, mac, extra] = token.slice(PREFIX[kind].length).split(".");
+    if (!body || !mac || extra !== undefined) return undefined;
+    // The purpose label binds the kind, so an Xbox token cannot be replayed as a Minecraft one.
+    if (!this.keyring.verify(mac, `dev-idp ${kind}`, body)) return undefined;
+    let claims: Claims;
+    try {
+      claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Claims;
+    } catch {
+      return undefined;
+    }
+    if (typeof claims.e !== "number" || claims.e <= this.now()) return undefined;
+    if (typeof claims.g !== "string" || typeof claims.u !== "string" || !USERNAME.test(claims.u)) return undefined;
+    if (typeof claims.o !== "string" || !isOutcome(claims.o)) return undefined;
+    return { ...claims, player: { grant: claims.g, username: claims.u, outcome: claims.o } };
+  }
+}
+
+/** What instances must agree on beyond a signature. */
+export interface GrantStore {
+  /**
+   * Marks `key` as used until `expiresAt` (epoch ms). True only for the first claim while the
+   * mark lives, whichever instance made it.
+   */
+  claim(key: string, expiresAt: number): Promise<boolean>;
+}
+
+/** For the standalone server: one process, so memory is shared enough. */
+export class MemoryGrantStore implements GrantStore {
+  private readonly marks = new Map<string, number>();
+
+  constructor(
+    /** A developer's machine never needs more, and a flood cannot grow memory past it. */
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size() {
+    return this.marks.size;
+  }
+
+  async claim(key: string, expiresAt: number): Promise<boolean> {
+    const now = this.now();
+    const existing = this.marks.get(key);
+    if (existing !== undefined && existing > now) return false;
+    if (this.marks.size >= this.maxEntries) {
+      for (const [k, exp] of this.marks) if (exp <= now) this.marks.delete(k);
+      // Dropping a live mark would make its code redeemable again; refusing fails closed.
+      if (this.marks.size >= this.maxEntries) return false;
+    }
+    this.marks.set(key, expiresAt);
+    return true;
+  }
+}
