@@ -3,6 +3,8 @@ import { every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
 import { AccountsService } from "./accounts/service";
+import { LoginSessions } from "./accounts/sessions";
+import { LoginThrottle } from "./accounts/throttle";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
@@ -40,6 +42,18 @@ export async function createServices(config: Config, database: Database, log: Lo
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
+  const loginThrottle = new LoginThrottle(limiter, bus, {
+    account: {
+      name: "login-failures-account",
+      limit: config.LOGIN_FAILURES_PER_ACCOUNT,
+      windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
+    },
+    address: {
+      name: "login-failures-address",
+      limit: config.LOGIN_FAILURES_PER_ADDRESS,
+      windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
+    },
+  });
   const edge = new Edge(config, () => clock.now());
   const login = new LoginService(db, clients, keyring, clock, config, log);
   const ranks = new RanksService(db, realtime);
@@ -60,7 +74,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     log,
     database,
     tokens,
-    accounts: new AccountsService(db, tokens, config),
+    accounts: new AccountsService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
     teams: new TeamsService(db),
     health: new HealthService(() => database.ping()),
     clock,
@@ -86,7 +100,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
-      every("rate-limit-prune", 60, log, () => limiter.prune()),
+      // Counters live as long as the longest window: the failed sign-in one can be hours.
+      every("rate-limit-prune", 60, log, () => limiter.prune(Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS))),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
     ],
   };

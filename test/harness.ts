@@ -21,6 +21,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     RATE_LIMIT_VALIDATE_PER_MIN: "100000",
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: "100000",
     RATE_LIMIT_GENERAL_PER_MIN: "10000000",
+    // Every suite signs in from 127.0.0.1; the failed sign-in limits have their own tests.
+    LOGIN_FAILURES_PER_ADDRESS: "100000",
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",

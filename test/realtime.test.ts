@@ -50,7 +50,12 @@ describe("analytics stream: authentication and refusals", () => {
   });
 
   test("invalid, malformed and expired credentials close with 4001", async () => {
-    const expired = await server.services.tokens.sign(fx.owner.id, Math.floor(Date.now() / 1000) - 3600, 60);
+    const expired = await server.services.tokens.sign(
+      fx.owner.id,
+      (await server.services.tokens.verify(fx.owner.token))!.sid,
+      Math.floor(Date.now() / 1000) - 3600,
+      60,
+    );
     for (const headers of [
       bearer("not-a-token"),
       { authorization: "Basic abc" },
@@ -120,7 +125,8 @@ describe("analytics stream: timing (servers of their own)", () => {
     const srv = await startTestServer({ WS_EXPIRY_NOTICE_SECONDS: "1" });
     const f = await newServer(srv);
     const now = Math.floor(Date.now() / 1000);
-    const short = await srv.services.tokens.sign(f.owner.id, now, 2);
+    const sid = (await srv.services.tokens.verify(f.owner.token))!.sid;
+    const short = await srv.services.tokens.sign(f.owner.id, sid, now, 2);
 
     // Renewed: the notice arrives, a fresh token goes in, and the socket outlives the old token.
     const kept = await WsClient.connect(srv, f.serverId, bearer(short));
@@ -137,7 +143,7 @@ describe("analytics stream: timing (servers of their own)", () => {
     const lapsed = await WsClient.connect(
       srv,
       f.serverId,
-      bearer(await srv.services.tokens.sign(f.owner.id, Math.floor(Date.now() / 1000), 2)),
+      bearer(await srv.services.tokens.sign(f.owner.id, sid, Math.floor(Date.now() / 1000), 2)),
     );
     await lapsed.until("snapshot");
     await lapsed.until("token_expiring", 3000);

@@ -17,7 +17,12 @@ beforeAll(async () => {
   people = await makePeople(server);
   team = await makeTeam(server, people);
   // A real token from the server's own key, issued two hours ago with a one-minute life.
-  expiredToken = await server.services.tokens.sign(people.owner.id, Math.floor(Date.now() / 1000) - 7200, 60);
+  expiredToken = await server.services.tokens.sign(
+    people.owner.id,
+    (await server.services.tokens.verify(people.owner.token))!.sid,
+    Math.floor(Date.now() / 1000) - 7200,
+    60,
+  );
 });
 
 function send(req: Req, authorization?: string): Promise<ApiResult> {
@@ -105,7 +110,17 @@ describe("security suite: every protected route", () => {
                   ["admin", () => people.admin.token],
                   ["admin API key", () => team.keys.admin],
                 ]
-              : [];
+              : c.access === "person:admin"
+                ? [["viewer", () => people.viewer.token]]
+                : c.access === "person:owner"
+                  ? [["admin", () => people.admin.token]]
+                  : [];
+        if (c.access.startsWith("person:")) {
+          test("a team API key is refused, whatever its role: 403", async () => {
+            for (const key of [team.keys.admin, team.keys.viewer])
+              expectError(await send(await req(), bearer(key)), 403, "forbidden");
+          });
+        }
         for (const [who, token] of tooLow) {
           test(`insufficient role (${who}): 403`, async () => {
             expectError(await send(await req(), bearer(token())), 403, "forbidden");
@@ -120,7 +135,7 @@ describe("security suite: every protected route", () => {
         const token =
           c.access === "team:viewer"
             ? people.viewer.token
-            : c.access === "team:admin"
+            : c.access === "team:admin" || c.access === "person:admin"
               ? people.admin.token
               : people.owner.token;
         const res = await send(r, bearer(token));

@@ -9,6 +9,8 @@ const AUDIENCE = "mc-platform:dashboard";
 
 export interface AccessClaims {
   sub: string;
+  /** The login session (refresh-token family) the token was issued under: revoking it ends the token. */
+  sid: string;
   exp: number;
 }
 
@@ -34,8 +36,13 @@ export class AccessTokens {
     return new AccessTokens(privateKey, publicKey, ttlSeconds);
   }
 
-  async sign(userId: string, now = Math.floor(Date.now() / 1000), ttl = this.ttlSeconds): Promise<string> {
-    return new SignJWT({})
+  async sign(
+    userId: string,
+    sessionId: string,
+    now = Math.floor(Date.now() / 1000),
+    ttl = this.ttlSeconds,
+  ): Promise<string> {
+    return new SignJWT({ sid: sessionId })
       .setProtectedHeader({ alg: ALG, typ: "JWT" })
       .setSubject(userId)
       .setIssuer(ISSUER)
@@ -60,8 +67,9 @@ export class AccessTokens {
         audience: AUDIENCE,
         algorithms: [ALG],
       });
-      if (typeof payload.sub !== "string" || typeof payload.exp !== "number") return null;
-      const claims = { sub: payload.sub, exp: payload.exp };
+      if (typeof payload.sub !== "string" || typeof payload.sid !== "string" || typeof payload.exp !== "number")
+        return null;
+      const claims = { sub: payload.sub, sid: payload.sid, exp: payload.exp };
       if (this.cache.size >= 10_000) this.cache.clear();
       this.cache.set(token, claims);
       return claims;

@@ -5,6 +5,19 @@ import { ZLoginInput, ZMe, ZRefreshInput, ZSignupInput, ZTokenPair, ZUser } from
 
 const tags = ["auth"];
 
+/**
+ * The address failed sign-ins count under. `ctx.ip` is the peer; behind a trusted proxy that
+ * is the proxy for everyone, which would let one attacker lock every user out, so the
+ * forwarded client address is used there (the rule the edge's general limit keys by).
+ */
+function signInAddress(ctx: { ip: string; headers: Headers; services: { config: { TRUST_PROXY: boolean } } }) {
+  if (ctx.services.config.TRUST_PROXY) {
+    const forwarded = ctx.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded.slice(0, 64);
+  }
+  return ctx.ip;
+}
+
 export const accountsRouter = router({
   signup: publicProcedure
     .meta({
@@ -31,12 +44,14 @@ export const accountsRouter = router({
         tags,
         protect: false,
         summary: "Sign in; returns an access token and a refresh token",
+        description:
+          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends.",
         errorResponses: [400, 401, 429],
       },
     })
     .input(ZLoginInput)
     .output(ZTokenPair)
-    .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password)),
+    .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password, signInAddress(ctx))),
 
   refresh: publicProcedure
     .meta({
@@ -63,6 +78,8 @@ export const accountsRouter = router({
         tags,
         protect: false,
         summary: "Revoke a refresh token and its whole family",
+        description:
+          "Ends the login: its refresh tokens and the access tokens issued under it stop working on every instance, and analytics sockets using them close with 4011.",
         errorResponses: [400, 429],
       },
     })

@@ -8,9 +8,12 @@ import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
 import type { Principal } from "../auth/principal";
 import type { AccessTokens } from "./jwt";
 import type { TTokenPair } from "./schemas";
+import type { LoginSessions } from "./sessions";
+import type { LoginThrottle } from "./throttle";
 
 const BAD_LOGIN = "The email or password is wrong.";
 const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class AccountsService {
   /** Verified against when the email is unknown, so both failures take the same time. */
@@ -19,6 +22,8 @@ export class AccountsService {
   constructor(
     private readonly db: Db,
     private readonly tokens: AccessTokens,
+    private readonly sessions: LoginSessions,
+    private readonly throttle: LoginThrottle,
     private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS" | "PASSWORD_MEMORY_KIB" | "PASSWORD_TIME_COST">,
   ) {
     this.dummyHash = this.hash("not-a-real-password");
@@ -39,10 +44,15 @@ export class AccountsService {
     return { id: row.id, email: row.email, created_at: iso(row.createdAt) };
   }
 
-  async login(email: string, password: string): Promise<TTokenPair> {
+  /** `email` is already normalised (lower case); `address` is the client's, for the throttle. */
+  async login(email: string, password: string, address: string): Promise<TTokenPair> {
+    this.throttle.check(email, address);
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     const ok = await Bun.password.verify(password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) throw new AppError("unauthenticated", BAD_LOGIN);
+    if (!user || !ok) {
+      await this.throttle.failed(email, address);
+      throw new AppError("unauthenticated", BAD_LOGIN);
+    }
     return this.issue(user.id, crypto.randomUUID());
   }
 
@@ -101,7 +111,10 @@ export class AccountsService {
       return key ? { kind: "api_key", keyId: key.id, teamId: key.teamId, role: key.role } : null;
     }
     const claims = await this.tokens.verify(token);
-    return claims ? { kind: "user", userId: claims.sub } : null;
+    // Signed by us, yet possibly for an account or login that is gone: only a live session counts.
+    if (!claims || !UUID.test(claims.sub) || !UUID.test(claims.sid)) return null;
+    if (!(await this.sessions.isLive(claims.sid, claims.sub))) return null;
+    return { kind: "user", userId: claims.sub };
   }
 
   private async issue(userId: string, familyId: string): Promise<TTokenPair> {
@@ -113,7 +126,7 @@ export class AccountsService {
       expiresAt: new Date(Date.now() + this.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
     });
     return {
-      access_token: await this.tokens.sign(userId),
+      access_token: await this.tokens.sign(userId, familyId),
       token_type: "Bearer",
       expires_in: this.tokens.ttlSeconds,
       refresh_token: refresh,
@@ -125,5 +138,6 @@ export class AccountsService {
       .update(refreshTokens)
       .set({ revokedAt: sql`coalesce(${refreshTokens.revokedAt}, now())` })
       .where(eq(refreshTokens.familyId, familyId));
+    await this.sessions.revoked(familyId);
   }
 }

@@ -3,26 +3,39 @@ import type { Logger } from "../lib/log";
 import type { ServerEvent } from "./events";
 
 /**
+ * Changes to account state that every instance caches: a login session ended (logout,
+ * refresh-token reuse), or sign-ins for a key refused until a time. Keys are hashes, never
+ * an email or an address in clear.
+ */
+export type AccountNotice =
+  | { type: "session_revoked"; session_id: string }
+  | { type: "login_blocked"; key: string; until_ms: number };
+
+/**
  * Carries server events to every instance. An event published anywhere reaches every
- * subscriber on every instance, in the same order everywhere.
+ * subscriber on every instance, in the same order everywhere. Account notices travel the
+ * same way on a channel of their own.
  */
 export interface Bus {
   publish(event: ServerEvent): Promise<void>;
   /** Every event, from this instance and others. Returns an unsubscribe function. */
   subscribe(handler: (event: ServerEvent) => void): () => void;
+  publishNotice(notice: AccountNotice): Promise<void>;
+  /** Every account notice, from this instance and others. Returns an unsubscribe function. */
+  onNotice(handler: (notice: AccountNotice) => void): () => void;
   close(): Promise<void>;
 }
 
-class Fanout {
-  private handlers = new Set<(e: ServerEvent) => void>();
+class Fanout<T extends { type: string }> {
+  private handlers = new Set<(e: T) => void>();
   constructor(private readonly log: Logger) {}
 
-  add(h: (e: ServerEvent) => void) {
+  add(h: (e: T) => void) {
     this.handlers.add(h);
     return () => void this.handlers.delete(h);
   }
 
-  deliver(e: ServerEvent) {
+  deliver(e: T) {
     for (const h of this.handlers) {
       try {
         h(e);
@@ -35,9 +48,11 @@ class Fanout {
 
 /** One process (the PGlite default): delivery is a function call. */
 export class InProcessBus implements Bus {
-  private fanout: Fanout;
+  private fanout: Fanout<ServerEvent>;
+  private notices: Fanout<AccountNotice>;
   constructor(log: Logger) {
     this.fanout = new Fanout(log);
+    this.notices = new Fanout(log);
   }
   async publish(event: ServerEvent) {
     this.fanout.deliver(event);
@@ -45,10 +60,17 @@ export class InProcessBus implements Bus {
   subscribe(handler: (e: ServerEvent) => void) {
     return this.fanout.add(handler);
   }
+  async publishNotice(notice: AccountNotice) {
+    this.notices.deliver(notice);
+  }
+  onNotice(handler: (n: AccountNotice) => void) {
+    return this.notices.add(handler);
+  }
   async close() {}
 }
 
 const CHANNEL = "mcp_server_events";
+const NOTICE_CHANNEL = "mcp_account_notices";
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7900;
 
@@ -58,14 +80,16 @@ const MAX_PAYLOAD = 7900;
  * order PostgreSQL commits the NOTIFYs in).
  */
 export class PgBus implements Bus {
-  private fanout: Fanout;
-  private unlisten?: () => Promise<void>;
+  private fanout: Fanout<ServerEvent>;
+  private notices: Fanout<AccountNotice>;
+  private unlisten: (() => Promise<void>)[] = [];
 
   private constructor(
     private readonly sql: postgres.Sql,
     private readonly log: Logger,
   ) {
     this.fanout = new Fanout(log);
+    this.notices = new Fanout(log);
   }
 
   static async connect(url: string, log: Logger, makeClient: (url: string) => postgres.Sql): Promise<PgBus> {
@@ -81,7 +105,18 @@ export class PgBus implements Bus {
       }
       bus.fanout.deliver(event);
     });
-    bus.unlisten = () => listener.unlisten();
+    bus.unlisten.push(() => listener.unlisten());
+    const noticeListener = await bus.sql.listen(NOTICE_CHANNEL, (payload) => {
+      let notice: AccountNotice;
+      try {
+        notice = JSON.parse(payload) as AccountNotice;
+      } catch {
+        log.warn("bus: unreadable account notice dropped");
+        return;
+      }
+      bus.notices.deliver(notice);
+    });
+    bus.unlisten.push(() => noticeListener.unlisten());
     return bus;
   }
 
@@ -98,8 +133,16 @@ export class PgBus implements Bus {
     return this.fanout.add(handler);
   }
 
+  async publishNotice(notice: AccountNotice) {
+    await this.sql`select pg_notify(${NOTICE_CHANNEL}, ${JSON.stringify(notice)})`;
+  }
+
+  onNotice(handler: (n: AccountNotice) => void) {
+    return this.notices.add(handler);
+  }
+
   async close() {
-    await this.unlisten?.().catch(() => {});
+    for (const unlisten of this.unlisten) await unlisten().catch(() => {});
     await this.sql.end({ timeout: 2 });
   }
 }

@@ -20,6 +20,8 @@ import {
 
 const tags = ["teams"];
 const err = [400, 401, 403, 404, 429];
+const PEOPLE_ONLY =
+  "People only: a team API key gets 403, so a leaked key cannot create members or keys that outlive its revocation.";
 const ZMembers = z.object({ members: z.array(ZMember).max(LIMITS.membersPerTeam) });
 
 export const teamsRouter = router({
@@ -100,14 +102,15 @@ export const teamsRouter = router({
     .output(ZMembers)
     .query(({ ctx, input }) => ctx.services.teams.members(ctx.principal, input.team_id)),
 
-  addMember: authedProcedure
+  addMember: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/members",
         tags,
         summary: "Add an existing account to the team",
+        description: PEOPLE_ONLY,
         errorResponses: [...err, 409],
       },
     })
@@ -115,14 +118,15 @@ export const teamsRouter = router({
     .output(ZMember)
     .mutation(({ ctx, input }) => ctx.services.teams.addMember(ctx.principal, input.team_id, input.email, input.role)),
 
-  updateMember: authedProcedure
+  updateMember: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/members/{user_id}",
         tags,
         summary: "Change a member's role",
+        description: PEOPLE_ONLY,
         errorResponses: [...err, 409],
       },
     })
@@ -132,14 +136,15 @@ export const teamsRouter = router({
       ctx.services.teams.updateMember(ctx.principal, input.team_id, input.user_id, input.role),
     ),
 
-  removeMember: authedProcedure
+  removeMember: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/members/{user_id}",
         tags,
         summary: "Remove a member (any member may remove themself)",
+        description: PEOPLE_ONLY,
         errorResponses: [...err, 409],
       },
     })
@@ -147,14 +152,15 @@ export const teamsRouter = router({
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.teams.removeMember(ctx.principal, input.team_id, input.user_id)),
 
-  transfer: authedProcedure
+  transfer: userProcedure
     .meta({
-      access: "team:owner",
+      access: "person:owner",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/transfer",
         tags,
         summary: "Transfer ownership to another member (the old owner becomes admin)",
+        description: PEOPLE_ONLY,
         errorResponses: [...err, 409],
       },
     })
@@ -162,14 +168,15 @@ export const teamsRouter = router({
     .output(ZMembers)
     .mutation(({ ctx, input }) => ctx.services.teams.transfer(ctx.principal, input.team_id, input.user_id)),
 
-  createApiKey: authedProcedure
+  createApiKey: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/api-keys",
         tags,
         summary: "Create a team API key; the key is shown only in this response",
+        description: PEOPLE_ONLY,
         errorResponses: [...err, 409],
       },
     })
@@ -179,14 +186,15 @@ export const teamsRouter = router({
       ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role),
     ),
 
-  listApiKeys: authedProcedure
+  listApiKeys: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/api-keys",
         tags,
         summary: "The team's API keys (never the keys themselves)",
+        description: PEOPLE_ONLY,
         errorResponses: err,
       },
     })
@@ -194,14 +202,15 @@ export const teamsRouter = router({
     .output(z.object({ api_keys: z.array(ZApiKey).max(LIMITS.apiKeysListed) }))
     .query(({ ctx, input }) => ctx.services.teams.listApiKeys(ctx.principal, input.team_id)),
 
-  revokeApiKey: authedProcedure
+  revokeApiKey: userProcedure
     .meta({
-      access: "team:admin",
+      access: "person:admin",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/api-keys/{key_id}",
         tags,
         summary: "Revoke an API key; it stops working at once",
+        description: PEOPLE_ONLY,
         errorResponses: err,
       },
     })

@@ -36,6 +36,16 @@ export class TeamsService {
     return requireTeamRole(this.db, principal, teamId, min);
   }
 
+  /**
+   * Members and API keys are managed by people only: what a key created would outlive the
+   * key's revocation, so a leaked key could otherwise plant a successor or a new member.
+   */
+  requirePerson(principal: Principal, teamId: string, min: Role) {
+    if (principal.kind !== "user")
+      throw new AppError("forbidden", "Only a signed-in team member can manage members and API keys, not an API key.");
+    return this.require(principal, teamId, min);
+  }
+
   async create(userId: string, name: string) {
     return this.db.transaction(async (tx) => {
       // Locked first, so two creates at once cannot both squeeze under the cap.
@@ -98,7 +108,7 @@ export class TeamsService {
   }
 
   async addMember(principal: Principal, teamId: string, email: string, role: "admin" | "viewer") {
-    await this.require(principal, teamId, "admin");
+    await this.requirePerson(principal, teamId, "admin");
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     if (!user) throw new AppError("not_found", "No account has this email; ask them to sign up first.");
     const row = await this.db.transaction(async (tx) => {
@@ -120,7 +130,7 @@ export class TeamsService {
   }
 
   async updateMember(principal: Principal, teamId: string, userId: string, role: "admin" | "viewer") {
-    await this.require(principal, teamId, "admin");
+    await this.requirePerson(principal, teamId, "admin");
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
       throw new AppError("conflict", "The owner's role changes only by transferring ownership.");
@@ -134,7 +144,7 @@ export class TeamsService {
 
   async removeMember(principal: Principal, teamId: string, userId: string) {
     const leavingSelf = principal.kind === "user" && principal.userId === userId;
-    await this.require(principal, teamId, leavingSelf ? "viewer" : "admin");
+    await this.requirePerson(principal, teamId, leavingSelf ? "viewer" : "admin");
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
       throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
@@ -144,7 +154,7 @@ export class TeamsService {
 
   /** The owner hands the team to another member, and stays on as admin. */
   async transfer(principal: Principal, teamId: string, userId: string) {
-    await this.require(principal, teamId, "owner");
+    await this.requirePerson(principal, teamId, "owner");
     const target = await this.member(teamId, userId);
     if (target.role === "owner") throw new AppError("conflict", "This member already owns the team.");
     await this.db.transaction(async (tx) => {
@@ -161,7 +171,7 @@ export class TeamsService {
   }
 
   async createApiKey(principal: Principal, teamId: string, name: string, role: "admin" | "viewer") {
-    await this.require(principal, teamId, "admin");
+    await this.requirePerson(principal, teamId, "admin");
     const key = newSecret("api_key");
     const [row] = await this.db.transaction(async (tx) => {
       await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
@@ -187,7 +197,7 @@ export class TeamsService {
   }
 
   async listApiKeys(principal: Principal, teamId: string) {
-    await this.require(principal, teamId, "admin");
+    await this.requirePerson(principal, teamId, "admin");
     // Every active key, then the most recently revoked ones.
     const rows = await this.db
       .select()
@@ -199,7 +209,7 @@ export class TeamsService {
   }
 
   async revokeApiKey(principal: Principal, teamId: string, keyId: string) {
-    await this.require(principal, teamId, "admin");
+    await this.requirePerson(principal, teamId, "admin");
     const [row] = await this.db
       .update(apiKeys)
       .set({ revokedAt: new Date() })

@@ -10,10 +10,21 @@ import type { Context } from "./context";
  * - user: a signed-in dashboard user (not an API key)
  * - member: a signed-in user, or a team API key acting within its own team only
  * - team:<role>: a user or team API key with at least that role in the target team
+ * - person:<role>: a signed-in user (never an API key) with at least that role in the target team
  * - client: holder of a client's id and secret (launcher backends)
  * - agent: a server agent token
  */
-export type Access = "public" | "user" | "member" | "team:viewer" | "team:admin" | "team:owner" | "client" | "agent";
+export type Access =
+  | "public"
+  | "user"
+  | "member"
+  | "team:viewer"
+  | "team:admin"
+  | "team:owner"
+  | "person:admin"
+  | "person:owner"
+  | "client"
+  | "agent";
 
 export type Meta = OpenApiMeta<{ access?: Access }>;
 

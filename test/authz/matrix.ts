@@ -28,6 +28,8 @@ const KNOWN_ACCESS: readonly Access[] = [
   "team:viewer",
   "team:admin",
   "team:owner",
+  "person:admin",
+  "person:owner",
   "client",
   "agent",
 ];
@@ -129,8 +131,10 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
       return bearerHolder ? ok() : unauthenticated;
     default: {
       if (!bearerHolder) return unauthenticated;
+      // A person-only route refuses every API key before looking at its team or role.
+      if (access.startsWith("person:") && caller.startsWith("key:")) return forbidden;
       if (caller === "outsider") return outsider === 403 ? forbidden : { status: 404, code: "not_found" };
-      const need = access.slice("team:".length) as keyof typeof ROLE_RANK;
+      const need = access.slice(access.indexOf(":") + 1) as keyof typeof ROLE_RANK;
       return ROLE_RANK[roleOf(caller)!] >= ROLE_RANK[need] ? ok() : forbidden;
     }
   }

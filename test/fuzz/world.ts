@@ -124,7 +124,12 @@ export async function makeWorld(server: RunningServer): Promise<World> {
     memory_max_mb: 4096,
   });
   const keys = await api(server, "GET", `/teams/${team.teamId}/api-keys`, { token: people.owner.token });
-  const expiredToken = await server.services.tokens.sign(people.owner.id, Math.floor(Date.now() / 1000) - 7200, 60);
+  const expiredToken = await server.services.tokens.sign(
+    people.owner.id,
+    (await server.services.tokens.verify(people.owner.token))!.sid,
+    Math.floor(Date.now() / 1000) - 7200,
+    60,
+  );
   return {
     server,
     people,

@@ -47,7 +47,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/members` }),
   },
   "POST /teams/{team_id}/members": {
-    access: "team:admin",
+    access: "person:admin",
     request: ({ team, people }) => ({
       method: "POST",
       path: `/teams/${team.teamId}/members`,
@@ -55,7 +55,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     }),
   },
   "PATCH /teams/{team_id}/members/{user_id}": {
-    access: "team:admin",
+    access: "person:admin",
     request: ({ team, people }) => ({
       method: "PATCH",
       path: `/teams/${team.teamId}/members/${people.viewer.id}`,
@@ -63,11 +63,11 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     }),
   },
   "DELETE /teams/{team_id}/members/{user_id}": {
-    access: "team:admin",
+    access: "person:admin",
     request: ({ team, people }) => ({ method: "DELETE", path: `/teams/${team.teamId}/members/${people.admin.id}` }),
   },
   "POST /teams/{team_id}/transfer": {
-    access: "team:owner",
+    access: "person:owner",
     request: ({ team, people }) => ({
       method: "POST",
       path: `/teams/${team.teamId}/transfer`,
@@ -75,7 +75,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     }),
   },
   "POST /teams/{team_id}/api-keys": {
-    access: "team:admin",
+    access: "person:admin",
     request: ({ team }) => ({
       method: "POST",
       path: `/teams/${team.teamId}/api-keys`,
@@ -83,11 +83,11 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     }),
   },
   "GET /teams/{team_id}/api-keys": {
-    access: "team:admin",
+    access: "person:admin",
     request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/api-keys` }),
   },
   "DELETE /teams/{team_id}/api-keys/{key_id}": {
-    access: "team:admin",
+    access: "person:admin",
     request: async ({ server, team, people }) => {
       const res = await fetch(`${server.url}/teams/${team.teamId}/api-keys`, {
         method: "POST",

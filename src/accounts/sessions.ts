@@ -1,0 +1,62 @@
+import { and, count, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { refreshTokens } from "../db/schema";
+import type { Bus } from "../realtime/bus";
+
+interface Entry {
+  live: boolean;
+  /** Whose session it is, when live. */
+  userId?: string;
+  checkedAt: number;
+}
+
+/**
+ * Whether a login session (a refresh-token family) still stands, for access-token checks.
+ * The answer is cached in memory so an authenticated request costs no query; logout and
+ * refresh-token reuse publish the session's end on the bus, and every instance marks it dead
+ * at once. A live answer is looked at again after `recheckMs`, so a notification lost in a
+ * reconnect cannot keep a revoked session alive for longer than that.
+ */
+export class LoginSessions {
+  private cache = new Map<string, Entry>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: Bus,
+    private readonly maxEntries = 100_000,
+    private readonly recheckMs = 60_000,
+  ) {
+    bus.onNotice((n) => {
+      if (n.type === "session_revoked") this.remember(n.session_id, { live: false, checkedAt: Date.now() });
+    });
+  }
+
+  /** True while the session exists for this user and has not been revoked. */
+  async isLive(sessionId: string, userId: string): Promise<boolean> {
+    const hit = this.cache.get(sessionId);
+    if (hit && !hit.live) return false;
+    if (hit && Date.now() - hit.checkedAt < this.recheckMs) return hit.userId === userId;
+    const [row] = await this.db
+      .select({ n: count(), revoked: sql<boolean>`coalesce(bool_or(${refreshTokens.revokedAt} is not null), false)` })
+      .from(refreshTokens)
+      .where(and(eq(refreshTokens.familyId, sessionId), eq(refreshTokens.userId, userId)));
+    const live = row!.n > 0 && !row!.revoked;
+    // A revocation heard while the query ran wins over what the query saw.
+    if (this.cache.get(sessionId)?.live === false) return false;
+    this.remember(sessionId, { live, userId, checkedAt: Date.now() });
+    return live;
+  }
+
+  /** Tells every instance (this one included) that the session has ended. */
+  async revoked(sessionId: string) {
+    this.remember(sessionId, { live: false, checkedAt: Date.now() });
+    await this.bus.publishNotice({ type: "session_revoked", session_id: sessionId });
+  }
+
+  private remember(key: string, entry: Entry) {
+    this.cache.delete(key);
+    // Bounded: the oldest entry goes first. A forgotten session is simply read again.
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, entry);
+  }
+}
