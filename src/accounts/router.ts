@@ -5,19 +5,6 @@ import { ZLoginInput, ZMe, ZRefreshInput, ZSignupInput, ZTokenPair, ZUser } from
 
 const tags = ["auth"];
 
-/**
- * The address failed sign-ins count under. `ctx.ip` is the peer; behind a trusted proxy that
- * is the proxy for everyone, which would let one attacker lock every user out, so the
- * forwarded client address is used there (the rule the edge's general limit keys by).
- */
-function signInAddress(ctx: { ip: string; headers: Headers; services: { config: { TRUST_PROXY: boolean } } }) {
-  if (ctx.services.config.TRUST_PROXY) {
-    const forwarded = ctx.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-    if (forwarded) return forwarded.slice(0, 64);
-  }
-  return ctx.ip;
-}
-
 export const accountsRouter = router({
   signup: publicProcedure
     .meta({
@@ -51,7 +38,7 @@ export const accountsRouter = router({
     })
     .input(ZLoginInput)
     .output(ZTokenPair)
-    .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password, signInAddress(ctx))),
+    .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password, ctx.ip)),
 
   refresh: publicProcedure
     .meta({

@@ -50,7 +50,9 @@ export class LoginSessions {
   /** Tells every instance (this one included) that the session has ended. */
   async revoked(sessionId: string) {
     this.remember(sessionId, { live: false, checkedAt: Date.now() });
-    await this.bus.publishNotice({ type: "session_revoked", session_id: sessionId });
+    // The revocation is already stored: a lost notice only delays other instances until their
+    // cached entry is re-read, so it must not turn a completed logout into an error.
+    await this.bus.publishNotice({ type: "session_revoked", session_id: sessionId }).catch(() => undefined);
   }
 
   private remember(key: string, entry: Entry) {
