@@ -11,10 +11,23 @@ export function freePort(): number {
   return port;
 }
 
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+/** Decodes the character references an HTML serializer writes into attribute values. */
+function decodeEntities(value: string): string {
+  return value.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, ref: string) => {
+    if (ref[0] === "#")
+      return String.fromCodePoint(
+        ref[1] === "x" || ref[1] === "X" ? Number.parseInt(ref.slice(2), 16) : Number(ref.slice(1)),
+      );
+    return ENTITIES[ref] ?? all;
+  });
+}
+
 /** The hidden inputs of a form page, unescaped: what a browser would submit back. */
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    out[m[1]!] = m[2]!.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n)));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g))
+    out[m[1]!] = decodeEntities(m[2]!);
   return out;
 }

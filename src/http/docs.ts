@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
-import { pageHeaders, staticResponse } from "./responses";
+import { pageHeaders } from "../lib/page";
+import { staticResponse } from "./responses";
 
 const require = createRequire(import.meta.url);
 // The package exports no path to its browser bundle; it sits beside the main entry.

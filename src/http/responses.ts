@@ -18,19 +18,6 @@ export function errorResponse(err: unknown, request: Request, log: Logger): Resp
   return json(envelope(body, info.id), status, headers);
 }
 
-/** Headers for every HTML page we serve: no framing, no referrer, no sniffing, not cached. */
-export function pageHeaders(csp: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    "content-type": "text/html; charset=utf-8",
-    "content-security-policy": csp,
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    ...extra,
-  };
-}
-
 /** A static body (a document, a script) with its type; nothing to sniff. */
 export function staticResponse(body: BodyInit, type: string, extra: Record<string, string> = {}): Response {
   return new Response(body, { headers: { "content-type": type, "x-content-type-options": "nosniff", ...extra } });

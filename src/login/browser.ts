@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { DenialCode } from "../identity/types";
 import { requestInfo } from "../http/request";
-import { pageHeaders } from "../http/responses";
 import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
 import { readLimited } from "../lib/body";
@@ -10,25 +9,11 @@ import { consentPage, messagePage } from "./pages";
 const COOKIE_PREFIX = "mcp_login_";
 const MAX_FORM_BYTES = 8 * 1024;
 
-/** CSP for our pages; form-action must also allow where approve/deny redirects (Chrome checks redirects). */
-function csp(redirectTarget?: string) {
-  let formTarget = "";
-  if (redirectTarget) {
-    const u = new URL(redirectTarget);
-    formTarget = u.protocol === "http:" || u.protocol === "https:" ? ` ${u.origin}` : ` ${u.protocol}`;
-  }
-  return [
-    "default-src 'none'",
-    "img-src https: data:",
-    "style-src 'unsafe-inline'",
-    `form-action 'self'${formTarget}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join("; ");
-}
-
-function html(body: string, status: number, extra: Record<string, string> = {}) {
-  return new Response(body, { status, headers: pageHeaders(csp(), extra) });
+/** Where approve and deny redirect to, as a CSP source (an origin, or a custom scheme). */
+function redirectSource(target: string | null): string | null {
+  if (!target) return null;
+  const u = new URL(target);
+  return u.protocol === "http:" || u.protocol === "https:" ? u.origin : u.protocol;
 }
 
 function redirect(location: string, extra: Record<string, string> = {}) {
@@ -44,7 +29,7 @@ function readCookie(request: Request, name: string): string | undefined {
 
 /** A person's mistake (a stale link, a form from another browser) is a page, not JSON; anything else is the envelope. */
 function pageError(err: unknown): Response | undefined {
-  if (err instanceof AppError && err.status < 500) return html(messagePage("Sign-in failed", err.message), err.status);
+  if (err instanceof AppError && err.status < 500) return messagePage("Sign-in failed", err.message, err.status);
   return undefined;
 }
 
@@ -69,8 +54,9 @@ export function loginBrowserRoutes(services: Services) {
   const finish = async (row: Parameters<typeof login.redirectTarget>[0], extra: Record<string, string> = {}) => {
     const target = await login.redirectTarget(row);
     if (target) return redirect(target, extra);
-    return html(
-      messagePage("Sign-in finished", `The sign-in ended with status "${row.status}". You can close this window.`),
+    return messagePage(
+      "Sign-in finished",
+      `The sign-in ended with status "${row.status}". You can close this window.`,
       200,
       extra,
     );
@@ -83,15 +69,18 @@ export function loginBrowserRoutes(services: Services) {
   ) => {
     const app = await login.consentView(row);
     const target = await login.redirectTarget(row);
-    const body = consentPage({
-      authRequestId: row.id,
-      csrf: login.csrfToken(row.id, browser),
-      title: app?.title ?? "Minecraft launcher",
-      description: app?.description ?? "",
-      logoUrl: app?.logoUrl ?? null,
-      playerName: row.context.mcUsername ?? "",
-    });
-    return html(body, 200, { ...extra, "content-security-policy": csp(target ?? undefined) });
+    return consentPage(
+      {
+        authRequestId: row.id,
+        csrf: login.csrfToken(row.id, browser),
+        title: app?.title ?? "Minecraft launcher",
+        description: app?.description ?? "",
+        logoUrl: app?.logoUrl ?? null,
+        playerName: row.context.mcUsername ?? "",
+      },
+      redirectSource(target),
+      extra,
+    );
   };
 
   return new Elysia({ name: "login-browser-routes" })

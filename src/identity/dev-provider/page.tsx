@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { escapeHtml } from "../../lib/html";
+import { renderPage } from "../../lib/page";
 import { DEV_IDP_OUTCOMES } from "./outcomes";
 
 /** The sign-in page and the checks on the authorize request it is built from. */
@@ -10,40 +9,18 @@ h1{font-size:1.4rem;margin:0 0 .5rem}.note{color:#555;font-size:.9rem}.error{col
 label{display:block;margin-top:1rem;font-weight:600}input,select{width:100%;box-sizing:border-box;padding:.5rem;font:inherit}
 .actions{display:flex;gap:.5rem;margin-top:1.5rem}button{flex:1;padding:.6rem;font:inherit;cursor:pointer}
 code{word-break:break-all}`;
-const CSS_HASH = `'sha256-${createHash("sha256").update(CSS).digest("base64")}'`;
-
-/** `formTarget` is the validated redirect URI's origin, which the form submit redirects to. */
-function htmlResponse(status: number, body: string, formTarget?: string): Response {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${CSS_HASH}`,
-    // Browsers apply form-action to the redirect after the submit too, so the client's origin must be allowed.
-    formTarget ? `form-action 'self' ${formTarget}` : "form-action 'none'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join("; ");
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · development identity provider</title><style>${CSS}</style></head>
-<body><main>${body}</main></body></html>`;
-  return new Response(html, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": csp,
-      "x-frame-options": "DENY",
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-store",
-    },
-  });
-}
+const TITLE = "Sign in · development identity provider";
 
 export function errorPage(status: number, message: string): Response {
-  return htmlResponse(
-    status,
-    `<h1>Sign-in request refused</h1><p class="error">${escapeHtml(message)}</p>
-<p class="note">The application that sent you here built an invalid sign-in request. You were not redirected back to it.</p>`,
+  return renderPage(
+    <>
+      <h1>Sign-in request refused</h1>
+      <p className="error">{message}</p>
+      <p className="note">
+        The application that sent you here built an invalid sign-in request. You were not redirected back to it.
+      </p>
+    </>,
+    { title: TITLE, css: CSS, status },
   );
 }
 
@@ -59,29 +36,58 @@ export function signInPage(
   p: AuthorizeParams,
   opts: { username?: string; outcome?: string; error?: string } = {},
 ): Response {
-  const hidden = (Object.keys(p) as (keyof AuthorizeParams)[])
-    .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(p[k])}">`)
-    .join("\n");
-  const options = DEV_IDP_OUTCOMES.map(
-    (o) =>
-      `<option value="${o.value}"${o.value === (opts.outcome ?? "success") ? " selected" : ""}>${escapeHtml(o.label)}</option>`,
-  ).join("");
   const origin = new URL(p.redirect_uri).origin;
-  return htmlResponse(
-    opts.error ? 400 : 200,
-    `<h1>Sign in</h1>
-<p class="note">Development identity provider: it stands in for Microsoft, Xbox Live and Minecraft services. No real account is used; pick any player name.</p>
-<p>Application <code>${escapeHtml(p.client_id)}</code>, returning to <code>${escapeHtml(origin)}</code></p>
-${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : ""}
-<form method="post" action="authorize" enctype="application/x-www-form-urlencoded">
-${hidden}
-<label for="username">Player name</label>
-<input name="username" id="username" required minlength="3" maxlength="16" pattern="[A-Za-z0-9_]{3,16}" autocomplete="username" autofocus value="${escapeHtml(opts.username ?? "")}">
-<label for="outcome">Outcome</label>
-<select name="outcome" id="outcome">${options}</select>
-<div class="actions"><button type="submit" name="action" value="signin">Sign in</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></div>
-</form>`,
-    origin,
+  return renderPage(
+    <>
+      <h1>Sign in</h1>
+      <p className="note">
+        Development identity provider: it stands in for Microsoft, Xbox Live and Minecraft services. No real account is
+        used; pick any player name.
+      </p>
+      <p>
+        Application <code>{p.client_id}</code>, returning to <code>{origin}</code>
+      </p>
+      {opts.error && (
+        <p className="error" role="alert">
+          {opts.error}
+        </p>
+      )}
+      <form method="post" action="authorize" encType="application/x-www-form-urlencoded">
+        {(Object.keys(p) as (keyof AuthorizeParams)[]).map((k) => (
+          <input key={k} type="hidden" name={k} value={p[k]} />
+        ))}
+        <label htmlFor="username">Player name</label>
+        <input
+          name="username"
+          id="username"
+          required
+          minLength={3}
+          maxLength={16}
+          pattern="[A-Za-z0-9_]{3,16}"
+          autoComplete="username"
+          autoFocus
+          defaultValue={opts.username ?? ""}
+        />
+        <label htmlFor="outcome">Outcome</label>
+        <select name="outcome" id="outcome" defaultValue={opts.outcome ?? "success"}>
+          {DEV_IDP_OUTCOMES.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+        <div className="actions">
+          <button type="submit" name="action" value="signin">
+            Sign in
+          </button>
+          <button type="submit" name="action" value="cancel" formNoValidate>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </>,
+    // Browsers apply form-action to the redirect after the submit too, so the client's origin must be allowed.
+    { title: TITLE, css: CSS, status: opts.error ? 400 : 200, formAction: ["'self'", origin] },
   );
 }
 
