@@ -7,7 +7,10 @@ import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
+import { LoginLinks } from "./login/links";
 import { LoginService } from "./login/service";
+import { SignInFlow } from "./login/sign-in";
+import { LoginRequestStore } from "./login/store";
 import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
@@ -33,9 +36,22 @@ export interface Services {
   clock: Clock;
   keyring: Keyring;
   limiter: RateLimiter;
-  limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
+  limits: {
+    start: RateLimitPolicy;
+    poll: RateLimitPolicy;
+    validate: RateLimitPolicy;
+    /** Wrong client credentials, per client id and caller address: never the client's own budget. */
+    clientAuthFailure: RateLimitPolicy;
+    clientCreate: RateLimitPolicy;
+    msAuthModule: RateLimitPolicy;
+  };
   clients: ClientsService;
+  /** The launcher backend's calls (start, poll, validate, revoke). */
   login: LoginService;
+  /** The browser's half of a login: callback, consent, decision. */
+  signIn: SignInFlow;
+  /** Login requests: load, apply a machine event, persist; the expiry sweep. */
+  loginRequests: LoginRequestStore;
   servers: ServersService;
   players: PlayersService;
   ranks: RanksService;
@@ -94,7 +110,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     : new InProcessBus(log);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
   const edge = new Edge(config, () => clock.now());
-  const login = new LoginService(db, clients, keyring, clock, config, log);
+  const loginRequests = new LoginRequestStore(db, clock);
+  const links = new LoginLinks(keyring, config);
   const ranks = new RanksService(db, realtime);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
   monitoring.onSample((serverId, r, changed) =>
@@ -123,10 +140,19 @@ export async function createServices(config: Config, database: Database, log: Lo
       start: { name: "start", limit: config.RATE_LIMIT_START_PER_MIN, windowSeconds: 60 },
       poll: { name: "poll", limit: config.RATE_LIMIT_POLL_PER_MIN, windowSeconds: 60 },
       validate: { name: "validate", limit: config.RATE_LIMIT_VALIDATE_PER_MIN, windowSeconds: 60 },
-      clientWrite: { name: "client-write", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
+      clientAuthFailure: {
+        name: "client-auth-failure",
+        limit: config.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN,
+        windowSeconds: 60,
+      },
+      // Spec section 8: each endpoint has its own 20 per minute per token.
+      clientCreate: { name: "client-create", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
+      msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    login,
+    login: new LoginService(db, loginRequests, links, clock, config),
+    signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
+    loginRequests,
     servers: new ServersService(db),
     players: new PlayersService(db, realtime),
     ranks,
@@ -138,7 +164,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
-      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
+      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       every("rate-limit-prune", 60, log, () => limiter.prune()),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
     ],

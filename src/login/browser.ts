@@ -70,7 +70,7 @@ function readCookie(request: Request, name: string): string | undefined {
  * procedures: they speak HTML, cookies and redirects. Both are described in /openapi.json.
  */
 export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
-  const { login, log, config } = services;
+  const { signIn: login, log, config } = services;
   const secure = config.PUBLIC_URL.startsWith("https://");
 
   const cookieFor = (id: string, value: string, maxAge: number) =>
@@ -158,7 +158,7 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
       const upstreamError = q.get("error");
       if (upstreamError) {
         const code: DenialCode = upstreamError === "access_denied" ? "access_denied" : "identity_error";
-        const r = await login.deny(id, code);
+        const r = await login.deny(row, code);
         return finish(request, r!.row);
       }
       const code = q.get("code");
@@ -166,7 +166,7 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
         throw new AppError("bad_request", "The identity provider sent no authorization code.");
 
       const browser = crypto.randomUUID() + crypto.randomUUID();
-      const result = await login.completeSignIn(id, code, browser);
+      const result = await login.completeSignIn(row, code, browser);
       if (!result) throw new AppError("bad_request", "This sign-in link is not valid.");
       if (result.applied && result.row.status === "authenticated") {
         const ttl = Math.max(1, Math.ceil((result.row.expiresAt.getTime() - services.clock.now()) / 1000));
@@ -204,7 +204,7 @@ export function mountLoginBrowserRoutes(app: Elysia, services: Services) {
       }
       const clear = { "set-cookie": cookieFor(id, "", 0) };
       if (row.status !== "authenticated") return finish(request, row, clear);
-      const result = decision === "approve" ? await login.approve(row) : await login.deny(id, "consent_denied");
+      const result = decision === "approve" ? await login.approve(row) : await login.deny(row, "consent_denied");
       return finish(request, result!.row, clear);
     }),
   );
