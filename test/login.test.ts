@@ -616,3 +616,29 @@ describe("start resumes a login with auth_request_id (spec section 7)", () => {
     expect((await poll(server, other, theirs.auth_request_id)).body.status).toBe("pending");
   });
 });
+
+describe("login request store", () => {
+  test("an event sent with a stale row is applied to the current state, never over it", async () => {
+    const started = await start(server, client);
+    const store = server.services.loginRequests;
+    const stale = (await store.loadCurrent(started.auth_request_id))!;
+    const signedIn = await store.send(stale, {
+      type: "AUTHENTICATE",
+      mcUuid: offlineUuid("Stale"),
+      mcUsername: "Stale",
+    });
+    expect(signedIn).toMatchObject({ applied: true, row: { status: "authenticated", version: stale.version + 1 } });
+    // The version check fails on the old copy: the store reads again and applies DENY to "authenticated".
+    const denied = await store.send(stale, { type: "DENY", error: "consent_denied" });
+    expect(denied).toMatchObject({ applied: true, row: { status: "denied", version: stale.version + 2 } });
+    expect(denied!.row.context).toMatchObject({ mcUsername: "Stale", error: "consent_denied" });
+    // A final state takes nothing more, whatever copy the caller holds.
+    const again = await store.send(stale, { type: "AUTHENTICATE", mcUuid: offlineUuid("Other"), mcUsername: "Other" });
+    expect(again).toMatchObject({ applied: false, row: { status: "denied" } });
+    expect((await poll(server, client, started.auth_request_id)).body).toEqual({
+      status: "denied",
+      mc_username: "Stale",
+      error: "consent_denied",
+    });
+  });
+});
