@@ -17,13 +17,15 @@ await serveRaw(async (req, url, services) => {
   }
   if (req.method === "POST" && url.pathname === "/client/ms-auth/session/validate") {
     const input = ZSessionInput.parse(await req.json());
-    await services.limiter.enforce(services.limits.validate, input.client_id, {});
-    return send(await services.login.validate(input.client_id, input.client_secret, input.svc_session_token));
+    const client = await services.clients.verify(input.client_id, input.client_secret);
+    await services.limiter.enforce(services.limits.validate, client.app.id, {});
+    return send(await services.login.validate(client, input.svc_session_token));
   }
   if (req.method === "POST" && url.pathname === "/client/ms-auth/poll") {
     const input = ZPollInput.parse(await req.json());
-    await services.limiter.enforce(services.limits.poll, input.client_id, {});
-    return send(await services.login.poll(input.client_id, input.client_secret, input.auth_request_id));
+    const client = await services.clients.verify(input.client_id, input.client_secret);
+    await services.limiter.enforce(services.limits.poll, client.app.id, {});
+    return send(await services.login.poll(client, input.auth_request_id));
   }
   return undefined;
 });

@@ -80,6 +80,7 @@ const ConfigSchema = z
     RATE_LIMIT_START_PER_MIN: z.coerce.number().int().min(1).default(120),
     RATE_LIMIT_POLL_PER_MIN: z.coerce.number().int().min(1).default(300),
     RATE_LIMIT_VALIDATE_PER_MIN: z.coerce.number().int().min(1).default(300),
+    /** POST /client/apps, and separately the ms_auth module endpoint, per user or API key. */
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: z.coerce.number().int().min(1).default(20),
     /** Failed sign-ins per email (known or not) within LOGIN_FAILURE_WINDOW_SECONDS; over it, that email is refused. */
     LOGIN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1, "must be at least 1").max(10_000).default(10),
@@ -91,6 +92,8 @@ const ConfigSchema = z
       .min(60, "must be between 60 and 86400 seconds")
       .max(86_400, "must be between 60 and 86400 seconds")
       .default(900),
+    /** Wrong client credentials per client id and caller address, so they cannot spend the client's own budget. */
+    RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN: z.coerce.number().int().min(1).default(20),
     /** Every request, per client address, per instance: a flood guard under the limits above. */
     RATE_LIMIT_GENERAL_PER_MIN: z.coerce.number().int().min(1).default(3000),
     /** Browser origins allowed to call the API (comma-separated, or *); none by default. */

@@ -11,7 +11,10 @@ import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
+import { LoginLinks } from "./login/links";
 import { LoginService } from "./login/service";
+import { SignInFlow } from "./login/sign-in";
+import { LoginRequestStore } from "./login/store";
 import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
@@ -55,7 +58,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
   });
   const edge = new Edge(config, () => clock.now());
-  const login = new LoginService(db, clients, keyring, clock, config, log);
+  const loginRequests = new LoginRequestStore(db, clock);
+  const links = new LoginLinks(keyring, config);
   const ranks = new RanksService(db, realtime);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
   monitoring.onSample((serverId, r, changed) =>
@@ -84,10 +88,19 @@ export async function createServices(config: Config, database: Database, log: Lo
       start: { name: "start", limit: config.RATE_LIMIT_START_PER_MIN, windowSeconds: 60 },
       poll: { name: "poll", limit: config.RATE_LIMIT_POLL_PER_MIN, windowSeconds: 60 },
       validate: { name: "validate", limit: config.RATE_LIMIT_VALIDATE_PER_MIN, windowSeconds: 60 },
-      clientWrite: { name: "client-write", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
+      clientAuthFailure: {
+        name: "client-auth-failure",
+        limit: config.RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN,
+        windowSeconds: 60,
+      },
+      // Spec section 8: each endpoint has its own 20 per minute per token.
+      clientCreate: { name: "client-create", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
+      msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    login,
+    login: new LoginService(db, loginRequests, links, clock, config),
+    signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
+    loginRequests,
     servers: new ServersService(db),
     players: new PlayersService(db, realtime),
     ranks,
@@ -99,7 +112,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
-      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => login.sweep()),
+      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.
       every("rate-limit-prune", 60, log, () => limiter.prune(Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS))),
       ...(config.PINGER_ENABLED ? [monitoring] : []),

@@ -4,7 +4,7 @@ import type { RunningServer } from "../src/app";
 import { checkRedirectUri } from "../src/clients/redirect-uri";
 import { clientApps } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
-import { sharedServer } from "./harness";
+import { devIdp, sharedServer, startTestServer } from "./harness";
 import { addMember, api, expectError, newTeam, newUser, trpcClient } from "./helpers";
 import { newClient } from "./login-helpers";
 
@@ -227,5 +227,41 @@ describe("client applications", () => {
       .mutate({ client_id: created.app.client_id, post_login_redirect_uri: "javascript:x" })
       .catch((e) => e);
     expect(err.data).toMatchObject({ code: "validation_failed", httpStatus: 400 });
+  });
+});
+
+describe("client write limits (spec section 8)", () => {
+  test("POST /client/apps and the module endpoint each allow 20 per minute per token: the 21st of each is 429", async () => {
+    const srv = await startTestServer({ DEV_IDP_URL: (await devIdp()).url, RATE_LIMIT_CLIENT_WRITE_PER_MIN: "20" });
+    const owner = await newUser(srv);
+    const teamId = await newTeam(srv, owner);
+    // One fresh minute for every count below.
+    srv.services.clock.advance(60_000 - (srv.services.clock.now() % 60_000) + 50);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await api(srv, "POST", "/client/apps", { token: owner.token, body: appBody(teamId) });
+      expect(res.status).toBe(200);
+      ids.push(res.body.app.client_id);
+      const mod = await api(srv, "POST", `/client/apps/${res.body.app.client_id}/modules/ms-auth`, {
+        token: owner.token,
+        body: { post_login_redirect_uri: "https://l.example.com/cb" },
+      });
+      expect(mod.status).toBe(200);
+    }
+    const create = await api(srv, "POST", "/client/apps", { token: owner.token, body: appBody(teamId) });
+    expectError(create, 429, "rate_limited");
+    expect(create.headers.get("retry-after")).not.toBeNull();
+    const module = await api(srv, "POST", `/client/apps/${ids[0]}/modules/ms-auth`, {
+      token: owner.token,
+      body: { post_login_redirect_uri: "https://other.example.com/cb" },
+    });
+    expectError(module, 429, "rate_limited");
+    // Refused means not written.
+    const apps = await srv.services.database.db.select().from(clientApps).where(eq(clientApps.teamId, teamId));
+    expect(apps.length).toBe(20);
+    expect(
+      (await api(srv, "GET", `/client/apps/${ids[0]}/modules/ms-auth`, { token: owner.token })).body
+        .post_login_redirect_uri,
+    ).toBe("https://l.example.com/cb");
   });
 });

@@ -356,7 +356,7 @@ describe("expiry, restarts and limits (servers of their own)", () => {
     // Consent after the deadline cannot authorize.
     const tooLate = await decide(srv, s, "approve");
     expect(new URL(tooLate.headers.get("location")!).searchParams.get("status")).toBe("expired");
-    expect(await srv.services.login.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await srv.services.loginRequests.sweep()).toBeGreaterThanOrEqual(1);
     const [row] = await srv.services.database.db
       .select()
       .from(loginRequests)
@@ -419,32 +419,226 @@ describe("expiry, restarts and limits (servers of their own)", () => {
     // Validate has its own budget; client writes are counted per token.
     for (let i = 0; i < 2; i++) expect((await validate(c, "x", srv)).status).toBe(200);
     expectError(await validate(c, "x", srv), 429, "rate_limited");
-    const owner = c.owner;
-    const teamId = c.teamId;
-    expect(
-      (
-        await api(srv, "POST", "/client/apps", {
-          token: owner.token,
-          body: { team_id: teamId, name: "a", title: "t", description: "d" },
-        })
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await api(srv, "POST", "/client/apps", {
-          token: owner.token,
-          body: { team_id: teamId, name: "a", title: "t", description: "d" },
-        })
-      ).status,
-    ).toBe(200);
-    const writes = await api(srv, "POST", "/client/apps", {
-      token: owner.token,
-      body: { team_id: teamId, name: "a", title: "t", description: "d" },
-    });
-    expectError(writes, 429, "rate_limited");
+    // Client creates are counted per token, in a bucket of their own: newClient made one.
+    const create = () =>
+      api(srv, "POST", "/client/apps", {
+        token: c.owner.token,
+        body: { team_id: c.teamId, name: "a", title: "t", description: "d" },
+      });
+    for (let i = 0; i < 3; i++) expect((await create()).status).toBe(200);
+    expectError(await create(), 429, "rate_limited");
     // The tRPC door counts the same and carries the same headers.
     const viaTrpc = await api(srv, "POST", "/trpc/msAuth.start", { body });
     expect(viaTrpc.status).toBe(429);
     expect(viaTrpc.headers.get("retry-after")).not.toBeNull();
+  });
+});
+
+/** Moves a server's clock to the start of a fresh minute, so a test's counts share one window. */
+function freshWindow(srv: RunningServer) {
+  const intoMinute = srv.services.clock.now() % 60_000;
+  srv.services.clock.advance(60_000 - intoMinute + 50);
+}
+
+/** Distinct letter-case variants of a lower-case UUID (none of them all lower case). */
+function caseVariants(id: string, n: number): string[] {
+  const out = new Set<string>();
+  while (out.size < n) {
+    const v = [...id].map((ch) => (Math.random() < 0.5 ? ch.toUpperCase() : ch)).join("");
+    if (v !== id) out.add(v);
+  }
+  return [...out];
+}
+
+describe("client credentials and limits (security review)", () => {
+  test("wrong secrets do not spend the client's budget: the failing caller gets 429, the real backend keeps working", async () => {
+    const idp = await devIdp();
+    const srv = await startTestServer({
+      DEV_IDP_URL: idp.url,
+      RATE_LIMIT_START_PER_MIN: "3",
+      RATE_LIMIT_POLL_PER_MIN: "3",
+      RATE_LIMIT_VALIDATE_PER_MIN: "40",
+      RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN: "20",
+    });
+    const c = await newClient(srv);
+    freshWindow(srv);
+    const wrong = { client_id: c.clientId, client_secret: "mcp_cs_wrong" };
+    const right = { client_id: c.clientId, client_secret: c.secret };
+
+    const attempts: number[] = [];
+    for (let i = 0; i < 41; i++) {
+      const res = await api(srv, "POST", "/client/ms-auth/session/validate", {
+        body: { ...wrong, svc_session_token: "x" },
+      });
+      attempts.push(res.status);
+      if (i === 0) expectError(res, 401, "invalid_client");
+      if (i === 40) {
+        expectError(res, 429, "rate_limited");
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+        expect(res.headers.get("ratelimit")).toContain('"client-auth-failure";r=0;');
+      }
+    }
+    expect(attempts.filter((s) => s === 401).length).toBe(20);
+    expect(attempts.filter((s) => s === 429).length).toBe(21);
+    // Start and poll: the same failing caller stays refused, on both doors.
+    for (let i = 0; i < 4; i++) {
+      expectError(await api(srv, "POST", "/client/ms-auth/start", { body: wrong }), 429, "rate_limited");
+      expectError(
+        await api(srv, "POST", "/client/ms-auth/poll", { body: { ...wrong, auth_request_id: crypto.randomUUID() } }),
+        429,
+        "rate_limited",
+      );
+    }
+    expect((await api(srv, "POST", "/trpc/msAuth.start", { body: wrong })).status).toBe(429);
+
+    // The real backend, with the right secret: its whole budget of each call is still there.
+    expect((await validate(c, "x", srv)).body).toEqual({ valid: false });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const ok = await api(srv, "POST", "/client/ms-auth/start", { body: right });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("ratelimit")).toContain(`"start";r=${2 - i};`);
+      ids.push(ok.body.auth_request_id);
+    }
+    for (let i = 0; i < 3; i++) expect((await poll(srv, c, ids[i]!)).body.status).toBe("pending");
+    // Its own budget still applies to verified calls.
+    expectError(await api(srv, "POST", "/client/ms-auth/start", { body: right }), 429, "rate_limited");
+    expectError(await poll(srv, c, ids[0]!), 429, "rate_limited");
+  });
+
+  test("letter case of client_id does not escape the per-client limit", async () => {
+    const idp = await devIdp();
+    const srv = await startTestServer({ DEV_IDP_URL: idp.url, RATE_LIMIT_POLL_PER_MIN: "3" });
+    const c = await newClient(srv);
+    const started = await start(srv, c);
+    freshWindow(srv);
+    for (let i = 0; i < 3; i++) expect((await poll(srv, c, started.auth_request_id)).status).toBe(200);
+    const variants = caseVariants(c.clientId, 25);
+    const statuses = await Promise.all(
+      variants.map(
+        async (id) =>
+          (
+            await api(srv, "POST", "/client/ms-auth/poll", {
+              body: { client_id: id, client_secret: c.secret, auth_request_id: started.auth_request_id },
+            })
+          ).status,
+      ),
+    );
+    expect(statuses).toEqual(variants.map(() => 429));
+  });
+
+  test("upper-case ids name the same client and request, on both doors", async () => {
+    const started = await start(server, client);
+    const upper = { client_id: client.clientId.toUpperCase(), client_secret: client.secret };
+    const polled = await api(server, "POST", "/client/ms-auth/poll", {
+      body: { ...upper, auth_request_id: started.auth_request_id.toUpperCase() },
+    });
+    expect(polled.status).toBe(200);
+    expect(polled.body.status).toBe("pending");
+    const viaTrpc = await trpcClient(server).msAuth.poll.mutate({
+      ...upper,
+      auth_request_id: started.auth_request_id.toUpperCase(),
+    });
+    expect(viaTrpc.status).toBe("pending");
+    // Path and query ids too: the answer carries the canonical lower-case form.
+    const got = await api(server, "GET", `/client/apps/${client.clientId.toUpperCase()}`, {
+      token: client.owner.token,
+    });
+    expect(got.status).toBe(200);
+    expect(got.body.client_id).toBe(client.clientId);
+    const listed = await api(server, "GET", `/client/apps?team_id=${client.teamId.toUpperCase()}`, {
+      token: client.owner.token,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.apps.map((a: { client_id: string }) => a.client_id)).toContain(client.clientId);
+  });
+});
+
+describe("start resumes a login with auth_request_id (spec section 7)", () => {
+  const resume = (c: TestClient, id: string, srv = server) =>
+    api(srv, "POST", "/client/ms-auth/start", {
+      body: { client_id: c.clientId, client_secret: c.secret, auth_request_id: id },
+    });
+
+  test("a live request answers the same auth_request_id with a fresh auth_url, and the login completes", async () => {
+    const first = await start(server, client, "resume-state");
+    const again = await resume(client, first.auth_request_id.toUpperCase());
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({
+      auth_request_id: first.auth_request_id,
+      auth_url: expect.any(String),
+      expires_in: expect.any(Number),
+      interval: 2,
+    });
+    expect(again.body.expires_in).toBeLessThanOrEqual(first.expires_in);
+    expect(new URL(again.body.auth_url).searchParams.get("state")).toStartWith(`${first.auth_request_id}.`);
+    const rows = await server.services.database.db
+      .select()
+      .from(loginRequests)
+      .where(eq(loginRequests.id, first.auth_request_id));
+    expect(rows.length).toBe(1);
+
+    const s = await signIn(server, again.body.auth_url, { username: "Resumer" });
+    expect(s.callback.status).toBe(200);
+    const approved = await decide(server, s, "approve");
+    expect(new URL(approved.headers.get("location")!).searchParams.get("state")).toBe("resume-state");
+    expect((await poll(server, client, first.auth_request_id)).body).toMatchObject({
+      status: "authorized",
+      mc_username: "Resumer",
+    });
+    // Once ended it cannot be resumed: poll it for the result instead.
+    expectError(await resume(client, first.auth_request_id), 409, "conflict");
+  });
+
+  test("an expired request answers 401 auth_request_expired, on both doors", async () => {
+    const idp = await devIdp();
+    const srv = await startTestServer({ DEV_IDP_URL: idp.url, LOGIN_REQUEST_TTL_SECONDS: "60" });
+    const c = await newClient(srv);
+    const started = await start(srv, c);
+    srv.services.clock.advance(61_000);
+    expectError(await resume(c, started.auth_request_id, srv), 401, "auth_request_expired");
+    const [row] = await srv.services.database.db
+      .select()
+      .from(loginRequests)
+      .where(eq(loginRequests.id, started.auth_request_id));
+    expect(row!.status).toBe("expired");
+    const err = await trpcClient(srv)
+      .msAuth.start.mutate({ client_id: c.clientId, client_secret: c.secret, auth_request_id: started.auth_request_id })
+      .catch((e) => e);
+    expect(err.data).toMatchObject({ code: "auth_request_expired", httpStatus: 401 });
+  });
+
+  test("an unknown auth_request_id or another client's answers 404", async () => {
+    const other = await newClient(server);
+    const theirs = await start(server, other);
+    expectError(await resume(client, crypto.randomUUID()), 404, "not_found");
+    expectError(await resume(client, theirs.auth_request_id), 404, "not_found");
+    expect((await poll(server, other, theirs.auth_request_id)).body.status).toBe("pending");
+  });
+});
+
+describe("login request store", () => {
+  test("an event sent with a stale row is applied to the current state, never over it", async () => {
+    const started = await start(server, client);
+    const store = server.services.loginRequests;
+    const stale = (await store.loadCurrent(started.auth_request_id))!;
+    const signedIn = await store.send(stale, {
+      type: "AUTHENTICATE",
+      mcUuid: offlineUuid("Stale"),
+      mcUsername: "Stale",
+    });
+    expect(signedIn).toMatchObject({ applied: true, row: { status: "authenticated", version: stale.version + 1 } });
+    // The version check fails on the old copy: the store reads again and applies DENY to "authenticated".
+    const denied = await store.send(stale, { type: "DENY", error: "consent_denied" });
+    expect(denied).toMatchObject({ applied: true, row: { status: "denied", version: stale.version + 2 } });
+    expect(denied!.row.context).toMatchObject({ mcUsername: "Stale", error: "consent_denied" });
+    // A final state takes nothing more, whatever copy the caller holds.
+    const again = await store.send(stale, { type: "AUTHENTICATE", mcUuid: offlineUuid("Other"), mcUsername: "Other" });
+    expect(again).toMatchObject({ applied: false, row: { status: "denied" } });
+    expect((await poll(server, client, started.auth_request_id)).body).toEqual({
+      status: "denied",
+      mc_username: "Stale",
+      error: "consent_denied",
+    });
   });
 });

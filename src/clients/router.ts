@@ -18,7 +18,7 @@ const tags = ["clients"];
 const err = [400, 401, 403, 404, 429];
 
 export const clientsRouter = router({
-  create: limitedByPrincipal("clientWrite")
+  create: limitedByPrincipal("clientCreate")
     .meta({
       access: "team:admin",
       openapi: {
@@ -108,7 +108,7 @@ export const clientsRouter = router({
     .output(ZCreatedClient)
     .mutation(({ ctx, input }) => ctx.services.clients.rotateSecret(ctx.principal, input.client_id)),
 
-  enableMsAuth: limitedByPrincipal("clientWrite")
+  enableMsAuth: limitedByPrincipal("msAuthModule")
     .meta({
       access: "team:admin",
       openapi: {

@@ -11,6 +11,12 @@ import type { Principal, Role } from "../auth/principal";
 type AppRow = typeof clientApps.$inferSelect;
 type ModuleRow = typeof clientModules.$inferSelect;
 
+/** A client whose credentials were checked, with its ms_auth module (null when not enabled). */
+export interface VerifiedClient {
+  app: AppRow;
+  msAuth: ModuleRow | null;
+}
+
 export const MS_AUTH = "ms_auth";
 const NOT_FOUND = "No client with this id in your teams.";
 const BAD_CLIENT = "The client credentials are invalid.";
@@ -177,12 +183,23 @@ export class ClientsService {
       .then((r) => r[0]);
   }
 
-  /** Client credentials as a launcher backend presents them; a mismatch is a 401. */
-  async verify(clientId: string, secret: string): Promise<AppRow> {
-    const [app] = await this.db.select().from(clientApps).where(eq(clientApps.id, clientId)).limit(1);
-    const ok = safeEqual(sha256(secret), app?.secretHash ?? DUMMY_HASH);
-    if (!app || !ok) throw new AppError("invalid_client", BAD_CLIENT);
-    return app;
+  /** Client credentials as a launcher backend presents them; a mismatch is a 401. One query, module included. */
+  async verify(clientId: string, secret: string): Promise<VerifiedClient> {
+    const found = await this.withMsAuth(clientId);
+    const ok = safeEqual(sha256(secret), found?.app.secretHash ?? DUMMY_HASH);
+    if (!found || !ok) throw new AppError("invalid_client", BAD_CLIENT);
+    return found;
+  }
+
+  /** A client and its ms_auth module (null when not enabled); no credentials checked. */
+  async withMsAuth(clientId: string): Promise<VerifiedClient | null> {
+    const [found] = await this.db
+      .select({ app: clientApps, msAuth: clientModules })
+      .from(clientApps)
+      .leftJoin(clientModules, and(eq(clientModules.clientId, clientApps.id), eq(clientModules.moduleKey, MS_AUTH)))
+      .where(eq(clientApps.id, clientId))
+      .limit(1);
+    return found ?? null;
   }
 
   private async authorized(principal: Principal, clientId: string, min: Role): Promise<AppRow> {

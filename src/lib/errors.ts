@@ -5,6 +5,7 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, trpc: "BAD_REQUEST" },
   unauthenticated: { status: 401, trpc: "UNAUTHORIZED" },
   invalid_client: { status: 401, trpc: "UNAUTHORIZED" },
+  auth_request_expired: { status: 401, trpc: "UNAUTHORIZED" },
   forbidden: { status: 403, trpc: "FORBIDDEN" },
   not_found: { status: 404, trpc: "NOT_FOUND" },
   method_not_allowed: { status: 405, trpc: "METHOD_NOT_SUPPORTED" },

@@ -1,7 +1,8 @@
 import { z } from "zod";
 
 /** Shared field schemas with the length limits every public string carries. */
-export const ZUuid = z.uuid();
+/** Lower-cased, so a letter-case variant is the same id everywhere: limits, lookups, comparisons. */
+export const ZUuid = z.uuid().toLowerCase();
 export const ZName = z.string().trim().min(1).max(100);
 export const ZEmail = z
   .email()

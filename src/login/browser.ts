@@ -39,7 +39,7 @@ function pageError(err: unknown): Response | undefined {
  * procedures: they speak HTML, cookies and redirects. Both are described in /openapi.json.
  */
 export function loginBrowserRoutes(services: Services) {
-  const { login, config } = services;
+  const { signIn: login, config } = services;
   const secure = config.PUBLIC_URL.startsWith("https://");
 
   const cookieFor = (id: string, value: string, maxAge: number) =>
@@ -116,7 +116,7 @@ export function loginBrowserRoutes(services: Services) {
       const upstreamError = q.get("error");
       if (upstreamError) {
         const code: DenialCode = upstreamError === "access_denied" ? "access_denied" : "identity_error";
-        const r = await login.deny(id, code);
+        const r = await login.deny(row, code);
         return finish(r!.row);
       }
       const code = q.get("code");
@@ -124,7 +124,7 @@ export function loginBrowserRoutes(services: Services) {
         throw new AppError("bad_request", "The identity provider sent no authorization code.");
 
       const browser = crypto.randomUUID() + crypto.randomUUID();
-      const result = await login.completeSignIn(id, code, browser);
+      const result = await login.completeSignIn(row, code, browser);
       if (!result) throw new AppError("bad_request", "This sign-in link is not valid.");
       if (result.applied && result.row.status === "authenticated") {
         const ttl = Math.max(1, Math.ceil((result.row.expiresAt.getTime() - services.clock.now()) / 1000));
@@ -160,7 +160,7 @@ export function loginBrowserRoutes(services: Services) {
         }
         const clear = { "set-cookie": cookieFor(id, "", 0) };
         if (row.status !== "authenticated") return finish(row, clear);
-        const result = decision === "approve" ? await login.approve(row) : await login.deny(id, "consent_denied");
+        const result = decision === "approve" ? await login.approve(row) : await login.deny(row, "consent_denied");
         return finish(result!.row, clear);
       },
       { parse: "none" },

@@ -1,11 +1,11 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
-import { limitedByClient } from "../trpc/procedures";
+import { clientProcedure } from "../trpc/procedures";
 import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
 
 const tags = ["ms-auth"];
 export const loginRouter = router({
-  start: limitedByClient("start")
+  start: clientProcedure("start")
     .meta({
       access: "client",
       openapi: {
@@ -13,17 +13,17 @@ export const loginRouter = router({
         path: "/client/ms-auth/start",
         tags,
         protect: false,
-        summary: "Start a player sign-in; open auth_url in the player's browser",
+        summary: "Start a player sign-in (or resume one); open auth_url in the player's browser",
         description:
-          "Client credentials in the body. 401 for bad credentials; 400 when ms_auth is not enabled. 120 requests per minute per client.",
-        errorResponses: [400, 401, 429],
+          "Client credentials in the body. With `auth_request_id` (a launcher that restarted), resumes that login: a live request of this client answers the same `auth_request_id` with a fresh `auth_url` and the seconds it has left; 401 `auth_request_expired` when it has expired; 404 when it is unknown or another client's; 409 when it already ended (poll it). 401 `invalid_client` for bad credentials; 400 when ms_auth is not enabled. 120 verified requests per minute per client; wrong secrets are limited separately per client and address.",
+        errorResponses: [400, 401, 404, 409, 429],
       },
     })
     .input(ZStartInput)
     .output(ZStartOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.start(input.client_id, input.client_secret, input.client_state)),
+    .mutation(({ ctx, input }) => ctx.services.login.start(ctx.client, input)),
 
-  poll: limitedByClient("poll")
+  poll: clientProcedure("poll")
     .meta({
       access: "client",
       openapi: {
@@ -33,15 +33,15 @@ export const loginRouter = router({
         protect: false,
         summary: "Read a login request's status; svc_session_token once authorized",
         description:
-          "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 requests per minute per client.",
+          "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 verified requests per minute per client.",
         errorResponses: [400, 401, 404, 429],
       },
     })
     .input(ZPollInput)
     .output(ZPollOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.poll(input.client_id, input.client_secret, input.auth_request_id)),
+    .mutation(({ ctx, input }) => ctx.services.login.poll(ctx.client, input.auth_request_id)),
 
-  validate: limitedByClient("validate")
+  validate: clientProcedure("validate")
     .meta({
       access: "client",
       openapi: {
@@ -51,17 +51,15 @@ export const loginRouter = router({
         protect: false,
         summary: "Validate a svc_session_token and read the player's Minecraft UUID and name",
         description:
-          "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 requests per minute per client.",
+          "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 verified requests per minute per client.",
         errorResponses: [400, 401, 429],
       },
     })
     .input(ZSessionInput)
     .output(ZValidateOutput)
-    .mutation(({ ctx, input }) =>
-      ctx.services.login.validate(input.client_id, input.client_secret, input.svc_session_token),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.login.validate(ctx.client, input.svc_session_token)),
 
-  revoke: limitedByClient("validate")
+  revoke: clientProcedure("validate")
     .meta({
       access: "client",
       openapi: {
@@ -77,7 +75,5 @@ export const loginRouter = router({
     })
     .input(ZSessionInput)
     .output(ZOk)
-    .mutation(({ ctx, input }) =>
-      ctx.services.login.revoke(input.client_id, input.client_secret, input.svc_session_token),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.login.revoke(ctx.client, input.svc_session_token)),
 });

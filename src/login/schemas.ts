@@ -11,6 +11,10 @@ export const ZStartInput = ZClientCreds.extend({
     .max(512)
     .optional()
     .meta({ description: "Opaque launcher state, returned as `state` on the redirect" }),
+  auth_request_id: ZUuid.optional().meta({
+    description:
+      "Resume this login (a launcher that restarted): same auth_request_id, fresh auth_url; 401 auth_request_expired once it has expired. Its client_state is the one given when it started.",
+  }),
 });
 export const ZStartOutput = z.object({
   auth_request_id: ZUuid,

@@ -12,6 +12,8 @@ import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { LoginService } from "../login/service";
+import type { SignInFlow } from "../login/sign-in";
+import type { LoginRequestStore } from "../login/store";
 import type { MonitoringService } from "../monitoring/service";
 import type { Realtime } from "../realtime/service";
 import type { AnnouncementsService } from "../servers/announcements";
@@ -35,9 +37,22 @@ export interface Services {
   clock: Clock;
   keyring: Keyring;
   limiter: RateLimiter;
-  limits: { start: RateLimitPolicy; poll: RateLimitPolicy; validate: RateLimitPolicy; clientWrite: RateLimitPolicy };
+  limits: {
+    start: RateLimitPolicy;
+    poll: RateLimitPolicy;
+    validate: RateLimitPolicy;
+    /** Wrong client credentials, per client id and caller address: never the client's own budget. */
+    clientAuthFailure: RateLimitPolicy;
+    clientCreate: RateLimitPolicy;
+    msAuthModule: RateLimitPolicy;
+  };
   clients: ClientsService;
+  /** The launcher backend's calls (start, poll, validate, revoke). */
   login: LoginService;
+  /** The browser's half of a login: callback, consent, decision. */
+  signIn: SignInFlow;
+  /** Login requests: load, apply a machine event, persist; the expiry sweep. */
+  loginRequests: LoginRequestStore;
   servers: ServersService;
   players: PlayersService;
   ranks: RanksService;

@@ -1,6 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../lib/errors";
 import type { Principal } from "../auth/principal";
+import type { VerifiedClient } from "../clients/service";
+import { ZClientCreds } from "../login/schemas";
 import type { Context } from "./context";
 import { t } from "./init";
 
@@ -86,16 +88,32 @@ export const agentProcedure = publicProcedure.use(async ({ ctx, next }) => {
 
 type LimitName = keyof Context["services"]["limits"];
 
+type ClientLimit = "start" | "poll" | "validate";
+
 /**
- * Counted per client (the `client_id` of the request, read before validation so malformed
- * requests count too) against one of the configured limits; 429 over it.
+ * A launcher backend: client_id + client_secret from the input, verified once here; the
+ * verified client (with its ms_auth module) is `ctx.client`. Only verified calls count
+ * against the client's own limit, so someone who knows a public client_id cannot spend it;
+ * wrong secrets count in a bucket of their own per client id and caller address, and past
+ * it that caller gets 429 while the real backend carries on.
  */
-export const limitedByClient = (limit: LimitName) =>
-  publicProcedure.use(async ({ ctx, getRawInput, next }) => {
-    const raw = (await getRawInput()) as { client_id?: unknown } | undefined;
-    const clientId = typeof raw?.client_id === "string" ? raw.client_id.slice(0, 64) : "";
-    await ctx.services.limiter.enforce(ctx.services.limits[limit], clientId, ctx.resHeaders);
-    return next();
+export const clientProcedure = (limit: ClientLimit) =>
+  publicProcedure.input(ZClientCreds).use(async ({ ctx, input, next }) => {
+    const { services } = ctx;
+    let client: VerifiedClient;
+    try {
+      client = await services.clients.verify(input.client_id, input.client_secret);
+    } catch (err) {
+      if (err instanceof AppError && err.appCode === "invalid_client")
+        await services.limiter.enforce(
+          services.limits.clientAuthFailure,
+          `${input.client_id}|${ctx.ip}`,
+          ctx.resHeaders,
+        );
+      throw err;
+    }
+    await services.limiter.enforce(services.limits[limit], client.app.id, ctx.resHeaders);
+    return next({ ctx: { ...ctx, client } });
   });
 
 /** Counted per person or API key ("per token" in the seed's limits). */

@@ -1,0 +1,102 @@
+import type { ClientsService } from "../clients/service";
+import type { Config } from "../config";
+import { sessions } from "../db/schema";
+import { runChain } from "../identity/chain";
+import type { DenialCode } from "../identity/types";
+import type { Clock } from "../lib/clock";
+import type { Logger } from "../lib/log";
+import { sha256 } from "../lib/secrets";
+import type { LoginLinks } from "./links";
+import type { LoginRequestRow, LoginRequestStore, TransitionResult } from "./store";
+
+/**
+ * The browser's half of the flow (used by src/login/browser.ts): the identity provider's
+ * callback, the consent page and its decision. Every status change goes through the store,
+ * with the row the caller already loaded.
+ */
+export class SignInFlow {
+  constructor(
+    private readonly requests: LoginRequestStore,
+    private readonly clients: ClientsService,
+    private readonly links: LoginLinks,
+    private readonly clock: Clock,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  requestIdFromState(state: string | null): string | null {
+    return this.links.requestIdFromState(state);
+  }
+
+  loadCurrent(id: string): Promise<LoginRequestRow | null> {
+    return this.requests.loadCurrent(id);
+  }
+
+  /** Runs the identity chain for a callback and moves the request on. */
+  async completeSignIn(row: LoginRequestRow, code: string, browserSecret: string): Promise<TransitionResult | null> {
+    if (row.status !== "pending") return { row, applied: false };
+    const result = await runChain(this.links.identity, {
+      code,
+      redirectUri: this.links.callbackUrl,
+      codeVerifier: this.links.pkceVerifier(row.id),
+    });
+    if (!result.ok) {
+      this.log.info("sign-in denied", { auth_request_id: row.id, error: result.error, detail: result.detail });
+      return this.requests.send(row, { type: "DENY", error: result.error });
+    }
+    return this.requests.send(
+      row,
+      { type: "AUTHENTICATE", mcUuid: result.profile.id, mcUsername: result.profile.name },
+      { browserHash: sha256(browserSecret) },
+    );
+  }
+
+  deny(row: LoginRequestRow, error: DenialCode) {
+    return this.requests.send(row, { type: "DENY", error });
+  }
+
+  /** Approve: authorized with a fresh session, created in the same transaction as the status change. */
+  approve(row: LoginRequestRow) {
+    return this.requests.send(row, { type: "APPROVE" }, undefined, async (tx, updated) => {
+      const id = crypto.randomUUID();
+      await tx.insert(sessions).values({
+        id,
+        tokenHash: sha256(this.links.sessionToken(id)),
+        clientId: updated.clientId,
+        loginRequestId: updated.id,
+        mcUuid: updated.context.mcUuid!,
+        mcUsername: updated.context.mcUsername!,
+        expiresAt: new Date(this.clock.now() + this.config.SESSION_TTL_SECONDS * 1000),
+      });
+    });
+  }
+
+  /** Whether this browser (by its cookie) is the one that signed in on this request. */
+  browserMatches(row: LoginRequestRow, browserSecret: string | undefined): boolean {
+    return Boolean(browserSecret && row.browserHash && row.browserHash === sha256(browserSecret));
+  }
+
+  csrfToken(requestId: string, browserSecret: string) {
+    return this.links.csrfToken(requestId, browserSecret);
+  }
+
+  csrfValid(requestId: string, browserSecret: string, token: string) {
+    return this.links.csrfValid(requestId, browserSecret, token);
+  }
+
+  async consentView(row: LoginRequestRow) {
+    return (await this.clients.withMsAuth(row.clientId))?.app;
+  }
+
+  async redirectTarget(row: LoginRequestRow): Promise<string | null> {
+    const module = (await this.clients.withMsAuth(row.clientId))?.msAuth;
+    if (!module) return null;
+    const url = new URL(module.postLoginRedirectUri);
+    url.searchParams.set("auth_request_id", row.id);
+    url.searchParams.set("status", row.status);
+    if (row.status === "denied" || row.status === "expired")
+      url.searchParams.set("error", row.context.error ?? row.status);
+    if (row.clientState !== null) url.searchParams.set("state", row.clientState);
+    return url.toString();
+  }
+}

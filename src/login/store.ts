@@ -1,0 +1,130 @@
+import { and, eq, inArray, lte } from "drizzle-orm";
+import {
+  applyLoginEvent,
+  FINAL_STATUSES,
+  type LoginEvent,
+  type LoginState,
+  type LoginStatus,
+} from "../../machines/login-request";
+import type { Db } from "../db/client";
+import { loginRequests } from "../db/schema";
+import type { Clock } from "../lib/clock";
+import { AppError } from "../lib/errors";
+
+export type LoginRequestRow = typeof loginRequests.$inferSelect;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+export interface TransitionResult {
+  row: LoginRequestRow;
+  /** Whether the event itself was applied (false when refused, or when expiry came first). */
+  applied: boolean;
+}
+
+const MAX_ATTEMPTS = 5;
+
+/**
+ * The one owner of `login_requests`: load -> apply a machine event (pure) -> persist with an
+ * optimistic version check. Callers hand back the row they already hold, so a flow reads each
+ * request once; it is read again only when another instance changed it in between.
+ */
+export class LoginRequestStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
+    const [row] = await this.db
+      .insert(loginRequests)
+      .values({
+        id: values.id,
+        clientId: values.clientId,
+        status: "pending",
+        context: {},
+        expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
+        clientState: values.clientState,
+      })
+      .returning();
+    return row!;
+  }
+
+  /** Loads a request, first expiring it if its deadline has passed. */
+  async loadCurrent(id: string): Promise<LoginRequestRow | null> {
+    const row = await this.load(id);
+    if (!row || !this.overdue(row)) return row;
+    return (await this.send(row, { type: "EXPIRE" }))?.row ?? null;
+  }
+
+  /** Expires every overdue request: the deadline holds even for requests nobody asks about. */
+  async sweep(limit = 500): Promise<number> {
+    const due = await this.db
+      .select()
+      .from(loginRequests)
+      .where(
+        and(
+          inArray(loginRequests.status, ["pending", "authenticated"]),
+          lte(loginRequests.expiresAt, this.clock.date()),
+        ),
+      )
+      .limit(limit);
+    for (const row of due) await this.send(row, { type: "EXPIRE" });
+    return due.length;
+  }
+
+  /**
+   * Applies `event` to `row` and persists it. The update only lands if the version is still
+   * the one read; otherwise another instance moved first, and the event is retried on its
+   * result. An overdue request takes EXPIRE instead of the event asked for. Null when the
+   * request has been deleted meanwhile (its client was).
+   */
+  async send(
+    row: LoginRequestRow,
+    event: LoginEvent,
+    patch: Partial<Pick<LoginRequestRow, "browserHash">> = {},
+    inTx?: (tx: Tx, updated: LoginRequestRow) => Promise<void>,
+  ): Promise<TransitionResult | null> {
+    let current: LoginRequestRow | null = row;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && current; attempt++) {
+      const seen: LoginRequestRow = current;
+      const effective: LoginEvent = this.overdue(seen) && event.type !== "EXPIRE" ? { type: "EXPIRE" } : event;
+      const next = applyLoginEvent(
+        { status: seen.status as LoginStatus, context: seen.context } satisfies LoginState,
+        effective,
+      );
+      if (!next) return { row: seen, applied: false };
+      const own = effective === event;
+      const updated = await this.db.transaction(async (tx) => {
+        const [u] = await tx
+          .update(loginRequests)
+          .set({
+            status: next.status,
+            context: next.context,
+            version: seen.version + 1,
+            updatedAt: this.clock.date(),
+            ...(own ? patch : {}),
+          })
+          .where(and(eq(loginRequests.id, seen.id), eq(loginRequests.version, seen.version)))
+          .returning();
+        if (u && own && inTx) await inTx(tx, u);
+        return u;
+      });
+      if (updated) return { row: updated, applied: own };
+      current = await this.load(seen.id);
+    }
+    if (!current) return null;
+    throw new AppError("conflict", "The login request is changing too fast; try again.");
+  }
+
+  private load(id: string): Promise<LoginRequestRow | null> {
+    return this.db
+      .select()
+      .from(loginRequests)
+      .where(eq(loginRequests.id, id))
+      .limit(1)
+      .then((r) => r[0] ?? null);
+  }
+
+  private overdue(row: LoginRequestRow) {
+    return !FINAL_STATUSES.includes(row.status as LoginStatus) && row.expiresAt.getTime() <= this.clock.now();
+  }
+}
