@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, NotFoundError, ParseError } from "elysia";
 import type { Config } from "../config";
 import { AppError } from "../lib/errors";
 import type { Logger } from "../lib/log";
@@ -139,12 +139,14 @@ export function edgePlugin(opts: { edge: Edge; log: Logger; inflight: Inflight; 
       }
       await edge.admit(request);
     })
-    .onError({ as: "global" }, ({ code, error, request }) => {
+    .onError({ as: "global" }, ({ error, request }) => {
       const info = requestInfo(request);
+      // Elysia's `code` also reads a thrown error's own `code` (a TRPCError's NOT_FOUND): only its
+      // own errors are "no such route" and "unparsable body".
       const err =
-        code === "NOT_FOUND"
+        error instanceof NotFoundError
           ? new AppError("not_found", `No route for ${request.method} ${pathOf(request.url)}.`)
-          : code === "PARSE"
+          : error instanceof ParseError
             ? new AppError("invalid_json", "The body could not be parsed.")
             : error;
       const res = info.renderError?.(err) ?? errorResponse(err, request, log);
