@@ -14,9 +14,10 @@ export class DbRateLimitStore implements RateLimitStore {
   async hit(key: string, w: SlidingWindow): Promise<WindowCounts> {
     const size = sql`${w.size}::int`;
     const slot = sql`${w.slotMs}::bigint`;
+    const first = w.limit > 0 ? 1 : 0;
     const result = await this.db.execute(sql`
       insert into rate_limits as r (key, slot_ms, counts, allowed)
-      values (${key}, ${slot}, array_fill(0, array[${size} - 1]) || 1, true)
+      values (${key}, ${slot}, array_fill(0, array[${size} - 1]) || ${first}::int, ${first === 1})
       on conflict (key) do update set (slot_ms, counts, allowed) = (
         select slot_ms, case when ok then aged[1:${size} - 1] || (aged[${size}] + 1) else aged end, ok
         from (
