@@ -26,8 +26,8 @@ export class DbRateLimitStore implements RateLimitStore {
           from (
             select slot_ms, aged, (select sum(c) from unnest(aged) c) as total
             from (
+              -- Another instance's clock may be ahead: its newest slot stays the newest.
               select greatest(r.slot_ms, ${slot}) as slot_ms,
-                -- Another instance's clock may be ahead: its newest slot stays the newest.
                 case
                   when shift >= ${size} or cardinality(r.counts) <> ${size} then array_fill(0, array[${size}])
                   else r.counts[shift + 1:${size}] || array_fill(0, array[shift])
