@@ -186,7 +186,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     },
     RateLimit: {
       description:
-        'Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` for every request, followed by the route\'s own policy where it has one.',
+        'Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` (r remaining, t seconds until more quota is available) for every request, followed by the route\'s own policy where it has one.',
       schema: { type: "string", maxLength: 200 },
     },
     "RateLimit-Policy": {

@@ -1,4 +1,15 @@
-import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid, bigint } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { teams } from "./teams";
 
 /** A team's launcher application. `id` is the public client_id. */
@@ -84,13 +95,14 @@ export const sessions = pgTable(
   (t) => [index("sessions_client_idx").on(t.clientId)],
 );
 
-/** Fixed-window request counters, shared by every instance on the same database. */
-export const rateLimits = pgTable(
-  "rate_limits",
-  {
-    key: text("key").notNull(),
-    windowStart: bigint("window_start", { mode: "number" }).notNull(),
-    count: integer("count").notNull().default(0),
-  },
-  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
-);
+/**
+ * Sliding-window request counters, shared by every instance on the same database: per key, the
+ * start of its newest slot and one counter per slot, oldest first (see src/lib/rate-limit.ts).
+ */
+export const rateLimits = pgTable("rate_limits", {
+  key: text("key").primaryKey(),
+  slotMs: bigint("slot_ms", { mode: "number" }).notNull(),
+  counts: integer("counts").array().notNull(),
+  /** The last hit's decision, so the one statement that counts can also answer it. */
+  allowed: boolean("allowed").notNull(),
+});
