@@ -1,4 +1,4 @@
-import { startServer } from "./app";
+import { type RunningServer, startServer } from "./app";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { createLogger } from "./lib/log";
 import { StartupError } from "./lib/startup";
@@ -15,7 +15,7 @@ try {
 }
 
 const log = createLogger(config.LOG_LEVEL);
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: RunningServer;
 try {
   server = await startServer(config, log);
 } catch (err) {

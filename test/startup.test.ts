@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createServer, connect, type Server } from "node:net";
 import postgres from "postgres";
 import { parseConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
-import { DataDirLockedError } from "../src/db/lock";
+import { DataDirLockedError, lockDataDir } from "../src/db/lock";
 import { freePort, tempDir, testEnv, usingPostgres } from "./harness";
 
 /**
@@ -215,6 +217,32 @@ describe("one process per PGlite data directory", () => {
     await b.ping();
     await b.close();
   }, 60_000);
+});
+
+describe("the pid-file lock, where flock cannot be loaded", () => {
+  test("a live holder refuses, a dead holder's file is taken over, and release lets the next one in", async () => {
+    const dir = tempDir();
+    const child = Bun.spawn([process.execPath, "-e", "await Bun.sleep(60000)"], { stdout: "ignore" });
+    const path = join(dir, "pglite.lock");
+    writeFileSync(path, `${child.pid}\n`);
+    let refused: unknown;
+    try {
+      lockDataDir(dir, "pid-file");
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(DataDirLockedError);
+    expect((refused as DataDirLockedError).holderPid).toBe(child.pid);
+
+    child.kill("SIGKILL");
+    await child.exited;
+    const lock = lockDataDir(dir, "pid-file");
+    expect(readFileSync(path, "utf8")).toBe(`${process.pid}\n`);
+    expect(() => lockDataDir(dir, "pid-file")).toThrow(`(pid ${process.pid})`);
+    lock.release();
+    expect(existsSync(path)).toBe(false);
+    lockDataDir(dir, "pid-file").release();
+  });
 });
 
 describe("an unreachable DATABASE_URL", () => {

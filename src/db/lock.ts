@@ -70,11 +70,14 @@ const alive = (pid: number) => {
   }
 };
 
-/** Takes the data directory's lock or throws DataDirLockedError naming the holder. */
-export function lockDataDir(dataDir: string): DataDirLock {
+/**
+ * Takes the data directory's lock or throws DataDirLockedError naming the holder.
+ * `method` exists so the tests can reach the fallback on a system that has flock.
+ */
+export function lockDataDir(dataDir: string, method: "auto" | "pid-file" = "auto"): DataDirLock {
   const dir = resolve(dataDir);
   const path = join(dir, "pglite.lock");
-  return flock ? withFlock(flock, dir, path) : withPidFile(dir, path);
+  return flock && method === "auto" ? withFlock(flock, dir, path) : withPidFile(dir, path);
 }
 
 function withFlock(flock: Flock, dir: string, path: string): DataDirLock {
