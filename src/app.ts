@@ -5,6 +5,7 @@ import { devIdentityProvider } from "./identity/dev-provider/plugin";
 import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
+import { explainListenError } from "./lib/startup";
 import { loginBrowserRoutes } from "./login/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
@@ -62,13 +63,29 @@ export async function startServer(
   config: Config,
   log: Logger = createLogger(config.LOG_LEVEL),
 ): Promise<RunningServer> {
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    connect: { timeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, log },
+  });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };
   const app = createApp(services, inflight);
   // Bun's own cap answers with a bare 413; ours (declared length, then a bounded stream
   // read) answers in the envelope, so Bun's is set out of the way.
-  app.listen({ port: config.PORT, hostname: config.HOST, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+  try {
+    // Elysia turns reusePort on by default: a second process would then share the port unseen.
+    app.listen({
+      port: config.PORT,
+      hostname: config.HOST,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      reusePort: config.PORT_SHARING,
+    });
+  } catch (err) {
+    await services.realtime.close();
+    await database.close();
+    throw explainListenError(err, config.PORT, config.HOST);
+  }
   const server = app.server!;
   const port = server.port!;
   services.realtime.attach((topic, message) => void server.publish(topic, message));

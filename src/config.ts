@@ -14,6 +14,8 @@ const ConfigSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
       .optional(),
+    /** How long to keep retrying an unreachable DATABASE_URL at startup before exiting. */
+    DATABASE_CONNECT_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
     DATA_DIR: z.string().min(1).default(".data"),
     LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
     /** PEM (PKCS#8) Ed25519 private key for access tokens; generated into DATA_DIR when unset. */
@@ -47,6 +49,12 @@ const ConfigSchema = z
       ),
     /** The most calls one tRPC batch may carry (each counts against the general limit). */
     TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(100).default(10),
+    /**
+     * Several processes on one machine listening on one port (SO_REUSEPORT), the kernel spreading
+     * connections among them. Off, a second process on a taken port is refused instead of
+     * silently taking half the traffic.
+     */
+    PORT_SHARING: bool.default(false),
 
     // --- Identity chain (Microsoft -> Xbox Live -> XSTS -> Minecraft services) ---
     MS_CLIENT_ID: z.string().min(1).optional(),
@@ -135,6 +143,14 @@ const ConfigSchema = z
     DEV_IDP_ENABLED: c.DEV_IDP_ENABLED ?? (!c.MS_CLIENT_ID && c.NODE_ENV !== "production"),
   }))
   .superRefine((c, ctx) => {
+    if (c.PORT_SHARING && !c.DATABASE_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["PORT_SHARING"],
+        message:
+          "needs DATABASE_URL: processes sharing a port must share one PostgreSQL database (a PGlite DATA_DIR serves one process)",
+      });
+    }
     if (!c.DEV_IDP_ENABLED && !c.MS_CLIENT_ID) {
       ctx.addIssue({
         code: "custom",

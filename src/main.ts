@@ -1,6 +1,7 @@
-import { startServer } from "./app";
+import { type RunningServer, startServer } from "./app";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { createLogger } from "./lib/log";
+import { StartupError } from "./lib/startup";
 
 let config: Config;
 try {
@@ -14,7 +15,18 @@ try {
 }
 
 const log = createLogger(config.LOG_LEVEL);
-const server = await startServer(config, log);
+let server: RunningServer;
+try {
+  server = await startServer(config, log);
+} catch (err) {
+  if (err instanceof StartupError) {
+    // Printed whatever LOG_LEVEL says, like a configuration error: a process that exits
+    // must say why.
+    createLogger("error").error(err.message, err.fields);
+    process.exit(1);
+  }
+  throw err;
+}
 log.info("listening", {
   url: config.PUBLIC_URL,
   port: server.port,

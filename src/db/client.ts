@@ -7,6 +7,9 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
+import type { Logger } from "../lib/log";
+import { waitForPostgres } from "./connect";
+import { lockDataDir } from "./lock";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -26,17 +29,43 @@ export const MIGRATIONS_DIR = resolve(import.meta.dir, "../../drizzle");
 /** Any fixed 64-bit number; all instances agree on it so only one migrates at a time. */
 const MIGRATION_LOCK_ID = 727_465_001;
 
-export async function openDatabase(opts: { url?: string; dataDir: string }): Promise<Database> {
-  if (opts.url) return openPostgres(opts.url);
+export interface OpenOptions {
+  url?: string;
+  dataDir: string;
+  /** PostgreSQL only: keep trying to connect for this long, logging each attempt, before giving up. */
+  connect?: { timeoutSeconds: number; log: Logger };
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.url) {
+    if (opts.connect) await waitForPostgres(opts.url, opts.connect);
+    return openPostgres(opts.url);
+  }
   return openPglite(opts.dataDir);
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
-  const dir = dataDir === "memory://" ? dataDir : join(resolve(dataDir), "pglite");
-  if (dir !== "memory://") mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir);
+  if (dataDir === "memory://") return pgliteDatabase(await PGlite.create(dataDir));
+  const dir = join(resolve(dataDir), "pglite");
+  mkdirSync(dir, { recursive: true });
+  // Before PGlite reads a file: a second process must be refused, not diverge from the first.
+  const lock = lockDataDir(dataDir);
+  try {
+    return await pgliteDatabase(await PGlite.create(dir), () => lock.release());
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function pgliteDatabase(client: PGlite, onClose = () => {}): Promise<Database> {
   const db = drizzlePglite(client, { schema });
-  await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });
+  try {
+    await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
   let closed = false;
   return {
     db,
@@ -49,6 +78,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       if (closed) return;
       closed = true;
       await client.close();
+      onClose();
     },
   };
 }
