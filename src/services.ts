@@ -20,7 +20,7 @@ import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
 import { Edge } from "./http/edge";
-import { MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "./lib/rate-limit";
+import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { DbRateLimitStore } from "./db/rate-limit-store";
 import { AgentService } from "./agent/service";
 import { MonitoringService } from "./monitoring/service";

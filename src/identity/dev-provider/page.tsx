@@ -65,7 +65,6 @@ export function signInPage(
           maxLength={16}
           pattern="[A-Za-z0-9_]{3,16}"
           autoComplete="username"
-          autoFocus
           defaultValue={opts.username ?? ""}
         />
         <label htmlFor="outcome">Outcome</label>
