@@ -4,7 +4,7 @@
  * rate limiter, same services, same database, same JSON), with no framework, no tRPC and no
  * bridge. The ratio app/raw is what the door itself costs.
  */
-import { ZPollInput, ZSessionInput } from "../src/login/schemas";
+import { ZPollInput, ZSessionInput } from "../src/ms-auth/schemas";
 import { bearerPrincipal, send, serveRaw } from "./lib/raw-server";
 
 await serveRaw(async (req, url, services) => {
@@ -19,13 +19,13 @@ await serveRaw(async (req, url, services) => {
     const input = ZSessionInput.parse(await req.json());
     const client = await services.clients.verify(input.client_id, input.client_secret);
     await services.limiter.enforce(services.limits.validate, client.app.id, {});
-    return send(await services.login.validate(client, input.svc_session_token));
+    return send(await services.msAuth.validate(client, input.svc_session_token));
   }
   if (req.method === "POST" && url.pathname === "/client/ms-auth/poll") {
     const input = ZPollInput.parse(await req.json());
     const client = await services.clients.verify(input.client_id, input.client_secret);
     await services.limiter.enforce(services.limits.poll, client.app.id, {});
-    return send(await services.login.poll(client, input.auth_request_id));
+    return send(await services.msAuth.poll(client, input.auth_request_id));
   }
   return undefined;
 });

@@ -6,7 +6,7 @@ import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
 import { explainListenError } from "./lib/startup";
-import { loginBrowserRoutes } from "./login/browser";
+import { loginBrowserRoutes } from "./ms-auth/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
 import { analyticsSocket } from "./realtime/socket";

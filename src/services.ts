@@ -1,20 +1,20 @@
-import { AccessTokens, loadSigningPem } from "./accounts/jwt";
+import { AccessTokens, loadSigningPem } from "./auth/jwt";
 import { every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
-import { AccountsService } from "./accounts/service";
-import { LoginSessions } from "./accounts/sessions";
-import { LoginThrottle } from "./accounts/throttle";
+import { AuthService } from "./auth/service";
+import { LoginSessions } from "./auth/sessions";
+import { LoginThrottle } from "./auth/throttle";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
-import { LoginLinks } from "./login/links";
-import { LoginService } from "./login/service";
-import { SignInFlow } from "./login/sign-in";
-import { LoginRequestStore } from "./login/store";
+import { LoginLinks } from "./ms-auth/links";
+import { MsAuthService } from "./ms-auth/service";
+import { SignInFlow } from "./ms-auth/sign-in";
+import { LoginRequestStore } from "./ms-auth/store";
 import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
@@ -79,7 +79,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     log,
     database,
     tokens,
-    accounts: new AccountsService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
+    auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
     teams: new TeamsService(db),
     health: new HealthService(() => database.ping()),
     clock,
@@ -99,7 +99,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    login: new LoginService(db, loginRequests, links, clock, config),
+    msAuth: new MsAuthService(db, loginRequests, links, clock, config),
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { devIdp, sharedServer, startTestServer } from "./harness";
-import { hiddenFields, newClient, start } from "./login-helpers";
+import { hiddenFields, newClient, start } from "./ms-auth-helpers";
 
 const csp = (h: Headers) => h.get("content-security-policy") ?? "";
 

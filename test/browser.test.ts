@@ -5,7 +5,7 @@ import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
 import { sharedServer } from "./harness";
 import { api } from "./helpers";
-import { newClient, poll, start } from "./login-helpers";
+import { newClient, poll, start } from "./ms-auth-helpers";
 
 /**
  * A real browser signs in: headless Chromium (Debian's `chromium`, installed by .ci/run)

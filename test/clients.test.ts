@@ -6,7 +6,7 @@ import { clientApps } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
 import { devIdp, sharedServer, startTestServer } from "./harness";
 import { addMember, api, expectError, newTeam, newUser, trpcClient } from "./helpers";
-import { newClient } from "./login-helpers";
+import { newClient } from "./ms-auth-helpers";
 
 let server: RunningServer;
 beforeAll(async () => {

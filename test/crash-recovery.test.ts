@@ -3,7 +3,7 @@ import postgres from "postgres";
 import type { RunningServer } from "../src/app";
 import { devIdp, freePort, tempDir, testEnv, usingPostgres } from "./harness";
 import { api } from "./helpers";
-import { decide, newClient, poll, signIn, start, type SignInResult } from "./login-helpers";
+import { decide, newClient, poll, signIn, start, type SignInResult } from "./ms-auth-helpers";
 import { agentApi, newServer } from "./servers-fixture";
 
 /**

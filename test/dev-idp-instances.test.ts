@@ -3,7 +3,7 @@ import type { RunningServer } from "../src/app";
 import { devIdpGrants } from "../src/db/schema";
 import { startTestServer, tempDir, usingPostgres } from "./harness";
 import { api } from "./helpers";
-import { hiddenFields, newClient, poll, start } from "./login-helpers";
+import { hiddenFields, newClient, poll, start } from "./ms-auth-helpers";
 
 /** `url` as the load balancer would send it to `target` instead. */
 const via = (url: string, target: RunningServer) => {

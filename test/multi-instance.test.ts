@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { RunningServer } from "../src/app";
 import { devIdp, startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
-import { hiddenFields, newClient, poll, start } from "./login-helpers";
+import { hiddenFields, newClient, poll, start } from "./ms-auth-helpers";
 import { agentApi, newServer } from "./servers-fixture";
 import { WsClient } from "./ws-helpers";
 

@@ -5,7 +5,7 @@ import { AppError } from "../src/lib/errors";
 import type { Logger } from "../src/lib/log";
 import { devIdp, startTestServer, tempDir, testEnv } from "./harness";
 import { api, expectError, newUser } from "./helpers";
-import { hiddenFields, newClient, start } from "./login-helpers";
+import { hiddenFields, newClient, start } from "./ms-auth-helpers";
 import { freePort } from "./shared";
 import { newServer } from "./servers-fixture";
 import { closeCode, WsClient } from "./ws-helpers";

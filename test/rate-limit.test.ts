@@ -6,7 +6,7 @@ import { AppError } from "../src/lib/errors";
 import { MemoryRateLimitStore, RateLimiter, type RateLimitPolicy, type RateLimitStore } from "../src/lib/rate-limit";
 import { devIdp, startTestServer, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
-import { newClient } from "./login-helpers";
+import { newClient } from "./ms-auth-helpers";
 
 /**
  * The limiter on both stores: in memory, and in the run's database (PGlite, or on PostgreSQL a

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { devIdp, startTestServer } from "./harness";
 import { api, newApiKey, newTeam } from "./helpers";
-import { decide, newClient, poll, signIn, start } from "./login-helpers";
+import { decide, newClient, poll, signIn, start } from "./ms-auth-helpers";
 import { agentApi, eventId, newServer } from "./servers-fixture";
 
 /** Every row of every table in the public schema (and drizzle's), as text. */

@@ -20,7 +20,7 @@ export const send = (body: unknown, status = 200) =>
 /** The bearer credential's principal, as the app resolves it. */
 export async function bearerPrincipal(services: Services, req: Request): Promise<Principal | null> {
   const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "");
-  return auth ? services.accounts.authenticate(auth[1]!) : null;
+  return auth ? services.auth.authenticate(auth[1]!) : null;
 }
 
 export async function serveRaw(route: (req: Request, url: URL, services: Services) => Promise<Response | undefined>) {

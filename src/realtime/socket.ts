@@ -56,7 +56,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * WS_AUTH_TIMEOUT_MS. Then: a `snapshot`, then every event of the server as it happens.
  */
 export function analyticsSocket(services: Services) {
-  const { config, realtime, accounts, tokens, log } = services;
+  const { config, realtime, auth, tokens, log } = services;
   const db = services.database.db;
   const states = new WeakMap<object, SocketState>();
 
@@ -83,7 +83,7 @@ export function analyticsSocket(services: Services) {
     token: string,
   ): Promise<{ principal: Principal; exp?: number } | { close: number; reason: string }> {
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
-    const principal = await accounts.authenticate(token);
+    const principal = await auth.authenticate(token);
     if (!principal) return { close: CLOSE.unauthenticated, reason: "invalid, expired or revoked credential" };
     // The same gate as the server routes: outside the caller's teams is the same as unknown.
     const visible =

@@ -1,5 +1,5 @@
-import type { AccessTokens } from "../accounts/jwt";
-import type { AccountsService } from "../accounts/service";
+import type { AccessTokens } from "../auth/jwt";
+import type { AuthService } from "../auth/service";
 import type { AgentService } from "../agent/service";
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
@@ -11,9 +11,9 @@ import type { Clock } from "../lib/clock";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
-import type { LoginService } from "../login/service";
-import type { SignInFlow } from "../login/sign-in";
-import type { LoginRequestStore } from "../login/store";
+import type { MsAuthService } from "../ms-auth/service";
+import type { SignInFlow } from "../ms-auth/sign-in";
+import type { LoginRequestStore } from "../ms-auth/store";
 import type { MonitoringService } from "../monitoring/service";
 import type { Realtime } from "../realtime/service";
 import type { AnnouncementsService } from "../servers/announcements";
@@ -31,7 +31,7 @@ export interface Services {
   log: Logger;
   database: Database;
   tokens: AccessTokens;
-  accounts: AccountsService;
+  auth: AuthService;
   teams: TeamsService;
   health: HealthService;
   clock: Clock;
@@ -48,7 +48,7 @@ export interface Services {
   };
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
-  login: LoginService;
+  msAuth: MsAuthService;
   /** The browser's half of a login: callback, consent, decision. */
   signIn: SignInFlow;
   /** Login requests: load, apply a machine event, persist; the expiry sweep. */

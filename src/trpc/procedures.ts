@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../lib/errors";
 import type { Principal } from "../auth/principal";
 import type { VerifiedClient } from "../clients/service";
-import { ZClientCreds } from "../login/schemas";
+import { ZClientCreds } from "../ms-auth/schemas";
 import type { Context } from "./context";
 import { t } from "./init";
 
@@ -61,7 +61,7 @@ function bearer(headers: Headers): string | null {
 export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = bearer(ctx.headers);
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
-  const principal: Principal | null = await ctx.services.accounts.authenticate(token);
+  const principal: Principal | null = await ctx.services.auth.authenticate(token);
   if (!principal) throw new AppError("unauthenticated", "The bearer credential is invalid, expired or revoked.");
   return next({ ctx: { ...ctx, principal } });
 });

@@ -1,18 +1,18 @@
-import { accountsRouter } from "../accounts/router";
+import { authRouter } from "../auth/router";
 import { healthRouter } from "../health/router";
 import { teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
-import { loginRouter } from "../login/router";
+import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
 import { agentRouter } from "../agent/router";
 import { router } from "./init";
 
 export const appRouter = router({
   health: healthRouter,
-  auth: accountsRouter,
+  auth: authRouter,
   teams: teamsRouter,
   clients: clientsRouter,
-  msAuth: loginRouter,
+  msAuth: msAuthRouter,
   servers: serversRouter,
   agent: agentRouter,
 });

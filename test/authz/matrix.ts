@@ -1,7 +1,7 @@
 import type { Access } from "../../src/trpc/init";
 import type { RestRoute } from "../../src/trpc/rest";
 import { api, uniqueEmail } from "../helpers";
-import { fullLogin } from "../login-helpers";
+import { fullLogin } from "../ms-auth-helpers";
 import type { Req, SecurityCase } from "../security/cases";
 import type { TeamFixture } from "../security/fixture";
 import type { World } from "../fuzz/world";

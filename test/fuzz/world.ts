@@ -1,6 +1,6 @@
 import type { RunningServer } from "../../src/app";
 import { api, newUser, type TestUser } from "../helpers";
-import { fullLogin, start, type TestClient } from "../login-helpers";
+import { fullLogin, start, type TestClient } from "../ms-auth-helpers";
 import { makePeople, makeTeam, type People, type TeamFixture } from "../security/fixture";
 
 export interface TestGameServer {

@@ -10,7 +10,7 @@ import type { LoginLinks } from "./links";
 import type { LoginRequestRow, LoginRequestStore, TransitionResult } from "./store";
 
 /**
- * The browser's half of the flow (used by src/login/browser.ts): the identity provider's
+ * The browser's half of the flow (used by src/ms-auth/browser.ts): the identity provider's
  * callback, the consent page and its decision. Every status change goes through the store,
  * with the row the caller already loaded.
  */

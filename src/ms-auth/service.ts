@@ -18,7 +18,7 @@ const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest
  * The launcher backend's calls. The caller's credentials were verified once, by the
  * procedure (`clientProcedure`); every method here acts for that verified client only.
  */
-export class LoginService {
+export class MsAuthService {
   constructor(
     private readonly db: Db,
     private readonly requests: LoginRequestStore,

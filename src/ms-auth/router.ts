@@ -4,7 +4,7 @@ import { clientProcedure } from "../trpc/procedures";
 import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
 
 const tags = ["ms-auth"];
-export const loginRouter = router({
+export const msAuthRouter = router({
   start: clientProcedure("start")
     .meta({
       access: "client",
@@ -21,7 +21,7 @@ export const loginRouter = router({
     })
     .input(ZStartInput)
     .output(ZStartOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.start(ctx.client, input)),
+    .mutation(({ ctx, input }) => ctx.services.msAuth.start(ctx.client, input)),
 
   poll: clientProcedure("poll")
     .meta({
@@ -39,7 +39,7 @@ export const loginRouter = router({
     })
     .input(ZPollInput)
     .output(ZPollOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.poll(ctx.client, input.auth_request_id)),
+    .mutation(({ ctx, input }) => ctx.services.msAuth.poll(ctx.client, input.auth_request_id)),
 
   validate: clientProcedure("validate")
     .meta({
@@ -57,7 +57,7 @@ export const loginRouter = router({
     })
     .input(ZSessionInput)
     .output(ZValidateOutput)
-    .mutation(({ ctx, input }) => ctx.services.login.validate(ctx.client, input.svc_session_token)),
+    .mutation(({ ctx, input }) => ctx.services.msAuth.validate(ctx.client, input.svc_session_token)),
 
   revoke: clientProcedure("validate")
     .meta({
@@ -75,5 +75,5 @@ export const loginRouter = router({
     })
     .input(ZSessionInput)
     .output(ZOk)
-    .mutation(({ ctx, input }) => ctx.services.login.revoke(ctx.client, input.svc_session_token)),
+    .mutation(({ ctx, input }) => ctx.services.msAuth.revoke(ctx.client, input.svc_session_token)),
 });

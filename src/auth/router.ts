@@ -5,7 +5,7 @@ import { ZLoginInput, ZMe, ZRefreshInput, ZSignupInput, ZTokenPair, ZUser } from
 
 const tags = ["auth"];
 
-export const accountsRouter = router({
+export const authRouter = router({
   signup: publicProcedure
     .meta({
       access: "public",
@@ -20,7 +20,7 @@ export const accountsRouter = router({
     })
     .input(ZSignupInput)
     .output(ZUser)
-    .mutation(({ ctx, input }) => ctx.services.accounts.signup(input.email, input.password)),
+    .mutation(({ ctx, input }) => ctx.services.auth.signup(input.email, input.password)),
 
   login: publicProcedure
     .meta({
@@ -38,7 +38,7 @@ export const accountsRouter = router({
     })
     .input(ZLoginInput)
     .output(ZTokenPair)
-    .mutation(({ ctx, input }) => ctx.services.accounts.login(input.email, input.password, ctx.ip)),
+    .mutation(({ ctx, input }) => ctx.services.auth.login(input.email, input.password, ctx.ip)),
 
   refresh: publicProcedure
     .meta({
@@ -54,7 +54,7 @@ export const accountsRouter = router({
     })
     .input(ZRefreshInput)
     .output(ZTokenPair)
-    .mutation(({ ctx, input }) => ctx.services.accounts.refresh(input.refresh_token)),
+    .mutation(({ ctx, input }) => ctx.services.auth.refresh(input.refresh_token)),
 
   logout: publicProcedure
     .meta({
@@ -72,7 +72,7 @@ export const accountsRouter = router({
     })
     .input(ZRefreshInput)
     .output(ZOk)
-    .mutation(({ ctx, input }) => ctx.services.accounts.logout(input.refresh_token)),
+    .mutation(({ ctx, input }) => ctx.services.auth.logout(input.refresh_token)),
 
   me: userProcedure
     .meta({
@@ -86,5 +86,5 @@ export const accountsRouter = router({
       },
     })
     .output(ZMe)
-    .query(({ ctx }) => ctx.services.accounts.me(ctx.principal.userId)),
+    .query(({ ctx }) => ctx.services.auth.me(ctx.principal.userId)),
 });

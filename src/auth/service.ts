@@ -15,7 +15,7 @@ const BAD_LOGIN = "The email or password is wrong.";
 const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export class AccountsService {
+export class AuthService {
   /** Verified against when the email is unknown, so both failures take the same time. */
   private dummyHash: Promise<string>;
 

@@ -6,7 +6,7 @@ import { offlineUuid } from "../src/identity/protocol";
 import { sha256 } from "../src/lib/secrets";
 import { devIdp, sharedServer, startTestServer, tempDir } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
-import { decide, fullLogin, newClient, poll, signIn, start, type TestClient } from "./login-helpers";
+import { decide, fullLogin, newClient, poll, signIn, start, type TestClient } from "./ms-auth-helpers";
 
 let server: RunningServer;
 let client: TestClient;
@@ -257,7 +257,7 @@ describe("ms_auth login flow over REST", () => {
   test("a callback replayed after use does not sign in again", async () => {
     const started = await start(server, client);
     const page = await fetch(started.auth_url);
-    const { hiddenFields } = await import("./login-helpers");
+    const { hiddenFields } = await import("./ms-auth-helpers");
     const form = new URLSearchParams({ ...hiddenFields(await page.text()), username: "Replay", outcome: "success" });
     const submitted = await fetch(started.auth_url.split("?")[0]!, { method: "POST", body: form, redirect: "manual" });
     const callbackUrl = submitted.headers.get("location")!;
