@@ -127,7 +127,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     clients,
     login,
-    servers: new ServersService(db),
+    servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
     players: new PlayersService(db, realtime),
     ranks,
     announcements: new AnnouncementsService(db, realtime),
