@@ -73,6 +73,8 @@ const config = loadConfig({
   HOST: "127.0.0.1",
   LOG_LEVEL: "silent",
   PINGER_ENABLED: "false",
+  // The responders listen on loopback.
+  OUTBOUND_ALLOW_PRIVATE: "true",
   PING_CONCURRENCY: String(concurrency),
   PING_TIMEOUT_MS: String(timeoutMs),
 });

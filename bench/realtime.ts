@@ -110,6 +110,8 @@ const env = {
   LOG_LEVEL: "warn",
   DATABASE_URL: db.url,
   PINGER_ENABLED: "false",
+  // Its server is registered on loopback.
+  OUTBOUND_ALLOW_PRIVATE: "true",
   PASSWORD_MEMORY_KIB: "4096",
   PASSWORD_TIME_COST: "1",
 };

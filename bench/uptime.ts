@@ -47,6 +47,8 @@ async function main() {
     DEV_IDP_ENABLED: "true",
     DATABASE_URL: db.url,
     PINGER_ENABLED: "false",
+    // The benchmark's server is registered on loopback.
+    OUTBOUND_ALLOW_PRIVATE: "true",
   };
 
   const post = async (base: string, path: string, body: unknown, token?: string) => {

@@ -121,6 +121,11 @@ const ConfigSchema = z
     PING_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
     PING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
     PINGER_ENABLED: bool.default(true),
+    /**
+     * Outbound connections (pings, later webhooks) to loopback, RFC 1918, IPv6 ULA, link-local
+     * and CGNAT addresses: refused unless set, for self-hosters whose servers are on their LAN.
+     */
+    OUTBOUND_ALLOW_PRIVATE: bool.default(false),
     // --- Realtime analytics stream ---
     WS_AUTH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
     WS_EXPIRY_NOTICE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),

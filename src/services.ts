@@ -102,7 +102,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     msAuth: new MsAuthService(db, loginRequests, links, clock, config),
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
-    servers: new ServersService(db),
+    servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
     players: new PlayersService(db, realtime),
     ranks,
     announcements: new AnnouncementsService(db, realtime),

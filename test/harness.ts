@@ -27,6 +27,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",
+    // Status responders listen on loopback; the refusals have tests on a server without this.
+    OUTBOUND_ALLOW_PRIVATE: "true",
     ...overrides,
   };
 }

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { and, eq, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { servers, serverSampleHours, serverSamples, serverStatus } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
-import { sharedServer } from "./harness";
+import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
+import { devIdp, sharedServer, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser } from "./helpers";
 import { newServer } from "./servers-fixture";
 
@@ -15,7 +17,27 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(responders.map((r) => r.close()));
+  for (const socket of held) socket.destroy();
+  await Promise.all(listeners.map((l) => new Promise((resolve) => l.close(resolve))));
 });
+
+const listeners: NetServer[] = [];
+const held: Socket[] = [];
+/**
+ * A loopback TCP port that counts the connections it receives; with `hold`, it keeps them open
+ * and never answers, like a server that hangs.
+ */
+async function countingListener(hold = false): Promise<{ port: number; connections: () => number }> {
+  let n = 0;
+  const l = createServer((socket) => {
+    n++;
+    if (hold) held.push(socket);
+    else socket.destroy();
+  });
+  listeners.push(l);
+  await new Promise<void>((resolve) => l.listen(0, "127.0.0.1", resolve));
+  return { port: (l.address() as { port: number }).port, connections: () => n };
+}
 
 async function responder(opts: Parameters<typeof startStatusResponder>[0] = {}) {
   const r = await startStatusResponder(opts);
@@ -129,8 +151,9 @@ describe("monitoring with Server List Ping", () => {
         })
       ).body.server_id as string;
     const liveIds = await Promise.all(live.map((r) => register("127.0.0.1", r.port)));
-    // 192.0.2.1 (TEST-NET-1) is never routed: the connection hangs until the ping timeout.
-    const deadId = await register("192.0.2.1", 25565);
+    // Accepts and never answers: the check hangs until the ping timeout.
+    const hung = await countingListener(true);
+    const deadId = await register("127.0.0.1", hung.port);
 
     const started = performance.now();
     await server.services.monitoring.pingDue();
@@ -324,5 +347,146 @@ describe("uptime statistics", () => {
       latency_ms: { avg: null, min: null, max: null, p95: null },
     });
     expect(empty.buckets.every((b: any) => b.uptime === null && b.up === 0)).toBe(true);
+  });
+});
+
+describe("outbound address guard", () => {
+  const strict = { allowPrivate: false };
+  const lan = { allowPrivate: true };
+
+  test("refuses every non-public class, in every numeric spelling, and allows public unicast", () => {
+    const refused: [string, RegExp][] = [
+      ["127.0.0.1", /loopback/],
+      ["::1", /loopback/],
+      ["2130706433", /127\.0\.0\.1 is a loopback/],
+      ["127.1", /127\.0\.0\.1 is a loopback/],
+      ["0x7f.1", /127\.0\.0\.1 is a loopback/],
+      ["0177.0.0.1", /127\.0\.0\.1 is a loopback/],
+      ["[::ffff:127.0.0.1]", /127\.0\.0\.1 is a loopback/],
+      ["::ffff:7f00:1", /127\.0\.0\.1 is a loopback/],
+      ["64:ff9b::7f00:1", /127\.0\.0\.1 is a loopback/],
+      ["10.1.2.3", /private/],
+      ["172.16.0.1", /private/],
+      ["192.168.1.10", /private/],
+      ["::ffff:192.168.1.10", /192\.168\.1\.10 is a private/],
+      ["fd12:3456::1", /uniqueLocal/],
+      ["169.254.1.1", /linkLocal/],
+      ["fe80::1", /linkLocal/],
+      ["100.64.0.1", /carrierGradeNat/],
+      ["224.0.0.1", /multicast/],
+      ["ff02::1", /multicast/],
+      ["0.0.0.0", /unspecified/],
+      ["::", /unspecified/],
+      ["255.255.255.255", /broadcast/],
+      ["240.0.0.1", /reserved/],
+      ["192.0.2.1", /reserved/],
+      ["169.254.169.254", /metadata/],
+      ["::ffff:169.254.169.254", /metadata/],
+      ["fd00:ec2::254", /metadata/],
+    ];
+    for (const [address, why] of refused) {
+      expect(`${address}: ${refusal(address, strict)}`).toMatch(why);
+    }
+    for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) {
+      expect(`${address}: ${refusal(address, strict)}`).toBe(`${address}: null`);
+    }
+    expect(literalAddress("play.example.com")).toBeNull();
+    expect(literalAddress("0x7f.1")).toBe("127.0.0.1");
+  });
+
+  test("OUTBOUND_ALLOW_PRIVATE allows LAN targets but never metadata, unspecified, multicast or broadcast", () => {
+    for (const address of ["127.0.0.1", "127.1", "::1", "10.1.2.3", "192.168.1.10", "fd12:3456::1", "100.64.0.1"]) {
+      expect(`${address}: ${refusal(address, lan)}`).toBe(`${address}: null`);
+    }
+    for (const address of ["169.254.169.254", "fd00:ec2::254", "::ffff:169.254.169.254", "0.0.0.0", "224.0.0.1"]) {
+      expect(refusal(address, lan)).not.toBeNull();
+    }
+  });
+
+  test("a name is judged by what it resolves to, once: the address handed back is the checked one", async () => {
+    // A rebinding resolver would answer differently the second time; there is no second time.
+    let lookups = 0;
+    const rebinding = async () => (++lookups === 1 ? ["10.0.0.7", "8.8.4.4"] : ["127.0.0.1"]);
+    expect(await resolveAllowed("rebind.example", strict, rebinding)).toBe("8.8.4.4");
+    expect(lookups).toBe(1);
+    const onlyPrivate = async () => ["127.0.0.1", "10.0.0.7"];
+    const refusedLookup = resolveAllowed("inside.example", strict, onlyPrivate);
+    await expect(refusedLookup).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(resolveAllowed("inside.example", strict, onlyPrivate)).rejects.toThrow(
+      "refused inside.example: 127.0.0.1 is a loopback address",
+    );
+  });
+
+  describe("on a server without OUTBOUND_ALLOW_PRIVATE", () => {
+    let guarded: RunningServer;
+    beforeAll(async () => {
+      const idp = await devIdp();
+      guarded = await startTestServer({ DEV_IDP_URL: idp.url, OUTBOUND_ALLOW_PRIVATE: "false" });
+    });
+
+    test("registering or moving a server to a literal private or special address is a 400 naming host, and nothing is written", async () => {
+      const owner = await newUser(guarded);
+      const teamId = await newTeam(guarded, owner);
+      for (const host of [
+        "127.0.0.1",
+        "2130706433",
+        "127.1",
+        "0x7f.1",
+        "::ffff:127.0.0.1",
+        "10.0.0.5",
+        "169.254.169.254",
+        "0.0.0.0",
+        "fd00:ec2::254",
+      ]) {
+        const res = await api(guarded, "POST", "/server/servers", {
+          token: owner.token,
+          body: { team_id: teamId, name: "Inside", host, port: 5432, kind: "single" },
+        });
+        expectError(res, 400, "bad_request");
+        expect(res.body.error.message).toStartWith("host: ");
+        expect(res.body.error.details).toMatchObject({ field: "host" });
+      }
+      const db = guarded.services.database.db;
+      expect(await db.select().from(servers).where(eq(servers.teamId, teamId))).toEqual([]);
+
+      const created = await api(guarded, "POST", "/server/servers", {
+        token: owner.token,
+        body: { team_id: teamId, name: "Outside", host: "8.8.8.8", port: 25565, kind: "single" },
+      });
+      expect(created.status).toBe(200);
+      const moved = await api(guarded, "PATCH", `/server/servers/${created.body.server_id}`, {
+        token: owner.token,
+        body: { host: "127.1" },
+      });
+      expectError(moved, 400, "bad_request");
+      const [row] = await db.select().from(servers).where(eq(servers.id, created.body.server_id));
+      expect(row!.host).toBe("8.8.8.8");
+    });
+
+    test("a name that resolves to loopback is refused at ping time with the reason recorded, and nothing connects", async () => {
+      const target = await countingListener();
+      const s = await newServer(guarded, { host: "localhost", port: target.port });
+      const result = await guarded.services.monitoring.checkNow(s.serverId);
+      expect(result).toMatchObject({ online: false });
+      expect(result!.error).toMatch(/^refused localhost: (127\.0\.0\.1|::1) is a loopback address/);
+      const [status] = await guarded.services.database.db
+        .select()
+        .from(serverStatus)
+        .where(eq(serverStatus.serverId, s.serverId));
+      expect(status).toMatchObject({ online: false });
+      expect(status!.error).toMatch(/loopback/);
+      expect(target.connections()).toBe(0);
+    });
+  });
+
+  test("with OUTBOUND_ALLOW_PRIVATE, loopback names and numeric forms are pinged", async () => {
+    const mc = await responder({ players: 3 });
+    const byName = await newServer(server, { host: "localhost", port: mc.port });
+    expect(await server.services.monitoring.checkNow(byName.serverId)).toMatchObject({
+      online: true,
+      playersOnline: 3,
+    });
+    const numeric = await newServer(server, { host: "2130706433", port: mc.port });
+    expect(await server.services.monitoring.checkNow(numeric.serverId)).toMatchObject({ online: true });
   });
 });

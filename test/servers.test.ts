@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { bans, servers } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
+import { nextRun } from "../src/servers/announcements";
 import { sharedServer } from "./harness";
 import { addMember, api, expectError, newApiKey, newTeam, newUser, trpcClient } from "./helpers";
 import { newServer } from "./servers-fixture";
@@ -469,6 +470,44 @@ describe("announcements", () => {
       404,
       "not_found",
     );
+  });
+
+  test("cron schedules: out-of-range values, wrong field counts, syntax the agent does not read and schedules that never run are a 400 naming schedule", async () => {
+    const s = await newServer(server);
+    const post = (schedule: string) =>
+      api(server, "POST", "/server/announcements", { ...s.as(), body: { message: "cron", schedule } });
+    const refused: [string, RegExp][] = [
+      ["61 * * * *", /invalid cron expression: .*minute.*61/i],
+      ["* 24 * * *", /invalid cron expression: .*hour/i],
+      ["*/0 * * * *", /invalid cron expression: .*stepping/i],
+      ["5-1 * * * *", /invalid cron expression/],
+      ["* * * * * *", /five-field cron expression/],
+      ["* * * *", /five-field cron expression/],
+      ["@daily", /five-field cron expression/],
+      ["0 0 * * MON", /five-field cron expression/],
+      ["0 0 L * *", /five-field cron expression/],
+      ["0 0 31 2 *", /never runs/],
+    ];
+    for (const [schedule, why] of refused) {
+      const res = await post(schedule);
+      expectError(res, 400, "validation_failed");
+      expect(res.body.error.details.issues).toHaveLength(1);
+      expect(res.body.error.details.issues[0].path).toBe("schedule");
+      expect(`${schedule}: ${res.body.error.details.issues[0].message}`).toMatch(why);
+    }
+    const listed = await api(server, "GET", "/server/announcements", s.as());
+    expect(listed.body.announcements).toEqual([]);
+
+    for (const schedule of ["0 12 * * 1-5", "0,30 8-18/2 1,15 */3 0", "0 0 29 2 *"]) {
+      expect((await post(schedule)).status).toBe(200);
+    }
+  });
+
+  test("next run of a schedule is computed in UTC", () => {
+    const from = new Date("2030-01-01T10:20:30Z");
+    expect(nextRun("55 3 * * *", from)?.toISOString()).toBe("2030-01-02T03:55:00.000Z");
+    expect(nextRun("*/15 * * * *", from)?.toISOString()).toBe("2030-01-01T10:30:00.000Z");
+    expect(nextRun("0 0 29 2 *", from)?.toISOString()).toBe("2032-02-29T00:00:00.000Z");
   });
 });
 

@@ -83,6 +83,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: "100000000",
     PASSWORD_MEMORY_KIB: "4096",
     PASSWORD_TIME_COST: "1",
+    // Its servers are registered on loopback.
+    OUTBOUND_ALLOW_PRIVATE: "true",
     ...opts.env,
   });
   const sockets: WebSocket[] = [];

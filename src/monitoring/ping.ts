@@ -1,5 +1,6 @@
-import { isIP } from "node:net";
+import { Resolver } from "node:dns/promises";
 import { status } from "minecraft-server-util";
+import { literalAddress, type OutboundPolicy, resolveAllowed } from "../lib/address-guard";
 
 export interface PingResult {
   online: boolean;
@@ -16,14 +17,44 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
 /** A server reports what it likes; only a sane count reaches an integer column. */
 const count = (n: unknown) => (typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= 2_147_483_647 ? n : null);
 
-/**
- * One Server List Ping. Never throws: a server that does not answer within the timeout, or
- * answers nonsense, is down. SRV lookup only for names (an IP literal has no SRV record, and
- * the lookup would spend time on a resolver).
- */
-export async function ping(host: string, port: number, timeoutMs: number): Promise<PingResult> {
+/** The `_minecraft._tcp` SRV target of a name, if it has one; a failed lookup means none. */
+async function srvTarget(host: string, timeoutMs: number): Promise<{ host: string; port: number } | null> {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
   try {
-    const r = await status(host, port, { timeout: timeoutMs, enableSRV: isIP(host) === 0 && host !== "localhost" });
+    const [record] = await resolver.resolveSrv(`_minecraft._tcp.${host}`);
+    return record ? { host: record.name, port: record.port } : null;
+  } catch {
+    return null;
+  }
+}
+
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("Address lookup timed out")), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Where to connect: the SRV target if the name has one, resolved here once and checked
+ * against the outbound policy. The ping then connects to that address, never to the name, so
+ * a resolver cannot answer a public address to the check and a private one to the connect.
+ */
+async function target(host: string, port: number, timeoutMs: number, policy: OutboundPolicy) {
+  const srv = literalAddress(host) || host === "localhost" ? null : await srvTarget(host, timeoutMs);
+  const name = srv?.host ?? host;
+  return { address: await resolveAllowed(name, policy), port: srv?.port ?? port };
+}
+
+/**
+ * One Server List Ping. Never throws: a server that does not answer within the timeout,
+ * answers nonsense, or resolves to an address the policy refuses, is down with the reason.
+ */
+export async function ping(host: string, port: number, timeoutMs: number, policy: OutboundPolicy): Promise<PingResult> {
+  try {
+    const to = await within(timeoutMs, target(host, port, timeoutMs, policy));
+    const r = await status(to.address, to.port, { timeout: timeoutMs, enableSRV: false });
     return {
       online: true,
       latencyMs: Math.max(0, Math.round(r.roundTripLatency)),

@@ -40,7 +40,11 @@ export class MonitoringService {
     private readonly db: Db,
     private readonly config: Pick<
       Config,
-      "PING_INTERVAL_SECONDS" | "PING_TIMEOUT_MS" | "PING_CONCURRENCY" | "SAMPLE_RETENTION_DAYS"
+      | "PING_INTERVAL_SECONDS"
+      | "PING_TIMEOUT_MS"
+      | "PING_CONCURRENCY"
+      | "SAMPLE_RETENTION_DAYS"
+      | "OUTBOUND_ALLOW_PRIVATE"
     >,
     private readonly log: Logger,
   ) {}
@@ -140,7 +144,9 @@ export class MonitoringService {
   }
 
   private async check(target: Target): Promise<PingResult> {
-    const result = await ping(target.host, target.port, this.config.PING_TIMEOUT_MS);
+    const result = await ping(target.host, target.port, this.config.PING_TIMEOUT_MS, {
+      allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
+    });
     const changed = await this.store(target.id, result);
     if (changed !== null) for (const l of this.listeners) l(target.id, result, changed);
     return result;

@@ -1,3 +1,4 @@
+import { Cron } from "croner";
 import { and, asc, count, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
@@ -31,31 +32,33 @@ export interface AnnouncementFields {
   ends_at?: string | null;
 }
 
-const FIELD_RANGES: [number, number][] = [
-  [0, 59],
-  [0, 23],
-  [1, 31],
-  [1, 12],
-  [0, 7],
-];
+/**
+ * The syntax the agent plugin implements (docs/agent-protocol.md): five fields of `*`, numbers,
+ * ranges, lists and steps. croner reads more (names, `L`, `#`, nicknames) that the plugin
+ * would not, so the shape is held to the documented subset before croner judges the values.
+ */
+const DOCUMENTED_SHAPE = /^[\d*,/-]+(?:\s+[\d*,/-]+){4}$/;
 
-/** A five-field cron expression: `*`, numbers, ranges, lists and steps, each within its field's range. */
-export function isCron(expr: string): boolean {
-  const fields = expr.trim().split(/\s+/);
-  if (fields.length !== 5) return false;
-  return fields.every((field, i) => {
-    const [lo, hi] = FIELD_RANGES[i]!;
-    return field.split(",").every((item) => {
-      const m = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(item);
-      if (!m) return false;
-      const [, , a, b, step] = m;
-      if (step !== undefined && (Number(step) < 1 || Number(step) > hi)) return false;
-      if (a === undefined) return true;
-      const from = Number(a);
-      const to = b === undefined ? from : Number(b);
-      return from >= lo && to <= hi && from <= to;
-    });
-  });
+function cron(expr: string): Cron {
+  return new Cron(expr.trim(), { mode: "5-part", timezone: "UTC", paused: true });
+}
+
+/** Why a schedule is not acceptable, or null: wrong shape, a value out of range, or no run ever. */
+export function cronProblem(expr: string): string | null {
+  if (!DOCUMENTED_SHAPE.test(expr.trim()))
+    return "must be a five-field cron expression (minute hour day-of-month month day-of-week, UTC) of *, numbers, ranges, lists and steps";
+  let next: Date | null;
+  try {
+    next = cron(expr).nextRun();
+  } catch (err) {
+    return `invalid cron expression: ${String((err as Error).message).replace(/^CronPattern:\s*/, "")}`;
+  }
+  return next ? null : "this cron expression never runs";
+}
+
+/** When a schedule next fires after `from` (UTC), or null if it never does. */
+export function nextRun(expr: string, from: Date = new Date()): Date | null {
+  return cron(expr).nextRun(from);
 }
 
 /** Announcements in force now: active and inside their optional start/end. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../lib/limits";
 import { ZTimestamp, ZUuid } from "../lib/schemas";
-import { isCron } from "./announcements";
+import { cronProblem } from "./announcements";
 
 /**
  * Player UUIDs as the game writes them: any 8-4-4-4-12 hex (Bedrock players bridged by
@@ -93,7 +93,10 @@ export const ZRank = z.object({
 const ZSchedule = z
   .string()
   .max(100)
-  .refine(isCron, "must be a five-field cron expression (minute hour day month weekday, UTC)");
+  .superRefine((value, ctx) => {
+    const problem = cronProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 const announcementFields = {
   interval_seconds: z
     .number()

@@ -1,6 +1,7 @@
 import { asc, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { serverStatus, servers, teams } from "../db/schema";
+import { literalAddress, type OutboundPolicy, refusal } from "../lib/address-guard";
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
@@ -56,8 +57,21 @@ function checkNetwork(kind: string, networkName: string | null | undefined) {
   if (kind === "single" && networkName) throw new AppError("bad_request", "network_name is only for kind network.");
 }
 
+/**
+ * A literal address is refused as soon as it is registered; a name can only be judged by what
+ * it resolves to, which the pinger checks at every ping.
+ */
+function checkHost(host: string, policy: OutboundPolicy) {
+  const address = literalAddress(host);
+  const why = address && refusal(address, policy);
+  if (why) throw new AppError("bad_request", `host: ${why}.`, { details: { field: "host", address } });
+}
+
 export class ServersService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly outbound: OutboundPolicy = { allowPrivate: false },
+  ) {}
 
   async create(
     principal: Principal,
@@ -72,6 +86,7 @@ export class ServersService {
   ) {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
     checkNetwork(input.kind, input.network_name);
+    checkHost(input.host, this.outbound);
     const agentToken = newSecret("agent");
     const [row] = await this.db.transaction(async (tx) => {
       await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, input.team_id)).for("update");
@@ -123,6 +138,7 @@ export class ServersService {
     const networkName =
       input.network_name !== undefined ? input.network_name : kind === "single" ? null : server.networkName;
     checkNetwork(kind, networkName);
+    if (input.host !== undefined) checkHost(input.host, this.outbound);
     const moved =
       (input.host !== undefined && input.host !== server.host) ||
       (input.port !== undefined && input.port !== server.port);
