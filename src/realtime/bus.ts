@@ -95,29 +95,24 @@ export class PgBus implements Bus {
   static async connect(url: string, log: Logger, makeClient: (url: string) => postgres.Sql): Promise<PgBus> {
     // One connection: it holds the LISTEN, and publishing through it keeps this instance's order.
     const bus = new PgBus(makeClient(url), log);
-    const listener = await bus.sql.listen(CHANNEL, (payload) => {
-      let event: ServerEvent;
-      try {
-        event = JSON.parse(payload) as ServerEvent;
-      } catch {
-        log.warn("bus: unreadable payload dropped");
-        return;
-      }
-      bus.fanout.deliver(event);
-    });
-    bus.unlisten.push(() => listener.unlisten());
-    const noticeListener = await bus.sql.listen(NOTICE_CHANNEL, (payload) => {
-      let notice: AccountNotice;
-      try {
-        notice = JSON.parse(payload) as AccountNotice;
-      } catch {
-        log.warn("bus: unreadable account notice dropped");
-        return;
-      }
-      bus.notices.deliver(notice);
-    });
-    bus.unlisten.push(() => noticeListener.unlisten());
+    await bus.listenJson(CHANNEL, "event", (event: ServerEvent) => bus.fanout.deliver(event));
+    await bus.listenJson(NOTICE_CHANNEL, "account notice", (notice: AccountNotice) => bus.notices.deliver(notice));
     return bus;
+  }
+
+  /** LISTENs on a channel whose payloads are JSON; an unreadable one is logged and dropped. */
+  private async listenJson<T>(channel: string, what: string, deliver: (value: T) => void) {
+    const listener = await this.sql.listen(channel, (payload) => {
+      let value: T;
+      try {
+        value = JSON.parse(payload) as T;
+      } catch {
+        this.log.warn(`bus: unreadable ${what} dropped`);
+        return;
+      }
+      deliver(value);
+    });
+    this.unlisten.push(() => listener.unlisten());
   }
 
   async publish(event: ServerEvent) {
