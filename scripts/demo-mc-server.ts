@@ -12,13 +12,15 @@ export interface Responder {
   port: number;
   /** What the next ping reports as players online. */
   players: number;
+  /** The player list the next ping carries (vanilla sends up to 12 of those online). */
+  sample: { name: string; id: string }[];
   close(): Promise<void>;
 }
 
 export async function startStatusResponder(
   opts: { port?: number; host?: string; motd?: string; maxPlayers?: number; version?: string; players?: number } = {},
 ): Promise<Responder> {
-  const responder = { players: opts.players ?? 0 } as Responder;
+  const responder = { players: opts.players ?? 0, sample: [] } as unknown as Responder;
   const server: Server = createServer({
     port: opts.port ?? 0,
     host: opts.host ?? "127.0.0.1",
@@ -26,8 +28,9 @@ export async function startStatusResponder(
     motd: opts.motd ?? "A Minecraft Server",
     maxPlayers: opts.maxPlayers ?? 20,
     version: opts.version ?? "1.20.4",
-    beforePing: (response: { players: { online: number } }) => {
+    beforePing: (response: { players: { online: number; sample: { name: string; id: string }[] } }) => {
       response.players.online = responder.players;
+      response.players.sample = responder.sample;
       return response;
     },
   });

@@ -141,6 +141,16 @@ const ConfigSchema = z
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+    /**
+     * A player counts as online this long after the last news of them (an agent heartbeat, a ping
+     * that listed them); past it their session is closed at that last news.
+     */
+    PLAYER_SESSION_TIMEOUT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
+      .max(86_400, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
+      .default(300),
   })
   .transform((c) => ({
     ...c,

@@ -24,6 +24,7 @@ import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { DbRateLimitStore } from "./db/rate-limit-store";
 import { AgentService } from "./agent/service";
 import { MonitoringService } from "./monitoring/service";
+import { PlayerHistoryService } from "./player-history/service";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
@@ -63,6 +64,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   const links = new LoginLinks(keyring, config);
   const ranks = new RanksService(db, realtime);
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
+  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
+  monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
     realtime.publish(serverId, "status", {
       online: r.online,
@@ -108,6 +111,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
     agent: new AgentService(db, ranks, realtime),
+    playerHistory,
     realtime,
     edge,
     background: [
@@ -116,6 +120,9 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.
       every("rate-limit-prune", 60, log, () => limiter.prune(Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS))),
+      every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
+        playerHistory.sweep(),
+      ),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
     ],
   };

@@ -8,7 +8,7 @@ import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realti
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
-import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut } from "../servers/players";
+import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut, touchAgentSessions } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
@@ -58,6 +58,7 @@ export class AgentService {
       .insert(serverStatus)
       .values({ serverId, ...values })
       .onConflictDoUpdate({ target: serverStatus.serverId, set: values });
+    await touchAgentSessions(this.db, serverId, values.heartbeatAt);
     this.sink.publish(
       serverId,
       "heartbeat",

@@ -11,6 +11,32 @@ export interface PingResult {
   motd: string | null;
   /** Why the server counted as down (refused, timed out...). */
   error: string | null;
+  /** The players the answer listed (a sample: vanilla lists at most 12), null when it listed none. */
+  sample: SampledPlayer[] | null;
+}
+
+export interface SampledPlayer {
+  uuid: string;
+  name: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+const MAX_SAMPLE = 100;
+
+/**
+ * Only entries that name a real player: servers that hide their list answer made-up names with
+ * the nil UUID, and some put MOTD lines in the sample.
+ */
+function players(sample: unknown): SampledPlayer[] | null {
+  if (!Array.isArray(sample)) return null;
+  const out = new Map<string, SampledPlayer>();
+  for (const p of sample.slice(0, MAX_SAMPLE)) {
+    const uuid = typeof p?.id === "string" ? p.id.toLowerCase() : "";
+    const name = typeof p?.name === "string" ? p.name : "";
+    if (UUID.test(uuid) && uuid !== NIL_UUID && /^[A-Za-z0-9_.*-]{1,32}$/.test(name)) out.set(uuid, { uuid, name });
+  }
+  return out.size > 0 ? [...out.values()] : null;
 }
 
 const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
@@ -63,6 +89,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       version: clip(String(r.version.name ?? ""), 200),
       motd: clip(r.motd.clean, 500),
       error: null,
+      sample: players(r.players.sample),
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -74,6 +101,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       version: null,
       motd: null,
       error: clip(message, 200),
+      sample: null,
     };
   }
 }

@@ -16,6 +16,8 @@ export interface Target {
 }
 
 export type SampleListener = (serverId: string, result: PingResult, changed: boolean) => void;
+/** Work a stored sample feeds (player sessions); awaited, so a check is done when its effects are. */
+export type SampleConsumer = (serverId: string, result: PingResult) => Promise<void>;
 
 const TICK_MS = 1000;
 const RETENTION_EVERY_MS = 3600_000;
@@ -35,6 +37,7 @@ export class MonitoringService {
   private ticking = false;
   private stopped = false;
   private listeners = new Set<SampleListener>();
+  private consumers: SampleConsumer[] = [];
 
   constructor(
     private readonly db: Db,
@@ -72,6 +75,11 @@ export class MonitoringService {
   onSample(listener: SampleListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Runs after every stored sample, before the check counts as done. */
+  consume(consumer: SampleConsumer) {
+    this.consumers.push(consumer);
   }
 
   private async tick() {
@@ -148,7 +156,12 @@ export class MonitoringService {
       allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
     });
     const changed = await this.store(target.id, result);
-    if (changed !== null) for (const l of this.listeners) l(target.id, result, changed);
+    if (changed === null) return result;
+    for (const c of this.consumers)
+      await c(target.id, result).catch((err) =>
+        this.log.warn("a sample consumer failed", { server_id: target.id, err }),
+      );
+    for (const l of this.listeners) l(target.id, result, changed);
     return result;
   }
 

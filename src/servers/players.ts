@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
 import { bans, players, playerSessions } from "../db/schema";
@@ -8,12 +8,12 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
 type BanRow = typeof bans.$inferSelect;
 type Origin = "dashboard" | "game";
 
 /** A time as a typed SQL parameter: postgres-js cannot bind a bare Date inside raw SQL. */
-const ts = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+export const ts = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 
 export const banOut = (b: BanRow) => ({
   uuid: b.uuid,
@@ -38,9 +38,26 @@ export interface BanInput {
   created?: string;
 }
 
-/** A join: the player is known from now on; a session still open (a missed leave) is closed first. */
-export async function applyJoin(tx: Tx, serverId: string, uuid: string, name: string, at: Date) {
-  await closeSession(tx, serverId, uuid, at);
+export type SessionEnd = "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
+
+/**
+ * A join: the player is known from now on. A session still open (a leave the plugin missed,
+ * e.g. after a crash or a restart) is closed first, at the last time the player was known online.
+ */
+export async function applyJoin(
+  tx: Tx,
+  serverId: string,
+  uuid: string,
+  name: string,
+  at: Date,
+  source: "agent" | "ping" = "agent",
+) {
+  await closeSessions(
+    tx,
+    sql`s.server_id = ${serverId} and s.uuid = ${uuid}`,
+    sql`least(${ts(at)}, coalesce(s.seen_at, s.joined_at))`,
+    "rejoin",
+  );
   await tx
     .insert(players)
     .values({ serverId, uuid, name, online: true, firstSeen: at, lastSeen: at })
@@ -53,34 +70,46 @@ export async function applyJoin(tx: Tx, serverId: string, uuid: string, name: st
         lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`,
       },
     });
-  await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at });
+  await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at, seenAt: at, source });
 }
 
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
-  await closeSession(tx, serverId, uuid, at);
+  await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
   await tx
     .update(players)
     .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
 }
 
-/** Ends the player's open session at `at` and adds its length to their time played. */
-async function closeSession(tx: Tx, serverId: string, uuid: string, at: Date) {
-  const closed = await tx
+/** A heartbeat: the agent is running and has reported no leave, so everyone it had join is still online. */
+export async function touchAgentSessions(tx: Tx, serverId: string, at: Date) {
+  await tx
     .update(playerSessions)
-    .set({ leftAt: sql`greatest(${playerSessions.joinedAt}, ${ts(at)})` })
-    .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid), isNull(playerSessions.leftAt)))
-    .returning({ joinedAt: playerSessions.joinedAt, leftAt: playerSessions.leftAt });
-  const seconds = closed.reduce(
-    (n, s) => n + Math.max(0, Math.round((s.leftAt!.getTime() - s.joinedAt.getTime()) / 1000)),
-    0,
-  );
-  if (seconds > 0) {
-    await tx
-      .update(players)
-      .set({ playSeconds: sql`${players.playSeconds} + ${seconds}` })
-      .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
-  }
+    .set({ seenAt: sql`greatest(${playerSessions.seenAt}, ${ts(at)})` })
+    .where(
+      and(eq(playerSessions.serverId, serverId), isNull(playerSessions.leftAt), eq(playerSessions.source, "agent")),
+    );
+}
+
+/**
+ * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
+ * join), adds their lengths to time played and marks the players offline, in one statement so
+ * a session is counted once however many closers race for it.
+ */
+export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd) {
+  await tx.execute(sql`
+    with closed as (
+      update player_sessions s
+         set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
+       where s.left_at is null and ${where}
+      returning s.server_id, s.uuid, s.joined_at, s.left_at),
+    sums as (
+      select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
+        from closed group by server_id, uuid)
+    update players p
+       set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
+      from sums
+     where p.server_id = sums.server_id and p.uuid = sums.uuid`);
 }
 
 export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: Origin, createdBy: string | null) {

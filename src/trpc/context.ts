@@ -15,6 +15,7 @@ import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
 import type { MonitoringService } from "../monitoring/service";
+import type { PlayerHistoryService } from "../player-history/service";
 import type { Realtime } from "../realtime/service";
 import type { AnnouncementsService } from "../servers/announcements";
 import type { PlayersService } from "../servers/players";
@@ -60,6 +61,8 @@ export interface Services {
   /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
   monitoring: MonitoringService;
   agent: AgentService;
+  /** Player sessions (from agent events and ping samples), profiles and per-day figures. */
+  playerHistory: PlayerHistoryService;
   realtime: Realtime;
   edge: Edge;
   /** Periodic work started with the listener and stopped before the database closes. */

@@ -5,6 +5,7 @@ import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
 import { agentRouter } from "../agent/router";
+import { playerHistoryRouter } from "../player-history/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -15,6 +16,7 @@ export const appRouter = router({
   msAuth: msAuthRouter,
   servers: serversRouter,
   agent: agentRouter,
+  playerHistory: playerHistoryRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -201,6 +201,35 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     outsider: 404,
     request: (f) => serverReq(f, "GET", "/server/players"),
   },
+  "GET /server/players/sessions": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/players/sessions?limit=5"),
+  },
+  "GET /server/players/summary": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/players/summary?window=7d"),
+  },
+  // A profile exists once the player has been seen: the server's agent reports a join first.
+  "GET /server/players/{uuid}": {
+    access: "team:viewer",
+    outsider: 404,
+    request: async ({ server, people, team }) => {
+      const created = (await fetch(`${server.url}/server/servers`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${people.owner.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ team_id: team.teamId, name: "sec", host: "127.0.0.1", port: 9, kind: "single" }),
+      }).then((r) => r.json())) as { server_id: string; agent_token: string };
+      const uuid = crypto.randomUUID();
+      await fetch(`${server.url}/agent/events`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.agent_token}`, "content-type": "application/json" },
+        body: JSON.stringify({ events: [{ event_id: `sec-${uuid}`, type: "join", uuid, name: "Steve" }] }),
+      });
+      return { method: "GET", path: `/server/players/${uuid}`, headers: { "x-server-id": created.server_id } };
+    },
+  },
   "POST /server/bans": {
     access: "team:admin",
     outsider: 404,

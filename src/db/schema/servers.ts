@@ -24,6 +24,8 @@ const tz = (name: string) => timestamp(name, { withTimezone: true });
 export const serverKind = pgEnum("server_kind", ["single", "network"]);
 /** Where a ban or a lift came from: the dashboard (to be applied by the agent) or the game itself. */
 export const banOrigin = pgEnum("ban_origin", ["dashboard", "game"]);
+export const sessionSource = pgEnum("session_source", ["agent", "ping"]);
+export const sessionEnd = pgEnum("session_end", ["leave", "rejoin", "agent_silent", "not_seen", "server_offline"]);
 
 export const servers = pgTable(
   "servers",
@@ -137,9 +139,17 @@ export const playerSessions = pgTable(
     uuid: uuid("uuid").notNull(),
     joinedAt: tz("joined_at").notNull(),
     leftAt: tz("left_at"),
+    /** What opened it: the agent's join, or a ping whose sample listed the player (no agent running). */
+    source: sessionSource("source").notNull().default("agent"),
+    /** The last time the player was known online: the join, a later heartbeat, or a sample that listed them. */
+    seenAt: tz("seen_at"),
+    /** Why it ended; docs/history.md, "Player sessions", gives the rule for each. */
+    endReason: sessionEnd("end_reason"),
   },
   (t) => [
     index("player_sessions_player_idx").on(t.serverId, t.uuid, t.joinedAt),
+    // Newest first, with the id as tie-breaker: the sessions page and its cursor.
+    index("player_sessions_server_time_idx").on(t.serverId, t.joinedAt, t.id),
     // At most one open session a player: a join while one is open closes it first.
     uniqueIndex("player_sessions_open_uq").on(t.serverId, t.uuid).where(sql`${t.leftAt} is null`),
   ],

@@ -1,0 +1,311 @@
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Principal } from "../auth/principal";
+import type { Db } from "../db/client";
+import { bans, players, playerSessions, serverStatus, servers } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { iso } from "../lib/schemas";
+import type { PingResult } from "../monitoring/ping";
+import { rowsOf } from "../monitoring/sql";
+import { requireServerRole } from "../servers/access";
+import { activeBan, applyJoin, banOut, closeSessions, ts } from "../servers/players";
+
+export const SUMMARY_WINDOWS = { "24h": 1, "7d": 7, "30d": 30, "90d": 90 } as const;
+export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
+
+/** Sessions a profile shows; older ones are on the sessions page. */
+const RECENT_SESSIONS = 10;
+export const TOP_PLAYERS = 10;
+const CURSOR_PREFIX = "s1.";
+
+type SessionRow = typeof playerSessions.$inferSelect & { name: string | null; running: number };
+
+const sessionOut = (s: SessionRow) => ({
+  session_id: s.id,
+  uuid: s.uuid,
+  name: s.name,
+  joined_at: iso(s.joinedAt),
+  left_at: s.leftAt ? iso(s.leftAt) : null,
+  duration_seconds: Math.max(0, Math.round(Number(s.running))),
+  online: s.leftAt === null,
+  source: s.source,
+  end_reason: s.endReason,
+});
+
+/** Opaque to callers: a version prefix and the last session's id, base64url. */
+const encodeCursor = (id: string) => Buffer.from(CURSOR_PREFIX + id).toString("base64url");
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+function decodeCursor(cursor: string): string {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
+  const id = text.startsWith(CURSOR_PREFIX) ? text.slice(CURSOR_PREFIX.length) : "";
+  if (!UUID.test(id)) throw badCursor();
+  return id;
+}
+const badCursor = () =>
+  new AppError("bad_request", "cursor is not one this endpoint issued; start again without it.", {
+    details: { field: "cursor" },
+  });
+
+/**
+ * Player sessions: derived from the agent's joins and leaves (src/servers/players.ts applies
+ * them inside the agent's batch), and from the pinger's sample lists for servers where no
+ * agent runs. docs/history.md ("Player sessions") states when a session is closed.
+ */
+export class PlayerHistoryService {
+  constructor(
+    private readonly db: Db,
+    /** How long without news a player is still taken to be online (PLAYER_SESSION_TIMEOUT_SECONDS). */
+    private readonly timeoutSeconds: number,
+  ) {}
+
+  /**
+   * One ping's contribution. Ignored while the agent is running (its events are exact); else
+   * each listed player's session is kept open or opened, and when the answer lists everyone
+   * online (or the server is down) the ping sessions of players not listed are closed at the
+   * last sample that listed them.
+   */
+  async fromSample(serverId: string, r: Pick<PingResult, "online" | "playersOnline" | "sample">, at = new Date()) {
+    const listed = r.online ? (r.sample ?? []) : [];
+    const complete = !r.online || (r.playersOnline !== null && listed.length >= r.playersOnline);
+    if (listed.length === 0 && !complete) return;
+    // Most pings of an empty server have nothing to close: one indexed look instead of a transaction.
+    if (listed.length === 0) {
+      const [open] = await this.db
+        .select({ id: playerSessions.id })
+        .from(playerSessions)
+        .where(and(eq(playerSessions.serverId, serverId), isNull(playerSessions.leftAt)))
+        .limit(1);
+      if (!open) return;
+    }
+    await this.db.transaction(async (tx) => {
+      // Serialised with the agent's batches for this server (they lock the same row).
+      const [row] = await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
+      if (!row) return;
+      const [status] = await tx
+        .select({ heartbeatAt: serverStatus.heartbeatAt })
+        .from(serverStatus)
+        .where(eq(serverStatus.serverId, serverId));
+      const hb = status?.heartbeatAt;
+      if (hb && hb.getTime() > at.getTime() - this.timeoutSeconds * 1000) return;
+
+      for (const p of listed) {
+        const kept = await tx
+          .update(playerSessions)
+          .set({ seenAt: sql`greatest(${playerSessions.seenAt}, ${ts(at)})` })
+          .where(
+            and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, p.uuid), isNull(playerSessions.leftAt)),
+          )
+          .returning({ id: playerSessions.id });
+        if (kept.length === 0) {
+          await applyJoin(tx, serverId, p.uuid, p.name, at, "ping");
+        } else {
+          await tx
+            .update(players)
+            .set({ name: p.name, online: true, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})` })
+            .where(and(eq(players.serverId, serverId), eq(players.uuid, p.uuid)));
+        }
+      }
+      if (!complete) return;
+      const notListed =
+        listed.length === 0
+          ? sql`true`
+          : sql`s.uuid not in (${sql.join(
+              listed.map((p) => sql`${p.uuid}::uuid`),
+              sql`, `,
+            )})`;
+      // Down: nobody is playing, whoever opened the session (an agent still running would have returned above).
+      const which = r.online ? sql`s.source = 'ping' and ${notListed}` : sql`true`;
+      await closeSessions(
+        tx,
+        sql`s.server_id = ${serverId} and ${which}`,
+        sql`coalesce(s.seen_at, s.joined_at)`,
+        r.online ? "not_seen" : "server_offline",
+      );
+    });
+  }
+
+  /**
+   * Closes sessions nobody has vouched for within the timeout: an agent that stopped sending
+   * heartbeats, a player no ping has listed since. Each ends at the last time it was known online.
+   */
+  async sweep(now = new Date()) {
+    const before = ts(new Date(now.getTime() - this.timeoutSeconds * 1000));
+    const stale = sql`coalesce(s.seen_at, s.joined_at) < ${before}`;
+    const end = sql`coalesce(s.seen_at, s.joined_at)`;
+    await closeSessions(this.db, sql`s.source = 'agent' and ${stale}`, end, "agent_silent");
+    await closeSessions(this.db, sql`s.source = 'ping' and ${stale}`, end, "not_seen");
+  }
+
+  private sessionQuery() {
+    return this.db
+      .select({
+        s: playerSessions,
+        name: players.name,
+        running: sql<number>`extract(epoch from coalesce(${playerSessions.leftAt}, now()) - ${playerSessions.joinedAt})::float8`,
+      })
+      .from(playerSessions)
+      .leftJoin(players, and(eq(players.serverId, playerSessions.serverId), eq(players.uuid, playerSessions.uuid)));
+  }
+
+  async sessions(principal: Principal, serverId: string, q: { limit: number; cursor?: string; uuid?: string }) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    let after: { joinedAt: Date; id: string } | undefined;
+    if (q.cursor) {
+      const id = decodeCursor(q.cursor);
+      const [row] = await this.db
+        .select({ joinedAt: playerSessions.joinedAt, id: playerSessions.id })
+        .from(playerSessions)
+        .where(and(eq(playerSessions.id, id), eq(playerSessions.serverId, serverId)));
+      if (!row) throw badCursor();
+      after = row;
+    }
+    // The row comparison runs on the stored value, so microseconds a JavaScript Date would drop still order.
+    const position = after
+      ? sql`(${playerSessions.joinedAt}, ${playerSessions.id}) < (select joined_at, id from player_sessions where id = ${after.id})`
+      : undefined;
+    const rows = await this.sessionQuery()
+      .where(and(eq(playerSessions.serverId, serverId), q.uuid ? eq(playerSessions.uuid, q.uuid) : undefined, position))
+      .orderBy(desc(playerSessions.joinedAt), desc(playerSessions.id))
+      .limit(q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    return {
+      sessions: page.map((r) => sessionOut({ ...r.s, name: r.name, running: r.running })),
+      next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.s.id) : null,
+    };
+  }
+
+  async profile(principal: Principal, serverId: string, uuid: string) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    const where = and(eq(players.serverId, serverId), eq(players.uuid, uuid));
+    const [player] = await this.db.select().from(players).where(where);
+    if (!player) throw new AppError("not_found", "No player with this UUID has been seen on this server.");
+    const [recent, [n], [ban]] = await Promise.all([
+      this.sessionQuery()
+        .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid)))
+        .orderBy(desc(playerSessions.joinedAt), desc(playerSessions.id))
+        .limit(RECENT_SESSIONS),
+      this.db
+        .select({ n: count() })
+        .from(playerSessions)
+        .where(and(eq(playerSessions.serverId, serverId), eq(playerSessions.uuid, uuid))),
+      this.db
+        .select()
+        .from(bans)
+        .where(and(activeBan(serverId), eq(bans.uuid, uuid))),
+    ]);
+    const sessions = recent.map((r) => sessionOut({ ...r.s, name: r.name, running: r.running }));
+    const open = sessions.find((s) => s.online);
+    return {
+      uuid: player.uuid,
+      name: player.name,
+      online: open !== undefined,
+      first_seen: iso(player.firstSeen),
+      last_seen: iso(player.lastSeen),
+      time_played_seconds: player.playSeconds + (open?.duration_seconds ?? 0),
+      session_count: n!.n,
+      recent_sessions: sessions,
+      banned: ban !== undefined,
+      ban: ban ? banOut(ban) : null,
+    };
+  }
+
+  /**
+   * Per UTC day of the window (the first and last day cut to it): players seen, of them first
+   * seen that day, the most online at once, time played; and the window's top players.
+   * Sessions still open count up to now.
+   */
+  async summary(principal: Principal, serverId: string, window: SummaryWindow, now = new Date()) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    const to = now;
+    const from = new Date(to.getTime() - SUMMARY_WINDOWS[window] * 86_400_000);
+    const lo = ts(from);
+    const hi = ts(to);
+    const spans = sql`
+      select s.uuid, greatest(s.joined_at, ${lo}) as a, least(coalesce(s.left_at, ${hi}), ${hi}) as b
+        from player_sessions s
+       where s.server_id = ${serverId} and s.joined_at <= ${hi} and coalesce(s.left_at, ${hi}) >= ${lo}`;
+    const days = sql`
+      select greatest(d, ${lo}) as d, least(d + interval '1 day', ${hi}) as e
+        from generate_series(date_bin('1 day', ${lo}, timestamptz '2000-01-01 00:00:00+00'), ${hi}, interval '1 day') as d
+       where d < ${hi}`;
+    // A span is in a day when it overlaps it, or starts in it (a zero-length visit still counts).
+    const inDay = sql`ss.a < days.e and (ss.b > days.d or ss.a >= days.d)`;
+    const [dayRows, topRows, totalRows] = await Promise.all([
+      this.db.execute(sql`
+        with ss as (${spans}), days as (${days}),
+        pts as (
+          select a as t, 1 as delta from ss
+          union all select b, -1 from ss
+          union all select d, 0 from days),
+        run as (select t, delta, sum(delta) over (order by t, delta rows unbounded preceding) as level from pts),
+        seen as (
+          select days.d, count(distinct ss.uuid)::int as unique_players,
+                 (count(distinct ss.uuid) filter (where p.first_seen >= days.d and p.first_seen < days.e))::int as new_players,
+                 coalesce(sum(extract(epoch from least(ss.b, days.e) - greatest(ss.a, days.d))), 0)::float8 as playtime
+            from days join ss on ${inDay}
+            left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid
+           group by days.d),
+        peaks as (
+          select days.d, max(run.level)::int as peak
+             from days join run on run.t >= days.d and run.t < days.e
+           group by days.d)
+        select (extract(epoch from days.d) * 1000)::float8 as d_ms, (extract(epoch from days.e) * 1000)::float8 as e_ms,
+               coalesce(seen.unique_players, 0) as unique_players, coalesce(seen.new_players, 0) as new_players,
+               coalesce(seen.playtime, 0)::float8 as playtime, greatest(coalesce(peaks.peak, 0), 0) as peak
+          from days left join seen on seen.d = days.d left join peaks on peaks.d = days.d
+         order by days.d`),
+      this.db.execute(sql`
+        with ss as (${spans})
+        select ss.uuid, max(p.name) as name, sum(extract(epoch from ss.b - ss.a))::float8 as playtime, count(*)::int as sessions
+          from ss left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid
+         group by ss.uuid
+         order by playtime desc, ss.uuid
+         limit ${TOP_PLAYERS}`),
+      this.db.execute(sql`
+        with ss as (${spans})
+        select count(distinct ss.uuid)::int as unique_players,
+               (count(distinct ss.uuid) filter (where p.first_seen >= ${lo}))::int as new_players,
+               coalesce(sum(extract(epoch from ss.b - ss.a)), 0)::float8 as playtime
+          from ss left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid`),
+    ]);
+    const dayList = rowsOf<{
+      d_ms: number;
+      e_ms: number;
+      unique_players: number;
+      new_players: number;
+      playtime: number;
+      peak: number;
+    }>(dayRows).map((d) => ({
+      date: new Date(Number(d.d_ms)).toISOString().slice(0, 10),
+      from: iso(new Date(Number(d.d_ms))),
+      to: iso(new Date(Number(d.e_ms))),
+      unique_players: Number(d.unique_players),
+      new_players: Number(d.new_players),
+      returning_players: Number(d.unique_players) - Number(d.new_players),
+      peak_concurrent: Number(d.peak),
+      playtime_seconds: Math.round(Number(d.playtime)),
+    }));
+    const totals = rowsOf<{ unique_players: number; new_players: number; playtime: number }>(totalRows)[0]!;
+    return {
+      server_id: serverId,
+      window,
+      from: iso(from),
+      to: iso(to),
+      totals: {
+        unique_players: Number(totals.unique_players),
+        new_players: Number(totals.new_players),
+        returning_players: Number(totals.unique_players) - Number(totals.new_players),
+        peak_concurrent: Math.max(0, ...dayList.map((d) => d.peak_concurrent)),
+        playtime_seconds: Math.round(Number(totals.playtime)),
+      },
+      days: dayList,
+      top_players: rowsOf<{ uuid: string; name: string | null; playtime: number; sessions: number }>(topRows).map(
+        (t) => ({
+          uuid: t.uuid,
+          name: t.name,
+          playtime_seconds: Math.round(Number(t.playtime)),
+          sessions: Number(t.sessions),
+        }),
+      ),
+    };
+  }
+}
