@@ -9,7 +9,10 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: Level | "silent" = "info", write = (line: string) => process.stdout.write(line)) {
+export function createLogger(
+  level: Level | "silent" = "info",
+  write: (line: string) => unknown = (line) => process.stdout.write(line),
+) {
   const min = ORDER[level];
   const emit =
     (lvl: Level) =>
