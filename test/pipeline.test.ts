@@ -87,13 +87,19 @@ describe("one request pipeline for every route", () => {
 
   test("graceful shutdown waits for a slow browser callback: the identity chain finishes and the consent page is served", async () => {
     const idp = await devIdp();
-    // The identity provider's token endpoint answers slowly, as a busy upstream would.
+    // The identity provider's token endpoint answers slowly, as a busy upstream would, and
+    // says when the callback has reached it.
+    let reachedToken!: () => void;
+    const atToken = new Promise<void>((resolve) => (reachedToken = resolve));
     const slow = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
       async fetch(req) {
         const url = new URL(req.url);
-        if (url.pathname.endsWith("/token")) await Bun.sleep(1500);
+        if (url.pathname.endsWith("/token")) {
+          reachedToken();
+          await Bun.sleep(1500);
+        }
         const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
         const upstream = await fetch(idp.url + url.pathname + url.search, {
           method: req.method,
@@ -119,7 +125,7 @@ describe("one request pipeline for every route", () => {
       answeredAt = performance.now();
       return { status: res.status, text };
     });
-    await Bun.sleep(300); // the callback is now waiting on the token endpoint
+    await atToken; // the callback is now inside the identity chain, waiting on the token endpoint
     await server.stop();
     const stoppedAt = performance.now();
     const answer = await callback;

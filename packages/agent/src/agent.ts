@@ -1,0 +1,670 @@
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { Cron } from "croner";
+import { backoffMs, ServiceApi } from "./api";
+import type { AgentConfig } from "./config";
+import { errorText, type Logger } from "./log";
+import {
+  isPlayerName,
+  isUuid,
+  parseBanlist,
+  parseList,
+  parseLogLine,
+  parsePaperMspt,
+  parsePaperTps,
+  parseTickQuery,
+  parseVersionCommand,
+  parseXmx,
+  tellraw,
+} from "./parse";
+import { Rcon } from "./rcon";
+import { DiskQueue, type QueuedEvent, readJson, writeAtomic } from "./store";
+import { LogTail, type TailPosition } from "./tail";
+
+interface BanEntry {
+  uuid: string;
+  name: string;
+  created?: string;
+  source?: string;
+  expires?: string;
+  reason?: string;
+}
+
+/** What survives a restart, in state.json beside the queue. */
+interface AgentState {
+  tail: TailPosition | null;
+  online: Record<string, string>;
+  names: Record<string, string>;
+  /** banned-players.json as last read; null before the first read. */
+  bans: Record<string, BanEntry> | null;
+  /** Players whose next ban or pardon in game is the agent applying the dashboard's config: not reported back. */
+  suppress: string[];
+  appliedBans: string[];
+  appliedPardons: string[];
+  ranksCreated: string[];
+  rankHashes: Record<string, string>;
+}
+
+/** The parts of GET /agent/config the agent reads (docs/agent-protocol.md). */
+interface Rank {
+  name: string;
+  display_name: string | null;
+  weight: number;
+  prefix: string | null;
+  suffix: string | null;
+  permissions: string[];
+  parents: string[];
+}
+interface Announcement {
+  announcement_id: string;
+  message: string;
+  interval_seconds: number | null;
+  schedule: string | null;
+}
+interface RemoteConfig {
+  bans?: { uuid: string; name: string; reason?: string; created: string }[];
+  pardons?: { uuid: string; lifted_at: string }[];
+  announcements?: Announcement[];
+  ranks?: Rank[];
+}
+
+const EMPTY: AgentState = {
+  tail: null,
+  online: {},
+  names: {},
+  bans: null,
+  suppress: [],
+  appliedBans: [],
+  appliedPardons: [],
+  ranksCreated: [],
+  rankHashes: {},
+};
+const BATCH_EVENTS = 200;
+const BATCH_BYTES = 48 * 1024;
+const REMEMBERED = 2000;
+
+const hash = (v: unknown) => createHash("sha256").update(JSON.stringify(v)).digest("hex").slice(0, 16);
+const idPart = (s: string) => s.replace(/[^A-Za-z0-9._:-]/g, "_");
+/** banned-players.json dates ("2025-01-31 18:04:05 +0000") as RFC 3339. */
+function banDate(s: string | undefined): string | undefined {
+  const m = s?.match(/^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) ([+-]\d{2})(\d{2})$/);
+  return m ? `${m[1]}T${m[2]}${m[3]}:${m[4]}` : undefined;
+}
+const remember = (list: string[], item: string) => {
+  list.push(item);
+  if (list.length > REMEMBERED) list.splice(0, list.length - REMEMBERED);
+};
+
+export class Agent {
+  private readonly api: ServiceApi;
+  readonly rcon: Rcon;
+  private readonly queue: DiskQueue;
+  private readonly statePath: string;
+  private state: AgentState;
+  private tail: LogTail | null = null;
+  private readonly bootId = randomBytes(4).toString("hex");
+  private seq = 0;
+  private timers: Timer[] = [];
+  private running = false;
+  private wake: (() => void) | null = null;
+  private sender: Promise<void> | null = null;
+  private ticking: Promise<void> = Promise.resolve();
+  private bansStamp = "";
+  private reconciled = false;
+  private tickMode: "paper" | "vanilla" | null = null;
+  private luckPerms: boolean | null = null;
+  private warnedRanks = "";
+  private etag: string | null = null;
+  private configHash = "";
+  private announcements = new Map<string, { key: string; stop(): void }>();
+  private serverPid: number | null;
+  private serviceDown = false;
+  version: string | null = null;
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly log: Logger,
+  ) {
+    mkdirSync(config.stateDir, { recursive: true });
+    this.api = new ServiceApi(config);
+    this.rcon = new Rcon(config.rconHost, config.rconPort, config.rconPassword, log);
+    this.queue = new DiskQueue(config.stateDir, config.queueMaxBytes, log);
+    this.statePath = join(config.stateDir, "state.json");
+    this.state = { ...EMPTY, ...readJson<AgentState>(this.statePath) };
+    this.serverPid = config.serverPid;
+    if (config.serverDir) this.tail = new LogTail(join(config.serverDir, "logs", "latest.log"), this.state.tail);
+  }
+
+  async start() {
+    this.running = true;
+    this.log.info("agent_started", {
+      url: this.config.url,
+      rcon: `${this.config.rconHost}:${this.config.rconPort}`,
+      server_dir: this.config.serverDir,
+      state_dir: this.config.stateDir,
+      queued_bytes: this.queue.pendingBytes,
+    });
+    if (!this.config.serverDir)
+      this.log.warn("no_server_dir", { detail: "joins and leaves need the server's logs; only RCON is used" });
+    await this.tick();
+    this.log.info("agent_ready", {
+      players_reconciled: this.reconciled,
+      online: Object.keys(this.state.online).length,
+    });
+    this.sender = this.sendLoop();
+    const every = (ms: number, fn: () => Promise<void>) => {
+      const run = () => void fn().catch((e) => this.log.error("task_failed", { error: errorText(e) }));
+      run();
+      this.timers.push(setInterval(run, ms));
+    };
+    this.timers.push(setInterval(() => void this.tick(), this.config.logPollMs));
+    every(this.config.heartbeatSeconds * 1000, () => this.heartbeat());
+    every(this.config.configPollSeconds * 1000, () => this.pullConfig());
+  }
+
+  /** Graceful stop: no new work, one last delivery attempt, state on disk, connections closed. */
+  async stop() {
+    if (!this.running) return;
+    this.running = false;
+    for (const t of this.timers) clearInterval(t);
+    for (const a of this.announcements.values()) a.stop();
+    this.wake?.();
+    await this.ticking;
+    await this.sender;
+    if (this.queue.pendingBytes > 0) await this.sendOnce();
+    this.save();
+    this.tail?.close();
+    this.rcon.close();
+    this.log.info("agent_stopped", { queued_bytes: this.queue.pendingBytes });
+  }
+
+  private save() {
+    writeAtomic(this.statePath, JSON.stringify(this.state));
+  }
+
+  private nextId(kind: string) {
+    return `${kind}.${this.bootId}.${++this.seq}`;
+  }
+
+  /** Log and ban file, one at a time: events go to the queue before the read position is saved. */
+  private tick(): Promise<void> {
+    this.ticking = this.ticking.then(async () => {
+      if (!this.running) return;
+      try {
+        const events = [...(await this.readLog()), ...this.readBans()];
+        if (!this.reconciled) events.push(...(await this.reconcile()));
+        this.enqueue(events);
+        if (this.tail) this.state.tail = this.tail.position;
+        this.save();
+      } catch (e) {
+        this.log.error("collect_failed", { error: errorText(e) });
+      }
+    });
+    return this.ticking;
+  }
+
+  private enqueue(events: QueuedEvent[]) {
+    if (!events.length) return;
+    this.queue.append(events);
+    for (const e of events) this.log.debug("event", { type: e.type, event_id: e.event_id, name: e.name });
+    this.wake?.();
+  }
+
+  private async readLog(): Promise<QueuedEvent[]> {
+    if (!this.tail) return [];
+    const events: QueuedEvent[] = [];
+    let listed: Map<string, string> | null = null;
+    for (const line of this.tail.poll()) {
+      const parsed = parseLogLine(line.text);
+      if (!parsed) continue;
+      const { fact, at } = parsed;
+      if (fact.kind === "uuid") this.state.names[fact.name] = fact.uuid;
+      else if (fact.kind === "version") {
+        this.version = fact.version;
+        this.log.info("server_version", { version: fact.version });
+      } else if (fact.kind === "join") {
+        let uuid = this.state.names[fact.name];
+        if (!uuid) {
+          // The "UUID of player" line was before our window (or the server is offline-mode): ask the server.
+          listed ??= await this.onlineUuids();
+          uuid = listed?.get(fact.name);
+        }
+        if (!uuid) {
+          this.log.warn("join_without_uuid", { name: fact.name });
+          continue;
+        }
+        this.state.names[fact.name] = uuid;
+        this.state.online[uuid] = fact.name;
+        events.push({ event_id: `log.${line.id}`, type: "join", uuid, name: fact.name, at: at.toISOString() });
+      } else if (fact.kind === "leave") {
+        const uuid =
+          Object.entries(this.state.online).find(([, n]) => n === fact.name)?.[0] ?? this.state.names[fact.name];
+        if (!uuid) continue;
+        delete this.state.online[uuid];
+        events.push({ event_id: `log.${line.id}`, type: "leave", uuid, name: fact.name, at: at.toISOString() });
+      }
+    }
+    return events;
+  }
+
+  private async onlineUuids(): Promise<Map<string, string> | null> {
+    try {
+      const list = parseList(await this.rcon.run("list uuids"));
+      if (!list) return null;
+      return new Map(list.players.filter((p) => p.uuid).map((p) => [p.name, p.uuid!]));
+    } catch {
+      return null;
+    }
+  }
+
+  /** After a start: a leave for whoever we thought online and is not, a join for whoever is online and we did not know. */
+  private async reconcile(): Promise<QueuedEvent[]> {
+    const online = await this.onlineUuids();
+    if (!online) return [];
+    this.reconciled = true;
+    const events: QueuedEvent[] = [];
+    const now = new Date().toISOString();
+    const nowUuids = new Set(online.values());
+    for (const [uuid, name] of Object.entries(this.state.online)) {
+      if (nowUuids.has(uuid)) continue;
+      delete this.state.online[uuid];
+      events.push({ event_id: this.nextId("rec"), type: "leave", uuid, name, at: now });
+    }
+    for (const [name, uuid] of online) {
+      this.state.names[name] = uuid;
+      if (this.state.online[uuid]) continue;
+      this.state.online[uuid] = name;
+      events.push({ event_id: this.nextId("rec"), type: "join", uuid, name, at: now });
+    }
+    if (events.length)
+      this.log.info("players_reconciled", {
+        joins: events.filter((e) => e.type === "join").length,
+        leaves: events.filter((e) => e.type === "leave").length,
+      });
+    return events;
+  }
+
+  private readBans(): QueuedEvent[] {
+    if (!this.config.serverDir) return [];
+    const path = join(this.config.serverDir, "banned-players.json");
+    let stamp = "missing";
+    try {
+      const st = statSync(path);
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {}
+    if (stamp === this.bansStamp) return [];
+    let list: BanEntry[] = [];
+    if (stamp !== "missing") {
+      try {
+        list = JSON.parse(readFileSync(path, "utf8"));
+        if (!Array.isArray(list)) throw new Error("not an array");
+      } catch (e) {
+        // Probably caught mid-write; the next tick reads it again.
+        this.log.debug("bans_unreadable", { error: errorText(e) });
+        return [];
+      }
+    }
+    this.bansStamp = stamp;
+    const current: Record<string, BanEntry> = {};
+    for (const b of list) if (b && typeof b.uuid === "string" && isUuid(b.uuid)) current[b.uuid.toLowerCase()] = b;
+    const previous = this.state.bans ?? {};
+    this.state.bans = current;
+    const events: QueuedEvent[] = [];
+    const suppressed = (uuid: string) => {
+      const i = this.state.suppress.indexOf(uuid);
+      if (i >= 0) this.state.suppress.splice(i, 1);
+      return i >= 0;
+    };
+    for (const [uuid, b] of Object.entries(current)) {
+      if (previous[uuid] || suppressed(uuid)) continue;
+      if (!isPlayerName(b.name ?? "")) continue;
+      const expires = b.expires && b.expires !== "forever" ? banDate(b.expires) : undefined;
+      events.push({
+        event_id: `ban.${uuid}.${idPart(b.created ?? this.nextId("t"))}`.slice(0, 100),
+        type: "ban",
+        uuid,
+        name: b.name,
+        ...(b.reason ? { reason: b.reason.slice(0, 500) } : {}),
+        ...(b.source ? { source: b.source.slice(0, 100) } : {}),
+        expires: expires ?? null,
+        ...(banDate(b.created) ? { at: banDate(b.created) } : {}),
+      });
+    }
+    for (const [uuid, b] of Object.entries(previous)) {
+      if (current[uuid] || suppressed(uuid)) continue;
+      events.push({
+        event_id: `unban.${uuid}.${idPart(b.created ?? this.nextId("t"))}`.slice(0, 100),
+        type: "unban",
+        uuid,
+      });
+    }
+    return events;
+  }
+
+  private async sendLoop() {
+    let attempt = 0;
+    while (this.running) {
+      if (this.queue.pendingBytes === 0) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, 1000);
+        });
+        this.wake = null;
+        continue;
+      }
+      const result = await this.sendOnce();
+      if (result === "sent") {
+        attempt = 0;
+        continue;
+      }
+      const wait =
+        typeof result === "number" ? result : backoffMs(attempt++, this.config.backoffMinMs, this.config.backoffMaxMs);
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, wait);
+      });
+      this.wake = null;
+    }
+  }
+
+  /** One batch, oldest first. "sent" when acknowledged (or set aside as rejected), otherwise a hint for the wait. */
+  private async sendOnce(): Promise<"sent" | "retry" | number> {
+    const { events, end } = this.queue.peek(BATCH_EVENTS, BATCH_BYTES);
+    if (!events.length) return "sent";
+    const res = await this.api.request("POST", "/agent/events", { events });
+    if (res.status === 200) {
+      this.queue.ack(end);
+      if (this.serviceDown) this.log.info("service_back", { delivered: events.length });
+      this.serviceDown = false;
+      this.log.debug("events_sent", { accepted: res.body?.accepted, duplicates: res.body?.duplicates });
+      return "sent";
+    }
+    if (res.status === 400) {
+      // Retrying an invalid batch unchanged can never succeed; keep it on disk for a person to read.
+      appendFileSync(
+        join(this.config.stateDir, "rejected.jsonl"),
+        `${JSON.stringify({ events, error: res.body?.error })}\n`,
+      );
+      this.queue.ack(end);
+      this.log.error("events_rejected", {
+        count: events.length,
+        error: res.body?.error?.message,
+        file: "rejected.jsonl",
+      });
+      return "sent";
+    }
+    if (!this.serviceDown || res.status === 401) {
+      this.log.warn(res.status === 401 ? "token_refused" : "service_unreachable", {
+        status: res.status,
+        error: res.body?.error?.message,
+        queued_bytes: this.queue.pendingBytes,
+      });
+    }
+    this.serviceDown = true;
+    return res.status === 429 && res.retryAfterMs ? res.retryAfterMs : "retry";
+  }
+
+  async heartbeat() {
+    const body: Record<string, number> = {};
+    try {
+      const list = parseList(await this.rcon.run("list"));
+      if (list) body.players_online = list.online;
+      Object.assign(body, await this.tickFigures());
+      if (this.version === null) this.version = parseVersionCommand(await this.rcon.run("version")) ?? "";
+    } catch {}
+    Object.assign(body, this.memory());
+    const res = await this.api.request("POST", "/agent/heartbeat", body);
+    if (res.status !== 200) this.log.debug("heartbeat_failed", { status: res.status });
+  }
+
+  /** Paper's tps/mspt, else vanilla's tick query; when neither answers, nothing. */
+  private async tickFigures(): Promise<{ tps?: number; mspt?: number }> {
+    if (this.tickMode !== "vanilla") {
+      const tps = parsePaperTps(await this.rcon.run("tps"));
+      if (tps !== null) {
+        this.tickMode = "paper";
+        const mspt = parsePaperMspt(await this.rcon.run("mspt"));
+        return mspt === null ? { tps } : { tps, mspt };
+      }
+    }
+    const q = parseTickQuery(await this.rcon.run("tick query"));
+    if (q) this.tickMode = "vanilla";
+    return q ?? {};
+  }
+
+  private memory(): { memory_used_mb?: number; memory_max_mb?: number } {
+    if (process.platform !== "linux") return {};
+    for (let tries = 0; tries < 2; tries++) {
+      this.serverPid ??= this.findServerPid();
+      if (this.serverPid === null) return {};
+      try {
+        const status = readFileSync(`/proc/${this.serverPid}/status`, "utf8");
+        const rss = status.match(/VmRSS:\s+(\d+) kB/);
+        const cmdline = readFileSync(`/proc/${this.serverPid}/cmdline`, "utf8").split("\0");
+        const out: { memory_used_mb?: number; memory_max_mb?: number } = {};
+        if (rss) out.memory_used_mb = Math.round(Number(rss[1]) / 1024);
+        const max = parseXmx(cmdline);
+        if (max !== null) out.memory_max_mb = max;
+        return out;
+      } catch {
+        if (this.config.serverPid !== null) return {};
+        this.serverPid = null; // the server restarted: look for it again
+      }
+    }
+    return {};
+  }
+
+  /** A java process whose working directory is the server's directory. */
+  private findServerPid(): number | null {
+    if (!this.config.serverDir || !existsSync("/proc")) return null;
+    const dir = realpathSync(this.config.serverDir);
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readlinkSync(`/proc/${entry}/cwd`) !== dir) continue;
+        if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")[0]!.includes("java")) continue;
+        return Number(entry);
+      } catch {}
+    }
+    return null;
+  }
+
+  async pullConfig() {
+    const res = await this.api.request(
+      "GET",
+      "/agent/config",
+      undefined,
+      this.etag ? { "if-none-match": this.etag } : {},
+    );
+    if (res.status === 304) return;
+    if (res.status !== 200) {
+      this.log.debug("config_failed", { status: res.status });
+      return;
+    }
+    this.etag = res.etag;
+    const { generated_at: _, ...content } = res.body;
+    const h = hash(content);
+    const changed = h !== this.configHash;
+    const ok = await this.applyConfig(res.body, changed);
+    if (ok) this.configHash = h;
+  }
+
+  /** True when everything applied; bans and pardons that failed are tried again on the next pull. */
+  private async applyConfig(cfg: RemoteConfig, changed: boolean): Promise<boolean> {
+    let ok = true;
+    const banned = this.state.bans ?? {};
+    for (const b of cfg.bans ?? []) {
+      const key = `${b.uuid}|${b.created}`;
+      if (this.state.appliedBans.includes(key)) continue;
+      if (!banned[b.uuid]) {
+        if (!isPlayerName(b.name)) continue;
+        remember(this.state.suppress, b.uuid);
+        try {
+          await this.rcon.run(`ban ${b.name}${b.reason ? ` ${String(b.reason).replace(/[\r\n]+/g, " ")}` : ""}`);
+          this.log.info("ban_applied", { uuid: b.uuid, name: b.name });
+        } catch (e) {
+          this.state.suppress = this.state.suppress.filter((u) => u !== b.uuid);
+          ok = false;
+          this.log.warn("ban_not_applied", { uuid: b.uuid, error: errorText(e) });
+          continue;
+        }
+      }
+      remember(this.state.appliedBans, key);
+    }
+    for (const p of cfg.pardons ?? []) {
+      const key = `${p.uuid}|${p.lifted_at}`;
+      if (this.state.appliedPardons.includes(key)) continue;
+      const entry = banned[p.uuid];
+      if (entry) {
+        remember(this.state.suppress, p.uuid);
+        try {
+          await this.rcon.run(`pardon ${entry.name}`);
+          this.log.info("pardon_applied", { uuid: p.uuid, name: entry.name });
+        } catch (e) {
+          this.state.suppress = this.state.suppress.filter((u) => u !== p.uuid);
+          ok = false;
+          this.log.warn("pardon_not_applied", { uuid: p.uuid, error: errorText(e) });
+          continue;
+        }
+      }
+      remember(this.state.appliedPardons, key);
+    }
+    this.scheduleAnnouncements(cfg.announcements ?? []);
+    if (changed) ok = (await this.applyRanks(cfg.ranks ?? [])) && ok;
+    this.save();
+    return ok;
+  }
+
+  private scheduleAnnouncements(list: Announcement[]) {
+    const wanted = new Map<string, Announcement>(list.map((a) => [a.announcement_id, a]));
+    for (const [id, job] of this.announcements) {
+      const a = wanted.get(id);
+      if (!a || job.key !== hash(a)) {
+        job.stop();
+        this.announcements.delete(id);
+      }
+    }
+    for (const a of list) {
+      if (this.announcements.has(a.announcement_id)) continue;
+      const send = () => {
+        this.rcon
+          .run(tellraw(a.message))
+          .then(() => this.log.info("announcement_sent", { announcement_id: a.announcement_id }))
+          .catch((e) =>
+            this.log.warn("announcement_failed", { announcement_id: a.announcement_id, error: errorText(e) }),
+          );
+      };
+      let stop: () => void;
+      if (a.schedule) {
+        const job = new Cron(a.schedule, { timezone: "UTC" }, send);
+        stop = () => job.stop();
+      } else if (a.interval_seconds) {
+        const t = setInterval(send, a.interval_seconds * 1000);
+        stop = () => clearInterval(t);
+      } else continue;
+      this.announcements.set(a.announcement_id, { key: hash(a), stop });
+    }
+  }
+
+  /** Ranks as LuckPerms groups, when LuckPerms answers; otherwise said once in the log. */
+  private async applyRanks(ranks: Rank[]): Promise<boolean> {
+    if (!ranks.length && !this.state.ranksCreated.length) return true;
+    if (this.luckPerms === null) {
+      try {
+        this.luckPerms = /luckperms/i.test(await this.rcon.run("lp info"));
+      } catch {
+        return false;
+      }
+    }
+    if (!this.luckPerms) {
+      const key = hash(ranks);
+      if (this.warnedRanks !== key)
+        this.log.warn("ranks_unsupported", {
+          ranks: ranks.length,
+          detail: "LuckPerms did not answer 'lp info' over RCON; ranks are not applied on this server",
+        });
+      this.warnedRanks = key;
+      return true;
+    }
+    const q = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    try {
+      for (const r of ranks) {
+        const h = hash(r);
+        if (this.state.rankHashes[r.name] === h) continue;
+        const g = `lp group ${r.name}`;
+        const commands = [
+          `lp creategroup ${r.name}`,
+          `${g} permission clear`,
+          `${g} meta clear`,
+          `${g} setweight ${r.weight}`,
+        ];
+        if (r.display_name) commands.push(`${g} setdisplayname ${q(r.display_name)}`);
+        if (r.prefix) commands.push(`${g} meta setprefix ${r.weight} ${q(r.prefix)}`);
+        if (r.suffix) commands.push(`${g} meta setsuffix ${r.weight} ${q(r.suffix)}`);
+        for (const p of r.permissions)
+          commands.push(
+            p.startsWith("-") ? `${g} permission set ${p.slice(1)} false` : `${g} permission set ${p} true`,
+          );
+        for (const parent of r.parents) commands.push(`${g} parent add ${parent}`);
+        for (const c of commands) await this.rcon.run(c);
+        this.state.rankHashes[r.name] = h;
+        if (!this.state.ranksCreated.includes(r.name)) this.state.ranksCreated.push(r.name);
+      }
+      const names = new Set(ranks.map((r) => r.name));
+      for (const name of [...this.state.ranksCreated]) {
+        if (names.has(name)) continue;
+        await this.rcon.run(`lp deletegroup ${name}`);
+        this.state.ranksCreated = this.state.ranksCreated.filter((n) => n !== name);
+        delete this.state.rankHashes[name];
+      }
+      this.log.info("ranks_applied", { ranks: ranks.length });
+      return true;
+    } catch (e) {
+      this.log.warn("ranks_not_applied", { error: errorText(e) });
+      return false;
+    }
+  }
+
+  /** For --check: each connection once, with what went wrong. */
+  async check(): Promise<{ name: string; ok: boolean; detail: string }[]> {
+    const out: { name: string; ok: boolean; detail: string }[] = [];
+    const res = await this.api.request("GET", "/agent/config");
+    out.push({
+      name: "service",
+      ok: res.status === 200,
+      detail:
+        res.status === 200
+          ? `${this.config.url} accepts the token (server ${res.body.server_id})`
+          : res.status === 0
+            ? `${this.config.url} unreachable: ${res.body.error.message}`
+            : `${this.config.url} answered ${res.status}: ${res.body?.error?.message ?? ""}`,
+    });
+    try {
+      const list = parseList(await this.rcon.run("list"));
+      out.push({
+        name: "rcon",
+        ok: true,
+        detail: `${this.config.rconHost}:${this.config.rconPort} answers (${list ? `${list.online} online` : "list not understood"})`,
+      });
+    } catch (e) {
+      out.push({ name: "rcon", ok: false, detail: `${this.config.rconHost}:${this.config.rconPort}: ${errorText(e)}` });
+    }
+    if (this.config.serverDir) {
+      const log = join(this.config.serverDir, "logs", "latest.log");
+      out.push({ name: "log", ok: existsSync(log), detail: existsSync(log) ? `${log} readable` : `${log} not found` });
+    }
+    this.rcon.close();
+    return out;
+  }
+
+  /** Without a server directory, `banlist players` is all there is: names, with UUIDs only for players seen joining. */
+  async banlistNames(): Promise<string[] | null> {
+    try {
+      return parseBanlist(await this.rcon.run("banlist players"));
+    } catch {
+      return null;
+    }
+  }
+}
