@@ -172,6 +172,21 @@ describe("agent API", () => {
     ]);
     // The dashboard lifted Griefer's in-game ban: the plugin must pardon them. Oops was pardoned in game already.
     expect(config.body.pardons.map((p: any) => p.uuid)).toEqual([griefer]);
+
+    // Pulled again with its ETag: unchanged is a 304 with no body; a change gives a new version.
+    const etag = config.headers.get("etag")!;
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const unchanged = await api(server, "GET", "/agent/config", {
+      headers: { authorization: `Bearer ${s.agentToken}`, "if-none-match": etag },
+    });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.text).toBe("");
+    await api(server, "POST", "/server/announcements", { ...s.as(), body: { message: "Fresh", interval_seconds: 600 } });
+    const changed = await api(server, "GET", "/agent/config", {
+      headers: { authorization: `Bearer ${s.agentToken}`, "if-none-match": etag },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(etag);
   });
 
   test("limits: more than 500 events, oversize strings, unknown types and bad uuids are refused whole, with nothing written", async () => {

@@ -1,3 +1,4 @@
+import { sha256 } from "../lib/secrets";
 import { router } from "../trpc/init";
 import { agentProcedure } from "../trpc/procedures";
 import { ZAgentConfig, ZEventBatch, ZEventResult, ZHeartbeat, ZHeartbeatResult } from "./schemas";
@@ -45,9 +46,17 @@ export const agentRouter = router({
         path: "/agent/config",
         tags,
         summary: "Ranks, active announcements and dashboard bans to apply (agent token)",
+        description:
+          "Sent with an `ETag`; send it back as `If-None-Match` and an unchanged configuration answers `304 Not Modified` with no body.",
         errorResponses: [401, 429],
       },
     })
     .output(ZAgentConfig)
-    .query(({ ctx }) => ctx.services.agent.config(ctx.agent.serverId)),
+    .query(async ({ ctx }) => {
+      const config = await ctx.services.agent.config(ctx.agent.serverId);
+      // The version is what the agent applies, not when it was read.
+      const { generated_at: _, ...content } = config;
+      ctx.resHeaders.etag = `"${sha256(JSON.stringify(content)).slice(0, 32)}"`;
+      return config;
+    }),
 });

@@ -65,6 +65,18 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       let fn: unknown = createCaller(ctx);
       for (const s of segments) fn = (fn as Caller)[s];
       const out = await (fn as (i: unknown) => Promise<unknown>)(input);
+      // A read that set an ETag answers 304 to a client that already holds that version.
+      const etag = ctx.resHeaders.etag;
+      if (
+        route.method === "GET" &&
+        etag &&
+        request.headers
+          .get("if-none-match")
+          ?.split(/\s*,\s*/)
+          .includes(etag)
+      ) {
+        return new Response(null, { status: 304 });
+      }
       return json(out ?? null, 200);
     };
 
