@@ -52,7 +52,9 @@ export function reduce(s: LiveState, e: LiveEvent): LiveState {
         connected: true,
         online: typeof d.online === "boolean" ? d.online : null,
         latency_ms: n(d.latency_ms),
-        players_online: n(d.players_online),
+        // The snapshot counts the players the agent reported; without an agent the ping's count
+        // (from the server's status) is the better figure, so leave it unknown here.
+        players_online: Array.isArray(d.players) && d.players.length ? n(d.players_online) : null,
         players_max: n(d.players_max),
         players: Array.isArray(d.players) ? (d.players as LiveState["players"]) : [],
         version: typeof d.version === "string" ? d.version : null,

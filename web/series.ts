@@ -19,7 +19,9 @@ export interface Series {
 export async function loadSeries(serverId: string, window: Window): Promise<Series> {
   const stats = await client.servers.uptimeStats.query({ window }, { context: { serverId } });
   const s: Series = { t: [], latency: [], players: [], tps: [] };
-  for (const b of stats.buckets) {
+  // The window's grid starts before the server had any sample; the chart starts at its first.
+  const first = stats.buckets.findIndex((b) => b.up + b.down > 0);
+  for (const b of first < 0 ? [] : stats.buckets.slice(first)) {
     s.t.push(Date.parse(b.start) / 1000);
     s.latency.push(b.latency_avg_ms);
     s.players.push(b.players_avg);

@@ -19,7 +19,7 @@ interface ServerRow {
 function ServerItem({ s }: { s: ServerRow }) {
   const live = useLive(s.server_id);
   const online = live.connected ? live.online : s.status.online;
-  const players = live.connected ? live.players_online : s.status.players_online;
+  const players = live.players_online ?? s.status.players_online;
   const max = live.players_max ?? s.status.players_max;
   return (
     <li className="card server-item" data-server={s.name}>

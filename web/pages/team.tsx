@@ -175,21 +175,23 @@ function Members() {
                     )}
                   </td>
                   {canWrite && (
-                    <td className="actions">
-                      {m.role !== "owner" && (
-                        <ConfirmButton
-                          label="Remove"
-                          question={`Remove ${m.email} from the team?`}
-                          onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
-                        />
-                      )}
-                      {team!.role === "owner" && m.role !== "owner" && (
-                        <ConfirmButton
-                          label="Make owner"
-                          question={`Transfer ownership to ${m.email}? You become an admin.`}
-                          onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
-                        />
-                      )}
+                    <td>
+                      <div className="actions">
+                        {m.role !== "owner" && (
+                          <ConfirmButton
+                            label="Remove"
+                            question={`Remove ${m.email} from the team?`}
+                            onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
+                          />
+                        )}
+                        {team!.role === "owner" && m.role !== "owner" && (
+                          <ConfirmButton
+                            label="Make owner"
+                            question={`Transfer ownership to ${m.email}? You become an admin.`}
+                            onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
+                          />
+                        )}
+                      </div>
                     </td>
                   )}
                 </tr>
