@@ -68,7 +68,11 @@ const post = (path: string, body: unknown, token?: string) =>
 await post("/auth/signup", { email, password: PASSWORD });
 const { access_token } = await post("/auth/login", { email, password: PASSWORD });
 const { team_id } = await post("/teams", { name: "Bench" }, access_token);
-const srv = await post("/server/servers", { team_id, name: "bench", host: "127.0.0.1", port: 25565, kind: "single" }, access_token);
+const srv = await post(
+  "/server/servers",
+  { team_id, name: "bench", host: "127.0.0.1", port: 25565, kind: "single" },
+  access_token,
+);
 const context = await browser.newContext();
 const page = await context.newPage();
 await signUpInBrowser(page, base, email, true);
@@ -116,10 +120,14 @@ console.log(`time to interactive on loopback, ${interactive.length} cold loads`)
 console.log(
   `  sign-in form rendered  p50 ${pct(interactive, 50).toFixed(0)} ms  max ${Math.max(...interactive).toFixed(0)} ms   target < ${TARGETS.interactiveMs} ms   ${mark(pct(interactive, 50) < TARGETS.interactiveMs)}`,
 );
-console.log(`  DOMContentLoaded       p50 ${pct(domContentLoaded, 50).toFixed(0)} ms   (baseline: scripts parsed, app not yet rendered)`);
+console.log(
+  `  DOMContentLoaded       p50 ${pct(domContentLoaded, 50).toFixed(0)} ms   (baseline: scripts parsed, app not yet rendered)`,
+);
 console.log(`agent heartbeat POST -> chart point on screen, ${EVENTS} events`);
 console.log(
   `  p50 ${pct(delays, 50).toFixed(1)} ms  p99 ${pct(delays, 99).toFixed(1)} ms   target p99 < ${TARGETS.p99UpdateMs} ms   ${mark(pct(delays, 99) < TARGETS.p99UpdateMs)}`,
 );
-console.log(`  baseline: the POST's own round trip p50 ${pct(roundTrips, 50).toFixed(1)} ms  p99 ${pct(roundTrips, 99).toFixed(1)} ms`);
+console.log(
+  `  baseline: the POST's own round trip p50 ${pct(roundTrips, 50).toFixed(1)} ms  p99 ${pct(roundTrips, 99).toFixed(1)} ms`,
+);
 process.exit(0);

@@ -7,6 +7,9 @@ import { chromium, type Browser, type Page } from "playwright-core";
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);
+// CI installs Chromium and sets this, so a missing browser there is a failure, not a skip.
+if (process.env.REQUIRE_CHROMIUM && !hasChromium)
+  throw new Error(`REQUIRE_CHROMIUM is set but ${CHROMIUM} does not exist`);
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

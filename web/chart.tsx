@@ -10,9 +10,15 @@ export function Chart({ series, label }: { series: Series; label: string }) {
 
   useEffect(() => {
     const el = box.current!;
-    const css = getComputedStyle(document.documentElement);
-    const axis = css.getPropertyValue("--muted").trim() || "#888";
-    const grid = css.getPropertyValue("--line").trim() || "#8883";
+    // The palette uses light-dark(), which a canvas cannot parse: let the page resolve it.
+    const resolve = (variable: string) => {
+      el.style.color = `var(${variable})`;
+      const color = getComputedStyle(el).color;
+      el.style.color = "";
+      return color;
+    };
+    const axis = resolve("--muted");
+    const grid = resolve("--line");
     const axes: uPlot.Axis[] = [
       { stroke: axis, grid: { stroke: grid } },
       { stroke: axis, grid: { stroke: grid }, scale: "ms", label: "ms" },

@@ -9,7 +9,7 @@ import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, TeamPage, TeamSwitcher } from "./pages/team";
 import "./styles.css";
-import { go, Loading, Toasts, useRoute } from "./ui";
+import { ErrorState, go, Loading, Toasts, useRoute } from "./ui";
 
 const TEAM_KEY = "mcp.team";
 const THEME_KEY = "mcp.theme";
@@ -38,7 +38,16 @@ function Shell() {
   const route = useRoute();
   const [teamId, setTeamId] = useState(() => localStorage.getItem(TEAM_KEY));
   if (me.isPending) return <Loading what="Loading your account" />;
-  if (me.error || !me.data) return <Loading what="Signing in again" />;
+  // A 401 has already ended the session (the App shows the sign-in form); anything else is said.
+  if (me.error || !me.data)
+    return (
+      <main id="main">
+        <ErrorState error={me.error} />
+        <button type="button" onClick={() => void me.refetch()}>
+          Try again
+        </button>
+      </main>
+    );
   const teams = me.data.teams;
   const team = teams.find((t) => t.team_id === teamId) ?? teams[0] ?? null;
   const current: Current = {

@@ -44,6 +44,18 @@ export function Toasts({ children }: { children: ReactNode }) {
   );
 }
 
+/** Mutation callbacks: after success refresh what changed and say so; on failure toast the message. */
+export function useOutcome(after?: () => unknown) {
+  const toast = useToast();
+  return (done: string) => ({
+    onSuccess: () => {
+      void after?.();
+      toast(done);
+    },
+    onError: (e: unknown) => toast(errorMessage(e), "error"),
+  });
+}
+
 /* States */
 export function Loading({ what = "Loading" }: { what?: string }) {
   return (

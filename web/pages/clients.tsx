@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, fieldErrors, publicClient, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, ErrorState, Field, go, Q, ShownOnce, useToast } from "../ui";
+import { ConfirmButton, Empty, ErrorState, Field, go, Q, ShownOnce, useToast, useOutcome } from "../ui";
 
 /** Secrets shown in this tab, kept in memory only so "Try sign-in" can use them. */
 const secrets = new Map<string, string>();
@@ -230,6 +230,7 @@ function MsAuthModule({ clientId }: { clientId: string }) {
       qc.invalidateQueries(trpc.clients.getMsAuth.queryFilter()),
       qc.invalidateQueries(trpc.clients.get.queryFilter()),
     ]);
+  const outcome = useOutcome(refresh);
   const enable = useMutation(
     trpc.clients.enableMsAuth.mutationOptions({
       onSuccess: () => {
@@ -238,15 +239,7 @@ function MsAuthModule({ clientId }: { clientId: string }) {
       },
     }),
   );
-  const disable = useMutation(
-    trpc.clients.disableMsAuth.mutationOptions({
-      onSuccess: () => {
-        refresh();
-        toast("Module disabled");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
-    }),
-  );
+  const disable = useMutation(trpc.clients.disableMsAuth.mutationOptions(outcome("Module disabled")));
   const errs = fieldErrors(enable.error);
   const inline = errs.post_login_redirect_uri ?? (enable.error ? errorMessage(enable.error) : undefined);
   return (

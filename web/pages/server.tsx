@@ -6,7 +6,7 @@ import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
 import { type LiveEvent, useLive } from "../live";
 import { appendPoint, loadSeries, type Series, type Window } from "../series";
-import { Badge, ConfirmButton, ErrorState, Field, fmt, go, Loading, Q, ShownOnce, useToast } from "../ui";
+import { Badge, ConfirmButton, ErrorState, Field, fmt, go, Loading, Q, ShownOnce, useToast, useOutcome } from "../ui";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
@@ -168,6 +168,7 @@ function Players({ serverId }: { serverId: string }) {
   const toast = useToast();
   const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
   const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
+  const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
   const ban = useMutation(
     trpc.servers.ban.mutationOptions({
@@ -182,11 +183,7 @@ function Players({ serverId }: { serverId: string }) {
   const unban = useMutation(
     trpc.servers.unban.mutationOptions({
       ...forServer(serverId),
-      onSuccess: () => {
-        refresh();
-        toast("Ban lifted");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
+      ...outcome("Ban lifted"),
     }),
   );
   const errs = fieldErrors(ban.error);
@@ -338,6 +335,7 @@ function Ranks({ serverId }: { serverId: string }) {
   const toast = useToast();
   const ranks = useQuery(trpc.servers.ranks.queryOptions(undefined, forServer(serverId)));
   const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
+  const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
   const create = useMutation(
     trpc.servers.createRank.mutationOptions({
@@ -352,11 +350,7 @@ function Ranks({ serverId }: { serverId: string }) {
   const del = useMutation(
     trpc.servers.deleteRank.mutationOptions({
       ...forServer(serverId),
-      onSuccess: () => {
-        refresh();
-        toast("Rank deleted");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
+      ...outcome("Rank deleted"),
     }),
   );
   const errs = fieldErrors(create.error);
@@ -477,6 +471,7 @@ function Announcements({ serverId }: { serverId: string }) {
   const toast = useToast();
   const list = useQuery(trpc.servers.announcements.queryOptions(undefined, forServer(serverId)));
   const refresh = () => qc.invalidateQueries(trpc.servers.announcements.queryFilter());
+  const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ message: "", schedule: "0 * * * *" });
   const create = useMutation(
     trpc.servers.createAnnouncement.mutationOptions({
@@ -488,14 +483,13 @@ function Announcements({ serverId }: { serverId: string }) {
       },
     }),
   );
+  const pause = useMutation(
+    trpc.servers.updateAnnouncement.mutationOptions({ ...forServer(serverId), ...outcome("Announcement updated") }),
+  );
   const del = useMutation(
     trpc.servers.deleteAnnouncement.mutationOptions({
       ...forServer(serverId),
-      onSuccess: () => {
-        refresh();
-        toast("Announcement deleted");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
+      ...outcome("Announcement deleted"),
     }),
   );
   const errs = fieldErrors(create.error);
@@ -519,11 +513,19 @@ function Announcements({ serverId }: { serverId: string }) {
                     </span>
                   </span>
                   {canWrite && (
-                    <ConfirmButton
-                      label="Delete"
-                      question="Delete this announcement?"
-                      onConfirm={() => del.mutate({ announcement_id: a.announcement_id })}
-                    />
+                    <span className="row">
+                      <button
+                        type="button"
+                        onClick={() => pause.mutate({ announcement_id: a.announcement_id, active: !a.active })}
+                      >
+                        {a.active ? "Pause" : "Resume"}
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        question="Delete this announcement?"
+                        onConfirm={() => del.mutate({ announcement_id: a.announcement_id })}
+                      />
+                    </span>
                   )}
                 </li>
               ))}
@@ -613,11 +615,20 @@ function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
   );
 }
 
-function EditServer({ server }: { server: { server_id: string; name: string; host: string; port: number } }) {
+function EditServer({
+  server,
+}: {
+  server: { server_id: string; name: string; host: string; port: number; network_name: string | null };
+}) {
   const { canWrite } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
-  const [form, setForm] = useState({ name: server.name, host: server.host, port: String(server.port) });
+  const [form, setForm] = useState({
+    name: server.name,
+    host: server.host,
+    port: String(server.port),
+    network: server.network_name ?? "",
+  });
   const update = useMutation(
     trpc.servers.update.mutationOptions({
       onSuccess: () => {
@@ -646,7 +657,15 @@ function EditServer({ server }: { server: { server_id: string; name: string; hos
         aria-label="Server settings"
         onSubmit={(e) => {
           e.preventDefault();
-          update.mutate({ server_id: server.server_id, name: form.name, host: form.host, port: Number(form.port) });
+          // A network name puts the server in that network; an empty one makes it a single server.
+          update.mutate({
+            server_id: server.server_id,
+            name: form.name,
+            host: form.host,
+            port: Number(form.port),
+            kind: form.network ? "network" : "single",
+            network_name: form.network || null,
+          });
         }}
       >
         <Field label="Name" error={errs.name}>
@@ -677,6 +696,16 @@ function EditServer({ server }: { server: { server_id: string; name: string; hos
               type="number"
               value={form.port}
               onChange={(e) => setForm({ ...form, port: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Network (empty: single server)" error={errs.network_name}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              value={form.network}
+              onChange={(e) => setForm({ ...form, network: e.target.value })}
             />
           )}
         </Field>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, Q, ShownOnce, useToast } from "../ui";
+import { ConfirmButton, Empty, Field, Q, ShownOnce, useToast, useOutcome } from "../ui";
 
 export function TeamSwitcher() {
   const { team, teams, selectTeam } = useCurrent();
@@ -118,7 +118,7 @@ function Members() {
   const toast = useToast();
   const members = useQuery(trpc.teams.members.queryOptions({ team_id }));
   const refresh = () => qc.invalidateQueries(trpc.teams.members.queryFilter());
-  const onError = (e: unknown) => toast(errorMessage(e), "error");
+  const outcome = useOutcome(refresh);
   const add = useMutation(
     trpc.teams.addMember.mutationOptions({
       onSuccess: () => {
@@ -127,18 +127,10 @@ function Members() {
       },
     }),
   );
-  const setRole = useMutation(trpc.teams.updateMember.mutationOptions({ onSuccess: refresh, onError }));
-  const remove = useMutation(trpc.teams.removeMember.mutationOptions({ onSuccess: refresh, onError }));
-  const transfer = useMutation(
-    trpc.teams.transfer.mutationOptions({
-      onSuccess: () => {
-        refresh();
-        qc.invalidateQueries(trpc.auth.me.queryFilter());
-        toast("Ownership transferred");
-      },
-      onError,
-    }),
-  );
+  const setRole = useMutation(trpc.teams.updateMember.mutationOptions(outcome("Role changed")));
+  const remove = useMutation(trpc.teams.removeMember.mutationOptions(outcome("Member removed")));
+  const transferred = useOutcome(() => Promise.all([refresh(), qc.invalidateQueries(trpc.auth.me.queryFilter())]));
+  const transfer = useMutation(trpc.teams.transfer.mutationOptions(transferred("Ownership transferred")));
   const [email, setEmail] = useState("");
   const [role, setNewRole] = useState<"admin" | "viewer">("viewer");
   return (
@@ -240,9 +232,9 @@ function ApiKeys() {
   const { team, canWrite } = useCurrent();
   const team_id = team!.team_id;
   const qc = useQueryClient();
-  const toast = useToast();
   const keys = useQuery(trpc.teams.listApiKeys.queryOptions({ team_id }, { enabled: canWrite }));
   const refresh = () => qc.invalidateQueries(trpc.teams.listApiKeys.queryFilter());
+  const outcome = useOutcome(refresh);
   const [shown, setShown] = useState<string | null>(null);
   const [name, setName] = useState("");
   const [role, setRole] = useState<"admin" | "viewer">("viewer");
@@ -255,15 +247,7 @@ function ApiKeys() {
       },
     }),
   );
-  const revoke = useMutation(
-    trpc.teams.revokeApiKey.mutationOptions({
-      onSuccess: () => {
-        refresh();
-        toast("Key revoked");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
-    }),
-  );
+  const revoke = useMutation(trpc.teams.revokeApiKey.mutationOptions(outcome("Key revoked")));
   if (!canWrite) return null;
   return (
     <section className="card" aria-labelledby="keys-h">
