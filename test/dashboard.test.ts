@@ -166,7 +166,11 @@ describe("the dashboard in a real browser", () => {
         await page.goto(`${server.url}/#/servers`);
         await page.waitForSelector('[data-server="Survival"] .badge[data-status="online"]');
         // Without players reported by an agent, the list shows the ping's count, not zero.
-        expect(await page.locator('[data-server="Survival"] [data-testid="players"]').textContent()).toBe("4");
+        await page.waitForFunction(
+          () => document.querySelector('[data-server="Survival"] [data-testid="players"]')?.textContent === "4",
+          undefined,
+          { timeout: 10_000 },
+        );
         violations.push(...(await axe(page, "servers")));
         await page.goto(`${server.url}/#/networks`);
         await page.getByText("No networks.").waitFor();
@@ -220,6 +224,37 @@ describe("the dashboard in a real browser", () => {
       }
     },
     120_000,
+  );
+
+  test.skipIf(!hasChromium)(
+    "the server list shows the ping's player count from a check made while the list was not on screen",
+    async () => {
+      const responder = await startStatusResponder({ players: 7, maxPlayers: 20 });
+      const page = await (await browser!.newContext()).newPage();
+      try {
+        const email = uniqueEmail("dash-list");
+        await signUpInBrowser(page, server.url, email);
+        await createTeamInBrowser(page, "List Team");
+        const { serverId } = await createServerInBrowser(page, "Creative", "127.0.0.1", responder.port);
+        await page.getByRole("link", { name: "Servers", exact: true }).click();
+        await page.waitForSelector('[data-server="Creative"] .badge[data-status="unknown"]');
+        await page.getByRole("link", { name: "Account" }).click();
+        await page.getByText("Signed in as").waitFor();
+        await server.services.monitoring.checkNow(serverId);
+        // Back within the query's fresh time: the list must still be read again, not served from cache.
+        await page.getByRole("link", { name: "Servers", exact: true }).click();
+        await page.waitForFunction(
+          () => document.querySelector('[data-server="Creative"] [data-testid="players"]')?.textContent === "7",
+          undefined,
+          { timeout: 3_000 },
+        );
+        expect(await page.locator('[data-server="Creative"] .badge').getAttribute("data-status")).toBe("online");
+      } finally {
+        await page.close();
+        await responder.close();
+      }
+    },
+    60_000,
   );
 
   test.skipIf(!hasChromium)(

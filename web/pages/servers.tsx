@@ -43,7 +43,12 @@ function ServerItem({ s }: { s: ServerRow }) {
 
 export function ServersPage() {
   const { team, canWrite } = useCurrent();
-  const list = useQuery(trpc.servers.list.queryOptions(undefined, forTeam(team!.team_id)));
+  // Ping results between two visits reach an open list only through its sockets, whose snapshot
+  // lacks the ping's player count: a list is always read again when it is shown.
+  const list = useQuery({
+    ...trpc.servers.list.queryOptions(undefined, forTeam(team!.team_id)),
+    refetchOnMount: "always",
+  });
   const [creating, setCreating] = useState(false);
   return (
     <>
@@ -164,7 +169,10 @@ export const sessionAgentTokens = new Map<string, string>();
 
 export function NetworksPage() {
   const { team } = useCurrent();
-  const nets = useQuery(trpc.servers.networks.queryOptions(undefined, forTeam(team!.team_id)));
+  const nets = useQuery({
+    ...trpc.servers.networks.queryOptions(undefined, forTeam(team!.team_id)),
+    refetchOnMount: "always",
+  });
   return (
     <>
       <h1>Networks</h1>
