@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Config } from "./config";
+import { dashboardPlugin } from "./dashboard/plugin";
 import { openDatabase } from "./db/client";
 import { devIdentityProvider } from "./identity/dev-provider/plugin";
 import { docsRoutes } from "./http/docs";
@@ -45,7 +46,9 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
-    .use(analyticsSocket(services));
+    .use(analyticsSocket(services))
+    // Tests build it on first request, so only the suites that open the dashboard pay for it.
+    .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
   if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) app.use(devIdentityProvider(services));
   return app;
 }

@@ -181,7 +181,10 @@ describe("agent API", () => {
     });
     expect(unchanged.status).toBe(304);
     expect(unchanged.text).toBe("");
-    await api(server, "POST", "/server/announcements", { ...s.as(), body: { message: "Fresh", interval_seconds: 600 } });
+    await api(server, "POST", "/server/announcements", {
+      ...s.as(),
+      body: { message: "Fresh", interval_seconds: 600 },
+    });
     const changed = await api(server, "GET", "/agent/config", {
       headers: { authorization: `Bearer ${s.agentToken}`, "if-none-match": etag },
     });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
+import { hasChromium, launchChromium } from "./dashboard-driver";
 import { sharedServer } from "./harness";
 import { api } from "./helpers";
 import { newClient, poll, start } from "./ms-auth-helpers";
@@ -12,11 +12,6 @@ import { newClient, poll, start } from "./ms-auth-helpers";
  * driven by playwright-core. It loads auth_url, fills the development provider's form, lands
  * on our consent page through the real redirects and clicks Approve.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-// CI installs Chromium and sets this, so a missing browser there is a failure, not a skip.
-if (process.env.REQUIRE_CHROMIUM && !hasChromium)
-  throw new Error(`REQUIRE_CHROMIUM is set but ${CHROMIUM} does not exist`);
 
 let server: RunningServer;
 let browser: Browser | undefined;
@@ -24,18 +19,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   server = await sharedServer();
   if (hasChromium) {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   }
 });
 

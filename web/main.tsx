@@ -1,0 +1,139 @@
+import { QueryClientProvider, useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { createRoot } from "react-dom/client";
+import { queryClient, session, trpc } from "./api";
+import { type Current, CurrentCtx } from "./current";
+import { AuthPage } from "./pages/auth";
+import { ClientPage, ClientsPage } from "./pages/clients";
+import { ServerPage } from "./pages/server";
+import { NetworksPage, ServersPage } from "./pages/servers";
+import { AccountPage, TeamPage, TeamSwitcher } from "./pages/team";
+import "./styles.css";
+import { ErrorState, go, Loading, Toasts, useRoute } from "./ui";
+
+const TEAM_KEY = "mcp.team";
+const THEME_KEY = "mcp.theme";
+
+function ThemeToggle() {
+  const [theme, setTheme] = useState(() => localStorage.getItem(THEME_KEY) ?? "auto");
+  useEffect(() => {
+    if (theme === "auto") delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    localStorage.setItem(THEME_KEY, theme);
+  }, [theme]);
+  return (
+    <label className="theme">
+      <span className="sr-only">Theme</span>
+      <select value={theme} onChange={(e) => setTheme(e.target.value)}>
+        <option value="auto">System theme</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
+  );
+}
+
+function Shell() {
+  const me = useQuery(trpc.auth.me.queryOptions());
+  const route = useRoute();
+  const [teamId, setTeamId] = useState(() => localStorage.getItem(TEAM_KEY));
+  if (me.isPending) return <Loading what="Loading your account" />;
+  // A 401 has already ended the session (the App shows the sign-in form); anything else is said.
+  if (me.error || !me.data)
+    return (
+      <main id="main">
+        <ErrorState error={me.error} />
+        <button type="button" onClick={() => void me.refetch()}>
+          Try again
+        </button>
+      </main>
+    );
+  const teams = me.data.teams;
+  const team = teams.find((t) => t.team_id === teamId) ?? teams[0] ?? null;
+  const current: Current = {
+    team,
+    teams,
+    email: me.data.email,
+    canWrite: team !== null && team.role !== "viewer",
+    selectTeam(id) {
+      localStorage.setItem(TEAM_KEY, id);
+      setTeamId(id);
+    },
+  };
+  const [page = "servers", id] = route;
+  const nav = [
+    ["servers", "Servers"],
+    ["networks", "Networks"],
+    ["clients", "Client apps"],
+    ["team", "Team"],
+    ["account", "Account"],
+  ];
+  let body: React.ReactNode;
+  if (!team && page !== "account") body = <TeamPage />;
+  else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} />;
+  else if (page === "servers") body = <ServersPage />;
+  else if (page === "networks") body = <NetworksPage />;
+  else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
+  else if (page === "clients") body = <ClientsPage />;
+  else if (page === "team") body = <TeamPage />;
+  else body = <AccountPage />;
+  return (
+    <CurrentCtx.Provider value={current}>
+      {/* A button, not a link: a #fragment would be read as a route. */}
+      <button type="button" className="skip" onClick={() => document.getElementById("main")?.focus()}>
+        Skip to content
+      </button>
+      <header className="top">
+        <a className="brand" href="#/servers">
+          mc-platform
+        </a>
+        <nav aria-label="Main">
+          {nav.map(([p, label]) => (
+            <a key={p} href={`#/${p}`} aria-current={page === p ? "page" : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <div className="top-right">
+          <TeamSwitcher />
+          <ThemeToggle />
+          <button type="button" onClick={() => void session.logout()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {body}
+      </main>
+    </CurrentCtx.Provider>
+  );
+}
+
+function App() {
+  const [state, setState] = useState<{ signedIn: boolean; ended?: string; checking: boolean }>({
+    signedIn: false,
+    checking: session.hasRefresh(),
+  });
+  useEffect(() => {
+    const off = session.subscribe((s) => setState({ ...s, checking: false }));
+    if (session.hasRefresh())
+      void session.refresh().then((ok) => !ok && setState({ signedIn: false, checking: false }));
+    return () => void off();
+  }, []);
+  if (state.checking) return <Loading what="Restoring your session" />;
+  if (!state.signedIn)
+    return (
+      <main id="main">
+        <AuthPage ended={state.ended} onSignedIn={() => go("servers")} />
+      </main>
+    );
+  return <Shell />;
+}
+
+createRoot(document.getElementById("root")!).render(
+  <QueryClientProvider client={queryClient}>
+    <Toasts>
+      <App />
+    </Toasts>
+  </QueryClientProvider>,
+);

@@ -1,0 +1,81 @@
+import { useState } from "react";
+import { errorMessage, fieldErrors, publicClient, session } from "../api";
+import { Field } from "../ui";
+
+export function AuthPage({ ended, onSignedIn }: { ended?: string; onSignedIn: () => void }) {
+  const [mode, setMode] = useState<"signin" | "signup">("signin");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setFields({});
+    try {
+      if (mode === "signup") await publicClient.auth.signup.mutate({ email, password });
+      session.adopt(await publicClient.auth.login.mutate({ email, password }));
+      onSignedIn();
+    } catch (err) {
+      setError(errorMessage(err));
+      setFields(fieldErrors(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="auth">
+      <h1>mc-platform</h1>
+      <p className="muted">Teams, launcher sign-in and game servers.</p>
+      {ended && (
+        <p className="notice" role="alert">
+          {ended}
+        </p>
+      )}
+      <form onSubmit={submit} className="card" aria-label={mode === "signin" ? "Sign in" : "Create account"}>
+        <h2>{mode === "signin" ? "Sign in" : "Create an account"}</h2>
+        <Field label="Email" error={fields.email}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              type="email"
+              autoComplete="email"
+              required
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Password" error={fields.password} hint={mode === "signup" ? "At least 8 characters" : undefined}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              type="password"
+              autoComplete={mode === "signin" ? "current-password" : "new-password"}
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
+        </Field>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button className="primary" type="submit" disabled={busy}>
+          {mode === "signin" ? "Sign in" : "Create account"}
+        </button>
+        <button type="button" className="link" onClick={() => setMode(mode === "signin" ? "signup" : "signin")}>
+          {mode === "signin" ? "No account yet? Create one" : "Have an account? Sign in"}
+        </button>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,722 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useState } from "react";
+import { errorMessage, fieldErrors, forServer, trpc } from "../api";
+import { Chart } from "../chart";
+import { nextRuns } from "../cron";
+import { useCurrent } from "../current";
+import { type LiveEvent, useLive } from "../live";
+import { appendPoint, loadSeries, type Series, type Window } from "../series";
+import { Badge, ConfirmButton, ErrorState, Field, fmt, go, Loading, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import { sessionAgentTokens } from "./servers";
+
+const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
+
+export function ServerPage({ serverId }: { serverId: string }) {
+  const server = useQuery(trpc.servers.get.queryOptions({ server_id: serverId }));
+  const qc = useQueryClient();
+  const [series, setSeries] = useState<Series | null>(null);
+  const [window, setWindow] = useState<Window>("1h");
+  const history = useQuery({ queryKey: ["series", serverId, window], queryFn: () => loadSeries(serverId, window) });
+  useEffect(() => {
+    if (history.data) setSeries(history.data);
+  }, [history.data]);
+
+  const onEvent = useCallback(
+    (e: LiveEvent) => {
+      const t = Date.parse(e.ts) / 1000;
+      const num = (v: unknown) => (typeof v === "number" ? v : null);
+      if (e.type === "heartbeat")
+        setSeries((s) => s && appendPoint(s, { t, tps: num(e.data.tps), players: num(e.data.players_online) }));
+      else if (e.type === "status")
+        setSeries(
+          (s) => s && appendPoint(s, { t, latency: num(e.data.latency_ms), players: num(e.data.players_online) }),
+        );
+      else if (e.type === "ban_added" || e.type === "ban_lifted" || e.type.startsWith("player_"))
+        void qc.invalidateQueries(trpc.servers.players.queryFilter());
+      else if (e.type === "ranks_changed") void qc.invalidateQueries(trpc.servers.ranks.queryFilter());
+      else if (e.type === "announcements_changed") void qc.invalidateQueries(trpc.servers.announcements.queryFilter());
+    },
+    [qc],
+  );
+  const live = useLive(serverId, onEvent);
+
+  return (
+    <Q q={server}>
+      {(s) => (
+        <>
+          <div className="page-head">
+            <h1>
+              {s.name} <Badge online={live.connected ? live.online : s.status.online} />
+            </h1>
+            <a href="#/servers">All servers</a>
+          </div>
+          <p className="muted" data-live={live.connected}>
+            {s.host}:{s.port} · {s.kind}
+            {s.network_name ? ` (${s.network_name})` : ""} · {live.connected ? "live" : "connecting…"}
+          </p>
+          <section className="stats" aria-label="Live status">
+            <Stat label="Latency" value={fmt(live.latency_ms ?? s.status.latency_ms, 0, " ms")} />
+            <Stat
+              label="Players"
+              value={`${live.players_online ?? s.status.players_online ?? "—"} / ${live.players_max ?? s.status.players_max ?? "—"}`}
+            />
+            <Stat label="TPS" testId="tps" value={fmt(live.tps ?? s.agent?.tps, 1)} />
+            <Stat label="MSPT" value={fmt(live.mspt ?? s.agent?.mspt, 1, " ms")} />
+            <Stat
+              label="Memory"
+              value={`${fmt(live.memory_used_mb ?? s.agent?.memory_used_mb, 0)} / ${fmt(live.memory_max_mb ?? s.agent?.memory_max_mb, 0, " MB")}`}
+            />
+            <Stat label="Version" value={live.version ?? s.status.version ?? "—"} />
+          </section>
+          {live.players.length > 0 && <p>Online now: {live.players.map((p) => p.name).join(", ")}</p>}
+          <section className="card" aria-labelledby="chart-h">
+            <div className="page-head">
+              <h2 id="chart-h">History</h2>
+              <fieldset className="tabs" aria-label="Window">
+                {WINDOWS.map((w) => (
+                  <button key={w} type="button" aria-pressed={w === window} onClick={() => setWindow(w)}>
+                    {w}
+                  </button>
+                ))}
+              </fieldset>
+            </div>
+            {history.error ? (
+              <ErrorState error={history.error} />
+            ) : series ? (
+              <Chart series={series} label={`Latency, players and TPS over ${window}`} />
+            ) : (
+              <Loading what="Loading history" />
+            )}
+          </section>
+          <Uptime serverId={serverId} window={window} />
+          <Players serverId={serverId} />
+          <Ranks serverId={serverId} />
+          <Announcements serverId={serverId} />
+          <Agent serverId={serverId} prefix={s.agent_token_prefix} />
+          <EditServer server={s} />
+        </>
+      )}
+    </Q>
+  );
+}
+
+function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+  return (
+    <div className="stat">
+      <span className="muted">{label}</span>
+      <strong data-testid={testId}>{value}</strong>
+    </div>
+  );
+}
+
+function Uptime({ serverId, window }: { serverId: string; window: Window }) {
+  const stats = useQuery(trpc.servers.uptimeStats.queryOptions({ window }, forServer(serverId)));
+  return (
+    <section className="card" aria-labelledby="uptime-h">
+      <h2 id="uptime-h">Uptime ({window})</h2>
+      <Q q={stats}>
+        {(u) => {
+          // Down periods: runs of buckets with no successful check.
+          const incidents: { from: string; to: string }[] = [];
+          for (const b of u.buckets) {
+            if (b.down > 0 && b.up === 0) {
+              const last = incidents.at(-1);
+              const end = new Date(Date.parse(b.start) + u.bucket_seconds * 1000).toISOString();
+              if (last && last.to === b.start) last.to = end;
+              else incidents.push({ from: b.start, to: end });
+            }
+          }
+          return (
+            <>
+              <p>
+                <strong>{u.uptime === null ? "no checks yet" : `${(u.uptime * 100).toFixed(2)} %`}</strong>{" "}
+                <span className="muted">
+                  over {u.samples} checks · latency avg {fmt(u.latency_ms.avg, 0, " ms")}, p95{" "}
+                  {fmt(u.latency_ms.p95, 0, " ms")}
+                </span>
+              </p>
+              {incidents.length === 0 ? (
+                <p className="muted">No incidents in this window.</p>
+              ) : (
+                <ul aria-label="Incidents">
+                  {incidents.map((i) => (
+                    <li key={i.from}>
+                      Down from {new Date(i.from).toLocaleString()} to {new Date(i.to).toLocaleString()}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </>
+          );
+        }}
+      </Q>
+    </section>
+  );
+}
+
+const DURATIONS: [string, number | null][] = [
+  ["Permanent", null],
+  ["1 hour", 3600],
+  ["1 day", 86_400],
+  ["7 days", 7 * 86_400],
+  ["30 days", 30 * 86_400],
+];
+
+function Players({ serverId }: { serverId: string }) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
+  const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
+  const outcome = useOutcome(refresh);
+  const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
+  const ban = useMutation(
+    trpc.servers.ban.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: (b) => {
+        void refresh();
+        toast(`${b.name} banned`);
+        setForm({ uuid: "", name: "", reason: "", duration: "0" });
+      },
+    }),
+  );
+  const unban = useMutation(
+    trpc.servers.unban.mutationOptions({
+      ...forServer(serverId),
+      ...outcome("Ban lifted"),
+    }),
+  );
+  const errs = fieldErrors(ban.error);
+  return (
+    <section className="card" aria-labelledby="players-h">
+      <h2 id="players-h">Players and bans</h2>
+      <Q q={players}>
+        {(d) => (
+          <div className="two">
+            <div>
+              <h3>Players ({d.players_total})</h3>
+              {d.players.length === 0 ? (
+                <p className="muted">No player seen yet. The agent reports joins and leaves.</p>
+              ) : (
+                <table>
+                  <thead>
+                    <tr>
+                      <th>Name</th>
+                      <th>Status</th>
+                      <th>Played</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.players.map((p) => (
+                      <tr key={p.uuid}>
+                        <td title={p.uuid}>{p.name}</td>
+                        <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
+                        <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </div>
+            <div>
+              <h3>Bans ({d.bans_total})</h3>
+              {d.bans.length === 0 ? (
+                <p className="muted">No bans in force.</p>
+              ) : (
+                <table aria-label="Bans">
+                  <thead>
+                    <tr>
+                      <th>Player</th>
+                      <th>Reason</th>
+                      <th>Expires</th>
+                      {canWrite && <th>Actions</th>}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.bans.map((b) => (
+                      <tr key={b.uuid} data-ban={b.name}>
+                        <td title={b.uuid}>{b.name}</td>
+                        <td>{b.reason}</td>
+                        <td>{b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}</td>
+                        {canWrite && (
+                          <td>
+                            <ConfirmButton
+                              label="Unban"
+                              danger={false}
+                              question={`Lift the ban on ${b.name}?`}
+                              onConfirm={() => unban.mutate({ uuid: b.uuid })}
+                            />
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </div>
+          </div>
+        )}
+      </Q>
+      {canWrite && (
+        <form
+          aria-label="Ban a player"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const secs = Number(form.duration);
+            ban.mutate({
+              uuid: form.uuid,
+              name: form.name,
+              reason: form.reason || undefined,
+              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
+            });
+          }}
+        >
+          <h3>Ban a player</h3>
+          <div className="row-form">
+            <Field label="Player UUID" error={errs.uuid}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  required
+                  value={form.uuid}
+                  onChange={(e) => setForm({ ...form, uuid: e.target.value })}
+                />
+              )}
+            </Field>
+            <Field label="Player name" error={errs.name}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  required
+                  value={form.name}
+                  onChange={(e) => setForm({ ...form, name: e.target.value })}
+                />
+              )}
+            </Field>
+          </div>
+          <div className="row-form">
+            <Field label="Reason" error={errs.reason}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  value={form.reason}
+                  onChange={(e) => setForm({ ...form, reason: e.target.value })}
+                />
+              )}
+            </Field>
+            <Field label="Duration">
+              {(id) => (
+                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
+                  {DURATIONS.map(([l, v]) => (
+                    <option key={l} value={String(v ?? 0)}>
+                      {l}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <button type="submit" className="danger">
+              Ban
+            </button>
+          </div>
+          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Ranks({ serverId }: { serverId: string }) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const ranks = useQuery(trpc.servers.ranks.queryOptions(undefined, forServer(serverId)));
+  const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
+  const outcome = useOutcome(refresh);
+  const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
+  const create = useMutation(
+    trpc.servers.createRank.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: () => {
+        refresh();
+        toast("Rank created");
+        setForm({ name: "", prefix: "", weight: "0", permissions: "" });
+      },
+    }),
+  );
+  const del = useMutation(
+    trpc.servers.deleteRank.mutationOptions({
+      ...forServer(serverId),
+      ...outcome("Rank deleted"),
+    }),
+  );
+  const errs = fieldErrors(create.error);
+  return (
+    <section className="card" aria-labelledby="ranks-h">
+      <h2 id="ranks-h">Ranks</h2>
+      <Q q={ranks}>
+        {(d) =>
+          d.ranks.length === 0 ? (
+            <p className="muted">No ranks. Ranks are pushed to the server's permission plugin by the agent.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Weight</th>
+                  <th>Prefix</th>
+                  <th>Permissions</th>
+                  {canWrite && <th>Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {d.ranks.map((r) => (
+                  <tr key={r.name}>
+                    <td>{r.display_name ?? r.name}</td>
+                    <td>{r.weight}</td>
+                    <td>{r.prefix ?? ""}</td>
+                    <td>{r.permissions.join(", ")}</td>
+                    {canWrite && (
+                      <td>
+                        <ConfirmButton
+                          label="Delete"
+                          question={`Delete the rank ${r.name}?`}
+                          onConfirm={() => del.mutate({ name: r.name })}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+      {canWrite && (
+        <form
+          className="row-form"
+          aria-label="Add a rank"
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate({
+              name: form.name,
+              prefix: form.prefix || null,
+              weight: Number(form.weight),
+              permissions: form.permissions
+                .split(",")
+                .map((p) => p.trim())
+                .filter(Boolean),
+            });
+          }}
+        >
+          <Field label="Rank name" error={errs.name}>
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                required
+                value={form.name}
+                onChange={(e) => setForm({ ...form, name: e.target.value })}
+              />
+            )}
+          </Field>
+          <Field label="Weight" error={errs.weight}>
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                type="number"
+                value={form.weight}
+                onChange={(e) => setForm({ ...form, weight: e.target.value })}
+              />
+            )}
+          </Field>
+          <Field label="Prefix" error={errs.prefix}>
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                value={form.prefix}
+                onChange={(e) => setForm({ ...form, prefix: e.target.value })}
+              />
+            )}
+          </Field>
+          <Field
+            label="Permissions (comma separated)"
+            error={Object.entries(errs).find(([k]) => k.startsWith("permissions"))?.[1]}
+          >
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                value={form.permissions}
+                onChange={(e) => setForm({ ...form, permissions: e.target.value })}
+              />
+            )}
+          </Field>
+          <button type="submit">Add rank</button>
+          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Announcements({ serverId }: { serverId: string }) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const list = useQuery(trpc.servers.announcements.queryOptions(undefined, forServer(serverId)));
+  const refresh = () => qc.invalidateQueries(trpc.servers.announcements.queryFilter());
+  const outcome = useOutcome(refresh);
+  const [form, setForm] = useState({ message: "", schedule: "0 * * * *" });
+  const create = useMutation(
+    trpc.servers.createAnnouncement.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: () => {
+        refresh();
+        toast("Announcement added");
+        setForm({ ...form, message: "" });
+      },
+    }),
+  );
+  const pause = useMutation(
+    trpc.servers.updateAnnouncement.mutationOptions({ ...forServer(serverId), ...outcome("Announcement updated") }),
+  );
+  const del = useMutation(
+    trpc.servers.deleteAnnouncement.mutationOptions({
+      ...forServer(serverId),
+      ...outcome("Announcement deleted"),
+    }),
+  );
+  const errs = fieldErrors(create.error);
+  const preview = nextRuns(form.schedule);
+  return (
+    <section className="card" aria-labelledby="ann-h">
+      <h2 id="ann-h">Announcements</h2>
+      <Q q={list}>
+        {(d) =>
+          d.announcements.length === 0 ? (
+            <p className="muted">No announcements. Add one to broadcast a message on a schedule.</p>
+          ) : (
+            <ul className="plain">
+              {d.announcements.map((a) => (
+                <li key={a.announcement_id} className="row">
+                  <span>
+                    {a.message}{" "}
+                    <span className="muted">
+                      {a.schedule ? `cron ${a.schedule}` : a.interval_seconds ? `every ${a.interval_seconds} s` : ""}
+                      {a.active ? "" : " (paused)"}
+                    </span>
+                  </span>
+                  {canWrite && (
+                    <span className="row">
+                      <button
+                        type="button"
+                        onClick={() => pause.mutate({ announcement_id: a.announcement_id, active: !a.active })}
+                      >
+                        {a.active ? "Pause" : "Resume"}
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        question="Delete this announcement?"
+                        onConfirm={() => del.mutate({ announcement_id: a.announcement_id })}
+                      />
+                    </span>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Q>
+      {canWrite && (
+        <form
+          aria-label="Add an announcement"
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate({ message: form.message, schedule: form.schedule });
+          }}
+        >
+          <div className="row-form">
+            <Field label="Message" error={errs.message}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  required
+                  value={form.message}
+                  onChange={(e) => setForm({ ...form, message: e.target.value })}
+                />
+              )}
+            </Field>
+            <Field label="Schedule (cron, UTC)" error={errs.schedule}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  value={form.schedule}
+                  onChange={(e) => setForm({ ...form, schedule: e.target.value })}
+                />
+              )}
+            </Field>
+            <button type="submit">Add announcement</button>
+          </div>
+          <p className="muted" aria-live="polite">
+            {preview
+              ? `Next: ${preview.map((d) => d.toISOString().slice(0, 16).replace("T", " ")).join(", ")} UTC`
+              : "Not a five-field cron expression (minute hour day month weekday)."}
+          </p>
+          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
+  const { canWrite } = useCurrent();
+  const toast = useToast();
+  const [shown, setShown] = useState<string | null>(() => {
+    const t = sessionAgentTokens.get(serverId) ?? null;
+    sessionAgentTokens.delete(serverId);
+    return t;
+  });
+  const rotate = useMutation(
+    trpc.servers.rotateAgentToken.mutationOptions({
+      onSuccess: (r) => setShown(r.agent_token),
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  const url = location.origin;
+  return (
+    <section className="card" aria-labelledby="agent-h">
+      <h2 id="agent-h">Agent</h2>
+      <p className="muted">
+        The agent runs beside the Minecraft server and pushes heartbeats, joins, leaves and bans. Current token:{" "}
+        <code>{prefix}…</code>
+      </p>
+      {shown && <ShownOnce label="Agent token" value={shown} onDone={() => setShown(null)} />}
+      <p>Install and run it next to the server:</p>
+      <pre className="cmd">
+        MCP_URL={url} MCP_AGENT_TOKEN={shown ?? "<agent token>"} bunx mc-platform-agent
+      </pre>
+      {canWrite && (
+        <ConfirmButton
+          label="Rotate agent token"
+          question="Rotate the agent token? The running agent stops working until it gets the new one."
+          onConfirm={() => rotate.mutate({ server_id: serverId })}
+        />
+      )}
+    </section>
+  );
+}
+
+function EditServer({
+  server,
+}: {
+  server: { server_id: string; name: string; host: string; port: number; network_name: string | null };
+}) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const [form, setForm] = useState({
+    name: server.name,
+    host: server.host,
+    port: String(server.port),
+    network: server.network_name ?? "",
+  });
+  const update = useMutation(
+    trpc.servers.update.mutationOptions({
+      onSuccess: () => {
+        qc.invalidateQueries(trpc.servers.get.queryFilter());
+        toast("Saved");
+      },
+    }),
+  );
+  const del = useMutation(
+    trpc.servers.delete.mutationOptions({
+      onSuccess: () => {
+        void qc.invalidateQueries(trpc.servers.list.queryFilter());
+        toast("Server deleted");
+        go("servers");
+      },
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  if (!canWrite) return null;
+  const errs = fieldErrors(update.error);
+  return (
+    <section className="card" aria-labelledby="edit-h">
+      <h2 id="edit-h">Settings</h2>
+      <form
+        className="row-form"
+        aria-label="Server settings"
+        onSubmit={(e) => {
+          e.preventDefault();
+          // A network name puts the server in that network; an empty one makes it a single server.
+          update.mutate({
+            server_id: server.server_id,
+            name: form.name,
+            host: form.host,
+            port: Number(form.port),
+            kind: form.network ? "network" : "single",
+            network_name: form.network || null,
+          });
+        }}
+      >
+        <Field label="Name" error={errs.name}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              value={form.name}
+              onChange={(e) => setForm({ ...form, name: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Host" error={errs.host}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              value={form.host}
+              onChange={(e) => setForm({ ...form, host: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Port" error={errs.port}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              type="number"
+              value={form.port}
+              onChange={(e) => setForm({ ...form, port: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Network (empty: single server)" error={errs.network_name}>
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              value={form.network}
+              onChange={(e) => setForm({ ...form, network: e.target.value })}
+            />
+          )}
+        </Field>
+        <button type="submit">Save</button>
+      </form>
+      {update.error && !Object.keys(errs).length && <ErrorState error={update.error} />}
+      <ConfirmButton
+        label="Delete server"
+        question={`Delete ${server.name}? Its history, players and bans are removed.`}
+        onConfirm={() => del.mutate({ server_id: server.server_id })}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,336 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { errorMessage, trpc } from "../api";
+import { useCurrent } from "../current";
+import { ConfirmButton, Empty, Field, Q, ShownOnce, useToast, useOutcome } from "../ui";
+
+export function TeamSwitcher() {
+  const { team, teams, selectTeam } = useCurrent();
+  if (!teams.length) return null;
+  return (
+    <label className="switcher">
+      <span className="sr-only">Team</span>
+      <select value={team?.team_id} onChange={(e) => selectTeam(e.target.value)}>
+        {teams.map((t) => (
+          <option key={t.team_id} value={t.team_id}>
+            {t.name} ({t.role})
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function CreateTeam() {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const { selectTeam } = useCurrent();
+  const [name, setName] = useState("");
+  const create = useMutation(
+    trpc.teams.create.mutationOptions({
+      onSuccess: async (t) => {
+        await qc.invalidateQueries(trpc.auth.me.queryFilter());
+        selectTeam(t.team_id);
+        setName("");
+        toast(`Team ${t.name} created`);
+      },
+    }),
+  );
+  return (
+    <form
+      className="card"
+      aria-label="Create a team"
+      onSubmit={(e) => {
+        e.preventDefault();
+        create.mutate({ name });
+      }}
+    >
+      <h2>Create a team</h2>
+      <Field label="Team name" error={create.error ? errorMessage(create.error) : undefined}>
+        {(id, d) => (
+          <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
+        )}
+      </Field>
+      <button className="primary" type="submit" disabled={create.isPending}>
+        Create team
+      </button>
+    </form>
+  );
+}
+
+export function TeamPage() {
+  const { team } = useCurrent();
+  if (!team)
+    return (
+      <>
+        <h1>Welcome</h1>
+        <Empty title="You are not in a team yet. Create one to add servers and client apps." />
+        <CreateTeam />
+      </>
+    );
+  return (
+    <>
+      <h1>Team {team.name}</h1>
+      <p className="muted">Your role: {team.role}</p>
+      <Rename />
+      <Members />
+      <ApiKeys />
+      <CreateTeam />
+    </>
+  );
+}
+
+function Rename() {
+  const { team, canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const [name, setName] = useState(team!.name);
+  const rename = useMutation(
+    trpc.teams.update.mutationOptions({
+      onSuccess: () => {
+        void qc.invalidateQueries(trpc.auth.me.queryFilter());
+        toast("Team renamed");
+      },
+    }),
+  );
+  if (!canWrite) return null;
+  return (
+    <form
+      className="card row-form"
+      aria-label="Rename the team"
+      onSubmit={(e) => {
+        e.preventDefault();
+        rename.mutate({ team_id: team!.team_id, name });
+      }}
+    >
+      <Field label="Team name" error={rename.error ? errorMessage(rename.error) : undefined}>
+        {(id, d) => <input id={id} aria-describedby={d} value={name} onChange={(e) => setName(e.target.value)} />}
+      </Field>
+      <button type="submit">Rename</button>
+    </form>
+  );
+}
+
+function Members() {
+  const { team, canWrite } = useCurrent();
+  const team_id = team!.team_id;
+  const qc = useQueryClient();
+  const toast = useToast();
+  const members = useQuery(trpc.teams.members.queryOptions({ team_id }));
+  const refresh = () => qc.invalidateQueries(trpc.teams.members.queryFilter());
+  const outcome = useOutcome(refresh);
+  const add = useMutation(
+    trpc.teams.addMember.mutationOptions({
+      onSuccess: () => {
+        refresh();
+        toast("Member added");
+      },
+    }),
+  );
+  const setRole = useMutation(trpc.teams.updateMember.mutationOptions(outcome("Role changed")));
+  const remove = useMutation(trpc.teams.removeMember.mutationOptions(outcome("Member removed")));
+  const transferred = useOutcome(() => Promise.all([refresh(), qc.invalidateQueries(trpc.auth.me.queryFilter())]));
+  const transfer = useMutation(trpc.teams.transfer.mutationOptions(transferred("Ownership transferred")));
+  const [email, setEmail] = useState("");
+  const [role, setNewRole] = useState<"admin" | "viewer">("viewer");
+  return (
+    <section className="card" aria-labelledby="members-h">
+      <h2 id="members-h">Members</h2>
+      <Q q={members}>
+        {(d) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Email</th>
+                <th>Role</th>
+                {canWrite && <th>Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {d.members.map((m) => (
+                <tr key={m.user_id}>
+                  <td>{m.email}</td>
+                  <td>
+                    {canWrite && m.role !== "owner" ? (
+                      <select
+                        aria-label={`Role of ${m.email}`}
+                        value={m.role}
+                        onChange={(e) =>
+                          setRole.mutate({ team_id, user_id: m.user_id, role: e.target.value as "admin" | "viewer" })
+                        }
+                      >
+                        <option value="admin">admin</option>
+                        <option value="viewer">viewer</option>
+                      </select>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
+                  {canWrite && (
+                    <td>
+                      <div className="actions">
+                        {m.role !== "owner" && (
+                          <ConfirmButton
+                            label="Remove"
+                            question={`Remove ${m.email} from the team?`}
+                            onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
+                          />
+                        )}
+                        {team!.role === "owner" && m.role !== "owner" && (
+                          <ConfirmButton
+                            label="Make owner"
+                            question={`Transfer ownership to ${m.email}? You become an admin.`}
+                            onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
+                          />
+                        )}
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Q>
+      {canWrite && (
+        <form
+          className="row-form"
+          aria-label="Invite a member"
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.mutate({ team_id, email, role }, { onSuccess: () => setEmail("") });
+          }}
+        >
+          <Field label="Invite by email" error={add.error ? errorMessage(add.error) : undefined}>
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                type="email"
+                required
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Role">
+            {(id) => (
+              <select id={id} value={role} onChange={(e) => setNewRole(e.target.value as "admin" | "viewer")}>
+                <option value="viewer">viewer</option>
+                <option value="admin">admin</option>
+              </select>
+            )}
+          </Field>
+          <button type="submit">Invite</button>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function ApiKeys() {
+  const { team, canWrite } = useCurrent();
+  const team_id = team!.team_id;
+  const qc = useQueryClient();
+  const keys = useQuery(trpc.teams.listApiKeys.queryOptions({ team_id }, { enabled: canWrite }));
+  const refresh = () => qc.invalidateQueries(trpc.teams.listApiKeys.queryFilter());
+  const outcome = useOutcome(refresh);
+  const [shown, setShown] = useState<string | null>(null);
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const create = useMutation(
+    trpc.teams.createApiKey.mutationOptions({
+      onSuccess: (k) => {
+        setShown(k.key);
+        setName("");
+        void refresh();
+      },
+    }),
+  );
+  const revoke = useMutation(trpc.teams.revokeApiKey.mutationOptions(outcome("Key revoked")));
+  if (!canWrite) return null;
+  return (
+    <section className="card" aria-labelledby="keys-h">
+      <h2 id="keys-h">API keys</h2>
+      {shown && <ShownOnce label="New API key" value={shown} onDone={() => setShown(null)} />}
+      <Q q={keys}>
+        {(d) =>
+          d.api_keys.filter((k) => !k.revoked_at).length === 0 ? (
+            <Empty title="No API keys. Create one for scripts and automation." />
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Role</th>
+                  <th>Prefix</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.api_keys
+                  .filter((k) => !k.revoked_at)
+                  .map((k) => (
+                    <tr key={k.key_id}>
+                      <td>{k.name}</td>
+                      <td>{k.role}</td>
+                      <td>
+                        <code>{k.prefix}…</code>
+                      </td>
+                      <td>
+                        <ConfirmButton
+                          label="Revoke"
+                          question={`Revoke the key ${k.name}? Scripts using it stop working.`}
+                          onConfirm={() => revoke.mutate({ team_id, key_id: k.key_id })}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+      <form
+        className="row-form"
+        aria-label="Create an API key"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate({ team_id, name, role });
+        }}
+      >
+        <Field label="Key name" error={create.error ? errorMessage(create.error) : undefined}>
+          {(id, d) => (
+            <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
+          )}
+        </Field>
+        <Field label="Key role">
+          {(id) => (
+            <select id={id} value={role} onChange={(e) => setRole(e.target.value as "admin" | "viewer")}>
+              <option value="viewer">viewer</option>
+              <option value="admin">admin</option>
+            </select>
+          )}
+        </Field>
+        <button type="submit">Create key</button>
+      </form>
+    </section>
+  );
+}
+
+export function AccountPage() {
+  const { email, teams } = useCurrent();
+  return (
+    <>
+      <h1>Account</h1>
+      <section className="card">
+        <p>
+          Signed in as <strong>{email}</strong>
+        </p>
+        <p className="muted">
+          Member of {teams.length} team{teams.length === 1 ? "" : "s"}.
+        </p>
+      </section>
+    </>
+  );
+}
