@@ -602,7 +602,9 @@ function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
       {shown && <ShownOnce label="Agent token" value={shown} onDone={() => setShown(null)} />}
       <p>Install and run it next to the server:</p>
       <pre className="cmd">
-        MCP_URL={url} MCP_AGENT_TOKEN={shown ?? "<agent token>"} bunx mc-platform-agent
+        {`MCP_AGENT_URL=${url} MCP_AGENT_TOKEN=${shown ?? "<agent token>"} \\\n` +
+          "MCP_AGENT_RCON_PASSWORD=<rcon password> MCP_AGENT_SERVER_DIR=/path/to/server \\\n" +
+          "bunx @mc-platform/agent"}
       </pre>
       {canWrite && (
         <ConfirmButton
