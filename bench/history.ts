@@ -18,7 +18,8 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { loadConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
-import { servers } from "../src/db/schema";
+import { servers, serverStatus } from "../src/db/schema";
+import type { Services } from "../src/trpc/context";
 import { newSecret, sha256 } from "../src/lib/secrets";
 import { rowsOf } from "../src/monitoring/sql";
 import { requireServerRole } from "../src/servers/access";
@@ -31,6 +32,7 @@ import { startTarget } from "./lib/targets";
 if (process.env.BENCH_HISTORY_RAW === "1") {
   await serveRaw(async (req, url, services) => {
     if (url.pathname === "/health") return send({ status: "ok" });
+    if (url.pathname === "/agent/heartbeat") return rawHeartbeat(req, services);
     const read = { "/server/uptime-stats": rawUptime30d, "/server/metrics": rawMetrics30d }[url.pathname];
     if (!read) return undefined;
     const principal = await bearerPrincipal(services, req);
@@ -41,6 +43,27 @@ if (process.env.BENCH_HISTORY_RAW === "1") {
   });
 } else {
   await main();
+}
+
+/** The ingest baseline: the same credential lookup and the latest-status upsert alone, with no buckets. */
+async function rawHeartbeat(req: Request, services: Services) {
+  const token = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1];
+  const agent = token ? await services.agent.authenticate(token) : null;
+  if (!agent) return send({ error: { code: "unauthenticated" } }, 401);
+  const hb = (await req.json()) as Record<string, number>;
+  const values = {
+    tps: hb.tps ?? null,
+    mspt: hb.mspt ?? null,
+    agentPlayersOnline: hb.players_online ?? null,
+    memoryUsedMb: hb.memory_used_mb ?? null,
+    memoryMaxMb: hb.memory_max_mb ?? null,
+    heartbeatAt: new Date(),
+  };
+  await services.database.db
+    .insert(serverStatus)
+    .values({ serverId: agent.serverId, ...values })
+    .onConflictDoUpdate({ target: serverStatus.serverId, set: values });
+  return send({ server_id: agent.serverId, received_at: values.heartbeatAt.toISOString() });
 }
 
 /** CPU seconds (user + system) of a process, from /proc. */
@@ -62,6 +85,19 @@ function postgresCpuSeconds(): number {
     } catch {}
   }
   return total;
+}
+
+interface IngestResult {
+  sent: number;
+  errors: number;
+  errorSamples: string[];
+  seconds: number;
+  rate: number;
+  p50ms: number;
+  p99ms: number;
+  maxms: number;
+  maxLagMs: number;
+  maxInflight: number;
 }
 
 async function main() {
@@ -113,36 +149,28 @@ async function main() {
   const base = await reads(raw.url);
   await raw.stop();
 
-  // Ingest on a fresh app process, so its CPU counter covers only this load.
-  const ingestApp = await startTarget("src/main.ts", fx.env);
-  const appCpu0 = cpuSeconds(ingestApp.pid);
-  const pgCpu0 = onPostgres ? postgresCpuSeconds() : 0;
-  const driver = Bun.spawn([process.execPath, "bench/lib/heartbeats.ts"], {
-    env: {
-      ...process.env,
-      HEARTBEAT_URL: ingestApp.url,
-      HEARTBEAT_TOKENS: tokenFile,
-      HEARTBEAT_SECONDS: String(ingestSeconds),
-    },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const ingest = JSON.parse(await new Response(driver.stdout).text()) as {
-    sent: number;
-    errors: number;
-    errorSamples: string[];
-    seconds: number;
-    rate: number;
-    p50ms: number;
-    p99ms: number;
-    maxms: number;
-    maxLagMs: number;
-    maxInflight: number;
+  // Ingest on a fresh process each, so its CPU counter covers only this load.
+  const ingestRun = async (target: { url: string; pid: number; stop(): Promise<void> }) => {
+    const appCpu0 = cpuSeconds(target.pid);
+    const pgCpu0 = onPostgres ? postgresCpuSeconds() : 0;
+    const driver = Bun.spawn([process.execPath, "bench/lib/heartbeats.ts"], {
+      env: {
+        ...process.env,
+        HEARTBEAT_URL: target.url,
+        HEARTBEAT_TOKENS: tokenFile,
+        HEARTBEAT_SECONDS: String(ingestSeconds),
+      },
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    const result = JSON.parse(await new Response(driver.stdout).text()) as IngestResult;
+    await driver.exited;
+    const cpu = { app: cpuSeconds(target.pid) - appCpu0, pg: onPostgres ? postgresCpuSeconds() - pgCpu0 : 0 };
+    await target.stop();
+    return { ...result, cpu };
   };
-  await driver.exited;
-  const appCpu = cpuSeconds(ingestApp.pid) - appCpu0;
-  const pgCpu = onPostgres ? postgresCpuSeconds() - pgCpu0 : 0;
-  await ingestApp.stop();
+  const ingestBase = await ingestRun(await startTarget("bench/history.ts", { ...fx.env, BENCH_HISTORY_RAW: "1" }));
+  const ingest = await ingestRun(await startTarget("src/main.ts", fx.env));
 
   // What the heartbeats left: one minute row per server per minute, one hour row per server per hour.
   const after = await openDatabase({ url: loadConfig(fx.env).DATABASE_URL, dataDir: fx.env.DATA_DIR! });
@@ -168,24 +196,24 @@ async function main() {
   ]);
   console.log(`\nload tool: ${door.uptime!.tool}`);
   console.log(
-    `\ningest: ${fleet} servers x 1 heartbeat/s for ${ingestSeconds}s through POST /agent/heartbeat (each one statement: status + both buckets)`,
+    `\ningest: ${fleet} servers x 1 heartbeat/s for ${ingestSeconds}s (POST /agent/heartbeat), a separate driver process`,
   );
-  console.log(
-    `  sent ${ingest.sent} in ${ingest.seconds.toFixed(1)}s (${ingest.rate.toFixed(0)}/s), errors ${ingest.errors}, ` +
-      `latency p50 ${ingest.p50ms.toFixed(1)} ms, p99 ${ingest.p99ms.toFixed(1)} ms, max ${ingest.maxms.toFixed(0)} ms; ` +
-      `driver fell behind schedule by at most ${ingest.maxLagMs.toFixed(0)} ms, ${ingest.maxInflight} requests in flight at most`,
-  );
-  console.log(
-    `  CPU: app process ${appCpu.toFixed(1)} s (${((appCpu / ingest.seconds) * 100).toFixed(0)}% of one core)` +
-      (onPostgres
-        ? `; all postgres processes on the machine ${pgCpu.toFixed(1)} s (${((pgCpu / ingest.seconds) * 100).toFixed(0)}% of one core, other work on the server included)`
-        : " (PGlite runs inside it)"),
-  );
+  const line = (name: string, r: typeof ingest) =>
+    console.log(
+      `  ${name.padEnd(44)}sent ${r.sent} in ${r.seconds.toFixed(1)}s (${r.rate.toFixed(0)}/s), errors ${r.errors}, ` +
+        `p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms, max ${r.maxms.toFixed(0)} ms, ${r.maxInflight} in flight at most; ` +
+        `CPU: server process ${r.cpu.app.toFixed(1)} s (${((r.cpu.app / r.seconds) * 100).toFixed(0)}% of a core)` +
+        (onPostgres ? `, postgres ${r.cpu.pg.toFixed(1)} s (${((r.cpu.pg / r.seconds) * 100).toFixed(0)}%)` : ""),
+    );
+  line("raw Bun.serve, status upsert only", ingestBase);
+  line("REST door, status + minute + hour buckets", ingest);
+  if (onPostgres) console.log("  (postgres CPU counts every postgres process on the machine, other work included)");
   console.log(
     `  buckets written: ${minuteRows} minute rows, ${hourRows} hour rows, ${beats} heartbeats counted in them`,
   );
-  if (ingest.errors > 0) {
-    console.log(`INVALID RUN: ${ingest.errors} heartbeat errors, e.g. ${ingest.errorSamples.join(" | ")}`);
-    process.exitCode = 1;
-  }
+  for (const r of [ingestBase, ingest])
+    if (r.errors > 0) {
+      console.log(`INVALID RUN: ${r.errors} heartbeat errors, e.g. ${r.errorSamples.join(" | ")}`);
+      process.exitCode = 1;
+    }
 }
