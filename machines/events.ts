@@ -12,6 +12,7 @@ export const SERVER_EVENT_TYPES = [
   "ban_lifted", // agent or dashboard: uuid
   "ranks_changed", // dashboard: action + rank
   "announcements_changed", // dashboard: action + announcement
+  "metrics", // history: a one-minute bucket closed; min/avg/max per series
 ] as const;
 export type ServerEventType = (typeof SERVER_EVENT_TYPES)[number];
 

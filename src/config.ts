@@ -140,6 +140,7 @@ const ConfigSchema = z
     WS_MESSAGES_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(120),
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /**
      * A player counts as online this long after the last news of them (an agent heartbeat, a ping
@@ -151,6 +152,13 @@ const ConfigSchema = z
       .min(60, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
       .max(86_400, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
       .default(300),
+    /** One-minute metric buckets and raw ping samples; the 24h reads need at least a day of them. */
+    METRICS_MINUTE_RETENTION_HOURS: z.coerce
+      .number({ error: "must be a whole number of hours" })
+      .int("must be a whole number of hours")
+      .min(25, "must be at least 25 hours: the 24h windows read the one-minute tier")
+      .max(24 * 30, "must be at most 720 hours (30 days)")
+      .default(48),
   })
   .transform((c) => ({
     ...c,

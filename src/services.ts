@@ -23,6 +23,7 @@ import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { DbRateLimitStore } from "./db/rate-limit-store";
 import { AgentService } from "./agent/service";
+import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
 import { AnnouncementsService } from "./servers/announcements";
@@ -63,7 +64,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   const loginRequests = new LoginRequestStore(db, clock);
   const links = new LoginLinks(keyring, config);
   const ranks = new RanksService(db, realtime);
-  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }));
+  const closer = new MinuteCloser(db, realtime, log.child({ component: "history" }));
+  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer);
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
@@ -110,7 +112,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ranks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, realtime),
+    agent: new AgentService(db, ranks, realtime, clock, closer),
     playerHistory,
     realtime,
     edge,

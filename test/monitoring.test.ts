@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { and, eq, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
-import { servers, serverSampleHours, serverSamples, serverStatus } from "../src/db/schema";
+import { serverMetricsHour, serverMetricsMinute, servers, serverSamples, serverStatus } from "../src/db/schema";
+import { addRawSamplesToBuckets } from "../src/monitoring/history";
 import { sha256 } from "../src/lib/secrets";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
@@ -251,6 +252,7 @@ describe("uptime statistics", () => {
       { serverId, ts: at(40 * 86_400_000), online: true, latencyMs: 5, playersOnline: 1, playersMax: 20 },
     ];
     await server.services.database.db.insert(serverSamples).values([...lastHour, ...older, ...ancient]);
+    await addRawSamplesToBuckets(server.services.database.db, serverId);
 
     const h1 = (await stats(serverId, token, "1h")).body;
     expect(h1).toMatchObject({ window: "1h", bucket_seconds: 60, samples: 10, up: 8, down: 2, uptime: 0.8 });
@@ -278,7 +280,7 @@ describe("uptime statistics", () => {
     expect(d30.buckets.reduce((n: number, b: any) => n + b.up + b.down, 0)).toBe(20);
   });
 
-  test("a month of samples is folded into hourly rows by retention, and the figures stay the same", async () => {
+  test("retention prunes raw samples and one-minute buckets past 48 h and hourly ones past 90 days; 7d and 30d figures do not change", async () => {
     const { serverId, token } = await quietServer();
     const db = server.services.database.db;
     const now = Date.now();
@@ -295,43 +297,39 @@ describe("uptime statistics", () => {
       };
     });
     for (let i = 0; i < rows.length; i += 1000) await db.insert(serverSamples).values(rows.slice(i, i + 1000));
+    await addRawSamplesToBuckets(db, serverId);
     const before = (await stats(serverId, token, "30d")).body;
     const before7 = (await stats(serverId, token, "7d")).body;
     expect(before.samples).toBe(rows.length);
+    const up = rows.filter((r) => r.online);
+    expect(before.up).toBe(up.length);
+    expect(before.latency_ms.avg).toBeCloseTo(up.reduce((s, r) => s + r.latencyMs!, 0) / up.length, 2);
+    expect(before.latency_ms).toMatchObject({ min: 20, max: 69 });
 
+    const count = async (table: typeof serverSamples | typeof serverMetricsMinute | typeof serverMetricsHour) =>
+      (
+        (await db.select({ n: sql<number>`count(*)::int` }).from(table).where(eq(table.serverId, serverId))) as [
+          { n: number },
+        ]
+      )[0].n;
+    expect(await count(serverMetricsMinute)).toBe(rows.length);
     const result = await server.services.monitoring.retention();
-    expect(result.folded_raw).toBeGreaterThanOrEqual(rows.filter((r) => now - r.ts.getTime() > 49 * 3600_000).length);
-    const [{ raw }] = (await db
-      .select({ raw: sql<number>`count(*)::int` })
-      .from(serverSamples)
-      .where(eq(serverSamples.serverId, serverId))) as [{ raw: number }];
-    expect(raw).toBeLessThanOrEqual(49 * 6);
-    const hours = await db.select().from(serverSampleHours).where(eq(serverSampleHours.serverId, serverId));
-    expect(hours.length).toBeGreaterThanOrEqual(27 * 24);
+    expect(result.pruned_raw).toBeGreaterThanOrEqual(rows.length - 48 * 6 - 1);
+    expect(await count(serverSamples)).toBeLessThanOrEqual(48 * 6);
+    expect(await count(serverMetricsMinute)).toBeLessThanOrEqual(48 * 6);
+    expect(await count(serverMetricsHour)).toBeGreaterThanOrEqual(30 * 24 - 1);
 
+    // Both windows read the hourly tier, which retention left alone: the same answer.
     const after = (await stats(serverId, token, "30d")).body;
     const after7 = (await stats(serverId, token, "7d")).body;
-    for (const [b, a] of [
-      [before, after],
-      [before7, after7],
-    ]) {
-      // Counts and averages are sums, so they survive the fold exactly (up to the window's partial first hour).
-      expect(Math.abs(a.samples - b.samples)).toBeLessThanOrEqual(6);
-      expect(a.uptime).toBeCloseTo(b.uptime, 2);
-      expect(a.latency_ms.avg).toBeCloseTo(b.latency_ms.avg, 0);
-      expect(a.latency_ms.min).toBe(b.latency_ms.min);
-      expect(a.latency_ms.max).toBe(b.latency_ms.max);
-      expect(Math.abs(a.latency_ms.p95 - b.latency_ms.p95)).toBeLessThanOrEqual(3);
-    }
+    const figures = (b: any) => ({ ...b, from: undefined, to: undefined, buckets: undefined });
+    expect(figures(after)).toEqual(figures(before));
+    expect(figures(after7)).toEqual(figures(before7));
 
-    // Past the retention period, roll-ups go too.
+    // Past the retention period, hourly buckets go too.
     const later = new Date(now + server.services.config.SAMPLE_RETENTION_DAYS * 86_400_000);
     await server.services.monitoring.retention(later);
-    const left = await db
-      .select()
-      .from(serverSampleHours)
-      .where(and(eq(serverSampleHours.serverId, serverId)));
-    expect(left.length).toBeLessThan(3 * 24);
+    expect(await count(serverMetricsHour)).toBeLessThan(3 * 24);
   }, 60_000);
 
   test("an unknown window is a 400; no samples yet gives nulls, not zeros", async () => {

@@ -155,6 +155,7 @@ describe("servers", () => {
       ["/server/ranks", "x-server-id"],
       ["/server/announcements", "x-server-id"],
       ["/server/uptime-stats", "x-server-id"],
+      ["/server/metrics", "x-server-id"],
     ] as const) {
       for (const value of [undefined, "", "not-a-uuid", "12345"]) {
         const res = await api(server, "GET", path, { token, headers: value === undefined ? {} : { [header]: value } });

@@ -1,7 +1,10 @@
 import { and, desc, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client";
-import { agentEvents, announcements, bans, servers, serverStatus } from "../db/schema";
+import { agentEvents, announcements, bans, servers } from "../db/schema";
+import { Clock } from "../lib/clock";
+import { rollupCtes, type MinuteCloser } from "../monitoring/history";
+import { rowsOf } from "../monitoring/sql";
 import { iso } from "../lib/schemas";
 import { LIMITS } from "../lib/limits";
 import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
@@ -32,6 +35,8 @@ export class AgentService {
     private readonly db: Db,
     private readonly ranks: RanksService,
     private readonly sink: ServerEventSink = NO_EVENTS,
+    private readonly clock: Clock = new Clock(),
+    private readonly closer?: MinuteCloser,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -45,33 +50,40 @@ export class AgentService {
     return row ?? null;
   }
 
+  /** The latest values on the server's status, and the reading added to both metric tiers, in one statement. */
   async heartbeat(serverId: string, hb: z.infer<typeof ZHeartbeat>) {
-    const values = {
+    const at = this.clock.now();
+    const receivedAt = new Date(at);
+    const v = {
       tps: toReal(hb.tps),
       mspt: toReal(hb.mspt),
-      agentPlayersOnline: hb.players_online ?? null,
-      memoryUsedMb: hb.memory_used_mb ?? null,
-      memoryMaxMb: hb.memory_max_mb ?? null,
-      heartbeatAt: new Date(),
+      players: hb.players_online ?? null,
+      memUsed: hb.memory_used_mb ?? null,
+      memMax: hb.memory_max_mb ?? null,
     };
-    await this.db
-      .insert(serverStatus)
-      .values({ serverId, ...values })
-      .onConflictDoUpdate({ target: serverStatus.serverId, set: values });
-    await touchAgentSessions(this.db, serverId, values.heartbeatAt);
+    const result = await this.db.execute(sql`
+      with ${rollupCtes(serverId, at, v)}
+      insert into server_status (server_id, tps, mspt, agent_players_online, memory_used_mb, memory_max_mb, heartbeat_at)
+      values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${receivedAt.toISOString()}::timestamptz)
+      on conflict (server_id) do update set
+        tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
+        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
+      returning coalesce((select opened from metrics_minute), false) as opened`);
+    await touchAgentSessions(this.db, serverId, receivedAt);
     this.sink.publish(
       serverId,
       "heartbeat",
       {
-        tps: values.tps,
-        mspt: values.mspt,
-        players_online: values.agentPlayersOnline,
-        memory_used_mb: values.memoryUsedMb,
-        memory_max_mb: values.memoryMaxMb,
+        tps: v.tps,
+        mspt: v.mspt,
+        players_online: v.players,
+        memory_used_mb: v.memUsed,
+        memory_max_mb: v.memMax,
       },
-      values.heartbeatAt,
+      receivedAt,
     );
-    return { server_id: serverId, received_at: iso(values.heartbeatAt) };
+    if (rowsOf<{ opened: boolean }>(result)[0]?.opened) void this.closer?.opened(serverId, at);
+    return { server_id: serverId, received_at: iso(receivedAt) };
   }
 
   /**

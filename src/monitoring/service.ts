@@ -5,9 +5,11 @@ import type { Logger } from "../lib/log";
 import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
-import { pruneAndRollUp } from "./retention";
+import { Clock } from "../lib/clock";
+import { rollupCtes, type MinuteCloser } from "./history";
+import { pruneHistory } from "./retention";
 import { rowsOf } from "./sql";
-import { uptimeStats, type UptimeWindow } from "./stats";
+import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
 
 export interface Target {
   id: string;
@@ -48,8 +50,11 @@ export class MonitoringService {
       | "PING_CONCURRENCY"
       | "SAMPLE_RETENTION_DAYS"
       | "OUTBOUND_ALLOW_PRIVATE"
+      | "METRICS_MINUTE_RETENTION_HOURS"
     >,
     private readonly log: Logger,
+    private readonly clock: Clock = new Clock(),
+    private readonly closer?: MinuteCloser,
   ) {}
 
   start() {
@@ -167,15 +172,18 @@ export class MonitoringService {
 
   /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
   private async store(serverId: string, r: PingResult): Promise<boolean | null> {
+    const at = this.clock.now();
+    const ts = new Date(at).toISOString();
     try {
       const result = await this.db.execute(sql`
         with sample as (
           insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
-          values (${serverId}, now(), ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax})
+          values (${serverId}, ${ts}::timestamptz, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax})
           on conflict do nothing),
+        ${rollupCtes(serverId, at, { online: r.online, latency: r.latencyMs, players: r.playersOnline })},
         prev as (select online from server_status where server_id = ${serverId})
         insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
-        values (${serverId}, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax}, ${r.version}, ${r.motd}, ${r.error}, now(), now())
+        values (${serverId}, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax}, ${r.version}, ${r.motd}, ${r.error}, ${ts}::timestamptz, ${ts}::timestamptz)
         on conflict (server_id) do update set
           online = excluded.online,
           latency_ms = excluded.latency_ms,
@@ -186,8 +194,11 @@ export class MonitoringService {
           error = excluded.error,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning ((select online from prev) is distinct from ${r.online}) as changed`);
-      return rowsOf<{ changed: boolean }>(result)[0]?.changed ?? false;
+        returning ((select online from prev) is distinct from ${r.online}) as changed,
+                  coalesce((select opened from metrics_minute), false) as opened`);
+      const row = rowsOf<{ changed: boolean; opened: boolean }>(result)[0];
+      if (row?.opened) void this.closer?.opened(serverId, at);
+      return row?.changed ?? false;
     } catch (err) {
       // The server was deleted while its ping was in flight: nothing to record.
       if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503")
@@ -196,12 +207,21 @@ export class MonitoringService {
     }
   }
 
-  retention(now?: Date) {
-    return pruneAndRollUp(this.db, this.config.SAMPLE_RETENTION_DAYS, now);
+  retention(now: Date = this.clock.date()) {
+    return pruneHistory(
+      this.db,
+      { minuteHours: this.config.METRICS_MINUTE_RETENTION_HOURS, hourDays: this.config.SAMPLE_RETENTION_DAYS },
+      now,
+    );
   }
 
   async uptimeStats(principal: Principal, serverId: string, window: UptimeWindow) {
     await requireServerRole(this.db, principal, serverId, "viewer");
-    return uptimeStats(this.db, serverId, window);
+    return uptimeStats(this.db, serverId, window, this.clock.date());
+  }
+
+  async metrics(principal: Principal, serverId: string, window: MetricsWindow, metrics: MetricName[]) {
+    await requireServerRole(this.db, principal, serverId, "viewer");
+    return metricHistory(this.db, serverId, window, metrics, this.clock.date());
   }
 }

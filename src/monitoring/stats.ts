@@ -1,117 +1,112 @@
-import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rowsOf } from "./sql";
+import { bucketOut, latencyP95, readBuckets, type Stat, type Tier } from "./history";
 
+/** uptime-stats windows: the one-minute tier up to a day, the hourly tier beyond. */
 export const UPTIME_WINDOWS = {
-  "1h": { seconds: 3600, bucketSeconds: 60 },
-  "24h": { seconds: 86_400, bucketSeconds: 600 },
-  "7d": { seconds: 7 * 86_400, bucketSeconds: 3600 },
-  "30d": { seconds: 30 * 86_400, bucketSeconds: 6 * 3600 },
-} as const;
+  "1h": { seconds: 3600, bucketSeconds: 60, tier: "minute" },
+  "24h": { seconds: 86_400, bucketSeconds: 600, tier: "minute" },
+  "7d": { seconds: 7 * 86_400, bucketSeconds: 3600, tier: "hour" },
+  "30d": { seconds: 30 * 86_400, bucketSeconds: 6 * 3600, tier: "hour" },
+} as const satisfies Record<string, { seconds: number; bucketSeconds: number; tier: Tier }>;
 export type UptimeWindow = keyof typeof UPTIME_WINDOWS;
 
-/**
- * Raw samples and hourly roll-ups as one stream of partial aggregates, so every figure below
- * is a sum over both (raw samples are the last 48 h, roll-ups the hours before; they never overlap).
- */
-const units = (serverId: string, since: string) => sql`
-  select s.ts as t, s.online::int as up, (not s.online)::int as down,
-         (s.latency_ms is not null)::int as lc, coalesce(s.latency_ms, 0)::float8 as ls,
-         s.latency_ms as lmin, s.latency_ms as lmax, coalesce(s.players_online, 0)::float8 as ps
-    from server_samples s
-   where s.server_id = ${serverId} and s.ts >= ${since}::timestamptz
-  union all
-  select h.hour, h.up_count, h.down_count, h.latency_count, h.latency_sum, h.latency_min, h.latency_max, h.players_sum::float8
-    from server_sample_hours h
-   where h.server_id = ${serverId} and h.hour >= ${since}::timestamptz`;
+/** metrics windows: at most 289 buckets each, the tier chosen so a bucket holds whole rows. */
+export const METRICS_WINDOWS = {
+  "1h": { seconds: 3600, bucketSeconds: 60, tier: "minute" },
+  "24h": { seconds: 86_400, bucketSeconds: 300, tier: "minute" },
+  "7d": { seconds: 7 * 86_400, bucketSeconds: 3600, tier: "hour" },
+  "30d": { seconds: 30 * 86_400, bucketSeconds: 6 * 3600, tier: "hour" },
+  "90d": { seconds: 90 * 86_400, bucketSeconds: 86_400, tier: "hour" },
+} as const satisfies Record<string, { seconds: number; bucketSeconds: number; tier: Tier }>;
+export type MetricsWindow = keyof typeof METRICS_WINDOWS;
 
-/**
- * The 95th percentile by nearest rank. Over raw samples it is exact; an hour that has been
- * rolled up contributes its own p95 weighted by its sample count, an approximation.
- */
-const p95 = (serverId: string, since: string) => sql`
-  with vals as (
-    select latency_ms::float8 as v, 1 as w from server_samples
-     where server_id = ${serverId} and ts >= ${since}::timestamptz and latency_ms is not null
-    union all
-    select latency_p95, latency_count from server_sample_hours
-     where server_id = ${serverId} and hour >= ${since}::timestamptz and latency_p95 is not null),
-  ranked as (select v, sum(w) over (order by v rows unbounded preceding) as cum, sum(w) over () as total from vals)
-  select min(v)::float8 as p95 from ranked where cum >= 0.95 * total`;
-
-interface SummaryRow {
-  up: number;
-  down: number;
-  lc: number;
-  avg: number | null;
-  min: number | null;
-  max: number | null;
-}
-interface BucketRow {
-  start_ms: number;
-  up: number;
-  down: number;
-  avg: number | null;
-  max: number | null;
-  players: number | null;
-}
+export const METRIC_NAMES = ["players", "tps", "mspt", "memory", "latency", "online"] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];
 
 const round = (n: number | null, digits = 2) =>
   n === null || n === undefined ? null : Math.round(Number(n) * 10 ** digits) / 10 ** digits;
 const ratio = (up: number, down: number) => (up + down === 0 ? null : Math.round((up / (up + down)) * 1e6) / 1e6);
+const n = (v: number | null | undefined) => Number(v ?? 0);
+const least = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+const greatest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
-/** Uptime and latency of one server over a window, with evenly spaced buckets for a graph. */
+/** Uptime and latency of one server over a window, with evenly spaced buckets for a graph, from the metric buckets. */
 export async function uptimeStats(db: Db, serverId: string, window: UptimeWindow, now = new Date()) {
-  const { seconds, bucketSeconds } = UPTIME_WINDOWS[window];
-  const since = new Date(now.getTime() - seconds * 1000).toISOString();
-  const to = now.toISOString();
-  const [summary, percentile, buckets] = await Promise.all([
-    db.execute(sql`
-      with u as (${units(serverId, since)})
-      select coalesce(sum(up), 0)::int as up, coalesce(sum(down), 0)::int as down, coalesce(sum(lc), 0)::int as lc,
-             (sum(ls) / nullif(sum(lc), 0))::float8 as avg, min(lmin)::int as min, max(lmax)::int as max
-        from u`),
-    db.execute(p95(serverId, since)),
-    db.execute(sql`
-      with u as (${units(serverId, since)}),
-      agg as (
-        select date_bin(make_interval(secs => ${bucketSeconds}), t, timestamptz '2000-01-01 00:00:00+00') as b,
-               sum(up) as up, sum(down) as down, sum(ls) / nullif(sum(lc), 0) as avg, max(lmax) as max, sum(ps) / nullif(sum(up), 0) as players
-          from u group by 1),
-      grid as (
-        select generate_series(
-                 date_bin(make_interval(secs => ${bucketSeconds}), ${since}::timestamptz, timestamptz '2000-01-01 00:00:00+00'),
-                 ${to}::timestamptz, make_interval(secs => ${bucketSeconds})) as b)
-      select (extract(epoch from grid.b) * 1000)::float8 as start_ms, coalesce(agg.up, 0)::int as up, coalesce(agg.down, 0)::int as down,
-             agg.avg::float8 as avg, agg.max::int as max, agg.players::float8 as players
-        from grid left join agg on agg.b = grid.b
-       order by grid.b`),
+  const { seconds, bucketSeconds, tier } = UPTIME_WINDOWS[window];
+  const toMs = now.getTime();
+  const sinceMs = toMs - seconds * 1000;
+  const [buckets, p95] = await Promise.all([
+    readBuckets(db, serverId, tier, bucketSeconds, sinceMs, toMs),
+    latencyP95(db, serverId, tier, sinceMs, toMs),
   ]);
-  const s = rowsOf<SummaryRow>(summary)[0]!;
+  // Every figure is a sum or an extreme over the same rows as the buckets: add the buckets up.
+  let up = 0;
+  let down = 0;
+  let lc = 0;
+  let ls = 0;
+  let min: number | null = null;
+  let max: number | null = null;
+  for (const b of buckets) {
+    up += n(b.up);
+    down += n(b.down);
+    lc += n(b.latency_n);
+    ls += n(b.latency_sum);
+    min = least(min, b.latency_min === null || b.latency_min === undefined ? null : Number(b.latency_min));
+    max = greatest(max, b.latency_max === null || b.latency_max === undefined ? null : Number(b.latency_max));
+  }
   return {
     server_id: serverId,
     window,
-    from: since,
-    to,
+    from: new Date(sinceMs).toISOString(),
+    to: now.toISOString(),
     bucket_seconds: bucketSeconds,
-    samples: s.up + s.down,
-    up: s.up,
-    down: s.down,
-    uptime: ratio(s.up, s.down),
-    latency_ms: {
-      avg: round(s.avg),
-      min: s.min,
-      max: s.max,
-      p95: round(rowsOf<{ p95: number | null }>(percentile)[0]?.p95 ?? null),
-    },
-    buckets: rowsOf<BucketRow>(buckets).map((b) => ({
+    samples: up + down,
+    up,
+    down,
+    uptime: ratio(up, down),
+    latency_ms: { avg: lc === 0 ? null : round(ls / lc), min, max, p95: round(p95) },
+    buckets: buckets.map((b) => ({
       start: new Date(Number(b.start_ms)).toISOString(),
-      up: b.up,
-      down: b.down,
-      uptime: ratio(b.up, b.down),
-      latency_avg_ms: round(b.avg),
-      latency_max_ms: b.max,
-      players_avg: round(b.players),
+      up: n(b.up),
+      down: n(b.down),
+      uptime: ratio(n(b.up), n(b.down)),
+      latency_avg_ms: n(b.latency_n) === 0 ? null : round(n(b.latency_sum) / n(b.latency_n)),
+      latency_max_ms: b.latency_max === null || b.latency_max === undefined ? null : Number(b.latency_max),
+      players_avg: n(b.players_n) === 0 ? null : round(n(b.players_sum) / n(b.players_n)),
     })),
+  };
+}
+
+type Point = Stat & { ts: string };
+
+/** Each requested metric as aligned `{ts, min, avg, max}` buckets (memory brings memory_max along). */
+export async function metricHistory(
+  db: Db,
+  serverId: string,
+  window: MetricsWindow,
+  metrics: readonly MetricName[],
+  now = new Date(),
+) {
+  const { seconds, bucketSeconds, tier } = METRICS_WINDOWS[window];
+  const toMs = now.getTime();
+  const sinceMs = toMs - seconds * 1000;
+  const buckets = await readBuckets(db, serverId, tier, bucketSeconds, sinceMs, toMs);
+  const wanted = new Set(metrics);
+  const out: Partial<Record<MetricName | "memory_max", Point[]>> = {};
+  const names = [...METRIC_NAMES, "memory_max"] as const;
+  for (const name of names) if (wanted.has(name === "memory_max" ? "memory" : name)) out[name] = [];
+  for (const b of buckets) {
+    const ts = new Date(Number(b.start_ms)).toISOString();
+    const all = bucketOut(b);
+    for (const name of names) out[name]?.push({ ts, ...all[name] });
+  }
+  return {
+    server_id: serverId,
+    window,
+    from: new Date(sinceMs).toISOString(),
+    to: now.toISOString(),
+    bucket_seconds: bucketSeconds,
+    tier,
+    metrics: out,
   };
 }

@@ -106,6 +106,23 @@ export function buildAsyncApiDocument(publicUrl: string) {
       obj({ action: { enum: ["created", "updated", "deleted"] }, announcement: { type: "object" } }),
       "An announcement was created, updated or deleted.",
     ),
+    metrics: envelope(
+      "metrics",
+      obj(
+        {
+          bucket_seconds: { const: 60 },
+          start: { type: "string", format: "date-time", description: "Start of the minute that closed" },
+          ...Object.fromEntries(
+            ["players", "tps", "mspt", "memory", "memory_max", "latency", "online"].map((k) => [
+              k,
+              obj({ min: nullable("number"), avg: nullable("number"), max: nullable("number") }, ["min", "avg", "max"]),
+            ]),
+          ),
+        },
+        ["bucket_seconds", "start", "players", "tps", "mspt", "memory", "memory_max", "latency", "online"],
+      ),
+      "A one-minute bucket of the server's metric history closed (the first sample of the next minute arrived): the same figures `GET /server/metrics?window=1h` returns for that minute, so a chart appends it without refetching. `online` is 1 up / 0 down per ping, its avg the share up.",
+    ),
     token_expiring: envelope(
       "token_expiring",
       obj({ expires_at: { type: "string", format: "date-time" } }),

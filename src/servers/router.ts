@@ -20,6 +20,7 @@ import {
   ZUptimeQuery,
   ZUptimeStats,
 } from "./community-schemas";
+import { wantedMetrics, ZMetrics, ZMetricsQuery } from "../monitoring/schemas";
 import { serverSelectedProcedure, teamSelectedProcedure } from "./procedures";
 import {
   ZCreatedServer,
@@ -164,6 +165,27 @@ export const serversRouter = router({
     .input(ZUptimeQuery)
     .output(ZUptimeStats)
     .query(({ ctx, input }) => ctx.services.monitoring.uptimeStats(ctx.principal, ctx.serverId, input.window)),
+
+  metrics: serverSelectedProcedure
+    .meta({
+      access: "team:viewer",
+      openapi: {
+        method: "GET",
+        path: "/server/metrics",
+        tags,
+        summary: "Metric history (players, TPS, MSPT, memory, latency, online) as aligned min/avg/max buckets",
+        description:
+          "Read from buckets kept as data arrives: one-minute buckets for 48 hours, hourly buckets for 90 days. " +
+          "The analytics socket's `metrics` message carries each minute as it closes, so a chart can append.",
+        errorResponses: err,
+        ...srv,
+      },
+    })
+    .input(ZMetricsQuery)
+    .output(ZMetrics)
+    .query(({ ctx, input }) =>
+      ctx.services.monitoring.metrics(ctx.principal, ctx.serverId, input.window, wantedMetrics(input.metrics)),
+    ),
 
   players: serverSelectedProcedure
     .meta({

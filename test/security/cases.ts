@@ -196,6 +196,11 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     outsider: 404,
     request: (f) => serverReq(f, "GET", "/server/uptime-stats?window=1h"),
   },
+  "GET /server/metrics": {
+    access: "team:viewer",
+    outsider: 404,
+    request: (f) => serverReq(f, "GET", "/server/metrics?window=1h&metrics=players,online"),
+  },
   "GET /server/players": {
     access: "team:viewer",
     outsider: 404,

@@ -76,7 +76,7 @@ export const serverStatus = pgTable("server_status", {
   heartbeatAt: tz("heartbeat_at"),
 });
 
-/** Raw ping results. Older than 48 h they are folded into `server_sample_hours`. */
+/** Raw ping results, kept as long as the one-minute tier; the metric buckets are what reads use. */
 export const serverSamples = pgTable(
   "server_samples",
   {
@@ -92,25 +92,46 @@ export const serverSamples = pgTable(
   (t) => [primaryKey({ columns: [t.serverId, t.ts] })],
 );
 
-/** Hourly roll-ups of raw samples: sums and extremes, so uptime and averages stay exact. */
-export const serverSampleHours = pgTable(
-  "server_sample_hours",
-  {
-    serverId: uuid("server_id")
-      .notNull()
-      .references(() => servers.id, { onDelete: "cascade" }),
-    hour: tz("hour").notNull(),
-    upCount: integer("up_count").notNull(),
-    downCount: integer("down_count").notNull(),
-    latencyCount: integer("latency_count").notNull(),
-    latencySum: doublePrecision("latency_sum").notNull(),
-    latencyMin: integer("latency_min"),
-    latencyMax: integer("latency_max"),
-    latencyP95: doublePrecision("latency_p95"),
-    playersSum: bigint("players_sum", { mode: "number" }).notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.serverId, t.hour] })],
-);
+/** One measured quantity in a bucket: how many values, their sum, the least and the greatest. */
+const series = (name: string, column: string) => ({
+  [`${name}N`]: integer(`${column}_n`).notNull().default(0),
+  [`${name}Sum`]: doublePrecision(`${column}_sum`).notNull().default(0),
+  [`${name}Min`]: doublePrecision(`${column}_min`),
+  [`${name}Max`]: doublePrecision(`${column}_max`),
+});
+
+/**
+ * The columns of a metric bucket. Every column is a sum, a count or an extreme, so a sample
+ * is added with one `insert ... on conflict do update` and buckets merge by adding again.
+ */
+const metricBucket = () => ({
+  serverId: uuid("server_id")
+    .notNull()
+    .references(() => servers.id, { onDelete: "cascade" }),
+  bucket: tz("bucket").notNull(),
+  /** Pings that found the server up / down. */
+  upN: integer("up_n").notNull().default(0),
+  downN: integer("down_n").notNull().default(0),
+  ...(series("latency", "latency") as MetricSeries<"latency">),
+  ...(series("players", "players") as MetricSeries<"players">),
+  ...(series("tps", "tps") as MetricSeries<"tps">),
+  ...(series("mspt", "mspt") as MetricSeries<"mspt">),
+  ...(series("memUsed", "mem_used") as MetricSeries<"memUsed">),
+  ...(series("memMax", "mem_max") as MetricSeries<"memMax">),
+});
+type MetricSeries<N extends string> = {
+  [K in `${N}N`]: ReturnType<typeof integer>;
+} & { [K in `${N}Sum` | `${N}Min` | `${N}Max`]: ReturnType<typeof doublePrecision> };
+
+/** Metric history at one-minute resolution, kept METRICS_MINUTE_RETENTION_HOURS (48 h). */
+export const serverMetricsMinute = pgTable("server_metrics_minute", metricBucket(), (t) => [
+  primaryKey({ columns: [t.serverId, t.bucket] }),
+]);
+
+/** Metric history at one-hour resolution, kept SAMPLE_RETENTION_DAYS (90 days). */
+export const serverMetricsHour = pgTable("server_metrics_hour", metricBucket(), (t) => [
+  primaryKey({ columns: [t.serverId, t.bucket] }),
+]);
 
 export const players = pgTable(
   "players",

@@ -1,0 +1,249 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { Logger } from "../lib/log";
+import type { ServerEventSink } from "../realtime/events";
+import { rowsOf } from "./sql";
+
+/**
+ * Metric history: two tiers of buckets per server (one minute, one hour), each row holding a
+ * count, sum, least and greatest value per series. A sample is added to its bucket in both
+ * tiers with `insert ... on conflict do update` in the statement that stores it, so reads sum
+ * a few hundred rows instead of scanning samples.
+ */
+
+/** Series stored in a bucket, and their column prefix. */
+export const SERIES = {
+  latency: "latency",
+  players: "players",
+  tps: "tps",
+  mspt: "mspt",
+  memUsed: "mem_used",
+  memMax: "mem_max",
+} as const;
+export type Series = keyof typeof SERIES;
+
+/** What one source measured at one moment. A series it does not measure is absent; null means "measured nothing". */
+export interface Reading extends Partial<Record<Series, number | null>> {
+  online?: boolean;
+}
+
+export const TIERS = {
+  minute: { table: "server_metrics_minute", seconds: 60 },
+  hour: { table: "server_metrics_hour", seconds: 3600 },
+} as const;
+export type Tier = keyof typeof TIERS;
+
+const ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
+export const floorTo = (ms: number, seconds: number) => Math.floor(ms / (seconds * 1000)) * seconds * 1000;
+
+function upsert(tier: Tier, serverId: string, at: number, r: Reading, returning: SQL) {
+  const { table, seconds } = TIERS[tier];
+  const cols: SQL[] = [sql.raw("server_id"), sql.raw("bucket")];
+  const vals: SQL[] = [sql`${serverId}::uuid`, sql`${new Date(floorTo(at, seconds)).toISOString()}::timestamptz`];
+  const sets: SQL[] = [];
+  if (r.online !== undefined) {
+    cols.push(sql.raw("up_n"), sql.raw("down_n"));
+    vals.push(sql`${r.online ? 1 : 0}::int`, sql`${r.online ? 0 : 1}::int`);
+    sets.push(sql.raw("up_n = b.up_n + excluded.up_n"), sql.raw("down_n = b.down_n + excluded.down_n"));
+  }
+  for (const [key, col] of Object.entries(SERIES) as [Series, string][]) {
+    if (!(key in r)) continue;
+    const v = r[key] ?? null;
+    cols.push(sql.raw(`${col}_n`), sql.raw(`${col}_sum`), sql.raw(`${col}_min`), sql.raw(`${col}_max`));
+    vals.push(sql`${v === null ? 0 : 1}::int`, sql`${v ?? 0}::float8`, sql`${v}::float8`, sql`${v}::float8`);
+    sets.push(
+      sql.raw(
+        `${col}_n = b.${col}_n + excluded.${col}_n, ${col}_sum = b.${col}_sum + excluded.${col}_sum, ` +
+          `${col}_min = least(b.${col}_min, excluded.${col}_min), ${col}_max = greatest(b.${col}_max, excluded.${col}_max)`,
+      ),
+    );
+  }
+  return sql`insert into ${sql.raw(table)} as b (${sql.join(cols, sql`, `)}) values (${sql.join(vals, sql`, `)})
+    on conflict (server_id, bucket) do update set ${sql.join(sets, sql`, `)} ${returning}`;
+}
+
+/**
+ * Two CTEs, `metrics_minute` and `metrics_hour`, adding a reading to both tiers; `metrics_minute`
+ * returns `opened`, true when this statement created the minute's row (the minute before it has closed).
+ */
+export function rollupCtes(serverId: string, at: number, r: Reading): SQL {
+  return sql`metrics_minute as (${upsert("minute", serverId, at, r, sql`returning (xmax = 0) as opened`)}),
+    metrics_hour as (${upsert("hour", serverId, at, r, sql``)})`;
+}
+
+/** Summed columns of one bucket (or of several merged); every field may be null where no row was. */
+export interface BucketSums {
+  start_ms: number;
+  up: number | null;
+  down: number | null;
+  [column: string]: number | null;
+}
+
+export interface Stat {
+  min: number | null;
+  avg: number | null;
+  max: number | null;
+}
+
+const round = (n: number | null, digits = 3) =>
+  n === null || n === undefined ? null : Math.round(Number(n) * 10 ** digits) / 10 ** digits;
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+/** One series of a bucket as min/avg/max; nulls where it has no value. */
+export function seriesStat(b: BucketSums, s: Series): Stat {
+  const col = SERIES[s];
+  const n = num(b[`${col}_n`]) ?? 0;
+  if (n === 0) return { min: null, avg: null, max: null };
+  return { min: num(b[`${col}_min`]), avg: round((num(b[`${col}_sum`]) ?? 0) / n), max: num(b[`${col}_max`]) };
+}
+
+/** Up or down as 1 or 0: the average is the share of pings that found the server up. */
+export function onlineStat(b: BucketSums): Stat {
+  const up = num(b.up) ?? 0;
+  const down = num(b.down) ?? 0;
+  if (up + down === 0) return { min: null, avg: null, max: null };
+  return { min: down > 0 ? 0 : 1, avg: round(up / (up + down), 6), max: up > 0 ? 1 : 0 };
+}
+
+const sumColumns = sql.raw(
+  [
+    "sum(up_n)::int as up",
+    "sum(down_n)::int as down",
+    ...Object.values(SERIES).map(
+      (c) =>
+        `sum(${c}_n)::int as ${c}_n, sum(${c}_sum)::float8 as ${c}_sum, min(${c}_min)::float8 as ${c}_min, max(${c}_max)::float8 as ${c}_max`,
+    ),
+  ].join(", "),
+);
+const gridColumns = sql.raw(
+  [
+    "agg.up",
+    "agg.down",
+    ...Object.values(SERIES).flatMap((c) => [`agg.${c}_n`, `agg.${c}_sum`, `agg.${c}_min`, `agg.${c}_max`]),
+  ].join(", "),
+);
+
+/**
+ * A window of a tier re-bucketed to `bucketSeconds` on an aligned grid (every bucket present,
+ * empty ones with nulls). Rows are taken from the window's start rounded down to the tier's
+ * resolution, so the first bucket is whole.
+ */
+export async function readBuckets(
+  db: Db,
+  serverId: string,
+  tier: Tier,
+  bucketSeconds: number,
+  sinceMs: number,
+  toMs: number,
+): Promise<BucketSums[]> {
+  const { table, seconds } = TIERS[tier];
+  const from = new Date(floorTo(sinceMs, seconds)).toISOString();
+  const gridFrom = new Date(floorTo(sinceMs, bucketSeconds)).toISOString();
+  const to = new Date(toMs).toISOString();
+  const result = await db.execute(sql`
+    with agg as (
+      select date_bin(make_interval(secs => ${bucketSeconds}), bucket, ${ORIGIN}) as b, ${sumColumns}
+        from ${sql.raw(table)}
+       where server_id = ${serverId} and bucket >= ${from}::timestamptz and bucket <= ${to}::timestamptz
+       group by 1),
+    grid as (select generate_series(${gridFrom}::timestamptz, ${to}::timestamptz, make_interval(secs => ${bucketSeconds})) as b)
+    select (extract(epoch from grid.b) * 1000)::float8 as start_ms, ${gridColumns}
+      from grid left join agg on agg.b = grid.b
+     order by grid.b`);
+  return rowsOf<BucketSums>(result);
+}
+
+/**
+ * The 95th percentile latency by nearest rank over a window of a tier, each bucket counting its
+ * greatest latency as many times as it has samples: an upper estimate, exact when a bucket holds one sample.
+ */
+export async function latencyP95(db: Db, serverId: string, tier: Tier, sinceMs: number, toMs: number) {
+  const { table, seconds } = TIERS[tier];
+  const result = await db.execute(sql`
+    with vals as (
+      select latency_max as v, latency_n as w from ${sql.raw(table)}
+       where server_id = ${serverId} and bucket >= ${new Date(floorTo(sinceMs, seconds)).toISOString()}::timestamptz
+         and bucket <= ${new Date(toMs).toISOString()}::timestamptz and latency_n > 0),
+    ranked as (select v, sum(w) over (order by v rows unbounded preceding) as cum, sum(w) over () as total from vals)
+    select min(v)::float8 as p95 from ranked where cum >= 0.95 * total`);
+  return rowsOf<{ p95: number | null }>(result)[0]?.p95 ?? null;
+}
+
+/** Every series of one bucket, as the `metrics` message and the metrics read carry it. */
+export function bucketOut(b: BucketSums) {
+  return {
+    players: seriesStat(b, "players"),
+    tps: seriesStat(b, "tps"),
+    mspt: seriesStat(b, "mspt"),
+    memory: seriesStat(b, "memUsed"),
+    memory_max: seriesStat(b, "memMax"),
+    latency: seriesStat(b, "latency"),
+    online: onlineStat(b),
+  };
+}
+
+/**
+ * Announces closed minutes. The statement that opens a server's new minute row is the only one
+ * that sees `opened`, on whichever instance ran it, so each minute is announced once.
+ */
+export class MinuteCloser {
+  constructor(
+    private readonly db: Db,
+    private readonly sink: ServerEventSink,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * After a write that opened the minute containing `at`: publish the server's latest earlier
+   * minute. Never throws: the sample is stored whatever becomes of its announcement.
+   */
+  async opened(serverId: string, at: number) {
+    try {
+      await this.announce(serverId, at);
+    } catch (err) {
+      this.log.warn("announcing a closed minute failed", { server_id: serverId, err });
+    }
+  }
+
+  private async announce(serverId: string, at: number) {
+    const before = new Date(floorTo(at, 60)).toISOString();
+    const result = await this.db.execute(sql`
+      select (extract(epoch from bucket) * 1000)::float8 as start_ms, up_n as up, down_n as down, ${sql.raw(
+        Object.values(SERIES)
+          .map((c) => `${c}_n, ${c}_sum, ${c}_min, ${c}_max`)
+          .join(", "),
+      )}
+        from server_metrics_minute
+       where server_id = ${serverId} and bucket < ${before}::timestamptz
+       order by bucket desc limit 1`);
+    const row = rowsOf<BucketSums>(result)[0];
+    if (!row) return;
+    const ts = new Date(Number(row.start_ms));
+    this.sink.publish(serverId, "metrics", { bucket_seconds: 60, start: ts.toISOString(), ...bucketOut(row) }, ts);
+  }
+}
+
+/**
+ * Adds a server's stored raw ping samples to both tiers, as if each had arrived through the
+ * pinger: for imports and for building history in tests and benchmarks. Not idempotent: run
+ * it once over samples the pinger did not store.
+ */
+export async function addRawSamplesToBuckets(db: Db, serverId: string) {
+  for (const { table, seconds } of Object.values(TIERS)) {
+    await db.execute(sql`
+      insert into ${sql.raw(table)} as b (server_id, bucket, up_n, down_n, latency_n, latency_sum, latency_min, latency_max,
+                                           players_n, players_sum, players_min, players_max)
+      select server_id, date_bin(make_interval(secs => ${seconds}), ts, ${ORIGIN}),
+             count(*) filter (where online), count(*) filter (where not online),
+             count(latency_ms), coalesce(sum(latency_ms), 0), min(latency_ms), max(latency_ms),
+             count(players_online), coalesce(sum(players_online), 0), min(players_online), max(players_online)
+        from server_samples where server_id = ${serverId}
+       group by 1, 2
+      on conflict (server_id, bucket) do update set
+        up_n = b.up_n + excluded.up_n, down_n = b.down_n + excluded.down_n,
+        latency_n = b.latency_n + excluded.latency_n, latency_sum = b.latency_sum + excluded.latency_sum,
+        latency_min = least(b.latency_min, excluded.latency_min), latency_max = greatest(b.latency_max, excluded.latency_max),
+        players_n = b.players_n + excluded.players_n, players_sum = b.players_sum + excluded.players_sum,
+        players_min = least(b.players_min, excluded.players_min), players_max = greatest(b.players_max, excluded.players_max)`);
+  }
+}

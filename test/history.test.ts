@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
+import type { RunningServer } from "../src/app";
+import { serverMetricsHour, serverMetricsMinute, serverSamples } from "../src/db/schema";
+import { startTestServer } from "./harness";
+import { api, expectError } from "./helpers";
+import { agentApi, newServer, type ServerFixture } from "./servers-fixture";
+import { WsClient } from "./ws-helpers";
+
+/** Its own server: these tests move the service clock by minutes and hours. */
+let srv: RunningServer;
+const responders: Responder[] = [];
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await Promise.all(responders.map((r) => r.close().catch(() => {})));
+});
+
+const MIN = 60_000;
+/** Moves the service clock to `ms` past the start of the next period of `periodMs`. */
+function alignClock(periodMs: number, ms = 1000) {
+  const clock = srv.services.clock;
+  clock.advance(periodMs - (clock.now() % periodMs) + ms);
+}
+
+const metrics = (f: ServerFixture, query: string) =>
+  api(srv, "GET", `/server/metrics?${query}`, { token: f.owner.token, headers: { "x-server-id": f.serverId } });
+const heartbeat = (f: ServerFixture, body: Record<string, number>) =>
+  agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", body).then((r) => {
+    expect(r.status).toBe(200);
+  });
+
+/** What a bucket should say for a list of values: exact extremes, the mean. */
+function expected(values: number[]) {
+  if (values.length === 0) return { min: null, avg: null, max: null };
+  return {
+    min: Math.min(...values),
+    avg: values.reduce((a, b) => a + b, 0) / values.length,
+    max: Math.max(...values),
+  };
+}
+function expectStat(got: { min: number | null; avg: number | null; max: number | null }, values: number[]) {
+  const want = expected(values);
+  expect(got.min).toBe(want.min);
+  expect(got.max).toBe(want.max);
+  if (want.avg === null) expect(got.avg).toBeNull();
+  else expect(got.avg!).toBeCloseTo(want.avg, 3);
+}
+
+describe("metric history", () => {
+  test("buckets match the heartbeats and pings they came from: exact per minute, merged in the hourly tier", async () => {
+    const mc = await startStatusResponder({ players: 7 });
+    responders.push(mc);
+    const f = await newServer(srv, { host: "127.0.0.1", port: mc.port });
+    const db = srv.services.database.db;
+    // Both minutes inside one hour, so the hourly bucket holds them all.
+    alignClock(3600_000);
+    const minuteA = Math.floor(srv.services.clock.now() / MIN) * MIN;
+
+    const a = [
+      { tps: 20, mspt: 10, players_online: 3, memory_used_mb: 1000, memory_max_mb: 4096 },
+      { tps: 18.5, mspt: 30, players_online: 5, memory_used_mb: 1500, memory_max_mb: 4096 },
+      { tps: 19.25, mspt: 20.5, players_online: 4, memory_used_mb: 1200, memory_max_mb: 4096 },
+    ];
+    for (const hb of a) await heartbeat(f, hb);
+    expect((await srv.services.monitoring.checkNow(f.serverId))?.online).toBe(true);
+
+    srv.services.clock.advance(MIN);
+    const b = [{ tps: 12, mspt: 80, players_online: 2, memory_used_mb: 3000, memory_max_mb: 8192 }];
+    for (const hb of b) await heartbeat(f, hb);
+    await mc.close();
+    expect((await srv.services.monitoring.checkNow(f.serverId))?.online).toBe(false);
+
+    // The pings' own figures, as stored, are what the latency and player series must agree with.
+    const samples = (await db.select().from(serverSamples).where(eq(serverSamples.serverId, f.serverId))).sort(
+      (x, y) => x.ts.getTime() - y.ts.getTime(),
+    );
+    expect(samples.map((s) => s.online)).toEqual([true, false]);
+    const pingA = samples[0]!;
+    const series = (hbs: typeof a, key: keyof (typeof a)[number]) => hbs.map((h) => h[key]);
+
+    const res = await metrics(f, "window=1h");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ window: "1h", bucket_seconds: 60, tier: "minute", server_id: f.serverId });
+    const m = res.body.metrics;
+    expect(Object.keys(m).sort()).toEqual(["latency", "memory", "memory_max", "mspt", "online", "players", "tps"]);
+    const at = (name: string, ms: number) => m[name].find((p: any) => Date.parse(p.ts) === ms);
+    const minuteB = minuteA + MIN;
+    for (const [ms, hbs, pingLatency, pingPlayers, online] of [
+      [minuteA, a, [pingA.latencyMs!], [pingA.playersOnline!], [1]],
+      [minuteB, b, [], [], [0]],
+    ] as const) {
+      expectStat(at("tps", ms), series(hbs, "tps"));
+      expectStat(at("mspt", ms), series(hbs, "mspt"));
+      expectStat(at("memory", ms), series(hbs, "memory_used_mb"));
+      expectStat(at("memory_max", ms), series(hbs, "memory_max_mb"));
+      // Players counted by the agent and by the ping are both samples of one quantity.
+      expectStat(at("players", ms), [...series(hbs, "players_online"), ...pingPlayers]);
+      expectStat(at("latency", ms), [...pingLatency]);
+      expectStat(at("online", ms), [...online]);
+    }
+    expect(pingA.playersOnline).toBe(7);
+    // Every other minute of the hour is there, empty.
+    expect(m.tps.length).toBeGreaterThanOrEqual(60);
+    expect(m.tps.filter((p: any) => p.avg !== null).length).toBe(2);
+    for (const p of m.tps) expect(Date.parse(p.ts) % MIN).toBe(0);
+
+    const minuteRows = await db.select().from(serverMetricsMinute).where(eq(serverMetricsMinute.serverId, f.serverId));
+    expect(minuteRows.map((r) => r.bucket.getTime()).sort()).toEqual([minuteA, minuteB]);
+    const hourRows = await db.select().from(serverMetricsHour).where(eq(serverMetricsHour.serverId, f.serverId));
+    expect(hourRows.length).toBe(1);
+    expect(hourRows[0]).toMatchObject({ upN: 1, downN: 1, tpsN: 4, playersN: 5, latencyN: 1 });
+
+    // The hourly tier holds both minutes in one bucket.
+    const week = await metrics(f, "window=7d&metrics=tps,players,online,memory");
+    expect(week.status).toBe(200);
+    expect(week.body).toMatchObject({ bucket_seconds: 3600, tier: "hour" });
+    expect(Object.keys(week.body.metrics).sort()).toEqual(["memory", "memory_max", "online", "players", "tps"]);
+    const hour = Math.floor(minuteA / 3600_000) * 3600_000;
+    const inHour = (name: string) => week.body.metrics[name].find((p: any) => Date.parse(p.ts) === hour);
+    const both = [...a, ...b];
+    expectStat(inHour("tps"), series(both, "tps"));
+    expectStat(inHour("memory"), series(both, "memory_used_mb"));
+    expectStat(inHour("players"), [...series(both, "players_online"), 7]);
+    expect(inHour("online")).toEqual({ ts: new Date(hour).toISOString(), min: 0, avg: 0.5, max: 1 });
+    expect(week.body.metrics.tps.filter((p: any) => p.avg !== null).length).toBe(1);
+
+    // uptime-stats reads the same buckets.
+    const uptime = await api(srv, "GET", "/server/uptime-stats?window=1h", {
+      token: f.owner.token,
+      headers: { "x-server-id": f.serverId },
+    });
+    expect(uptime.body).toMatchObject({ samples: 2, up: 1, down: 1, uptime: 0.5 });
+    expect(uptime.body.latency_ms).toMatchObject({ min: pingA.latencyMs, max: pingA.latencyMs });
+  }, 30_000);
+
+  test("each window has its own aligned bucket size; windows and metric names outside the sets answer 400", async () => {
+    const f = await newServer(srv);
+    const sizes: [string, number, number][] = [
+      ["1h", 60, 60],
+      ["24h", 300, 288],
+      ["7d", 3600, 168],
+      ["30d", 21_600, 120],
+      ["90d", 86_400, 90],
+    ];
+    for (const [window, size, count] of sizes) {
+      const res = await metrics(f, `window=${window}&metrics=online`);
+      expect(res.status).toBe(200);
+      expect(res.body.bucket_seconds).toBe(size);
+      const points = res.body.metrics.online;
+      expect(points.length).toBeGreaterThanOrEqual(count);
+      expect(points.length).toBeLessThanOrEqual(count + 1);
+      for (const p of points) {
+        expect(Date.parse(p.ts) % (size * 1000)).toBe(0);
+        expect(p).toMatchObject({ min: null, avg: null, max: null });
+      }
+    }
+    expect((await metrics(f, "")).body.window).toBe("24h");
+    for (const window of ["2h", "1d", "30D", "all", "365d", "%20"])
+      expectError(await metrics(f, `window=${window}`), 400, "validation_failed");
+    for (const list of ["cpu", "players,", "players,,tps", "PLAYERS", "%20"])
+      expectError(await metrics(f, `window=1h&metrics=${list}`), 400, "validation_failed");
+    // A viewer of another team sees nothing of this server.
+    const other = await newServer(srv);
+    const res = await api(srv, "GET", "/server/metrics?window=1h", {
+      token: other.owner.token,
+      headers: { "x-server-id": f.serverId },
+    });
+    expectError(res, 404);
+  });
+
+  test("the analytics socket sends a `metrics` message when a one-minute bucket closes, once a minute", async () => {
+    const f = await newServer(srv);
+    alignClock(MIN);
+    const minute = Math.floor(srv.services.clock.now() / MIN) * MIN;
+    const ws = await WsClient.connect(srv, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    await ws.until("snapshot");
+
+    await heartbeat(f, { tps: 19, players_online: 2, memory_used_mb: 900 });
+    await heartbeat(f, { tps: 17, players_online: 4, memory_used_mb: 1100 });
+    expect((await ws.until("heartbeat")).length).toBe(1);
+    expect((await ws.next()).type).toBe("heartbeat");
+
+    srv.services.clock.advance(MIN);
+    await heartbeat(f, { tps: 20, players_online: 3 });
+    const got = await ws.until("metrics");
+    const closed = got.at(-1)!;
+    expect(closed).toMatchObject({ type: "metrics", server_id: f.serverId, ts: new Date(minute).toISOString() });
+    expect(closed.data).toMatchObject({
+      bucket_seconds: 60,
+      start: new Date(minute).toISOString(),
+      tps: { min: 17, avg: 18, max: 19 },
+      players: { min: 2, avg: 3, max: 4 },
+      memory: { min: 900, avg: 1000, max: 1100 },
+      online: { min: null, avg: null, max: null },
+    });
+    // It is the same figure the read gives for that minute.
+    const read = (await metrics(f, "window=1h&metrics=tps")).body.metrics.tps.find(
+      (p: any) => Date.parse(p.ts) === minute,
+    );
+    expect(read).toEqual({ ts: new Date(minute).toISOString(), ...closed.data.tps });
+
+    // More data in the open minute announces nothing; the next minute's first sample does.
+    await heartbeat(f, { tps: 10, players_online: 3 });
+    srv.services.clock.advance(MIN);
+    await heartbeat(f, { tps: 20 });
+    const next = await ws.until("metrics");
+    expect(next.filter((m) => m.type === "metrics").length).toBe(1);
+    expect(next.at(-1)!.data).toMatchObject({
+      start: new Date(minute + MIN).toISOString(),
+      tps: { min: 10, avg: 15, max: 20 },
+    });
+    ws.close();
+  });
+});
