@@ -4,12 +4,16 @@ import { errorText } from "./log";
 
 /**
  * minecraft-server-util's RCON client, connected on first use and again after any failure, with
- * a deadline on every command (the library waits forever for an answer that never comes).
+ * a deadline on every command (the library waits forever for an answer that never comes), and
+ * one command in flight at a time (concurrent ones on one connection lost answers: a heartbeat's
+ * `list` and a config's `lp info` together left the detection waiting).
  */
 export class Rcon {
   private client: RCON | null = null;
   private connecting: Promise<RCON> | null = null;
   private up = false;
+  /** Commands run one at a time: answers on one connection are matched to requests in order. */
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly host: string,
@@ -46,7 +50,16 @@ export class Rcon {
     if (this.client === client) this.client = null;
   }
 
-  async run(command: string): Promise<string> {
+  run(command: string): Promise<string> {
+    const next = this.last.then(
+      () => this.runNow(command),
+      () => this.runNow(command),
+    );
+    this.last = next.catch(() => undefined);
+    return next;
+  }
+
+  private async runNow(command: string): Promise<string> {
     const client = await this.connect().catch((e) => {
       if (this.up) this.log.warn("rcon_down", { error: errorText(e) });
       this.up = false;
