@@ -1,9 +1,9 @@
 import { client } from "./api";
 
 /**
- * The one place the charts get history from. Today it reads `GET /server/uptime-stats`
- * (latency and players per bucket); when `GET /server/metrics` lands it switches here, and the
- * charts, which only see `Series`, do not change. Live points are appended by `appendPoint`.
+ * The one place the charts get history from: `GET /server/metrics` (buckets kept as data
+ * arrives, averages per bucket). The charts only see `Series`; live points are appended by
+ * `appendPoint`.
  */
 
 export type Window = "1h" | "24h" | "7d" | "30d";
@@ -17,15 +17,20 @@ export interface Series {
 }
 
 export async function loadSeries(serverId: string, window: Window): Promise<Series> {
-  const stats = await client.servers.uptimeStats.query({ window }, { context: { serverId } });
+  const m = await client.servers.metrics.query({ window, metrics: "latency,players,tps" }, { context: { serverId } });
+  const latency = m.metrics.latency ?? [];
+  const players = m.metrics.players ?? [];
+  const tps = m.metrics.tps ?? [];
   const s: Series = { t: [], latency: [], players: [], tps: [] };
-  // The window's grid starts before the server had any sample; the chart starts at its first.
-  const first = stats.buckets.findIndex((b) => b.up + b.down > 0);
-  for (const b of first < 0 ? [] : stats.buckets.slice(first)) {
-    s.t.push(Date.parse(b.start) / 1000);
-    s.latency.push(b.latency_avg_ms);
-    s.players.push(b.players_avg);
-    s.tps.push(null);
+  // The window's grid starts before the server had any data; the chart starts at its first.
+  const has = (i: number) => latency[i]?.avg != null || players[i]?.avg != null || tps[i]?.avg != null;
+  let first = 0;
+  while (first < latency.length && !has(first)) first++;
+  for (let i = first; i < latency.length; i++) {
+    s.t.push(Date.parse(latency[i]!.ts) / 1000);
+    s.latency.push(latency[i]!.avg);
+    s.players.push(players[i]?.avg ?? null);
+    s.tps.push(tps[i]?.avg ?? null);
   }
   return s;
 }
