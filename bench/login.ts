@@ -1,9 +1,9 @@
 /**
  * ms_auth benchmark: POST /client/ms-auth/session/validate and /poll through the REST door and
- * /trpc, against a raw Bun.serve baseline doing the same parsing, rate limiting and service
- * calls on the same database in the same run; then complete login flows per second against
- * the development identity provider (start, provider page, sign-in, callback with the chain,
- * consent, approve, poll).
+ * /trpc, against a raw Bun.serve baseline (bench/raw-login-baseline.ts) that does the same work
+ * with one joined, prepared query and nothing of the app, on the same database in the same run;
+ * then complete login flows per second against the development identity provider (start,
+ * provider page, sign-in, callback with the chain, consent, approve, poll).
  *
  *   node_modules/.bin/bun bench/login.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login.ts
@@ -47,6 +47,7 @@ await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBo
 const appValidate = await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
 const trpcValidate = await load({ url: `${app.url}/trpc/msAuth.validate`, body: validateBody, ...opts });
 const appPoll = await load({ url: `${app.url}/client/ms-auth/poll`, body: pollBody, ...opts });
+const trpcPoll = await load({ url: `${app.url}/trpc/msAuth.poll`, body: pollBody, ...opts });
 
 // Complete flows: concurrent loops of the whole login for a fixed time.
 let flows = 0;
@@ -70,7 +71,7 @@ await Promise.all(
 flowLat.sort((a, b) => a - b);
 await app.stop();
 
-const raw = await startTarget("bench/raw-baseline.ts", env);
+const raw = await startTarget("bench/raw-login-baseline.ts", env);
 await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
 const rawValidate = await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
 const rawPoll = await load({ url: `${raw.url}/client/ms-auth/poll`, body: pollBody, ...opts });
@@ -84,8 +85,12 @@ const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
   { name: "tRPC door      msAuth.validate", r: trpcValidate, baseline: rawValidate },
   { name: "raw Bun.serve  poll (authorized)", r: rawPoll },
   { name: "REST door      poll (authorized)", r: appPoll, baseline: rawPoll },
+  { name: "tRPC door      msAuth.poll (authorized)", r: trpcPoll, baseline: rawPoll },
 ];
 table(rows);
+console.log(
+  `\ntRPC / REST: validate ${(trpcValidate.rps / appValidate.rps).toFixed(2)}, poll ${(trpcPoll.rps / appPoll.rps).toFixed(2)}`,
+);
 console.log(
   `\ncomplete login flows (7 HTTP requests each, chain against the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
     `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}`,
