@@ -34,7 +34,13 @@ const env = {
   PASSWORD_TIME_COST: "1",
 };
 
-const app = await startTarget("src/main.ts", env);
+// BENCH_PROFILE=<dir>: the app writes a CPU profile there (bun --cpu-prof) when it stops.
+const profile = process.env.BENCH_PROFILE;
+const app = await startTarget(
+  "src/main.ts",
+  env,
+  profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, "--cpu-prof-md"] : [],
+);
 const { creds } = await launcherClient(app.url);
 const { token, requestId } = await loginFlow(app.url, creds, "BenchPlayer");
 

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { LoginStatus } from "../../machines/login-request";
+import { FINAL_STATUSES, type LoginStatus } from "../../machines/login-request";
 import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -17,6 +17,14 @@ const POLL_INTERVAL_S = 2;
 const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest one from start).";
 /** How long a cached live session may be used without hearing of a change: the bound if a notice is lost. */
 export const SESSION_CACHE_TTL_MS = 10_000;
+
+interface PollAnswer {
+  status: LoginStatus;
+  mc_username?: string;
+  svc_session_token?: string;
+  error?: DenialCode | "expired";
+  expires_in?: number;
+}
 
 interface LiveSession {
   id: string;
@@ -37,6 +45,8 @@ export class MsAuthService {
    */
   private readonly sessionCache: BoundedCache<string, LiveSession>;
   private readonly sessionQuery;
+  /** Request id -> the poll answer once the request has ended: a final status never changes. */
+  private readonly endedPolls: BoundedCache<string, { clientId: string; out: PollAnswer }>;
 
   constructor(
     private readonly db: Db,
@@ -48,6 +58,7 @@ export class MsAuthService {
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
+    this.endedPolls = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
     this.sessionQuery = db
       .select({
         id: sessions.id,
@@ -93,25 +104,23 @@ export class MsAuthService {
     };
   }
 
-  async poll(client: VerifiedClient, requestId: string) {
+  async poll(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
+    const ended = this.endedPolls.get(requestId);
+    if (ended?.clientId === client.app.id) return ended.out;
+    const epoch = this.endedPolls.epoch;
     // One statement: the request and its session, if any.
     const found = await this.requests.loadWithSession(requestId);
     if (!found || found.row.clientId !== client.app.id) throw new AppError("not_found", UNKNOWN_REQUEST);
     const row = await this.requests.current(found.row);
     if (!row) throw new AppError("not_found", UNKNOWN_REQUEST);
     const status = row.status as LoginStatus;
-    const out: {
-      status: LoginStatus;
-      mc_username?: string;
-      svc_session_token?: string;
-      error?: DenialCode | "expired";
-      expires_in?: number;
-    } = { status };
+    const out: PollAnswer = { status };
     if (row.context.mcUsername) out.mc_username = row.context.mcUsername;
     if (status === "denied" || status === "expired")
       out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
     if (status === "pending" || status === "authenticated") out.expires_in = this.secondsLeft(row);
     if (status === "authorized" && found.sessionId) out.svc_session_token = this.links.sessionToken(found.sessionId);
+    if (FINAL_STATUSES.includes(status)) this.endedPolls.set(requestId, { clientId: client.app.id, out }, epoch);
     return out;
   }
 
