@@ -1,9 +1,9 @@
 /**
  * ms_auth benchmark: POST /client/ms-auth/session/validate and /poll through the REST door and
- * /trpc, against a raw Bun.serve baseline doing the same parsing, rate limiting and service
- * calls on the same database in the same run; then complete login flows per second against
- * the development identity provider (start, provider page, sign-in, callback with the chain,
- * consent, approve, poll).
+ * /trpc, against a raw Bun.serve baseline (bench/raw-login-baseline.ts) that does the same work
+ * with one joined, prepared query and nothing of the app, on the same database in the same run;
+ * then complete login flows per second against the development identity provider (start,
+ * provider page, sign-in, callback with the chain, consent, approve, poll).
  *
  *   node_modules/.bin/bun bench/login.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login.ts
@@ -34,19 +34,52 @@ const env = {
   PASSWORD_TIME_COST: "1",
 };
 
-const app = await startTarget("src/main.ts", env);
+// BENCH_PROFILE=<dir>: the app writes a CPU profile there (bun --cpu-prof) when it stops.
+const profile = process.env.BENCH_PROFILE;
+const app = await startTarget(
+  "src/main.ts",
+  env,
+  profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, "--cpu-prof-md"] : [],
+);
 const { creds } = await launcherClient(app.url);
 const { token, requestId } = await loginFlow(app.url, creds, "BenchPlayer");
 
 const validateBody = { ...creds, svc_session_token: token };
 const pollBody = { ...creds, auth_request_id: requestId };
 const opts = { seconds, connections, method: "POST" as const };
-console.log(`database: ${db.url ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case`);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+console.log(
+  `database: ${db.url ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case, median of ${rounds} interleaved rounds`,
+);
 
+// On PostgreSQL the raw baseline runs beside the app, and the cases alternate round by round,
+// so a burst of other work on the machine weighs on both sides alike. PGlite is one process
+// per data directory: there the baseline runs after the app has stopped.
+let raw = db.url ? await startTarget("bench/raw-login-baseline.ts", env) : undefined;
+const cases = {
+  rawValidate: [] as LoadResult[],
+  appValidate: [] as LoadResult[],
+  trpcValidate: [] as LoadResult[],
+  rawPoll: [] as LoadResult[],
+  appPoll: [] as LoadResult[],
+  trpcPoll: [] as LoadResult[],
+};
+const median = (rs: LoadResult[]) => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
+const measureRaw = async (base: string) => {
+  cases.rawValidate.push(await load({ url: `${base}/client/ms-auth/session/validate`, body: validateBody, ...opts }));
+  cases.rawPoll.push(await load({ url: `${base}/client/ms-auth/poll`, body: pollBody, ...opts }));
+};
 await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
-const appValidate = await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
-const trpcValidate = await load({ url: `${app.url}/trpc/msAuth.validate`, body: validateBody, ...opts });
-const appPoll = await load({ url: `${app.url}/client/ms-auth/poll`, body: pollBody, ...opts });
+if (raw) await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
+for (let r = 0; r < rounds; r++) {
+  if (raw) await measureRaw(raw.url);
+  cases.appValidate.push(
+    await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts }),
+  );
+  cases.trpcValidate.push(await load({ url: `${app.url}/trpc/msAuth.validate`, body: validateBody, ...opts }));
+  cases.appPoll.push(await load({ url: `${app.url}/client/ms-auth/poll`, body: pollBody, ...opts }));
+  cases.trpcPoll.push(await load({ url: `${app.url}/trpc/msAuth.poll`, body: pollBody, ...opts }));
+}
 
 // Complete flows: concurrent loops of the whole login for a fixed time.
 let flows = 0;
@@ -70,22 +103,37 @@ await Promise.all(
 flowLat.sort((a, b) => a - b);
 await app.stop();
 
-const raw = await startTarget("bench/raw-baseline.ts", env);
-await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
-const rawValidate = await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts });
-const rawPoll = await load({ url: `${raw.url}/client/ms-auth/poll`, body: pollBody, ...opts });
+if (!raw) {
+  raw = await startTarget("bench/raw-login-baseline.ts", env);
+  await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
+  for (let r = 0; r < rounds; r++) await measureRaw(raw.url);
+}
 await raw.stop();
 rmSync(dataDir, { recursive: true, force: true });
 await db.drop();
 
+const [rawValidate, appValidate, trpcValidate, rawPoll, appPoll, trpcPoll] = [
+  cases.rawValidate,
+  cases.appValidate,
+  cases.trpcValidate,
+  cases.rawPoll,
+  cases.appPoll,
+  cases.trpcPoll,
+].map(median) as [LoadResult, LoadResult, LoadResult, LoadResult, LoadResult, LoadResult];
 const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
   { name: "raw Bun.serve  session/validate", r: rawValidate },
   { name: "REST door      session/validate", r: appValidate, baseline: rawValidate },
   { name: "tRPC door      msAuth.validate", r: trpcValidate, baseline: rawValidate },
   { name: "raw Bun.serve  poll (authorized)", r: rawPoll },
   { name: "REST door      poll (authorized)", r: appPoll, baseline: rawPoll },
+  { name: "tRPC door      msAuth.poll (authorized)", r: trpcPoll, baseline: rawPoll },
 ];
 table(rows);
+console.log(
+  `\ntargets: REST/raw >= 1.0 (validate ${(appValidate.rps / rawValidate.rps).toFixed(2)}, poll ${(appPoll.rps / rawPoll.rps).toFixed(2)}); ` +
+    `tRPC/REST >= 0.9 (validate ${(trpcValidate.rps / appValidate.rps).toFixed(2)}, poll ${(trpcPoll.rps / appPoll.rps).toFixed(2)}); ` +
+    `flows >= 300/s (${(flows / flowSeconds).toFixed(1)})`,
+);
 console.log(
   `\ncomplete login flows (7 HTTP requests each, chain against the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
     `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}`,

@@ -102,6 +102,18 @@ const ConfigSchema = z
       .default(900),
     /** Wrong client credentials per client id and caller address, so they cannot spend the client's own budget. */
     RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN: z.coerce.number().int().min(1).default(20),
+    /**
+     * PostgreSQL: how often each instance adds its counted hits to the shared counters (one
+     * statement for all keys). Hits are judged in memory between flushes, so instances together
+     * may overshoot a limit by what the others admit in one interval. 0: every hit is one
+     * atomic statement (exact across instances, one database round trip per limited request).
+     */
+    RATE_LIMIT_FLUSH_MS: z.coerce
+      .number()
+      .int("must be a whole number of milliseconds")
+      .min(0, "must be between 0 and 1000 milliseconds")
+      .max(1000, "must be between 0 and 1000 milliseconds")
+      .default(100),
     /** Every request, per client address, per instance: a flood guard under the limits above. */
     RATE_LIMIT_GENERAL_PER_MIN: z.coerce.number().int().min(1).default(3000),
     /** Browser origins allowed to call the API (comma-separated, or *); none by default. */

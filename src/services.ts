@@ -1,5 +1,5 @@
 import { AccessTokens, loadSigningPem } from "./auth/jwt";
-import { every } from "./lib/background";
+import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
 import { AuthService } from "./auth/service";
@@ -21,7 +21,7 @@ import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
 import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
-import { DbRateLimitStore } from "./db/rate-limit-store";
+import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
 import { AgentService } from "./agent/service";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
@@ -31,6 +31,19 @@ import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
 import { ServersService } from "./servers/service";
 
+/** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
+function flushTask(store: BatchedRateLimitStore, ms: number, log: Logger): BackgroundTask {
+  const task = every("rate-limit-flush", ms / 1000, log, () => store.flush());
+  return {
+    name: task.name,
+    start: () => task.start(),
+    async stop() {
+      await task.stop();
+      await store.flush().catch((err) => log.error("rate-limit-flush failed", { err }));
+    },
+  };
+}
+
 export async function createServices(config: Config, database: Database, log: Logger): Promise<Services> {
   const pem = await loadSigningPem({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR });
   const tokens = await AccessTokens.fromPem(pem, config.ACCESS_TOKEN_TTL_SECONDS);
@@ -38,17 +51,21 @@ export async function createServices(config: Config, database: Database, log: Lo
   const db = database.db;
   const clock = new Clock();
   // Counters must be shared when instances share a database; PGlite means one instance.
-  const limiter = new RateLimiter(
+  const exact = new RateLimiter(
     database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(),
     () => clock.now(),
   );
-  const clients = new ClientsService(db);
+  // The launchers' budgets are hit on every call: counted in memory, flushed in batches.
+  const batched = database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0 ? new BatchedRateLimitStore(db) : null;
+  const limiter = batched ? new RateLimiter(batched, () => clock.now()) : exact;
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
+  const clients = new ClientsService(db, bus);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
-  const loginThrottle = new LoginThrottle(limiter, bus, {
+  // Failed sign-ins are few and guard passwords: counted exactly, one statement a failure.
+  const loginThrottle = new LoginThrottle(exact, bus, {
     account: {
       name: "login-failures-account",
       limit: config.LOGIN_FAILURES_PER_ACCOUNT,
@@ -85,7 +102,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     database,
     tokens,
     auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
-    teams: new TeamsService(db),
+    teams: new TeamsService(db, (teamId) => clients.teamDeleted(teamId)),
     health: new HealthService(() => database.ping()),
     clock,
     keyring,
@@ -104,7 +121,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    msAuth: new MsAuthService(db, loginRequests, links, clock, config),
+    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus),
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
@@ -121,7 +138,12 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.
-      every("rate-limit-prune", 60, log, () => limiter.prune(Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS))),
+      every("rate-limit-prune", 60, log, async () => {
+        const window = Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS);
+        await exact.prune(window);
+        if (limiter !== exact) await limiter.prune(window);
+      }),
+      ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),
       every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
         playerHistory.sweep(),
       ),

@@ -94,12 +94,25 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     onC.close();
   });
 
-  test("a rate limit counts requests across instances", async () => {
-    await startThree({ RATE_LIMIT_START_PER_MIN: "4" });
+  test("a rate limit counts requests across instances, exactly with RATE_LIMIT_FLUSH_MS=0", async () => {
+    await startThree({ RATE_LIMIT_START_PER_MIN: "4", RATE_LIMIT_FLUSH_MS: "0" });
     const client = await newClient(a);
     const body = { client_id: client.clientId, client_secret: client.secret };
     for (const srv of [a, b, c, a])
       expect((await api(srv, "POST", "/client/ms-auth/start", { body })).status).toBe(200);
+    for (const srv of [a, b, c])
+      expectError(await api(srv, "POST", "/client/ms-auth/start", { body }), 429, "rate_limited");
+  });
+
+  test("with batched counting (the default), instances count together once a flush interval has passed", async () => {
+    await startThree({ RATE_LIMIT_START_PER_MIN: "4", RATE_LIMIT_FLUSH_MS: "100" });
+    const client = await newClient(a);
+    const body = { client_id: client.clientId, client_secret: client.secret };
+    for (const srv of [a, b, c, a]) {
+      expect((await api(srv, "POST", "/client/ms-auth/start", { body })).status).toBe(200);
+      // The stated bound: a hit is known to the other instances one flush (plus a round trip) later.
+      await Bun.sleep(300);
+    }
     for (const srv of [a, b, c])
       expectError(await api(srv, "POST", "/client/ms-auth/start", { body }), 429, "rate_limited");
   });

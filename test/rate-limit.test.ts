@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Database } from "../src/db/client";
-import { DbRateLimitStore } from "../src/db/rate-limit-store";
+import { BatchedRateLimitStore, DbRateLimitStore } from "../src/db/rate-limit-store";
 import { AppError } from "../src/lib/errors";
 import { MemoryRateLimitStore, RateLimiter, type RateLimitPolicy, type RateLimitStore } from "../src/lib/rate-limit";
 import { devIdp, startTestServer, usingPostgres } from "./harness";
@@ -31,6 +31,8 @@ const runDb = () => {
 const stores: [string, () => Promise<RateLimitStore>][] = [
   ["memory", async () => new MemoryRateLimitStore()],
   ["database", async () => new DbRateLimitStore((await runDb()).db)],
+  // Within one instance the batched store decides exactly as the others do.
+  ["database, batched flush", async () => new BatchedRateLimitStore((await runDb()).db)],
 ];
 
 let seq = 0;
@@ -125,7 +127,8 @@ for (const [kind, makeStore] of stores) {
     });
 
     test("many hits in parallel admit exactly the limit", async () => {
-      const [a, b] = [await makeStore(), kind === "memory" ? undefined : await makeStore()];
+      // Two database stores act as two instances; the batched store's cross-instance bound has its own test.
+      const [a, b] = [await makeStore(), kind === "database" ? await makeStore() : undefined];
       const now = MINUTE + 5_000;
       const limiters = [new RateLimiter(a, () => now), new RateLimiter(b ?? a, () => now)];
       const policy: RateLimitPolicy = { name: "poll", limit: 10, windowSeconds: 60 };
@@ -165,6 +168,55 @@ describe("rate limiter: the database store shared by instances", () => {
     expect(racing.filter(Boolean).length).toBe(4);
     now += 60_000;
     expect((await b.hit(policy, key)).allowed).toBe(true);
+  });
+
+  test("batched stores on two instances: each sees the other's hits after a flush; the overshoot is what the other admitted between flushes", async () => {
+    const first = await runDb();
+    const second = usingPostgres() ? await openDb() : first;
+    let now = MINUTE + 30_000;
+    const storeA = new BatchedRateLimitStore(first.db);
+    const storeB = new BatchedRateLimitStore(second.db);
+    const a = new RateLimiter(storeA, () => now);
+    const b = new RateLimiter(storeB, () => now);
+    const policy: RateLimitPolicy = { name: "validate", limit: 10, windowSeconds: 60 };
+    const key = uniqueKey();
+    // A counts 6, flushes; B, new to the key, reads them before judging its first hit.
+    for (let i = 0; i < 6; i++) expect((await a.hit(policy, key)).allowed).toBe(true);
+    await storeA.flush();
+    const fromB = [];
+    for (let i = 0; i < 6; i++) fromB.push((await b.hit(policy, key)).allowed);
+    expect(fromB).toEqual([true, true, true, true, false, false]);
+    await storeB.flush();
+    // Both flushed: A knows of B's hits and refuses.
+    await storeA.flush();
+    expect((await a.hit(policy, key)).allowed).toBe(false);
+    // Between flushes each instance judges on what it last heard: with no flush, A and B each
+    // admit up to the rest of the limit, and no more than that together.
+    const other = uniqueKey();
+    await a.hit(policy, other);
+    await storeA.flush();
+    await b.hit(policy, other);
+    let admitted = 2;
+    for (let i = 0; i < 20; i++) {
+      if ((await a.hit(policy, other)).allowed) admitted++;
+      if ((await b.hit(policy, other)).allowed) admitted++;
+    }
+    // A knew of 1 (its own), B of 2: A admits 9 more, B 8 more. Limit 10, overshoot 9 = what
+    // A admitted that B had not heard of, and once both flush, the stored count is the truth.
+    expect(admitted).toBe(19);
+    await storeA.flush();
+    await storeB.flush();
+    await storeA.flush();
+    const rows = await first.db.execute(sql`select counts from rate_limits where key = ${`validate:${other}`}`);
+    const stored = ((Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows)[0] as { counts: number[] })
+      .counts;
+    expect(stored.reduce((x, y) => x + y, 0)).toBe(19);
+    expect((await a.hit(policy, other)).allowed).toBe(false);
+    expect((await b.hit(policy, other)).allowed).toBe(false);
+    // The window still slides: a minute later both admit again.
+    now += 61_000;
+    expect((await a.hit(policy, other)).allowed).toBe(true);
+    expect((await b.hit(policy, other)).allowed).toBe(true);
   });
 
   test("pruning removes keys idle for two windows, so the table stays bounded", async () => {

@@ -28,10 +28,13 @@ export async function benchDatabase(): Promise<{ url: string; drop(): Promise<vo
  */
 const BENCH_GENERAL_LIMIT = 1_000_000_000;
 
-/** Starts a benchmark target (the app, or the raw baseline) as its own process; waits for /health. */
-export async function startTarget(script: string, env: Record<string, string>) {
+/**
+ * Starts a benchmark target (the app, or the raw baseline) as its own process; waits for /health.
+ * `runtimeArgs` go to bun before the script (`--cpu-prof` and the like).
+ */
+export async function startTarget(script: string, env: Record<string, string>, runtimeArgs: string[] = []) {
   const port = freePort();
-  const proc = Bun.spawn([process.execPath, script], {
+  const proc = Bun.spawn([process.execPath, ...runtimeArgs, script], {
     env: {
       ...process.env,
       PUBLIC_URL: `http://127.0.0.1:${port}`,

@@ -1,12 +1,14 @@
-import { and, count, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { clientApps, clientModules, teams } from "../db/schema";
+import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { newSecret, safeEqual, sha256 } from "../lib/secrets";
 import { requireResourceRole, requireTeamRole } from "../teams/access";
 import type { Principal, Role } from "../auth/principal";
+import type { Bus } from "../realtime/bus";
 
 type AppRow = typeof clientApps.$inferSelect;
 type ModuleRow = typeof clientModules.$inferSelect;
@@ -43,8 +45,36 @@ const moduleOut = (m: ModuleRow) => ({
   updated_at: iso(m.updatedAt),
 });
 
+/** How long a cached client may be used without hearing of a change: the bound if a notice is lost. */
+export const CLIENT_CACHE_TTL_MS = 10_000;
+
 export class ClientsService {
-  constructor(private readonly db: Db) {}
+  /**
+   * Client id -> the client row (secret hash included) and its ms_auth module, so a launcher's
+   * calls verify credentials without a query. Every change (rotation, module, edit, deletion)
+   * is announced on the bus and drops the entry on every instance.
+   */
+  private readonly cache: BoundedCache<string, VerifiedClient>;
+  private readonly credentialQuery;
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus?: Bus,
+    cache: { maxEntries: number; ttlMs: number } = { maxEntries: 10_000, ttlMs: CLIENT_CACHE_TTL_MS },
+  ) {
+    this.cache = new BoundedCache(cache.maxEntries, cache.ttlMs);
+    this.credentialQuery = db
+      .select({ app: clientApps, msAuth: clientModules })
+      .from(clientApps)
+      .leftJoin(clientModules, and(eq(clientModules.clientId, clientApps.id), eq(clientModules.moduleKey, MS_AUTH)))
+      .where(eq(clientApps.id, sql.placeholder("id")))
+      .limit(1)
+      .prepare("client_with_ms_auth");
+    bus?.onNotice((n) => {
+      if (n.type === "client_changed") this.cache.delete(n.client_id);
+      else if (n.type === "team_clients_gone") this.cache.deleteWhere((c) => c.app.teamId === n.team_id);
+    });
+  }
 
   async create(
     principal: Principal,
@@ -122,12 +152,14 @@ export class ClientsService {
       })
       .where(eq(clientApps.id, client_id))
       .returning();
+    await this.changed(client_id);
     return appOut(row!, await this.moduleKeys(client_id));
   }
 
   async remove(principal: Principal, clientId: string) {
     await this.authorized(principal, clientId, "admin");
     await this.db.delete(clientApps).where(eq(clientApps.id, clientId));
+    await this.changed(clientId);
     return { ok: true as const };
   }
 
@@ -140,6 +172,7 @@ export class ClientsService {
       .set({ secretHash: sha256(secret), secretRotatedAt: new Date(), updatedAt: new Date() })
       .where(eq(clientApps.id, clientId))
       .returning();
+    await this.changed(clientId);
     return { app: appOut(row!, await this.moduleKeys(clientId)), client_secret: secret };
   }
 
@@ -154,6 +187,7 @@ export class ClientsService {
         set: { postLoginRedirectUri: redirectUri, updatedAt: now },
       })
       .returning();
+    await this.changed(clientId);
     return moduleOut(row!);
   }
 
@@ -171,6 +205,7 @@ export class ClientsService {
       .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
       .returning();
     if (gone.length === 0) throw new AppError("not_found", "The ms_auth module is not enabled for this client.");
+    await this.changed(clientId);
     return { ok: true as const };
   }
 
@@ -191,15 +226,32 @@ export class ClientsService {
     return found;
   }
 
-  /** A client and its ms_auth module (null when not enabled); no credentials checked. */
+  /** A client and its ms_auth module (null when not enabled); no credentials checked. Cached. */
   async withMsAuth(clientId: string): Promise<VerifiedClient | null> {
-    const [found] = await this.db
-      .select({ app: clientApps, msAuth: clientModules })
-      .from(clientApps)
-      .leftJoin(clientModules, and(eq(clientModules.clientId, clientApps.id), eq(clientModules.moduleKey, MS_AUTH)))
-      .where(eq(clientApps.id, clientId))
-      .limit(1);
-    return found ?? null;
+    const hit = this.cache.get(clientId);
+    if (hit) return hit;
+    const epoch = this.cache.epoch;
+    const [found] = await this.credentialQuery.execute({ id: clientId });
+    if (!found) return null;
+    this.cache.set(clientId, found, epoch);
+    return found;
+  }
+
+  /** Every client of a team is gone (the team was deleted): no instance may keep one cached. */
+  async teamDeleted(teamId: string) {
+    this.cache.deleteWhere((c) => c.app.teamId === teamId);
+    await this.announce({ type: "team_clients_gone", team_id: teamId });
+  }
+
+  private async changed(clientId: string) {
+    this.cache.delete(clientId);
+    await this.announce({ type: "client_changed", client_id: clientId });
+  }
+
+  private async announce(notice: Parameters<Bus["publishNotice"]>[0]) {
+    // The change is already stored: a lost notice only leaves other instances on their copy
+    // until its TTL, so it must not turn a completed change into an error.
+    await this.bus?.publishNotice(notice).catch(() => undefined);
   }
 
   private async authorized(principal: Principal, clientId: string, min: Role): Promise<AppRow> {

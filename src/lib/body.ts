@@ -14,7 +14,10 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
   if (declared === "0" || !request.body) return {};
   const type = request.headers.get("content-type");
-  const buf = await readLimited(request.body, maxBytes);
+  // A declared length frames the body exactly (checked above), so it can be read whole without
+  // the stream's per-chunk cost; only chunked bodies need counting as they arrive.
+  const buf =
+    declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request.body, maxBytes);
   if (buf.byteLength === 0) return {};
   if (!type || !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "Send the body as JSON with `content-type: application/json`.");

@@ -1,11 +1,13 @@
-import { and, eq } from "drizzle-orm";
-import type { LoginStatus } from "../../machines/login-request";
+import { and, eq, sql } from "drizzle-orm";
+import { FINAL_STATUSES, type LoginStatus } from "../../machines/login-request";
 import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
 import type { DenialCode } from "../identity/types";
+import type { Bus } from "../realtime/bus";
 import type { Clock } from "../lib/clock";
+import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
@@ -13,19 +15,67 @@ import type { LoginRequestRow, LoginRequestStore } from "./store";
 
 const POLL_INTERVAL_S = 2;
 const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest one from start).";
+/** How long a cached live session may be used without hearing of a change: the bound if a notice is lost. */
+export const SESSION_CACHE_TTL_MS = 10_000;
+
+interface PollAnswer {
+  status: LoginStatus;
+  mc_username?: string;
+  svc_session_token?: string;
+  error?: DenialCode | "expired";
+  expires_in?: number;
+}
+
+interface LiveSession {
+  id: string;
+  clientId: string;
+  mcUuid: string;
+  mcUsername: string;
+  expiresAt: Date;
+}
 
 /**
  * The launcher backend's calls. The caller's credentials were verified once, by the
  * procedure (`clientProcedure`); every method here acts for that verified client only.
  */
 export class MsAuthService {
+  /**
+   * Token hash -> live session, so validate answers without a query. A revocation is announced
+   * on the bus and drops the entry on every instance; expiry is checked on every read.
+   */
+  private readonly sessionCache: BoundedCache<string, LiveSession>;
+  private readonly sessionQuery;
+  /** Request id -> the poll answer once the request has ended: a final status never changes. */
+  private readonly endedPolls: BoundedCache<string, { clientId: string; out: PollAnswer }>;
+
   constructor(
     private readonly db: Db,
     private readonly requests: LoginRequestStore,
     private readonly links: LoginLinks,
     private readonly clock: Clock,
     private readonly config: Config,
-  ) {}
+    private readonly bus?: Bus,
+    cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
+  ) {
+    this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
+    this.endedPolls = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
+    this.sessionQuery = db
+      .select({
+        id: sessions.id,
+        clientId: sessions.clientId,
+        mcUuid: sessions.mcUuid,
+        mcUsername: sessions.mcUsername,
+        expiresAt: sessions.expiresAt,
+        revokedAt: sessions.revokedAt,
+      })
+      .from(sessions)
+      .where(eq(sessions.tokenHash, sql.placeholder("hash")))
+      .limit(1)
+      .prepare("launcher_session_by_hash");
+    bus?.onNotice((n) => {
+      if (n.type === "launcher_session_revoked") this.sessionCache.deleteWhere((s) => s.id === n.session_id);
+    });
+  }
 
   /**
    * A new login request, or, with `auth_request_id`, the same live request again (a launcher
@@ -54,29 +104,23 @@ export class MsAuthService {
     };
   }
 
-  async poll(client: VerifiedClient, requestId: string) {
-    const row = await this.requests.loadCurrent(requestId);
-    if (!row || row.clientId !== client.app.id) throw new AppError("not_found", UNKNOWN_REQUEST);
+  async poll(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
+    const ended = this.endedPolls.get(requestId);
+    if (ended?.clientId === client.app.id) return ended.out;
+    const epoch = this.endedPolls.epoch;
+    // One statement: the request and its session, if any.
+    const found = await this.requests.loadWithSession(requestId);
+    if (!found || found.row.clientId !== client.app.id) throw new AppError("not_found", UNKNOWN_REQUEST);
+    const row = await this.requests.current(found.row);
+    if (!row) throw new AppError("not_found", UNKNOWN_REQUEST);
     const status = row.status as LoginStatus;
-    const out: {
-      status: LoginStatus;
-      mc_username?: string;
-      svc_session_token?: string;
-      error?: DenialCode | "expired";
-      expires_in?: number;
-    } = { status };
+    const out: PollAnswer = { status };
     if (row.context.mcUsername) out.mc_username = row.context.mcUsername;
     if (status === "denied" || status === "expired")
       out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
     if (status === "pending" || status === "authenticated") out.expires_in = this.secondsLeft(row);
-    if (status === "authorized") {
-      const [session] = await this.db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(eq(sessions.loginRequestId, row.id))
-        .limit(1);
-      if (session) out.svc_session_token = this.links.sessionToken(session.id);
-    }
+    if (status === "authorized" && found.sessionId) out.svc_session_token = this.links.sessionToken(found.sessionId);
+    if (FINAL_STATUSES.includes(status)) this.endedPolls.set(requestId, { clientId: client.app.id, out }, epoch);
     return out;
   }
 
@@ -91,10 +135,16 @@ export class MsAuthService {
   /** RFC 7009 manner: always ok, so a caller learns nothing about tokens that are not theirs. */
   async revoke(client: VerifiedClient, token: string) {
     if (token.startsWith(SESSION_PREFIX)) {
-      await this.db
+      const revoked = await this.db
         .update(sessions)
         .set({ revokedAt: this.clock.date() })
-        .where(and(eq(sessions.tokenHash, sha256(token)), eq(sessions.clientId, client.app.id)));
+        .where(and(eq(sessions.tokenHash, sha256(token)), eq(sessions.clientId, client.app.id)))
+        .returning({ id: sessions.id });
+      for (const { id } of revoked) {
+        this.sessionCache.deleteWhere((s) => s.id === id);
+        // Stored already: a lost notice leaves other instances on their copy until its TTL.
+        await this.bus?.publishNotice({ type: "launcher_session_revoked", session_id: id }).catch(() => undefined);
+      }
     }
     return { ok: true as const };
   }
@@ -116,14 +166,24 @@ export class MsAuthService {
     return Math.max(0, Math.ceil((row.expiresAt.getTime() - this.clock.now()) / 1000));
   }
 
-  private async liveSession(clientId: string, token: string) {
+  private async liveSession(clientId: string, token: string): Promise<LiveSession | null> {
     if (!token.startsWith(SESSION_PREFIX)) return null;
-    const [s] = await this.db
-      .select()
-      .from(sessions)
-      .where(eq(sessions.tokenHash, sha256(token)))
-      .limit(1);
-    if (!s || s.clientId !== clientId || s.revokedAt || s.expiresAt.getTime() <= this.clock.now()) return null;
+    const hash = sha256(token);
+    let s = this.sessionCache.get(hash);
+    if (!s) {
+      const epoch = this.sessionCache.epoch;
+      const [row] = await this.sessionQuery.execute({ hash });
+      if (!row || row.revokedAt) return null;
+      s = {
+        id: row.id,
+        clientId: row.clientId,
+        mcUuid: row.mcUuid,
+        mcUsername: row.mcUsername,
+        expiresAt: row.expiresAt,
+      };
+      this.sessionCache.set(hash, s, epoch);
+    }
+    if (s.clientId !== clientId || s.expiresAt.getTime() <= this.clock.now()) return null;
     return s;
   }
 }

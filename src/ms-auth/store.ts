@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte } from "drizzle-orm";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import {
   applyLoginEvent,
   FINAL_STATUSES,
@@ -7,7 +7,7 @@ import {
   type LoginStatus,
 } from "../../machines/login-request";
 import type { Db } from "../db/client";
-import { loginRequests } from "../db/schema";
+import { loginRequests, sessions } from "../db/schema";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 
@@ -28,10 +28,27 @@ const MAX_ATTEMPTS = 5;
  * request once; it is read again only when another instance changed it in between.
  */
 export class LoginRequestStore {
+  private readonly byId;
+  private readonly byIdWithSession;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.byId = db
+      .select()
+      .from(loginRequests)
+      .where(eq(loginRequests.id, sql.placeholder("id")))
+      .limit(1)
+      .prepare("login_request_by_id");
+    this.byIdWithSession = db
+      .select({ row: loginRequests, sessionId: sessions.id })
+      .from(loginRequests)
+      .leftJoin(sessions, eq(sessions.loginRequestId, loginRequests.id))
+      .where(eq(loginRequests.id, sql.placeholder("id")))
+      .limit(1)
+      .prepare("login_request_with_session");
+  }
 
   async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
     const [row] = await this.db
@@ -51,7 +68,18 @@ export class LoginRequestStore {
   /** Loads a request, first expiring it if its deadline has passed. */
   async loadCurrent(id: string): Promise<LoginRequestRow | null> {
     const row = await this.load(id);
-    if (!row || !this.overdue(row)) return row;
+    return row && this.current(row);
+  }
+
+  /** A request and the id of its session (once approved), in one statement; not expired here. */
+  async loadWithSession(id: string): Promise<{ row: LoginRequestRow; sessionId: string | null } | null> {
+    const [found] = await this.byIdWithSession.execute({ id });
+    return found ?? null;
+  }
+
+  /** `row`, expired first if its deadline has passed. */
+  async current(row: LoginRequestRow): Promise<LoginRequestRow | null> {
+    if (!this.overdue(row)) return row;
     return (await this.send(row, { type: "EXPIRE" }))?.row ?? null;
   }
 
@@ -93,8 +121,8 @@ export class LoginRequestStore {
       );
       if (!next) return { row: seen, applied: false };
       const own = effective === event;
-      const updated = await this.db.transaction(async (tx) => {
-        const [u] = await tx
+      const write = async (q: Db | Tx) => {
+        const [u] = await q
           .update(loginRequests)
           .set({
             status: next.status,
@@ -105,9 +133,12 @@ export class LoginRequestStore {
           })
           .where(and(eq(loginRequests.id, seen.id), eq(loginRequests.version, seen.version)))
           .returning();
-        if (u && own && inTx) await inTx(tx, u);
+        if (u && own && inTx) await inTx(q as Tx, u);
         return u;
-      });
+      };
+      // One UPDATE is atomic on its own; a transaction (three more round trips) only when
+      // something must be written with it.
+      const updated = own && inTx ? await this.db.transaction(write) : await write(this.db);
       if (updated) return { row: updated, applied: own };
       current = await this.load(seen.id);
     }
@@ -116,12 +147,7 @@ export class LoginRequestStore {
   }
 
   private load(id: string): Promise<LoginRequestRow | null> {
-    return this.db
-      .select()
-      .from(loginRequests)
-      .where(eq(loginRequests.id, id))
-      .limit(1)
-      .then((r) => r[0] ?? null);
+    return this.byId.execute({ id }).then((r) => r[0] ?? null);
   }
 
   private overdue(row: LoginRequestRow) {

@@ -3,13 +3,17 @@ import type { Logger } from "../lib/log";
 import type { ServerEvent } from "./events";
 
 /**
- * Changes to account state that every instance caches: a login session ended (logout,
- * refresh-token reuse), or sign-ins for a key refused until a time. Keys are hashes, never
- * an email or an address in clear.
+ * Changes to state that every instance caches: a login session ended (logout, refresh-token
+ * reuse), sign-ins for a key refused until a time, a client's credentials or modules changed
+ * (rotation, module change, deletion; `team_id` alone: every client of a deleted team), or a
+ * launcher session revoked. Keys are hashes or ids, never an email, address or secret in clear.
  */
 export type AccountNotice =
   | { type: "session_revoked"; session_id: string }
-  | { type: "login_blocked"; key: string; until_ms: number };
+  | { type: "login_blocked"; key: string; until_ms: number }
+  | { type: "client_changed"; client_id: string }
+  | { type: "team_clients_gone"; team_id: string }
+  | { type: "launcher_session_revoked"; session_id: string };
 
 /**
  * Carries server events to every instance. An event published anywhere reaches every

@@ -30,7 +30,11 @@ const keyOut = (k: KeyRow) => ({
 });
 
 export class TeamsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Told after a team is deleted (with it its clients: caches of them must go). */
+    private readonly onRemoved: (teamId: string) => Promise<void> = async () => {},
+  ) {}
 
   require(principal: Principal, teamId: string, min: Role) {
     return requireTeamRole(this.db, principal, teamId, min);
@@ -93,6 +97,7 @@ export class TeamsService {
   async remove(principal: Principal, teamId: string) {
     await this.require(principal, teamId, "owner");
     await this.db.delete(teams).where(eq(teams.id, teamId));
+    await this.onRemoved(teamId);
     return { ok: true as const };
   }
 

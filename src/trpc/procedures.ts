@@ -24,30 +24,36 @@ function nulAt(input: unknown): string | null {
   return null;
 }
 
+/** The tRPC error of an application error's row in the one error table (the formatter adds the rest). */
+const asTrpcError = (cause: AppError) =>
+  new TRPCError({ code: ERROR_CODES[cause.appCode].trpc, message: cause.message, cause });
+
 /**
  * Every procedure starts here. PostgreSQL text cannot hold U+0000 and answers such a value
  * with an error, so it is refused as a validation failure on both doors before any work.
  */
-export const publicProcedure = t.procedure
-  .use(async ({ next }) => {
-    const result = await next();
-    // The boundary where application errors become tRPC errors: tRPC answers each with the
-    // status and JSON-RPC code of its row in the one error table, the formatter adds the rest.
-    if (!result.ok && result.error.cause instanceof AppError) {
-      const cause = result.error.cause;
-      result.error = new TRPCError({ code: ERROR_CODES[cause.appCode].trpc, message: cause.message, cause });
-    }
-    return result;
-  })
-  .use(async ({ getRawInput, next }) => {
-    const at = nulAt(await getRawInput());
-    if (at !== null) {
-      throw new AppError("validation_failed", "The request did not match the expected shape.", {
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  // One middleware, not two: each layer of tRPC's chain copies its options and context.
+  let raw: unknown;
+  try {
+    raw = await getRawInput();
+  } catch (err) {
+    throw err instanceof AppError ? asTrpcError(err) : err;
+  }
+  const at = nulAt(raw);
+  if (at !== null) {
+    throw asTrpcError(
+      new AppError("validation_failed", "The request did not match the expected shape.", {
         details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
-      });
-    }
-    return next();
-  });
+      }),
+    );
+  }
+  const result = await next();
+  // The boundary where application errors become tRPC errors: tRPC answers each with the
+  // status and JSON-RPC code of its row in the one error table.
+  if (!result.ok && result.error.cause instanceof AppError) result.error = asTrpcError(result.error.cause);
+  return result;
+});
 
 function bearer(headers: Headers): string | null {
   const value = headers.get("authorization");
