@@ -32,6 +32,17 @@ export class MonitoringService {
   private timer: ReturnType<typeof setInterval> | undefined;
   private retentionTimer: ReturnType<typeof setInterval> | undefined;
   private inflight = new Set<Promise<void>>();
+  /** Claimed, not yet started: one claim statement feeds many slots instead of one each. */
+  private queue: Target[] = [];
+  private launched = 0;
+  /** Results waiting for the next batched write, and whether a write is under way. */
+  private pending: {
+    serverId: string;
+    result: PingResult;
+    done: (changed: boolean | null) => void;
+    fail: (err: unknown) => void;
+  }[] = [];
+  private writing = false;
   private ticking = false;
   private stopped = false;
   private listeners = new Set<SampleListener>();
@@ -90,16 +101,25 @@ export class MonitoringService {
   private async fill(): Promise<number> {
     const free = this.config.PING_CONCURRENCY - this.inflight.size;
     if (free <= 0) return 0;
-    const targets = await this.claim(free);
+    // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
+    // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
+    if (this.queue.length < free) this.queue.push(...(await this.claim(this.config.PING_CONCURRENCY)));
+    const targets = this.queue.splice(0, this.config.PING_CONCURRENCY - this.inflight.size);
     for (const target of targets) this.launch(target);
     return targets.length;
   }
 
   private launch(target: Target): Promise<void> {
+    this.launched++;
     const job = this.check(target)
       .then(() => undefined)
       .catch((err) => this.log.warn("storing a ping result failed", { server_id: target.id, err }))
-      .finally(() => this.inflight.delete(job));
+      .finally(() => {
+        this.inflight.delete(job);
+        // Start the next claimed target at once, without waiting for the next tick.
+        const next = !this.stopped && this.queue.shift();
+        if (next) this.launch(next);
+      });
     this.inflight.add(job);
     return job;
   }
@@ -127,14 +147,14 @@ export class MonitoringService {
    * what the loop does over time, at once. Tests and operators use it instead of waiting.
    */
   async pingDue(): Promise<number> {
-    let started = 0;
+    const before = this.launched;
     for (;;) {
-      started += await this.fill();
+      await this.fill();
       // Checks the background loop started count as due too: wait for them as well.
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
     }
-    return started;
+    return this.launched - before;
   }
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
@@ -152,8 +172,89 @@ export class MonitoringService {
     return result;
   }
 
+  /**
+   * Queues a result for the next batched write. One write runs at a time and takes everything
+   * that arrived meanwhile: at 32 pings in flight, one statement stores many results instead
+   * of one statement each (the database, not the pings, bounded the pinger). Null when the
+   * server is gone meanwhile.
+   */
+  private store(serverId: string, result: PingResult): Promise<boolean | null> {
+    return new Promise((done, fail) => {
+      this.pending.push({ serverId, result, done, fail });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush() {
+    this.writing = true;
+    try {
+      while (this.pending.length > 0) {
+        // One row per server per statement: ON CONFLICT cannot update a row twice.
+        const batch: typeof this.pending = [];
+        const later: typeof this.pending = [];
+        const ids = new Set<string>();
+        for (const p of this.pending.splice(0)) {
+          if (ids.has(p.serverId)) later.push(p);
+          else {
+            ids.add(p.serverId);
+            batch.push(p);
+          }
+        }
+        this.pending.unshift(...later);
+        try {
+          const changed = await this.storeMany(batch);
+          for (const p of batch) p.done(changed.get(p.serverId) ?? null);
+        } catch {
+          // One deleted server fails the whole statement: store each alone to find it.
+          for (const p of batch) await this.storeOne(p.serverId, p.result).then(p.done, p.fail);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Samples and latest statuses for many servers in one statement; whether each flipped up/down. */
+  private async storeMany(batch: { serverId: string; result: PingResult }[]): Promise<Map<string, boolean>> {
+    const input = JSON.stringify(
+      batch.map(({ serverId, result: r }) => ({
+        server_id: serverId,
+        online: r.online,
+        latency_ms: r.latencyMs,
+        players_online: r.playersOnline,
+        players_max: r.playersMax,
+        version: r.version,
+        motd: r.motd,
+        error: r.error,
+      })),
+    );
+    const result = await this.db.execute(sql`
+      with input as (
+        select * from jsonb_to_recordset(${input}::jsonb) as x(server_id uuid, online boolean, latency_ms integer,
+          players_online integer, players_max integer, version text, motd text, error text)),
+      sample as (
+        insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
+        select server_id, now(), online, latency_ms, players_online, players_max from input
+        on conflict do nothing),
+      prev as (select s.server_id, s.online from server_status s join input i on i.server_id = s.server_id)
+      insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
+      select server_id, online, latency_ms, players_online, players_max, version, motd, error, now(), now() from input
+      on conflict (server_id) do update set
+        online = excluded.online,
+        latency_ms = excluded.latency_ms,
+        players_online = excluded.players_online,
+        players_max = excluded.players_max,
+        version = coalesce(excluded.version, st.version),
+        motd = coalesce(excluded.motd, st.motd),
+        error = excluded.error,
+        checked_at = excluded.checked_at,
+        changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
+      returning st.server_id, ((select p.online from prev p where p.server_id = st.server_id) is distinct from st.online) as changed`);
+    return new Map(rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]));
+  }
+
   /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
-  private async store(serverId: string, r: PingResult): Promise<boolean | null> {
+  private async storeOne(serverId: string, r: PingResult): Promise<boolean | null> {
     try {
       const result = await this.db.execute(sql`
         with sample as (
