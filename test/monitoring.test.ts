@@ -225,7 +225,10 @@ describe("monitoring with Server List Ping", () => {
 
       // A second round of the live ones: stored again, nothing flipped.
       flips.clear();
-      await db.update(servers).set({ nextCheckAt: new Date(0) }).where(sql`${servers.id} in ${liveIds}`);
+      await db
+        .update(servers)
+        .set({ nextCheckAt: new Date(0) })
+        .where(sql`${servers.id} in ${liveIds}`);
       await server.services.monitoring.pingDue();
       for (const id of liveIds) expect(flips.get(id)).toBe(false);
     } finally {
