@@ -181,13 +181,25 @@ describe("monitoring with Server List Ping", () => {
   test("concurrent results are stored in batches: one sample and status each, changed flags right, and a server deleted mid-round costs only its own row", async () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
-    const register = async (port: number) =>
-      (
-        await api(server, "POST", "/server/servers", {
-          token: owner.token,
-          body: { team_id: teamId, name: `b${port}`, host: "127.0.0.1", port, kind: "single" },
+    const db = server.services.database.db;
+    // Inserted not due (far ahead), so no pinger loop of another instance on a shared database
+    // claims them: only the checks below touch them.
+    const register = async (port: number) => {
+      const [row] = await db
+        .insert(servers)
+        .values({
+          teamId,
+          name: `b${port}`,
+          host: "127.0.0.1",
+          port,
+          kind: "single" as const,
+          agentTokenHash: sha256(crypto.randomUUID()),
+          agentTokenPrefix: "x",
+          nextCheckAt: new Date(Date.now() + 3600_000),
         })
-      ).body.server_id as string;
+        .returning({ id: servers.id });
+      return row!.id;
+    };
     const live = await Promise.all(Array.from({ length: 8 }, (_, n) => responder({ players: n })));
     const liveIds = await Promise.all(live.map((r) => register(r.port)));
     // Three hung servers time out together, so their results reach the database at once.
@@ -198,9 +210,9 @@ describe("monitoring with Server List Ping", () => {
     const off = server.services.monitoring.onSample((id, _r, changed) => {
       if (mine.has(id)) flips.set(id, changed);
     });
-    const db = server.services.database.db;
+    const checkAll = (ids: string[]) => Promise.all(ids.map((id) => server.services.monitoring.checkNow(id)));
     try {
-      const round = server.services.monitoring.pingDue();
+      const round = checkAll([...liveIds, ...hungIds]);
       await Bun.sleep(300);
       await db.delete(servers).where(eq(servers.id, hungIds[0]!));
       await round;
@@ -225,11 +237,7 @@ describe("monitoring with Server List Ping", () => {
 
       // A second round of the live ones: stored again, nothing flipped.
       flips.clear();
-      await db
-        .update(servers)
-        .set({ nextCheckAt: new Date(0) })
-        .where(sql`${servers.id} in ${liveIds}`);
-      await server.services.monitoring.pingDue();
+      await checkAll(liveIds);
       for (const id of liveIds) expect(flips.get(id)).toBe(false);
     } finally {
       off();

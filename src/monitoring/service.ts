@@ -278,7 +278,10 @@ export class MonitoringService {
       return rowsOf<{ changed: boolean }>(result)[0]?.changed ?? false;
     } catch (err) {
       // The server was deleted while its ping was in flight: nothing to record.
-      if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503")
+      // drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause.
+      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+      const code = (err as { code?: string })?.code ?? cause?.code;
+      if (code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`))
         return null;
       throw err;
     }
