@@ -102,15 +102,21 @@ export class MonitoringService {
   }
 
   /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
-  private async fill(): Promise<number> {
+  private async fill(claim = true): Promise<{ started: number; more: boolean }> {
     const free = this.config.PING_CONCURRENCY - this.pinging;
-    if (free <= 0) return 0;
+    if (free <= 0) return { started: 0, more: true };
+    let more = true;
     // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
     // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
-    if (this.queue.length < free) this.queue.push(...(await this.claim(this.config.PING_CONCURRENCY)));
+    if (claim && this.queue.length < free) {
+      const claimed = await this.claim(this.config.PING_CONCURRENCY);
+      // A short claim means nothing else is due now.
+      more = claimed.length === this.config.PING_CONCURRENCY;
+      this.queue.push(...claimed);
+    }
     const targets = this.queue.splice(0, free);
     for (const target of targets) this.launch(target);
-    return targets.length;
+    return { started: targets.length, more };
   }
 
   private launch(target: Target): Promise<void> {
@@ -160,8 +166,11 @@ export class MonitoringService {
    */
   async pingDue(): Promise<number> {
     const before = this.launched;
+    // Once a claim comes back short, the rest of the round only drains what is claimed: a claim
+    // per finished ping that finds nothing was a statement each.
+    let more = true;
     for (;;) {
-      await this.fill();
+      if (!(await this.fill(more)).more) more = false;
       // Checks the background loop started count as due too: wait for them as well.
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
