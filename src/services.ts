@@ -103,7 +103,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     tokens,
     auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
     teams: new TeamsService(db, (teamId) => clients.teamDeleted(teamId)),
-    health: new HealthService(() => database.ping()),
+    health: new HealthService(database),
     clock,
     keyring,
     limiter,

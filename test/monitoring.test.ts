@@ -179,6 +179,72 @@ describe("monitoring with Server List Ping", () => {
     }
   }, 30_000);
 
+  test("concurrent results are stored in batches: one sample and status each, changed flags right, and a server deleted mid-round costs only its own row", async () => {
+    const owner = await newUser(server);
+    const teamId = await newTeam(server, owner);
+    const db = server.services.database.db;
+    // Inserted not due (far ahead), so no pinger loop of another instance on a shared database
+    // claims them: only the checks below touch them.
+    const register = async (port: number) => {
+      const [row] = await db
+        .insert(servers)
+        .values({
+          teamId,
+          name: `b${port}`,
+          host: "127.0.0.1",
+          port,
+          kind: "single" as const,
+          agentTokenHash: sha256(crypto.randomUUID()),
+          agentTokenPrefix: "x",
+          nextCheckAt: new Date(Date.now() + 3600_000),
+        })
+        .returning({ id: servers.id });
+      return row!.id;
+    };
+    const live = await Promise.all(Array.from({ length: 8 }, (_, n) => responder({ players: n })));
+    const liveIds = await Promise.all(live.map((r) => register(r.port)));
+    // Three hung servers time out together, so their results reach the database at once.
+    const hung = await Promise.all([1, 2, 3].map(() => countingListener(true)));
+    const hungIds = await Promise.all(hung.map((h) => register(h.port)));
+    const mine = new Set([...liveIds, ...hungIds]);
+    const flips = new Map<string, boolean>();
+    const off = server.services.monitoring.onSample((id, _r, changed) => {
+      if (mine.has(id)) flips.set(id, changed);
+    });
+    const checkAll = (ids: string[]) => Promise.all(ids.map((id) => server.services.monitoring.checkNow(id)));
+    try {
+      const round = checkAll([...liveIds, ...hungIds]);
+      await Bun.sleep(300);
+      await db.delete(servers).where(eq(servers.id, hungIds[0]!));
+      await round;
+      for (const [i, id] of liveIds.entries()) {
+        const [st] = await db.select().from(serverStatus).where(eq(serverStatus.serverId, id));
+        expect(st).toMatchObject({ online: true, playersOnline: i });
+        expect(flips.get(id)).toBe(true);
+      }
+      for (const id of hungIds.slice(1)) {
+        const [st] = await db.select().from(serverStatus).where(eq(serverStatus.serverId, id));
+        expect(st?.online).toBe(false);
+        expect(flips.get(id)).toBe(true);
+      }
+      expect(flips.has(hungIds[0]!)).toBe(false);
+      const samples = await db
+        .select({ id: serverSamples.serverId, n: sql<number>`count(*)::int` })
+        .from(serverSamples)
+        .where(sql`${serverSamples.serverId} in ${[...mine]}`)
+        .groupBy(serverSamples.serverId);
+      expect(samples.length).toBe(mine.size - 1);
+      for (const r of samples) expect(r.n).toBe(1);
+
+      // A second round of the live ones: stored again, nothing flipped.
+      flips.clear();
+      await checkAll(liveIds);
+      for (const id of liveIds) expect(flips.get(id)).toBe(false);
+    } finally {
+      off();
+    }
+  }, 30_000);
+
   test("claims never overlap: concurrent claimers (as several instances would) each get different servers", async () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, type PGliteOptions, types } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -22,6 +22,8 @@ export interface Database {
   /** Raw postgres-js client (Postgres only): LISTEN/NOTIFY and the like. */
   pg?: postgres.Sql;
   ping(): Promise<void>;
+  /** False once closed; known without a round trip. */
+  alive(): boolean;
   close(): Promise<void>;
 }
 
@@ -44,14 +46,70 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   return openPglite(opts.dataDir);
 }
 
+/**
+ * PostgreSQL's default 128 MB of shared buffers is sized for a server of its own; embedded, those
+ * pages sit in the WASM heap and only grow it (idle RSS 266 MiB against 142 MiB with 16 MB,
+ * measured with a bare PGlite in Bun). The working set of one instance's tables fits.
+ */
+export const PGLITE_SHARED_BUFFERS = "16MB";
+
+/**
+ * drizzle's PGlite driver returns dates, timestamps and intervals as PostgreSQL's text and maps
+ * them itself. It asks for that with a `parsers` option on every query, and PGlite merges a
+ * per-query option into a copy of its whole parser table (342 entries) each time: 13.5% of CPU
+ * under load. Installed once on the instance, the same parsers cost nothing per query.
+ */
+const asText = (value: string) => value;
+const DRIZZLE_PARSERS = {
+  [types.TIMESTAMP]: asText,
+  [types.TIMESTAMPTZ]: asText,
+  [types.INTERVAL]: asText,
+  [types.DATE]: asText,
+  1231: asText, // numeric[]
+  1115: asText, // timestamp[]
+  1185: asText, // timestamptz[]
+  1187: asText, // interval[]
+  1182: asText, // date[]
+};
+
+type QueryFn = PGlite["query"];
+type QueryOptions = Parameters<QueryFn>[2];
+
+/** Drops the per-query `parsers` drizzle sends: the instance already holds the same ones. */
+function withoutParsers(query: QueryFn): QueryFn {
+  return ((text: string, params?: unknown[], options?: QueryOptions) => {
+    if (!options?.parsers) return query(text, params, options);
+    const { parsers: _, ...rest } = options;
+    return query(text, params, rest);
+  }) as QueryFn;
+}
+
+async function createPglite(dataDir: string): Promise<PGlite> {
+  const options: PGliteOptions = {
+    parsers: DRIZZLE_PARSERS,
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  };
+  const client = await PGlite.create(dataDir, options);
+  // Startup derives array parsers from element parsers; drizzle wants these arrays as text.
+  Object.assign(client.parsers, DRIZZLE_PARSERS);
+  client.query = withoutParsers(client.query.bind(client));
+  const transaction = client.transaction.bind(client);
+  client.transaction = ((fn) =>
+    transaction((tx) => {
+      tx.query = withoutParsers(tx.query);
+      return fn(tx);
+    })) as PGlite["transaction"];
+  return client;
+}
+
 async function openPglite(dataDir: string): Promise<Database> {
-  if (dataDir === "memory://") return pgliteDatabase(await PGlite.create(dataDir));
+  if (dataDir === "memory://") return pgliteDatabase(await createPglite(dataDir));
   const dir = join(resolve(dataDir), "pglite");
   mkdirSync(dir, { recursive: true });
   // Before PGlite reads a file: a second process must be refused, not diverge from the first.
   const lock = lockDataDir(dataDir);
   try {
-    return await pgliteDatabase(await PGlite.create(dir), () => lock.release());
+    return await pgliteDatabase(await createPglite(dir), () => lock.release());
   } catch (err) {
     lock.release();
     throw err;
@@ -74,6 +132,7 @@ async function pgliteDatabase(client: PGlite, onClose = () => {}): Promise<Datab
       if (closed) throw new Error("database closed");
       await db.execute(sql`select 1`);
     },
+    alive: () => !closed && !client.closed,
     async close() {
       if (closed) return;
       closed = true;
@@ -87,6 +146,7 @@ async function openPostgres(url: string): Promise<Database> {
   await migratePostgres(url);
   const pg = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   const db = drizzlePg(pg, { schema }) as unknown as Db;
+  let closed = false;
   return {
     db,
     kind: "postgres",
@@ -94,7 +154,9 @@ async function openPostgres(url: string): Promise<Database> {
     async ping() {
       await pg`select 1`;
     },
+    alive: () => !closed,
     async close() {
+      closed = true;
       await pg.end({ timeout: 5 });
     },
   };

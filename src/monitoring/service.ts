@@ -36,6 +36,11 @@ export class MonitoringService {
   private timer: ReturnType<typeof setInterval> | undefined;
   private retentionTimer: ReturnType<typeof setInterval> | undefined;
   private inflight = new Set<Promise<void>>();
+  /** Claimed, not yet started: one claim statement feeds many slots instead of one each. */
+  private queue: Target[] = [];
+  private launched = 0;
+  /** Pings under way: a slot is free once its ping is answered, while the result waits for its write. */
+  private pinging = 0;
   private ticking = false;
   private stopped = false;
   private listeners = new Set<SampleListener>();
@@ -100,19 +105,42 @@ export class MonitoringService {
   }
 
   /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
-  private async fill(): Promise<number> {
-    const free = this.config.PING_CONCURRENCY - this.inflight.size;
-    if (free <= 0) return 0;
-    const targets = await this.claim(free);
+  private async fill(claim = true): Promise<{ started: number; more: boolean }> {
+    const free = this.config.PING_CONCURRENCY - this.pinging;
+    if (free <= 0) return { started: 0, more: true };
+    let more = true;
+    // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
+    // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
+    if (claim && this.queue.length < free) {
+      const claimed = await this.claim(this.config.PING_CONCURRENCY);
+      // A short claim means nothing else is due now.
+      more = claimed.length === this.config.PING_CONCURRENCY;
+      this.queue.push(...claimed);
+    }
+    const targets = this.queue.splice(0, free);
     for (const target of targets) this.launch(target);
-    return targets.length;
+    return { started: targets.length, more };
   }
 
   private launch(target: Target): Promise<void> {
-    const job = this.check(target)
+    this.launched++;
+    this.pinging++;
+    let pinged = false;
+    const slotFree = () => {
+      if (pinged) return;
+      pinged = true;
+      this.pinging--;
+      // Start the next claimed target at once, without waiting for the next tick.
+      const next = !this.stopped && this.queue.shift();
+      if (next) this.launch(next);
+    };
+    const job = this.check(target, slotFree)
       .then(() => undefined)
       .catch((err) => this.log.warn("storing a ping result failed", { server_id: target.id, err }))
-      .finally(() => this.inflight.delete(job));
+      .finally(() => {
+        slotFree();
+        this.inflight.delete(job);
+      });
     this.inflight.add(job);
     return job;
   }
@@ -140,14 +168,17 @@ export class MonitoringService {
    * what the loop does over time, at once. Tests and operators use it instead of waiting.
    */
   async pingDue(): Promise<number> {
-    let started = 0;
+    const before = this.launched;
+    // Once a claim comes back short, the rest of the round only drains what is claimed: a claim
+    // per finished ping that finds nothing was a statement each.
+    let more = true;
     for (;;) {
-      started += await this.fill();
+      if (!(await this.fill(more)).more) more = false;
       // Checks the background loop started count as due too: wait for them as well.
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
     }
-    return started;
+    return this.launched - before;
   }
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
@@ -156,11 +187,12 @@ export class MonitoringService {
     return target ? this.check(target) : null;
   }
 
-  private async check(target: Target): Promise<PingResult> {
+  private async check(target: Target, pinged?: () => void): Promise<PingResult> {
     const result = await ping(target.host, target.port, this.config.PING_TIMEOUT_MS, {
       allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
     });
-    const changed = await this.store(target.id, result);
+    pinged?.();
+    const changed = await this.storeOne(target.id, result);
     if (changed === null) return result;
     for (const c of this.consumers)
       await c(target.id, result).catch((err) =>
@@ -171,7 +203,7 @@ export class MonitoringService {
   }
 
   /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
-  private async store(serverId: string, r: PingResult): Promise<boolean | null> {
+  private async storeOne(serverId: string, r: PingResult): Promise<boolean | null> {
     const at = this.clock.now();
     const ts = new Date(at).toISOString();
     try {
@@ -201,7 +233,10 @@ export class MonitoringService {
       return row?.changed ?? false;
     } catch (err) {
       // The server was deleted while its ping was in flight: nothing to record.
-      if (/foreign key/i.test(String((err as Error)?.message ?? err)) || (err as { code?: string })?.code === "23503")
+      // drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause.
+      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+      const code = (err as { code?: string })?.code ?? cause?.code;
+      if (code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`))
         return null;
       throw err;
     }
