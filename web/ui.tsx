@@ -1,4 +1,13 @@
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from "react";
+import {
+  createContext,
+  type InputHTMLAttributes,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+} from "react";
 import { errorMessage } from "./api";
 
 /* Routing by hash: a reload never asks the server for a path the API owns. */
@@ -194,6 +203,27 @@ export function Field({
         </small>
       )}
     </div>
+  );
+}
+
+/** A labelled text input: the field, its hint or error, and the value as a string. */
+export function TextField({
+  label,
+  error,
+  hint,
+  onChange,
+  ...input
+}: {
+  label: string;
+  error?: string;
+  hint?: string;
+  value: string;
+  onChange: (value: string) => void;
+} & Omit<InputHTMLAttributes<HTMLInputElement>, "id" | "value" | "onChange">) {
+  return (
+    <Field label={label} error={error} hint={hint}>
+      {(id, d) => <input id={id} aria-describedby={d} onChange={(e) => onChange(e.target.value)} {...input} />}
+    </Field>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { errorMessage, fieldErrors, publicClient, session } from "../api";
-import { Field } from "../ui";
+import { TextField } from "../ui";
 
 export function AuthPage({ ended, onSignedIn }: { ended?: string; onSignedIn: () => void }) {
   const [mode, setMode] = useState<"signin" | "signup">("signin");
@@ -38,32 +38,25 @@ export function AuthPage({ ended, onSignedIn }: { ended?: string; onSignedIn: ()
       )}
       <form onSubmit={submit} className="card" aria-label={mode === "signin" ? "Sign in" : "Create account"}>
         <h2>{mode === "signin" ? "Sign in" : "Create an account"}</h2>
-        <Field label="Email" error={fields.email}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              type="email"
-              autoComplete="email"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Password" error={fields.password} hint={mode === "signup" ? "At least 8 characters" : undefined}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              type="password"
-              autoComplete={mode === "signin" ? "current-password" : "new-password"}
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Email"
+          error={fields.email}
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(v) => setEmail(v)}
+        />
+        <TextField
+          label="Password"
+          error={fields.password}
+          hint={mode === "signup" ? "At least 8 characters" : undefined}
+          type="password"
+          autoComplete={mode === "signin" ? "current-password" : "new-password"}
+          required
+          value={password}
+          onChange={(v) => setPassword(v)}
+        />
         {error && (
           <p className="error" role="alert">
             {error}

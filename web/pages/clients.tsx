@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, fieldErrors, publicClient, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, ErrorState, Field, go, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import { ConfirmButton, Empty, ErrorState, Field, TextField, go, Q, ShownOnce, useToast, useOutcome } from "../ui";
 
 /** Secrets shown in this tab, kept in memory only so "Try sign-in" can use them. */
 const secrets = new Map<string, string>();
@@ -179,16 +179,12 @@ function EditClient({
     >
       <h2>Details</h2>
       <fieldset disabled={!canWrite}>
-        <Field label="Title" error={errs.title}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={form.title}
-              onChange={(e) => setForm({ ...form, title: e.target.value })}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Title"
+          error={errs.title}
+          value={form.title}
+          onChange={(v) => setForm({ ...form, title: v })}
+        />
         <Field label="Description" error={errs.description}>
           {(id, d) => (
             <textarea
@@ -199,16 +195,12 @@ function EditClient({
             />
           )}
         </Field>
-        <Field label="Logo URL" error={errs.logo_url}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={form.logo_url}
-              onChange={(e) => setForm({ ...form, logo_url: e.target.value })}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Logo URL"
+          error={errs.logo_url}
+          value={form.logo_url}
+          onChange={(v) => setForm({ ...form, logo_url: v })}
+        />
       </fieldset>
       {update.error && !Object.keys(errs).length && <ErrorState error={update.error} />}
       {canWrite && <button type="submit">Save</button>}
@@ -257,17 +249,14 @@ function MsAuthModule({ clientId }: { clientId: string }) {
             enable.mutate({ client_id: clientId, post_login_redirect_uri: uri });
           }}
         >
-          <Field label="Post-login redirect URI" error={inline} hint="https://, or http:// on a loopback address">
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                aria-invalid={Boolean(inline)}
-                value={uri}
-                onChange={(e) => setUri(e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Post-login redirect URI"
+            error={inline}
+            hint="https://, or http:// on a loopback address"
+            aria-invalid={Boolean(inline)}
+            value={uri}
+            onChange={(v) => setUri(v)}
+          />
           <button type="submit" className="primary">
             {mod.data ? "Save module" : "Enable module"}
           </button>
@@ -361,18 +350,14 @@ function TrySignIn({ clientId, enabled }: { clientId: string; enabled: boolean }
             Runs a real login in a popup with this app's credentials, exactly as a launcher would.
           </p>
           <div className="row-form">
-            <Field label="Client secret" hint="Kept in this tab's memory only">
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  type="password"
-                  autoComplete="off"
-                  value={secret}
-                  onChange={(e) => setSecret(e.target.value)}
-                />
-              )}
-            </Field>
+            <TextField
+              label="Client secret"
+              hint="Kept in this tab's memory only"
+              type="password"
+              autoComplete="off"
+              value={secret}
+              onChange={(v) => setSecret(v)}
+            />
             <button type="button" className="primary" disabled={running || !secret} onClick={() => void run()}>
               Try sign-in
             </button>

@@ -6,7 +6,20 @@ import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
 import { type LiveEvent, useLive } from "../live";
 import { appendPoint, loadSeries, type Series, type Window } from "../series";
-import { Badge, ConfirmButton, ErrorState, Field, fmt, go, Loading, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import {
+  Badge,
+  ConfirmButton,
+  ErrorState,
+  Field,
+  TextField,
+  fmt,
+  go,
+  Loading,
+  Q,
+  ShownOnce,
+  useToast,
+  useOutcome,
+} from "../ui";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
@@ -273,40 +286,28 @@ function Players({ serverId }: { serverId: string }) {
         >
           <h3>Ban a player</h3>
           <div className="row-form">
-            <Field label="Player UUID" error={errs.uuid}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  required
-                  value={form.uuid}
-                  onChange={(e) => setForm({ ...form, uuid: e.target.value })}
-                />
-              )}
-            </Field>
-            <Field label="Player name" error={errs.name}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  required
-                  value={form.name}
-                  onChange={(e) => setForm({ ...form, name: e.target.value })}
-                />
-              )}
-            </Field>
+            <TextField
+              label="Player UUID"
+              error={errs.uuid}
+              required
+              value={form.uuid}
+              onChange={(v) => setForm({ ...form, uuid: v })}
+            />
+            <TextField
+              label="Player name"
+              error={errs.name}
+              required
+              value={form.name}
+              onChange={(v) => setForm({ ...form, name: v })}
+            />
           </div>
           <div className="row-form">
-            <Field label="Reason" error={errs.reason}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  value={form.reason}
-                  onChange={(e) => setForm({ ...form, reason: e.target.value })}
-                />
-              )}
-            </Field>
+            <TextField
+              label="Reason"
+              error={errs.reason}
+              value={form.reason}
+              onChange={(v) => setForm({ ...form, reason: v })}
+            />
             <Field label="Duration">
               {(id) => (
                 <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
@@ -412,38 +413,26 @@ function Ranks({ serverId }: { serverId: string }) {
             });
           }}
         >
-          <Field label="Rank name" error={errs.name}>
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                required
-                value={form.name}
-                onChange={(e) => setForm({ ...form, name: e.target.value })}
-              />
-            )}
-          </Field>
-          <Field label="Weight" error={errs.weight}>
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                type="number"
-                value={form.weight}
-                onChange={(e) => setForm({ ...form, weight: e.target.value })}
-              />
-            )}
-          </Field>
-          <Field label="Prefix" error={errs.prefix}>
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                value={form.prefix}
-                onChange={(e) => setForm({ ...form, prefix: e.target.value })}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Rank name"
+            error={errs.name}
+            required
+            value={form.name}
+            onChange={(v) => setForm({ ...form, name: v })}
+          />
+          <TextField
+            label="Weight"
+            error={errs.weight}
+            type="number"
+            value={form.weight}
+            onChange={(v) => setForm({ ...form, weight: v })}
+          />
+          <TextField
+            label="Prefix"
+            error={errs.prefix}
+            value={form.prefix}
+            onChange={(v) => setForm({ ...form, prefix: v })}
+          />
           <Field
             label="Permissions (comma separated)"
             error={Object.entries(errs).find(([k]) => k.startsWith("permissions"))?.[1]}
@@ -542,27 +531,19 @@ function Announcements({ serverId }: { serverId: string }) {
           }}
         >
           <div className="row-form">
-            <Field label="Message" error={errs.message}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  required
-                  value={form.message}
-                  onChange={(e) => setForm({ ...form, message: e.target.value })}
-                />
-              )}
-            </Field>
-            <Field label="Schedule (cron, UTC)" error={errs.schedule}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  value={form.schedule}
-                  onChange={(e) => setForm({ ...form, schedule: e.target.value })}
-                />
-              )}
-            </Field>
+            <TextField
+              label="Message"
+              error={errs.message}
+              required
+              value={form.message}
+              onChange={(v) => setForm({ ...form, message: v })}
+            />
+            <TextField
+              label="Schedule (cron, UTC)"
+              error={errs.schedule}
+              value={form.schedule}
+              onChange={(v) => setForm({ ...form, schedule: v })}
+            />
             <button type="submit">Add announcement</button>
           </div>
           <p className="muted" aria-live="polite">
@@ -670,47 +651,21 @@ function EditServer({
           });
         }}
       >
-        <Field label="Name" error={errs.name}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Host" error={errs.host}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={form.host}
-              onChange={(e) => setForm({ ...form, host: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Port" error={errs.port}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              type="number"
-              value={form.port}
-              onChange={(e) => setForm({ ...form, port: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Network (empty: single server)" error={errs.network_name}>
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={form.network}
-              onChange={(e) => setForm({ ...form, network: e.target.value })}
-            />
-          )}
-        </Field>
+        <TextField label="Name" error={errs.name} value={form.name} onChange={(v) => setForm({ ...form, name: v })} />
+        <TextField label="Host" error={errs.host} value={form.host} onChange={(v) => setForm({ ...form, host: v })} />
+        <TextField
+          label="Port"
+          error={errs.port}
+          type="number"
+          value={form.port}
+          onChange={(v) => setForm({ ...form, port: v })}
+        />
+        <TextField
+          label="Network (empty: single server)"
+          error={errs.network_name}
+          value={form.network}
+          onChange={(v) => setForm({ ...form, network: v })}
+        />
         <button type="submit">Save</button>
       </form>
       {update.error && !Object.keys(errs).length && <ErrorState error={update.error} />}

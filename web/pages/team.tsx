@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import { ConfirmButton, Empty, Field, TextField, Q, ShownOnce, useToast, useOutcome } from "../ui";
 
 export function TeamSwitcher() {
   const { team, teams, selectTeam } = useCurrent();
@@ -201,18 +201,14 @@ function Members() {
             add.mutate({ team_id, email, role }, { onSuccess: () => setEmail("") });
           }}
         >
-          <Field label="Invite by email" error={add.error ? errorMessage(add.error) : undefined}>
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                type="email"
-                required
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Invite by email"
+            error={add.error ? errorMessage(add.error) : undefined}
+            type="email"
+            required
+            value={email}
+            onChange={(v) => setEmail(v)}
+          />
           <Field label="Role">
             {(id) => (
               <select id={id} value={role} onChange={(e) => setNewRole(e.target.value as "admin" | "viewer")}>
