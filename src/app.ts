@@ -70,6 +70,7 @@ export async function startServer(
     url: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     connect: { timeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, log },
+    pool: { max: config.DATABASE_POOL_MAX, idleTimeoutSeconds: config.DATABASE_IDLE_TIMEOUT_SECONDS },
   });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };

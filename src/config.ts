@@ -17,6 +17,10 @@ const ConfigSchema = z
     /** How long to keep retrying an unreachable DATABASE_URL at startup before exiting. */
     DATABASE_CONNECT_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
     DATA_DIR: z.string().min(1).default(".data"),
+    /** PostgreSQL: the most connections one instance opens (every instance counts against max_connections). */
+    DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(100).default(10),
+    /** PostgreSQL: an idle pooled connection is closed after this many seconds. */
+    DATABASE_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
     /** PEM (PKCS#8) Ed25519 private key for access tokens; generated into DATA_DIR when unset. */
     JWT_PRIVATE_KEY: z.string().includes("PRIVATE KEY").optional(),

@@ -36,12 +36,14 @@ export interface OpenOptions {
   dataDir: string;
   /** PostgreSQL only: keep trying to connect for this long, logging each attempt, before giving up. */
   connect?: { timeoutSeconds: number; log: Logger };
+  /** PostgreSQL only: the most connections this instance opens, and how long an idle one is kept. */
+  pool?: { max: number; idleTimeoutSeconds: number };
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) {
     if (opts.connect) await waitForPostgres(opts.url, opts.connect);
-    return openPostgres(opts.url);
+    return openPostgres(opts.url, opts.pool);
   }
   return openPglite(opts.dataDir);
 }
@@ -142,9 +144,16 @@ async function pgliteDatabase(client: PGlite, onClose = () => {}): Promise<Datab
   };
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 60 }): Promise<Database> {
   await migratePostgres(url);
-  const pg = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  // Idle connections are closed after a while: instances that sit idle hand theirs back to a
+  // server whose max_connections every instance shares.
+  const pg = postgres(url, {
+    max: pool.max,
+    idle_timeout: pool.idleTimeoutSeconds,
+    onnotice: () => {},
+    connect_timeout: 10,
+  });
   const db = drizzlePg(pg, { schema }) as unknown as Db;
   let closed = false;
   return {
