@@ -27,10 +27,6 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",
-    // A run starts many servers on one PostgreSQL and keeps them until it ends: small pools that
-    // hand idle connections back keep the run under the server's max_connections.
-    DATABASE_POOL_MAX: "4",
-    DATABASE_IDLE_TIMEOUT_SECONDS: "2",
     // Status responders listen on loopback; the refusals have tests on a server without this.
     OUTBOUND_ALLOW_PRIVATE: "true",
     ...overrides,
