@@ -317,7 +317,8 @@ interface ExpectedPlayer {
  * Batches of 20 events for 5 players each, every player in one batch only (so the outcome does
  * not depend on which batch lands first). Two patterns, times in whole seconds so time played
  * is exact: join, leave, join, leave (offline, 2 sessions, 60 + 180 s); and join, join (a missed
- * leave closes the first), leave, join (online, 3 sessions, 30 + 60 s closed).
+ * leave closes the first at the last time the player was known online, here its own join, as
+ * docs/history.md states), leave, join (online, 3 sessions, 0 + 60 s closed).
  */
 function buildBatches(n: number) {
   const base = Date.now() - 86_400_000;
@@ -342,7 +343,7 @@ function buildBatches(n: number) {
         ["join", 200],
       ] as const,
       online: true,
-      play: 90,
+      play: 60,
       joins: 3,
     },
   ];

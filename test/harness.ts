@@ -27,6 +27,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",
+    // PostgreSQL: small pools that hand idle connections back keep a run under max_connections.
+    DATABASE_POOL_MAX: "3",
+    DATABASE_IDLE_TIMEOUT_SECONDS: "20",
     // Status responders listen on loopback; the refusals have tests on a server without this.
     OUTBOUND_ALLOW_PRIVATE: "true",
     ...overrides,
@@ -39,7 +42,15 @@ export function tempDir(prefix = "mcp-test-") {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-const owned: { server: RunningServer; dir?: string }[] = [];
+const owned: { server: RunningServer; dir?: string; shared?: boolean }[] = [];
+
+/**
+ * On PostgreSQL every live server holds connections (its pool and its LISTEN connection) on a
+ * server whose max_connections the whole run shares, and servers live until the run ends. Test
+ * files run one after another and no file keeps this many servers, so past it the oldest
+ * (long finished with) are stopped as new ones start.
+ */
+const MAX_LIVE_ON_POSTGRES = 24;
 
 /** A new, separately started server. On PGlite it gets its own data dir unless one is given. */
 export async function startTestServer(overrides: Record<string, string | undefined> = {}): Promise<RunningServer> {
@@ -49,7 +60,13 @@ export async function startTestServer(overrides: Record<string, string | undefin
   const server = await startServer(
     loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })),
   );
-  owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir });
+  owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir, shared: overrides.__shared === "1" });
+  while (usingPostgres() && owned.filter((o) => !o.shared).length > MAX_LIVE_ON_POSTGRES) {
+    const oldest = owned.find((o) => !o.shared)!;
+    owned.splice(owned.indexOf(oldest), 1);
+    await oldest.server.stop();
+    if (oldest.dir) rmSync(oldest.dir, { recursive: true, force: true });
+  }
   return server;
 }
 
@@ -74,7 +91,7 @@ export function devIdp() {
 
 /** The run's shared server: started once, on the run's database, reused by every file. */
 export function sharedServer(): Promise<RunningServer> {
-  globalThis.__mcpServer ??= devIdp().then((idp) => startTestServer({ DEV_IDP_URL: idp.url }));
+  globalThis.__mcpServer ??= devIdp().then((idp) => startTestServer({ DEV_IDP_URL: idp.url, __shared: "1" }));
   return globalThis.__mcpServer;
 }
 
