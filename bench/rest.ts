@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load, table, type LoadResult } from "./lib/load";
-import { benchDatabase, startTarget } from "./lib/targets";
+import { benchDatabase, post, startTarget } from "./lib/targets";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -26,16 +26,6 @@ const env = {
   PINGER_ENABLED: "false",
   DATABASE_URL: db.url,
 };
-
-async function post(base: string, path: string, body: unknown, token?: string) {
-  const res = await fetch(base + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<any>;
-}
 
 const app = await startTarget("src/main.ts", env);
 await post(app.url, "/auth/signup", { email: "bench@example.test", password: "bench password" });

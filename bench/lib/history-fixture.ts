@@ -15,15 +15,8 @@ import { benchDatabase, startTarget } from "./targets";
 
 export const SAMPLES = 30 * 2880;
 
-export async function post(base: string, path: string, body: unknown, token?: string) {
-  const res = await fetch(base + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<any>;
-}
+export { post } from "./targets";
+import { post } from "./targets";
 
 export async function monthOfHistory() {
   const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-history-"));

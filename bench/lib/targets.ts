@@ -65,3 +65,14 @@ export async function startTarget(script: string, env: Record<string, string>, r
     },
   };
 }
+
+/** A JSON POST to a target that must succeed; its parsed answer. */
+export async function post(base: string, path: string, body: unknown, token?: string) {
+  const res = await fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
