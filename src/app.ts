@@ -15,6 +15,7 @@ import { createServices } from "./services";
 import type { Services } from "./trpc/context";
 import { trpcDoor } from "./trpc/door";
 import { restDoor } from "./trpc/rest";
+import { wellKnownRoutes } from "./http/well-known";
 import { appRouter } from "./trpc/router";
 
 /**
@@ -46,6 +47,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));

@@ -12,6 +12,7 @@ import type { Logger } from "./lib/log";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
+import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { MsAuthService } from "./ms-auth/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
@@ -80,6 +81,17 @@ export async function createServices(config: Config, database: Database, log: Lo
   const edge = new Edge(config, () => clock.now());
   const loginRequests = new LoginRequestStore(db, clock);
   const links = new LoginLinks(keyring, config);
+  const assertions = new SessionAssertions(
+    db,
+    keyring,
+    clock,
+    {
+      issuer: config.PUBLIC_URL,
+      ttlSeconds: config.SESSION_ASSERTION_TTL_SECONDS,
+      rotationHours: config.SESSION_ASSERTION_KEY_ROTATION_HOURS,
+    },
+    bus,
+  );
   const ranks = new RanksService(db, realtime);
   const closer = new MinuteCloser(db, realtime, log.child({ component: "history" }));
   const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer);
@@ -121,7 +133,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus),
+    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
+    assertions,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
@@ -137,6 +150,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
+      every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.
       every("rate-limit-prune", 60, log, async () => {
         const window = Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS);

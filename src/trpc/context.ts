@@ -11,6 +11,7 @@ import type { Clock } from "../lib/clock";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
+import type { SessionAssertions } from "../ms-auth/assertions";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -50,6 +51,8 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  /** Signed session assertions and their keys (/.well-known/jwks.json). */
+  assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */
   signIn: SignInFlow;
   /** Login requests: load, apply a machine event, persist; the expiry sweep. */
