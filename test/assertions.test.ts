@@ -6,7 +6,7 @@ import { assertionKeys } from "../src/db/schema";
 import { KEY_REFRESH_SECONDS, ROTATION_LEAD_SECONDS } from "../src/ms-auth/assertions";
 import { devIdp, startTestServer, usingPostgres } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
-import { decide, fullLogin, newClient, poll, signIn, start, type TestClient } from "./ms-auth-helpers";
+import { decide, fullLogin, newClient, signIn, start, type TestClient } from "./ms-auth-helpers";
 
 const jwksUrl = (srv: RunningServer) => new URL(`${srv.url}/.well-known/jwks.json`);
 

@@ -113,7 +113,7 @@ export class SessionAssertions {
     await this.ensureFresh();
     if (this.keys.length === 0) await this.signingKey();
     const now = this.clock.now();
-    return { keys: this.keys.filter((k, i) => this.published(i, now)).map((k) => k.jwk) };
+    return { keys: this.keys.filter((_, i) => this.published(i, now)).map((k) => k.jwk) };
   }
 
   /**
