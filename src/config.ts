@@ -146,6 +146,12 @@ const ConfigSchema = z
       )
       .pipe(z.array(z.union([z.literal("*"), z.url({ protocol: /^https?$/ })]))),
 
+    /**
+     * Turns on GET /metrics (Prometheus text format), answered only to `authorization: Bearer
+     * <token>`. Unset: no metrics are kept and /metrics is 404.
+     */
+    METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").max(256).optional(),
+
     // --- Server monitoring ---
     PING_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     PING_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),

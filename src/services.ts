@@ -9,6 +9,7 @@ import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
+import { Metrics } from "./lib/metrics";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
@@ -51,14 +52,21 @@ export async function createServices(config: Config, database: Database, log: Lo
   const keyring = Keyring.fromSecret(pem);
   const db = database.db;
   const clock = new Clock();
+  const metrics = config.METRICS_TOKEN ? new Metrics() : null;
+  if (metrics) {
+    // postgres.js publishes its pool's size but not how many connections are open or busy.
+    const max = database.kind === "postgres" ? config.DATABASE_POOL_MAX : 1;
+    metrics.gauge("db_pool_max_connections", `Connections this instance may open (${database.kind})`, () => max);
+  }
   // Counters must be shared when instances share a database; PGlite means one instance.
   const exact = new RateLimiter(
     database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(),
     () => clock.now(),
+    metrics,
   );
   // The launchers' budgets are hit on every call: counted in memory, flushed in batches.
   const batched = database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0 ? new BatchedRateLimitStore(db) : null;
-  const limiter = batched ? new RateLimiter(batched, () => clock.now()) : exact;
+  const limiter = batched ? new RateLimiter(batched, () => clock.now(), metrics) : exact;
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
@@ -78,8 +86,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
     },
   });
-  const edge = new Edge(config, () => clock.now());
-  const loginRequests = new LoginRequestStore(db, clock);
+  const edge = new Edge(config, () => clock.now(), metrics);
+  const loginRequests = new LoginRequestStore(db, clock, metrics);
   const links = new LoginLinks(keyring, config);
   const assertions = new SessionAssertions(
     db,
@@ -94,7 +102,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   );
   const ranks = new RanksService(db, realtime);
   const closer = new MinuteCloser(db, realtime, log.child({ component: "history" }));
-  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer);
+  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer, metrics);
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
@@ -146,6 +154,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerHistory,
     realtime,
     edge,
+    metrics,
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),

@@ -10,6 +10,7 @@ import type { BackgroundTask } from "../lib/background";
 import type { Clock } from "../lib/clock";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { SessionAssertions } from "../ms-auth/assertions";
 import type { MsAuthService } from "../ms-auth/service";
@@ -68,6 +69,8 @@ export interface Services {
   playerHistory: PlayerHistoryService;
   realtime: Realtime;
   edge: Edge;
+  /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
+  metrics: Metrics | null;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }
