@@ -1,7 +1,8 @@
 /**
  * REST door benchmark: GET /health and an authenticated read (GET /teams/{id}) through the
  * REST door, the same read through /trpc, and both against a raw Bun.serve baseline doing
- * the same work, all in one run on the same database.
+ * the same work, all in one run on the same database. Then the same two REST cases with
+ * METRICS_TOKEN set (/metrics on), against the run without it: the cost of counting every request.
  *
  *   bun bench/rest.ts                 # PGlite in a temp dir
  *   DATABASE_URL=postgres://... bun bench/rest.ts
@@ -47,6 +48,15 @@ const appRead = await load({ url: `${app.url}/teams/${teamId}`, headers: auth, .
 const appTrpc = await load({ url: `${app.url}/trpc/teams.get?input=${trpcInput}`, headers: auth, ...opts });
 await app.stop();
 
+const METRICS_TOKEN = "bench-metrics-token-0123456789";
+const metered = await startTarget("src/main.ts", { ...env, METRICS_TOKEN });
+await load({ url: `${metered.url}/health`, seconds: 1, connections });
+const meteredHealth = await load({ url: `${metered.url}/health`, ...opts });
+const meteredRead = await load({ url: `${metered.url}/teams/${teamId}`, headers: auth, ...opts });
+const scraped = await fetch(`${metered.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+const series = (await scraped.text()).split("\n").filter((l) => l.startsWith("http_requests_total{")).length;
+await metered.stop();
+
 const raw = await startTarget("bench/raw-baseline.ts", env);
 await load({ url: `${raw.url}/health`, seconds: 1, connections });
 const rawHealth = await load({ url: `${raw.url}/health`, ...opts });
@@ -63,4 +73,24 @@ const rows: { name: string; r: LoadResult; baseline?: LoadResult }[] = [
   { name: "tRPC door      teams.get (bearer)", r: appTrpc, baseline: rawRead },
 ];
 table(rows);
+
+/** Counting a request (two label lookups in a map, a counter and a histogram) should not show. */
+const METRICS_TARGET = 0.95;
+console.log(`\nmetrics on (METRICS_TOKEN set) against off, same cases; target ratio >= ${METRICS_TARGET}`);
+table([
+  { name: "REST door      GET /health, metrics off", r: appHealth },
+  { name: "REST door      GET /health, metrics on", r: meteredHealth, baseline: appHealth },
+  { name: "REST door      GET /teams/{id}, metrics off", r: appRead },
+  { name: "REST door      GET /teams/{id}, metrics on", r: meteredRead, baseline: appRead },
+]);
+for (const [name, on, off] of [
+  ["GET /health", meteredHealth, appHealth],
+  ["GET /teams/{id}", meteredRead, appRead],
+] as const) {
+  const ratio = on.rps / off.rps;
+  console.log(
+    `  ${name}: on/off ${ratio.toFixed(2)}   target >= ${METRICS_TARGET}   ${ratio >= METRICS_TARGET ? "ok" : "MISSED"}`,
+  );
+}
+console.log(`  /metrics answered ${scraped.status} with ${series} http_requests_total series`);
 console.log(`\nload tool: ${appRead.tool}`);

@@ -71,7 +71,7 @@ describe("/metrics with METRICS_TOKEN set", () => {
     const missing = await api(server, "GET", `/client/apps/${crypto.randomUUID()}`, { token: c.owner.token });
     expect(missing.status).toBe(404);
     // The typed door, named by procedure.
-    const { id, token } = await fullLogin(server, c);
+    const { token } = await fullLogin(server, c);
     const v = await trpcClient(server).msAuth.validate.mutate({
       client_id: c.clientId,
       client_secret: c.secret,
