@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTVerifyOptions, jwtVerify } from "jose";
 import type { RunningServer } from "../src/app";
+import { parseConfig } from "../src/config";
 import { assertionKeys } from "../src/db/schema";
 import { KEY_REFRESH_SECONDS, ROTATION_LEAD_SECONDS } from "../src/ms-auth/assertions";
 import { devIdp, startTestServer, usingPostgres } from "./harness";
@@ -267,4 +268,14 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     // Signed by b, verified against a's JWKS (the issuer is b's PUBLIC_URL).
     await jwtVerify(jwt, createRemoteJWKSet(jwksUrl(a)), { issuer: b.url, audience: c.clientId });
   });
+});
+
+test("SESSION_ASSERTION_TTL_SECONDS and SESSION_ASSERTION_KEY_ROTATION_HOURS are bounded; a bad value stops startup naming it", () => {
+  expect(parseConfig({}).SESSION_ASSERTION_TTL_SECONDS).toBe(300);
+  for (const bad of ["0", "3601", "1.5", "soon"])
+    expect(() => parseConfig({ SESSION_ASSERTION_TTL_SECONDS: bad })).toThrow(/SESSION_ASSERTION_TTL_SECONDS/);
+  for (const bad of ["0", "8761"])
+    expect(() => parseConfig({ SESSION_ASSERTION_KEY_ROTATION_HOURS: bad })).toThrow(
+      /SESSION_ASSERTION_KEY_ROTATION_HOURS/,
+    );
 });

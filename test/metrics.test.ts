@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import parsePrometheusTextFormat, { type MetricFamily } from "parse-prometheus-text-format";
 import type { RunningServer } from "../src/app";
+import { parseConfig } from "../src/config";
 import { devIdp, freePort, startTestServer, usingPostgres } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
 import { decide, fullLogin, newClient, signIn, start } from "./ms-auth-helpers";
@@ -155,4 +156,9 @@ test("without METRICS_TOKEN /metrics does not exist (404) and nothing is counted
   expectError(await api(srv, "GET", "/metrics"), 404, "not_found");
   expectError(await api(srv, "GET", "/metrics", { token: TOKEN }), 404, "not_found");
   expect(srv.services.metrics).toBeNull();
+});
+
+test("a METRICS_TOKEN shorter than 16 characters stops startup naming it", () => {
+  expect(() => parseConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
+  expect(parseConfig({ METRICS_TOKEN: TOKEN }).METRICS_TOKEN).toBe(TOKEN);
 });
