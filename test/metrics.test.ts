@@ -37,6 +37,20 @@ function histogramCount(text: string, name: string, labels: Record<string, strin
   return inf === undefined ? undefined : Number(inf);
 }
 
+/**
+ * A request is counted just after its answer is sent, so the last one a test made may land a
+ * moment after the client saw it: reads until `ready` holds (or 2 s pass) and returns the text.
+ */
+async function settled(read: () => Promise<string>, ready: (f: MetricFamily[]) => boolean): Promise<string> {
+  const until = Date.now() + 2000;
+  let text = await read();
+  while (!ready(parsePrometheusTextFormat(text)) && Date.now() < until) {
+    await Bun.sleep(10);
+    text = await read();
+  }
+  return text;
+}
+
 /** The value of one series: the family's sample whose labels include `labels`. */
 function value(families: MetricFamily[], name: string, labels: Record<string, string> = {}): number | undefined {
   const family = families.find((f) => f.name === name);
@@ -108,7 +122,11 @@ describe("/metrics with METRICS_TOKEN set", () => {
     // The pinger: the new server is due at once, and nothing listens on its port.
     expect(await server.services.monitoring.pingDue()).toBe(1);
 
-    const text = await scrapeText(server);
+    const upgrade = { door: "ws", route: "/ws/server/:server_id/analytics" };
+    const text = await settled(
+      () => scrapeText(server),
+      (f) => value(f, "http_requests_total", upgrade) === 1,
+    );
     const m = parsePrometheusTextFormat(text);
     const req = (labels: Record<string, string>) => value(m, "http_requests_total", labels);
     expect(req({ door: "rest", route: "/health", method: "GET", status: "200" })).toBe(3);
@@ -161,4 +179,20 @@ test("without METRICS_TOKEN /metrics does not exist (404) and nothing is counted
 test("a METRICS_TOKEN shorter than 16 characters stops startup naming it", () => {
   expect(() => parseConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
   expect(parseConfig({ METRICS_TOKEN: TOKEN }).METRICS_TOKEN).toBe(TOKEN);
+});
+
+test("a refusal by the general limit, answered before routing, is counted under the edge and the limit's name", async () => {
+  const srv = await startTestServer({ METRICS_TOKEN: TOKEN, RATE_LIMIT_GENERAL_PER_MIN: "3" });
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) statuses.push((await api(srv, "GET", "/health")).status);
+  expect(statuses).toEqual([200, 200, 200, 429]);
+  // The scrape itself is over the limit too: read what it would serve from the registry's text.
+  const text = await settled(
+    () => srv.services.metrics!.text(),
+    (f) => value(f, "http_requests_total", { status: "429" }) === 1,
+  );
+  const m = parsePrometheusTextFormat(text);
+  expect(value(m, "http_requests_total", { door: "rest", route: "/health", status: "200" })).toBe(3);
+  expect(value(m, "http_requests_total", { door: "edge", route: "(unmatched)", status: "429" })).toBe(1);
+  expect(value(m, "rate_limit_refusals_total", { limit: "general" })).toBe(1);
 });
