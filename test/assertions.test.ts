@@ -1,11 +1,18 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createRemoteJWKSet, decodeProtectedHeader, type JWTVerifyOptions, jwtVerify } from "jose";
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  exportPKCS8,
+  generateKeyPair,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from "jose";
 import type { RunningServer } from "../src/app";
 import { parseConfig } from "../src/config";
 import { assertionKeys } from "../src/db/schema";
 import { KEY_REFRESH_SECONDS, ROTATION_LEAD_SECONDS } from "../src/ms-auth/assertions";
-import { devIdp, startTestServer, usingPostgres } from "./harness";
+import { devIdp, freePort, startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
 import { decide, fullLogin, newClient, signIn, start, type TestClient } from "./ms-auth-helpers";
 
@@ -176,14 +183,14 @@ describe("signed session assertions", () => {
 });
 
 describe("assertion expiry", () => {
-  test("with SESSION_ASSERTION_TTL_SECONDS=2 an assertion verifies at once and fails as expired 3 s later", async () => {
-    const srv = await startTestServer({ DEV_IDP_URL: (await devIdp()).url, SESSION_ASSERTION_TTL_SECONDS: "2" });
+  test("with SESSION_ASSERTION_TTL_SECONDS=3 an assertion verifies at once and fails as expired 4 s later", async () => {
+    const srv = await startTestServer({ DEV_IDP_URL: (await devIdp()).url, SESSION_ASSERTION_TTL_SECONDS: "3" });
     const c = await newClient(srv);
     const { token } = await fullLogin(srv, c);
     const jwt = (await validate(srv, c, token, { assertion: true })).body.assertion as string;
     const { payload } = await verify(srv, jwt, c);
-    expect(payload.exp! - payload.iat!).toBe(2);
-    await Bun.sleep(3100);
+    expect(payload.exp! - payload.iat!).toBe(3);
+    await Bun.sleep(4100);
     expect(await verificationError(verify(srv, jwt, c))).toBe("ERR_JWT_EXPIRED");
     // A new call gets a fresh one that verifies.
     const fresh = (await validate(srv, c, token, { assertion: true })).body.assertion as string;
@@ -251,10 +258,36 @@ describe("key rotation", () => {
   });
 });
 
+test("after JWT_PRIVATE_KEY is replaced the service signs with a fresh key it can open; the old key stays published", async () => {
+  const dir = tempDir();
+  const idp = (await devIdp()).url;
+  const pem = async () =>
+    exportPKCS8((await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true })).privateKey);
+  const port = String(freePort());
+  const first = await startTestServer({ DEV_IDP_URL: idp, DATA_DIR: dir, PORT: port, JWT_PRIVATE_KEY: await pem() });
+  const c = await newClient(first);
+  const { token } = await fullLogin(first, c);
+  const before = (await validate(first, c, token, { assertion: true })).body.assertion as string;
+  await first.stop();
+
+  // The same database (DATA_DIR, or the run's PostgreSQL), another keyring root.
+  const second = await startTestServer({ DEV_IDP_URL: idp, DATA_DIR: dir, PORT: port, JWT_PRIVATE_KEY: await pem() });
+  // Session tokens are keyed MACs of the old root too, so this one is still looked up by hash.
+  const after = (await validate(second, c, token, { assertion: true })).body;
+  expect(after.valid).toBe(true);
+  expect(decodeProtectedHeader(after.assertion).kid).not.toBe(decodeProtectedHeader(before).kid);
+  await verify(second, after.assertion, c);
+  await verify(second, before, c);
+  // Asking again signs no further key: it uses the one it made.
+  const again = await validate(second, c, (await fullLogin(second, c)).token, { assertion: true });
+  expect(decodeProtectedHeader(again.body.assertion).kid).toBe(decodeProtectedHeader(after.assertion).kid);
+});
+
 describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
   test("they publish the same JWKS, a rotation on one is published by the others, and each verifies the others' assertions", async () => {
-    const idp = (await devIdp()).url;
-    const [a, b] = [await startTestServer({ DEV_IDP_URL: idp }), await startTestServer({ DEV_IDP_URL: idp })];
+    // Instances share the keyring root (one DATA_DIR here, JWT_PRIVATE_KEY in production).
+    const common = { DEV_IDP_URL: (await devIdp()).url, DATA_DIR: tempDir() };
+    const [a, b] = [await startTestServer(common), await startTestServer(common)];
     const jwksOf = async (srv: RunningServer) => (await fetch(jwksUrl(srv))).json();
     expect(await jwksOf(b)).toEqual(await jwksOf(a));
     const kid = await a.services.assertions.rotate();

@@ -45,6 +45,8 @@ interface KeyEntry {
   createdAt: number;
   sealed: string;
   signer?: KeyObject;
+  /** Sealed under another keyring: never tried again by this process. */
+  unopenable?: boolean;
 }
 
 /**
@@ -110,7 +112,10 @@ export class SessionAssertions {
 
   /** The public keys a verifier may meet: the signer, the next one (published early), and retired ones still in use. */
   async jwks(): Promise<{ keys: JWK[] }> {
-    await this.ensureFresh();
+    // Read from the table each time (concurrent requests share one read): verifiers cache the
+    // document for max-age, so this is rare, and a key another instance has just made to sign
+    // at once (the first one) is then published everywhere before anyone can hold its assertion.
+    await this.reload();
     if (this.keys.length === 0) await this.signingKey();
     const now = this.clock.now();
     return { keys: this.keys.filter((_, i) => this.published(i, now)).map((k) => k.jwk) };
@@ -171,38 +176,53 @@ export class SessionAssertions {
     await this.ensureFresh();
     let key = this.current();
     if (!key) {
-      // The very first key (or none may sign yet): a key nothing could have signed with before
-      // needs no lead, so it signs at once.
+      // The very first key, or none this instance can open may sign yet: a key nothing could
+      // have signed with before needs no lead, so it signs at once.
       const now = this.clock.date();
       await this.db.transaction(async (tx) => {
         await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_ID})`);
-        const [usable] = await tx
-          .select({ kid: assertionKeys.kid })
+        const usable = await tx
+          .select({ kid: assertionKeys.kid, privateKey: assertionKeys.privateKey })
           .from(assertionKeys)
-          .where(lte(assertionKeys.notBefore, now))
-          .limit(1);
-        if (!usable) await tx.insert(assertionKeys).values(this.newKeyRow(0, await this.generate()));
+          .where(lte(assertionKeys.notBefore, now));
+        if (!usable.some((k) => this.opens(k.kid, k.privateKey)))
+          await tx.insert(assertionKeys).values(this.newKeyRow(0, await this.generate()));
       });
       await this.changed();
       key = this.current();
       if (!key) throw new Error("no assertion signing key could be loaded");
     }
-    try {
-      this.signer(key);
-    } catch {
-      // Sealed under another keyring (JWT_PRIVATE_KEY was replaced): this service can no longer
-      // open it, so a fresh key takes over at once; the old one stays published until it ages out.
-      await this.insertKey(0);
-      await this.changed();
-      key = this.current()!;
-    }
     return key;
   }
 
+  /**
+   * The newest key whose time has come and that this instance can open. One sealed under
+   * another keyring (JWT_PRIVATE_KEY replaced, or an instance configured with a different one)
+   * is passed over rather than replaced, so instances that disagree do not keep outbidding each
+   * other with new keys; each signs with the newest it can open, and every key is published.
+   */
   private current(): KeyEntry | undefined {
     const now = this.clock.now();
-    for (let i = this.keys.length - 1; i >= 0; i--) if (this.keys[i]!.notBefore <= now) return this.keys[i];
+    for (let i = this.keys.length - 1; i >= 0; i--) {
+      const k = this.keys[i]!;
+      if (k.notBefore > now || k.unopenable) continue;
+      try {
+        this.signer(k);
+        return k;
+      } catch {
+        k.unopenable = true;
+      }
+    }
     return undefined;
+  }
+
+  private opens(kid: string, sealed: string): boolean {
+    try {
+      this.unseal(kid, sealed);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async changed() {
@@ -231,6 +251,7 @@ export class SessionAssertions {
           createdAt: r.createdAt.getTime(),
           sealed: r.privateKey,
           signer: known.get(r.kid)?.signer,
+          unopenable: known.get(r.kid)?.unopenable,
         }));
         this.loadedAt = startedAt;
       } finally {
@@ -284,7 +305,6 @@ export class SessionAssertions {
     const decipher = createDecipheriv("aes-256-gcm", this.sealKey, Buffer.from(iv, "base64url"))
       .setAAD(Buffer.from(kid))
       .setAuthTag(raw.subarray(raw.length - 16));
-    // A keyring that changed (a new JWT_PRIVATE_KEY) fails here: rotate to get a key it can open.
     return Buffer.concat([decipher.update(raw.subarray(0, raw.length - 16)), decipher.final()]);
   }
 }
