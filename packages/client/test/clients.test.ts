@@ -129,23 +129,28 @@ describe("analytics socket", () => {
     // A listener that drops the first connection after authenticating, to cut the stream
     // the way a restarting instance or a lost network does.
     let connections = 0;
+    const ids = new WeakMap<object, number>();
     const tokens: string[] = [];
     const relay = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
       fetch(req, srv) {
-        return srv.upgrade(req, { data: ++connections }) ? undefined : new Response("upgrade", { status: 400 });
+        return srv.upgrade(req) ? undefined : new Response("upgrade", { status: 400 });
       },
       websocket: {
+        open(ws) {
+          ids.set(ws, ++connections);
+        },
         message(ws, raw) {
+          const id = ids.get(ws);
           const msg = JSON.parse(String(raw));
           if (msg.type !== "auth") return;
           tokens.push(msg.token);
           const env = (type: string, data: object) =>
             JSON.stringify({ type, server_id: "s", ts: new Date().toISOString(), data });
           ws.send(env("auth_ok", { expires_at: null }));
-          ws.send(env("snapshot", { status: "up", players_online: ws.data }));
-          if (ws.data === 1) ws.close(1011, "going away");
+          ws.send(env("snapshot", { status: "up", players_online: id }));
+          if (id === 1) ws.close(1011, "going away");
         },
       },
     });
