@@ -119,6 +119,19 @@ if (!served)
     `skip: the service does not serve /.well-known/jwks.json yet (HTTP ${probe.status}), so it signs no session assertions to verify`,
   );
 
+test("signIn asking for an assertion works against the service, and carries one exactly when the service publishes keys", async () => {
+  const c = await newClient(service);
+  const backend = createLauncherBackend({ baseUrl: service.url, clientId: c.clientId, clientSecret: c.secret });
+  const session = await backend.signIn({
+    assertion: true,
+    openUrl: async (url) => {
+      expect((await decide(service, await signIn(service, url), "approve")).status).toBe(303);
+    },
+  });
+  expect(session.mcUsername).toBe("Steve");
+  expect(typeof session.assertion).toBe(served ? "string" : "undefined");
+});
+
 test.skipIf(!served)("end to end: the service's assertion from a real login verifies against its key set", async () => {
   const c = await newClient(service);
   const backend = createLauncherBackend({ baseUrl: service.url, clientId: c.clientId, clientSecret: c.secret });

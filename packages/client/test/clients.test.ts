@@ -177,3 +177,39 @@ describe("analytics socket", () => {
     expect(drops[0]!.delayMs).toBeLessThanOrEqual(50);
   });
 });
+
+test("analytics socket: token_expiring is answered with an auth message carrying a fresh token", async () => {
+  const tokens: string[] = [];
+  const relay = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req, srv) {
+      return srv.upgrade(req) ? undefined : new Response("upgrade", { status: 400 });
+    },
+    websocket: {
+      message(ws, raw) {
+        const msg = JSON.parse(String(raw));
+        if (msg.type !== "auth") return;
+        tokens.push(msg.token);
+        const env = (type: string, data: object) =>
+          JSON.stringify({ type, server_id: "s", ts: new Date().toISOString(), data });
+        ws.send(env("auth_ok", { expires_at: new Date(Date.now() + 60_000).toISOString() }));
+        if (tokens.length === 1) ws.send(env("token_expiring", { expires_at: new Date().toISOString() }));
+      },
+    },
+  });
+  let issued = 0;
+  const socket = new AnalyticsSocket({
+    baseUrl: `http://127.0.0.1:${relay.port}`,
+    serverId: "s",
+    token: async () => `token-${++issued}`,
+  });
+  let authOks = 0;
+  socket.on("auth_ok", () => authOks++);
+  await socket.connect();
+  for (let i = 0; i < 100 && authOks < 2; i++) await Bun.sleep(20);
+  socket.close();
+  relay.stop(true);
+  expect(tokens).toEqual(["token-1", "token-2"]);
+  expect(authOks).toBe(2);
+});
