@@ -8,7 +8,7 @@
  * `bun run --cwd packages/client generate` writes both; test/generated.test.ts fails when the
  * files differ from what this produces.
  */
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 // typescript@5 under an alias: the repository's typescript 7 has no compiler API.
 import ts from "typescript5";
 import { buildOpenApiDocument } from "../../../src/openapi";
@@ -182,6 +182,6 @@ if (import.meta.main) {
     [ROUTER_FILE, router],
   ] as const) {
     await Bun.write(file, text);
-    console.log(`wrote ${file.slice(dirname(ROOT).length + 1)}`);
+    console.log(`wrote ${file.slice(ROOT.length + 1)}`);
   }
 }

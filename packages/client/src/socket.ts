@@ -205,6 +205,7 @@ export class AnalyticsSocket {
 
   /** Ends the stream; no reconnection. */
   close(): void {
+    if (this.stopped && !this.ws) return;
     this.stopped = true;
     clearTimeout(this.timer);
     const ws = this.ws;
