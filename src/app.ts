@@ -39,8 +39,8 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES }))
     .use(
       docsRoutes({
-        openapi: buildOpenApiDocument(appRouter, config.PUBLIC_URL),
-        asyncapi: buildAsyncApiDocument(config.PUBLIC_URL),
+        openapi: () => buildOpenApiDocument(appRouter, config.PUBLIC_URL),
+        asyncapi: () => buildAsyncApiDocument(config.PUBLIC_URL),
       }),
     )
     .use(trpcDoor(appRouter, services))
