@@ -71,6 +71,7 @@ export async function startServer(
     dataDir: config.DATA_DIR,
     connect: { timeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, log },
     pool: { max: config.DATABASE_POOL_MAX, idleTimeoutSeconds: config.DATABASE_IDLE_TIMEOUT_SECONDS },
+    initInChild: config.NODE_ENV !== "test",
   });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };
