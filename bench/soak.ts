@@ -11,6 +11,17 @@
 import { report, runSoak } from "./lib/soak";
 import { benchDatabase } from "./lib/targets";
 
+// Bun's fetch holds back requests beyond 256 in flight in the client (BUN_CONFIG_MAX_HTTP_REQUESTS,
+// read at process start): past it the driver would queue requests itself and stop being open
+// loop. The driver runs as a process of its own with a cap well above what the run can reach.
+if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
+  const driver = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "16384" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  process.exit(await driver.exited);
+}
+
 const seconds = Number(process.env.SOAK_SECONDS ?? 180);
 const rate = Number(process.env.SOAK_RATE ?? 300);
 const maxGrowth = Number(process.env.SOAK_MAX_RSS_GROWTH ?? 0.25);
