@@ -15,6 +15,8 @@ import { createServices } from "./services";
 import type { Services } from "./trpc/context";
 import { trpcDoor } from "./trpc/door";
 import { restDoor } from "./trpc/rest";
+import { wellKnownRoutes } from "./http/well-known";
+import { metricsRoutes } from "./http/metrics";
 import { appRouter } from "./trpc/router";
 
 /**
@@ -36,7 +38,8 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
       perMessageDeflate: false,
     },
   })
-    .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES }))
+    .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES, metrics: services.metrics }))
+    .use(metricsRoutes(services.metrics, config.METRICS_TOKEN))
     .use(
       docsRoutes({
         openapi: () => buildOpenApiDocument(appRouter, config.PUBLIC_URL),
@@ -46,6 +49,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
@@ -93,7 +97,11 @@ export async function startServer(
   }
   const server = app.server!;
   const port = server.port!;
-  services.realtime.attach((topic, message) => void server.publish(topic, message));
+  const { metrics } = services;
+  services.realtime.attach((topic, message) => {
+    metrics?.socketMessage("published");
+    void server.publish(topic, message);
+  });
   for (const task of services.background) task.start();
   let stopping: Promise<void> | undefined;
   return {

@@ -23,19 +23,31 @@ export const ZStartOutput = z.object({
   interval: z.number().int(),
 });
 
-export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid });
+const ZAssertionWanted = z.boolean().optional().meta({
+  description:
+    "Also return a signed session `assertion` (a short-lived EdDSA JWT, keys at /.well-known/jwks.json) when the login is authorized / the session is valid. Default false.",
+});
+const ZAssertion = z.string().optional().meta({
+  description:
+    "Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked.",
+});
+
+export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid, assertion: ZAssertionWanted });
 export const ZPollOutput = z.object({
   status: ZLoginStatus,
   svc_session_token: z.string().optional(),
   mc_username: z.string().optional(),
   error: z.union([z.enum(DENIAL_CODES), z.literal("expired")]).optional(),
   expires_in: z.number().int().optional().meta({ description: "Seconds left, while pending or authenticated" }),
+  assertion: ZAssertion,
 });
 
 export const ZSessionInput = ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) });
+export const ZValidateInput = ZSessionInput.extend({ assertion: ZAssertionWanted });
 export const ZValidateOutput = z.object({
   valid: z.boolean(),
   mc_uuid: z.string().optional(),
   mc_username: z.string().optional(),
   expires_at: z.string().optional(),
+  assertion: ZAssertion,
 });

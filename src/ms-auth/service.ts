@@ -10,6 +10,7 @@ import type { Clock } from "../lib/clock";
 import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
+import type { SessionAssertions } from "./assertions";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
 
@@ -24,6 +25,7 @@ interface PollAnswer {
   svc_session_token?: string;
   error?: DenialCode | "expired";
   expires_in?: number;
+  assertion?: string;
 }
 
 interface LiveSession {
@@ -55,6 +57,7 @@ export class MsAuthService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly bus?: Bus,
+    private readonly assertions?: SessionAssertions,
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
@@ -73,7 +76,9 @@ export class MsAuthService {
       .limit(1)
       .prepare("launcher_session_by_hash");
     bus?.onNotice((n) => {
-      if (n.type === "launcher_session_revoked") this.sessionCache.deleteWhere((s) => s.id === n.session_id);
+      if (n.type !== "launcher_session_revoked") return;
+      this.sessionCache.deleteWhere((s) => s.id === n.session_id);
+      this.assertions?.forget(n.session_id);
     });
   }
 
@@ -104,7 +109,16 @@ export class MsAuthService {
     };
   }
 
-  async poll(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
+  /** With `assertion`, an authorized request whose session is live also gets a signed assertion. */
+  async poll(client: VerifiedClient, requestId: string, opts: { assertion?: boolean } = {}): Promise<PollAnswer> {
+    const out = await this.pollAnswer(client, requestId);
+    if (!opts.assertion || out.status !== "authorized" || !out.svc_session_token) return out;
+    const assertion = await this.assertionFor(client, out.svc_session_token);
+    // The cached answer is shared: the assertion goes on a copy.
+    return assertion ? { ...out, assertion } : out;
+  }
+
+  private async pollAnswer(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
     const ended = this.endedPolls.get(requestId);
     if (ended?.clientId === client.app.id) return ended.out;
     const epoch = this.endedPolls.epoch;
@@ -125,11 +139,23 @@ export class MsAuthService {
   }
 
   /** RFC 7662 manner: anything but a live session of this client is just `{valid: false}`. */
-  async validate(client: VerifiedClient, token: string) {
+  async validate(client: VerifiedClient, token: string, opts: { assertion?: boolean } = {}) {
     const s = await this.liveSession(client.app.id, token);
-    return s
-      ? { valid: true as const, mc_uuid: s.mcUuid, mc_username: s.mcUsername, expires_at: s.expiresAt.toISOString() }
-      : { valid: false as const };
+    if (!s) return { valid: false as const };
+    const out = {
+      valid: true as const,
+      mc_uuid: s.mcUuid,
+      mc_username: s.mcUsername,
+      expires_at: s.expiresAt.toISOString(),
+    };
+    return opts.assertion && this.assertions ? { ...out, assertion: await this.assertions.sign(s) } : out;
+  }
+
+  /** Signed only for a session that is live right now (not revoked, not expired, this client's). */
+  private async assertionFor(client: VerifiedClient, token: string): Promise<string | undefined> {
+    if (!this.assertions) return undefined;
+    const s = await this.liveSession(client.app.id, token);
+    return s ? this.assertions.sign(s) : undefined;
   }
 
   /** RFC 7009 manner: always ok, so a caller learns nothing about tokens that are not theirs. */
@@ -142,6 +168,7 @@ export class MsAuthService {
         .returning({ id: sessions.id });
       for (const { id } of revoked) {
         this.sessionCache.deleteWhere((s) => s.id === id);
+        this.assertions?.forget(id);
         // Stored already: a lost notice leaves other instances on their copy until its TTL.
         await this.bus?.publishNotice({ type: "launcher_session_revoked", session_id: id }).catch(() => undefined);
       }

@@ -447,6 +447,7 @@ export type AppRouterRecord = {
         client_id: string;
         client_secret: string;
         auth_request_id: string;
+        assertion?: boolean | undefined;
       };
       output: {
         status: "pending" | "authenticated" | "authorized" | "denied" | "expired";
@@ -454,6 +455,7 @@ export type AppRouterRecord = {
         mc_username?: undefined | string;
         error?: undefined | "expired" | "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
         expires_in?: undefined | number;
+        assertion?: undefined | string;
       };
       meta: object;
     }>;
@@ -462,12 +464,14 @@ export type AppRouterRecord = {
         client_id: string;
         client_secret: string;
         svc_session_token: string;
+        assertion?: boolean | undefined;
       };
       output: {
         valid: boolean;
         mc_uuid?: undefined | string;
         mc_username?: undefined | string;
         expires_at?: undefined | string;
+        assertion?: undefined | string;
       };
       meta: object;
     }>;
