@@ -43,9 +43,7 @@ export class TeamsService {
       .select({ team: teams, role: teamMembers.role })
       .from(teamMembers)
       .innerJoin(teams, eq(teams.id, teamMembers.teamId))
-      .where(
-        and(eq(teamMembers.teamId, sql.placeholder("teamId")), eq(teamMembers.userId, sql.placeholder("userId"))),
-      )
+      .where(and(eq(teamMembers.teamId, sql.placeholder("teamId")), eq(teamMembers.userId, sql.placeholder("userId"))))
       .limit(1)
       .prepare("team_with_member_role");
     this.teamById = db
