@@ -7,6 +7,7 @@
  *
  *   node_modules/.bin/bun bench/login.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login.ts
+ *   REDIS_URL=redis://127.0.0.1:6379 DATABASE_URL=... node_modules/.bin/bun bench/login.ts   # counters in Redis
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,7 +51,7 @@ const pollBody = { ...creds, auth_request_id: requestId };
 const opts = { seconds, connections, method: "POST" as const };
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 console.log(
-  `database: ${db.url ? "postgres" : "pglite"}; ${connections} connections, ${seconds}s per case, median of ${rounds} interleaved rounds`,
+  `database: ${db.url ? "postgres" : "pglite"}; rate-limit counters: ${process.env.REDIS_URL ? "redis" : db.url ? "database, batched" : "memory"}; ${connections} connections, ${seconds}s per case, median of ${rounds} interleaved rounds`,
 );
 
 // On PostgreSQL the raw baseline runs beside the app, and the cases alternate round by round,

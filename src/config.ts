@@ -132,6 +132,16 @@ const ConfigSchema = z
       .min(0, "must be between 0 and 1000 milliseconds")
       .max(1000, "must be between 0 and 1000 milliseconds")
       .default(100),
+    /**
+     * Redis for the rate-limit counters (the launchers' limits, client credential failures, failed
+     * sign-ins): every instance on the same Redis counts together, exactly, one round trip a hit,
+     * instead of the database (RATE_LIMIT_FLUSH_MS does not apply). While Redis is unreachable,
+     * each instance counts on its own in memory and logs it.
+     */
+    REDIS_URL: z
+      .string()
+      .regex(/^(redis|rediss|valkey|valkeys):\/\//, "must be a redis://, rediss://, valkey:// or valkeys:// URL")
+      .optional(),
     /** Every request, per client address, per instance: a flood guard under the limits above. */
     RATE_LIMIT_GENERAL_PER_MIN: z.coerce.number().int().min(1).default(3000),
     /** Browser origins allowed to call the API (comma-separated, or *); none by default. */

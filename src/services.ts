@@ -24,6 +24,7 @@ import { Realtime } from "./realtime/service";
 import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
+import { FallbackRateLimitStore, ReconnectingRedis, RedisRateLimitStore } from "./lib/redis-rate-limit";
 import { AgentService } from "./agent/service";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
@@ -46,6 +47,25 @@ function flushTask(store: BatchedRateLimitStore, ms: number, log: Logger): Backg
   };
 }
 
+/** Connects to REDIS_URL; an unreachable Redis is logged, not fatal (the counters fall back per instance). */
+async function connectRedis(url: string, log: Logger) {
+  const redis = new ReconnectingRedis(url);
+  if (!(await redis.connect()))
+    log.error("REDIS_URL is not reachable at startup; rate limits count per instance until it is");
+  return redis;
+}
+
+/** Runs `close` when the background tasks stop (the last thing on shutdown). */
+function closeOnStop(name: string, close: () => void): BackgroundTask {
+  return {
+    name,
+    start() {},
+    async stop() {
+      close();
+    },
+  };
+}
+
 export async function createServices(config: Config, database: Database, log: Logger): Promise<Services> {
   const pem = await loadSigningPem({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR });
   const tokens = await AccessTokens.fromPem(pem, config.ACCESS_TOKEN_TTL_SECONDS);
@@ -58,14 +78,22 @@ export async function createServices(config: Config, database: Database, log: Lo
     const max = database.kind === "postgres" ? config.DATABASE_POOL_MAX : 1;
     metrics.gauge("db_pool_max_connections", `Connections this instance may open (${database.kind})`, () => max);
   }
+  // With Redis, every counter is there: exact across instances at one round trip a hit.
+  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
+  const redisStore = redis
+    ? new FallbackRateLimitStore(new RedisRateLimitStore(redis), log.child({ component: "rate-limit" }))
+    : null;
   // Counters must be shared when instances share a database; PGlite means one instance.
   const exact = new RateLimiter(
-    database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(),
+    redisStore ?? (database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore()),
     () => clock.now(),
     metrics,
   );
   // The launchers' budgets are hit on every call: counted in memory, flushed in batches.
-  const batched = database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0 ? new BatchedRateLimitStore(db) : null;
+  const batched =
+    !redisStore && database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0
+      ? new BatchedRateLimitStore(db)
+      : null;
   const limiter = batched ? new RateLimiter(batched, () => clock.now(), metrics) : exact;
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL
@@ -167,6 +195,7 @@ export async function createServices(config: Config, database: Database, log: Lo
         if (limiter !== exact) await limiter.prune(window);
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),
+      ...(redis ? [closeOnStop("redis", () => redis.close())] : []),
       every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
         playerHistory.sweep(),
       ),

@@ -38,6 +38,27 @@ describe("one router, two doors", () => {
     }
   });
 
+  test("procedures answered without output re-validation still declare their output in /openapi.json", () => {
+    // validate, poll and teams.get skip tRPC's output middleware (their services build the shape).
+    const outputOf = (path: string, method: string) => {
+      const schema = doc.paths[path][method].responses["200"].content["application/json"].schema;
+      return schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema;
+    };
+    expect(Object.keys(outputOf("/client/ms-auth/session/validate", "post").properties).sort()).toEqual([
+      "expires_at",
+      "mc_username",
+      "mc_uuid",
+      "valid",
+    ]);
+    expect(outputOf("/client/ms-auth/poll", "post").properties.status.enum).toContain("authorized");
+    expect(Object.keys(outputOf("/teams/{team_id}", "get").properties)).toContain("role");
+    for (const p of ["msAuth.validate", "msAuth.poll", "teams.get"]) {
+      const def = (appRouter._def.procedures as any)[p]._def;
+      expect(`${p}: ${def.middlewares.some((m: { _type?: string }) => m._type === "output")}`).toBe(`${p}: false`);
+      expect(def.outputs?.length ?? (def.output ? 1 : 0)).toBeGreaterThan(0);
+    }
+  });
+
   test("the document names the bearer scheme, the error envelope and the rate limit headers", () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.components.schemas.Error.properties.error.required.sort()).toEqual(["code", "message", "request_id"]);

@@ -70,7 +70,8 @@ export function trpcDoor(router: AppRouter, services: Services) {
             log.error("unhandled error", { request_id: requestInfo(request).id, err: error.cause ?? error });
         },
         responseMeta: ({ errors }) => {
-          // An error's own headers (Retry-After, RateLimit) are sent with it.
+          // An error's own headers (Retry-After, RateLimit) are sent with it; most answers have none.
+          if (errors.length === 0) return {};
           const headers = new Headers();
           for (const e of errors) {
             const h = (e.cause instanceof AppError ? e.cause : undefined)?.headers;
