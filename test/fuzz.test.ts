@@ -110,7 +110,7 @@ const SPECIAL: Record<string, Special> = {
   },
   "POST /teams": {
     cleanup: async (w, _made, res) => {
-      if (res.status === 200)
+      if (res.status === 201)
         await api(server, "DELETE", `/teams/${JSON.parse(res.text).team_id}`, { token: owner(w).token });
     },
   },

@@ -250,7 +250,7 @@ describe("analytics stream: events from the platform", () => {
       expect(
         (await api(server, "POST", "/server/ranks", { ...sel, body: { name: "vip", weight: 10, prefix: "[VIP]" } }))
           .status,
-      ).toBe(200);
+      ).toBe(201);
       expect(
         (
           await api(server, "POST", "/server/announcements", {

@@ -46,6 +46,7 @@ export const serversRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/servers",
@@ -212,6 +213,7 @@ export const serversRouter = router({
   ban: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/bans",
@@ -260,6 +262,7 @@ export const serversRouter = router({
   createRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/ranks",
@@ -328,6 +331,7 @@ export const serversRouter = router({
   createAnnouncement: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/announcements",

@@ -28,6 +28,7 @@ export const teamsRouter = router({
   create: userProcedure
     .meta({
       access: "user",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams",
@@ -105,6 +106,7 @@ export const teamsRouter = router({
   addMember: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/members",
@@ -171,6 +173,7 @@ export const teamsRouter = router({
   createApiKey: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/api-keys",
