@@ -3,7 +3,7 @@ import { generateOpenApiDocument } from "trpc-to-openapi";
 import { z } from "zod";
 import { createDocument } from "zod-openapi";
 import pkg from "../package.json";
-import { OPERATION_EXAMPLES, registerComponents } from "./http/openapi-reference";
+import { OPERATION_DESCRIPTIONS, OPERATION_EXAMPLES, registerComponents } from "./http/openapi-reference";
 import { ERROR_CODES, type ErrorCode } from "./lib/errors";
 import type { Meta } from "./trpc/init";
 import { restRoutes } from "./trpc/rest";
@@ -334,6 +334,7 @@ function describeOperation(op: Json, method: string, procedurePath: string, stat
   // Statuses in order, so each operation reads the same way.
   op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
 
+  op.description ??= OPERATION_DESCRIPTIONS[procedurePath];
   const ex = OPERATION_EXAMPLES[procedurePath];
   if (!ex) return;
   const input = ex.request ?? {};

@@ -513,3 +513,69 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...player, session_count: 31, recent_sessions: [session], banned: false, ban: null },
   },
 };
+
+const VIEWER = "Any member of the team may read it (viewer or higher, or a team API key of that team).";
+const ADMIN = "Needs the admin role or higher in the team (a person or a team API key with that role).";
+const SERVER_SELECTOR =
+  "The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).";
+
+/**
+ * The prose of operations whose procedure declares no description of its own (a procedure's
+ * `meta.openapi.description` wins). Every operation ends up with one; the doors test checks it.
+ */
+export const OPERATION_DESCRIPTIONS: Record<string, string> = {
+  "health.check":
+    "No credential. 200 when the process is up and its database answers; 503 `unavailable` otherwise, so a load balancer can take the instance out.",
+  "auth.signup":
+    "Creates a dashboard account (201). The password is stored as an argon2id hash. 409 when the email already has an account. Sign in with /auth/login afterwards.",
+  "auth.refresh":
+    "Rotates the refresh token: the answer is a new access and refresh token and the one sent stops working. Sending an already used refresh token revokes its whole family (a stolen copy is useless).",
+  "auth.me": "The signed-in person (an access token, not an API key: 403) with each team and the role held there.",
+  "teams.create":
+    "Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.",
+  "teams.list": "A person sees every team they belong to with their role; a team API key sees its own team only.",
+  "teams.get": `${VIEWER} 404 for a team that does not exist.`,
+  "teams.update": `${ADMIN} Renames the team.`,
+  "teams.delete":
+    "Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.",
+  "teams.members": `${VIEWER} Owner first, then by join date.`,
+  "clients.create":
+    "Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token.",
+  "clients.list": `${VIEWER} Secrets are never returned after creation.`,
+  "clients.get": `${VIEWER} 404 for an unknown client_id or one of a team the caller is not in.`,
+  "clients.update": `${ADMIN} Only the fields sent change; \`logo_url: null\` removes the logo.`,
+  "clients.delete": `${ADMIN} Deletes the client with its module, login requests and launcher sessions: their tokens stop validating.`,
+  "clients.rotateSecret": `${ADMIN} Answers a new client_secret, shown once; the old secret stops working at once.`,
+  "clients.enableMsAuth":
+    "Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token.",
+  "clients.getMsAuth": `${VIEWER} 404 when the module is not enabled.`,
+  "clients.disableMsAuth": `${ADMIN} /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled.`,
+  "servers.create":
+    "Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team.",
+  "servers.list": "The team is chosen by the `x-team-id` header. Viewer or higher in that team.",
+  "servers.networks":
+    "The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name.",
+  "servers.get": `${VIEWER} 404 for an unknown server or one of another team.`,
+  "servers.update": `${ADMIN} Only the fields sent change. Changing kind to \`network\` needs a network_name.`,
+  "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,
+  "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
+  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured.`,
+  "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
+  "servers.ban": `${SERVER_SELECTOR} Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
+  "servers.unban": `${SERVER_SELECTOR} Admin or higher. 404 when the player is not banned.`,
+  "servers.ranks": SERVER_SELECTOR,
+  "servers.createRank": `${SERVER_SELECTOR} Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.`,
+  "servers.updateRank": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
+  "servers.deleteRank": `${SERVER_SELECTOR} Admin or higher. 409 while another rank inherits from it.`,
+  "servers.announcements": SERVER_SELECTOR,
+  "servers.createAnnouncement": `${SERVER_SELECTOR} Admin or higher. Answers 201. Give either interval_seconds or a five-field cron \`schedule\` (UTC); starts_at and ends_at bound when it runs.`,
+  "servers.updateAnnouncement": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
+  "servers.deleteAnnouncement": `${SERVER_SELECTOR} Admin or higher.`,
+  "agent.heartbeat":
+    "Called by the server agent (its agent token as the bearer) every few seconds. Feeds the metrics and the analytics stream's `heartbeat` message.",
+  "agent.events":
+    "Called by the server agent. Events apply in order; an event_id already received is counted as a duplicate and ignored, so a batch may be retried safely.",
+  "playerHistory.sessions": `${SERVER_SELECTOR} Pass next_cursor as \`cursor\` for the next page; it is null on the last page.`,
+  "playerHistory.summary": `${SERVER_SELECTOR} \`window\` is one of 24h, 7d (default), 30d and 90d; days are UTC.`,
+  "playerHistory.profile": `${SERVER_SELECTOR} 404 for a player never seen on this server.`,
+};

@@ -52,7 +52,7 @@ export const serversRouter = router({
         path: "/server/servers",
         tags,
         summary: "Register a server; the agent token is shown only in this response",
-        errorResponses: err,
+        errorResponses: [...err, 409],
       },
     })
     .input(ZCreateServer)
