@@ -272,7 +272,10 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
       const route = routes.get(`${method} ${path}`);
       const meta = route && procedures[route.procedurePath]?._def.meta;
       if (route && meta) describeOperation(op, method, route.procedurePath, route.status, meta);
-      for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+      for (const [status, shared] of Object.entries<Json>(op.responses ?? {})) {
+        // The generator hands every operation the same error response object: each gets its own.
+        const res: Json = { ...shared };
+        op.responses[status] = res;
         // Every answer carries the request id, CORS (for allowed origins) and the rate limit state.
         res.headers = {
           ...(res.headers ?? {}),

@@ -2,10 +2,11 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
+import { COMPONENT_NAMES, OPERATION_EXAMPLES } from "../src/http/openapi-reference";
 import { restRoutes } from "../src/trpc/rest";
 import { appRouter } from "../src/trpc/router";
 import { sharedServer, tempDir } from "./harness";
-import { api } from "./helpers";
+import { api, newUser, trpcClient } from "./helpers";
 
 let server: RunningServer;
 let doc: any;
@@ -46,6 +47,123 @@ describe("one router, two doors", () => {
     expect(me.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     expect(me.responses["429"].headers["Retry-After"]).toBeDefined();
     expect(doc.paths["/auth/login"].post.security).toEqual([]);
+  });
+
+  test("every operation has a description and examples that its own procedure's schemas accept", () => {
+    const problems: string[] = [];
+    for (const r of restRoutes(appRouter)) {
+      const key = `${r.method} ${r.path}`;
+      const op = doc.paths[r.path][r.method.toLowerCase()];
+      if (!(op.description?.length > 20)) problems.push(`${key}: no description`);
+      const ex = OPERATION_EXAMPLES[r.procedurePath];
+      if (!ex) {
+        problems.push(`${key}: no example`);
+        continue;
+      }
+      const def = (appRouter._def.procedures as any)[r.procedurePath]._def;
+      const inputs = def.inputs as { safeParse(v: unknown): { success: boolean; error?: unknown } }[];
+      if (inputs.length === 0 && ex.request) problems.push(`${key}: an example request for a procedure without input`);
+      for (const parser of inputs) {
+        const parsed = parser.safeParse(ex.request ?? {});
+        if (!parsed.success) problems.push(`${key}: example request refused: ${parsed.error}`);
+      }
+      for (const value of [ex.response, ...Object.values(ex.more ?? {}).map((m) => m.value)]) {
+        const parsed = def.output.safeParse(value);
+        if (!parsed.success) problems.push(`${key}: example answer refused: ${parsed.error}`);
+      }
+      const media = op.responses[String(r.status)].content["application/json"];
+      if (media.example === undefined && media.examples === undefined)
+        problems.push(`${key}: no answer example in the document`);
+      const body = op.requestBody?.content?.["application/json"];
+      if (body && body.example === undefined) problems.push(`${key}: no request example in the document`);
+      for (const p of op.parameters ?? [])
+        if (p.required && p.example === undefined) problems.push(`${key}: parameter ${p.name} has no example`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("creates answer 201 Created on REST and the document declares it; every other operation 200", async () => {
+    const creates = restRoutes(appRouter)
+      .filter((r) => r.status === 201)
+      .map((r) => `${r.method} ${r.path}`);
+    expect(creates.sort()).toEqual(
+      [
+        "POST /auth/signup",
+        "POST /teams",
+        "POST /teams/{team_id}/members",
+        "POST /teams/{team_id}/api-keys",
+        "POST /client/apps",
+        "POST /server/servers",
+        "POST /server/bans",
+        "POST /server/ranks",
+        "POST /server/announcements",
+      ].sort(),
+    );
+    for (const r of restRoutes(appRouter)) {
+      const successes = Object.keys(doc.paths[r.path][r.method.toLowerCase()].responses).filter((s) => s < "300");
+      expect(`${r.method} ${r.path} ${successes}`).toBe(`${r.method} ${r.path} ${r.status}`);
+    }
+    const user = await newUser(server, "created");
+    const made = await api(server, "POST", "/teams", { token: user.token, body: { name: "Created" } });
+    expect(made.status).toBe(201);
+    // The typed door has no status of its own to give: the same create is an ordinary result there.
+    const typed = await trpcClient(server, user.token).teams.create.mutate({ name: "Typed" });
+    expect(typed.role).toBe("owner");
+    // Not a create: signing in answers 200.
+    expect(
+      (await api(server, "POST", "/auth/login", { body: { email: user.email, password: user.password } })).status,
+    ).toBe(200);
+  });
+
+  test("resources are named components, referenced from the operations that answer them", () => {
+    for (const name of [...COMPONENT_NAMES, "Error", "PollResult", "SessionValidation"])
+      expect(`${name}: ${Boolean(doc.components.schemas[name])}`).toBe(`${name}: true`);
+    const answer = (method: string, path: string, status = "200") =>
+      doc.paths[path][method].responses[status].content["application/json"].schema;
+    expect(answer("get", "/server/servers/{server_id}")).toEqual({ $ref: "#/components/schemas/Server" });
+    expect(answer("post", "/server/bans", "201")).toEqual({ $ref: "#/components/schemas/Ban" });
+    expect(answer("post", "/teams", "201")).toEqual({ $ref: "#/components/schemas/Team" });
+    expect(answer("post", "/client/apps", "201")).toEqual({ $ref: "#/components/schemas/CreatedClient" });
+    expect(doc.components.schemas.CreatedClient.properties.app).toEqual({ $ref: "#/components/schemas/ClientApp" });
+    expect(doc.components.schemas.ServerList ?? answer("get", "/server/servers").properties.servers.items).toEqual({
+      $ref: "#/components/schemas/Server",
+    });
+  });
+
+  test("poll and validate answers are discriminated: each status or validity names the fields it carries", () => {
+    const s = doc.components.schemas;
+    expect(doc.paths["/client/ms-auth/poll"].post.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/PollResult",
+    });
+    expect(s.PollResult.discriminator.propertyName).toBe("status");
+    expect(Object.keys(s.PollResult.discriminator.mapping).sort()).toEqual(
+      ["authenticated", "authorized", "denied", "expired", "pending"].sort(),
+    );
+    const required = (name: string) => [...s[name].required].sort();
+    expect(required("PollAuthorized")).toEqual(["mc_username", "status", "svc_session_token"]);
+    expect(required("PollPending")).toEqual(["expires_in", "status"]);
+    expect(required("PollAuthenticated")).toEqual(["expires_in", "mc_username", "status"]);
+    expect(required("PollDenied")).toEqual(["error", "status"]);
+    expect(required("PollExpired")).toEqual(["error", "status"]);
+    expect(s.SessionValidation.discriminator.propertyName).toBe("valid");
+    expect(required("SessionValid")).toEqual(["expires_at", "mc_username", "mc_uuid", "valid"]);
+    expect(Object.keys(s.SessionInvalid.properties)).toEqual(["valid"]);
+  });
+
+  test("each operation lists the error statuses it can answer, each with the envelope and an example", () => {
+    const statuses = (method: string, path: string) =>
+      Object.keys(doc.paths[path][method].responses).filter((s) => s >= "400" && s !== "default");
+    expect(statuses("get", "/health")).toEqual(["429", "503"]);
+    expect(statuses("post", "/client/ms-auth/poll")).toEqual(["400", "401", "404", "413", "415", "429"]);
+    expect(statuses("post", "/client/ms-auth/session/validate")).toEqual(["400", "401", "413", "415", "429"]);
+    expect(statuses("get", "/teams")).toEqual(["401", "429"]);
+    expect(statuses("post", "/client/apps")).toContain("403");
+    const poll404 = doc.paths["/client/ms-auth/poll"].post.responses["404"].content["application/json"];
+    expect(poll404.schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(poll404.example.error.code).toBe("not_found");
+    expect(doc.paths["/client/ms-auth/poll"].post.responses["401"].content["application/json"].example.error.code).toBe(
+      "invalid_client",
+    );
   });
 
   test("the document passes the Redocly linter with no errors", async () => {
