@@ -315,7 +315,13 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         if (content.schema) boundSchema(content.schema, false);
     }
   }
-  for (const schema of Object.values<Json>(doc.components.schemas ?? {})) boundSchema(schema, true);
+  for (const schema of Object.values<Json>(doc.components.schemas ?? {})) {
+    boundSchema(schema, true);
+    // OpenAPI discriminators name string properties only; a union on a boolean (`valid`) stays a
+    // oneOf whose variants' `const` already tell them apart.
+    const mapping = Object.keys(schema.discriminator?.mapping ?? {});
+    if (mapping.length && mapping.every((k) => k === "true" || k === "false")) delete schema.discriminator;
+  }
   // The generator's own error schemas are unused now.
   for (const key of Object.keys(doc.components.schemas))
     if (key.startsWith("error.")) delete doc.components.schemas[key];
