@@ -216,7 +216,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     title: "Minecraft game server platform and launcher login",
     description:
       "Teams register Minecraft servers and get players, bans, uptime, ranks, announcements and live analytics; " +
-      "client applications sign players in through Microsoft (`ms_auth`). Every operation here is also a tRPC procedure at `/trpc`.",
+      "client applications sign players in through Microsoft (`ms_auth`). Every operation here is also a tRPC procedure at `/trpc`. " +
+      "The realtime analytics stream (WebSocket) is described at [/docs/asyncapi](/docs/asyncapi) (`/asyncapi.json`).",
     version: pkg.version,
     baseUrl,
     license: { name: "Proprietary", url: `${baseUrl}/docs` },

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
 import { COMPONENT_NAMES, OPERATION_EXAMPLES } from "../src/http/openapi-reference";
@@ -201,5 +203,38 @@ describe("one router, two doors", () => {
     const bundle = await fetch(`${server.url}/docs/scalar.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
+  test("every AsyncAPI message carries an example that its payload schema accepts", async () => {
+    const asyncapi = (await api(server, "GET", "/asyncapi.json")).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const problems: string[] = [];
+    for (const [name, m] of Object.entries<any>(asyncapi.components.messages)) {
+      if (!m.examples?.length) problems.push(`${name}: no example`);
+      const validate = ajv.compile(m.payload);
+      for (const e of m.examples ?? [])
+        if (!validate(e.payload)) problems.push(`${name}: ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("/docs/asyncapi renders the stream's document (every message, its example, a browser snippet), linked from /docs", async () => {
+    const asyncapi = (await api(server, "GET", "/asyncapi.json")).body;
+    const page = await api(server, "GET", "/docs/asyncapi");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    // Nothing loaded from anywhere: no script at all, styles inline.
+    expect(page.text).not.toMatch(/<script|https?:\/\/[^"<\s]*\.(js|css)/);
+    for (const [name, m] of Object.entries<any>(asyncapi.components.messages)) {
+      expect(page.text).toContain(`id="msg-${name}"`);
+      // The example as JSON, escaped for HTML.
+      const sample = JSON.stringify(m.examples[0].payload, null, 2).split("\n")[1]!.trim().replaceAll('"', "&quot;");
+      expect(page.text).toContain(sample);
+    }
+    expect(page.text).toContain("new WebSocket(");
+    expect(page.text).toContain("/ws/server/");
+    expect((await api(server, "GET", "/docs")).text).toContain('href="/docs/asyncapi"');
   });
 });

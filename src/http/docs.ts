@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
 import { pageHeaders } from "../lib/page";
+import { renderAsyncApiPage } from "./asyncapi-page";
 import { staticResponse } from "./responses";
 
 const require = createRequire(import.meta.url);
@@ -24,17 +25,27 @@ const DOCS_CSP = [
 const DOCS_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><div id="app"></div><script src="/docs/scalar.js"></script><script src="/docs/init.js"></script></body></html>`;
+<body><nav style="font:14px system-ui,sans-serif;padding:.5rem 1rem;border-bottom:1px solid #d8dce1">
+<a href="/docs/asyncapi">Realtime analytics stream (AsyncAPI)</a> &middot; <a href="/openapi.json">openapi.json</a> &middot; <a href="/asyncapi.json">asyncapi.json</a></nav>
+<div id="app"></div><script src="/docs/scalar.js"></script><script src="/docs/init.js"></script></body></html>`;
 const DOCS_INIT = `Scalar.createApiReference('#app', { url: '/openapi.json', withDefaultFonts: false, hideClientButton: true });`;
 
-/** The published documents (OpenAPI, AsyncAPI) and the interactive reference at /docs, all served from memory. */
+/**
+ * The published documents (OpenAPI, AsyncAPI), the interactive reference at /docs and the
+ * realtime reference at /docs/asyncapi, all served from memory.
+ */
 export function docsRoutes(documents: { openapi: unknown; asyncapi: unknown }) {
   const openapiJson = JSON.stringify(documents.openapi);
   const asyncapiJson = JSON.stringify(documents.asyncapi);
+  const asyncapiPage = renderAsyncApiPage(documents.asyncapi as Record<string, unknown>);
   return new Elysia({ name: "docs" })
     .get("/openapi.json", () => staticResponse(openapiJson, "application/json"))
     .get("/asyncapi.json", () => staticResponse(asyncapiJson, "application/json"))
     .get("/docs", () => new Response(DOCS_HTML, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) }))
+    .get(
+      "/docs/asyncapi",
+      () => new Response(asyncapiPage, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) }),
+    )
     .get("/docs/scalar.js", () =>
       staticResponse(SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" }),
     )
