@@ -61,16 +61,17 @@ function errorExample(status: string, access: Meta["access"]) {
 }
 
 /**
- * The statuses an operation answers whatever its own logic does: the general rate limit on
- * every request; bad input wherever there is input; a body's size and type checks on writes;
- * no credential where one is needed; the wrong kind of caller or role where access says so.
+ * The statuses an operation answers whatever its own logic does: the general rate limit and the
+ * declared body size on every request (the edge checks both before any route); bad input wherever
+ * there is input; the body's type on writes; no credential where one is needed; the wrong kind of
+ * caller or role where access says so.
  * Each procedure's `errorResponses` adds what its own logic answers (404, 409, 503, ...).
  */
 function edgeStatuses(method: string, access: Meta["access"], hasInput: boolean): string[] {
-  const out = ["429"];
+  const out = ["413", "429"];
   const body = method === "post" || method === "patch" || method === "put";
   if (hasInput || body) out.push("400");
-  if (body) out.push("413", "415");
+  if (body) out.push("415");
   if (access && access !== "public") out.push("401");
   if (access === "user" || access?.startsWith("team:") || access?.startsWith("person:")) out.push("403");
   return out;

@@ -161,10 +161,10 @@ describe("one router, two doors", () => {
   test("each operation lists the error statuses it can answer, each with the envelope and an example", () => {
     const statuses = (method: string, path: string) =>
       Object.keys(doc.paths[path][method].responses).filter((s) => s >= "400" && s !== "default");
-    expect(statuses("get", "/health")).toEqual(["429", "503"]);
+    expect(statuses("get", "/health")).toEqual(["413", "429", "503"]);
     expect(statuses("post", "/client/ms-auth/poll")).toEqual(["400", "401", "404", "413", "415", "429"]);
     expect(statuses("post", "/client/ms-auth/session/validate")).toEqual(["400", "401", "413", "415", "429"]);
-    expect(statuses("get", "/teams")).toEqual(["401", "429"]);
+    expect(statuses("get", "/teams")).toEqual(["401", "413", "429"]);
     expect(statuses("post", "/client/apps")).toContain("403");
     const poll404 = doc.paths["/client/ms-auth/poll"].post.responses["404"].content["application/json"];
     expect(poll404.schema).toEqual({ $ref: "#/components/schemas/Error" });

@@ -56,6 +56,9 @@ export function violation(op: Operation, res: Sent, validate: ValidateFunction |
         .filter((k) => !["code", "message", "details", "request_id"].includes(k))
         .join(",");
     if (keys !== "error|") return `unexpected keys in the envelope: ${keys}`;
+    // The document lists each operation's error statuses: one it does not list is a wrong reference.
+    if (!op.spec.responses?.[String(res.status)])
+      return `error ${res.status} (${e.code}) is not among the statuses the document lists for this operation`;
     return null;
   }
   if (res.status >= 200 && res.status < 300) {
