@@ -18,7 +18,6 @@ const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest
 /** How long a cached live session may be used without hearing of a change: the bound if a notice is lost. */
 export const SESSION_CACHE_TTL_MS = 10_000;
 
-
 interface LiveSession {
   id: string;
   clientId: string;
@@ -117,7 +116,8 @@ export class MsAuthService {
     // The machine records the profile before `authenticated`, and the session is written with the
     // authorization and deleted only with its request: a missing one is a broken invariant.
     const known = <T>(v: T | null | undefined): T => {
-      if (v === null || v === undefined) throw new Error(`login request ${row.id} is ${status} without its profile or session`);
+      if (v === null || v === undefined)
+        throw new Error(`login request ${row.id} is ${status} without its profile or session`);
       return v;
     };
     switch (status) {
@@ -129,7 +129,11 @@ export class MsAuthService {
         return { status, svc_session_token: this.links.sessionToken(known(sessionId)), mc_username: known(name) };
       case "denied": {
         const error = row.context.error;
-        return { status, error: error && error !== "expired" ? error : "identity_error", ...(name && { mc_username: name }) };
+        return {
+          status,
+          error: error && error !== "expired" ? error : "identity_error",
+          ...(name && { mc_username: name }),
+        };
       }
       case "expired":
         return { status, error: "expired", ...(name && { mc_username: name }) };
