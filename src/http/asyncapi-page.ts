@@ -45,12 +45,16 @@ export function browserSnippet(wsBase: string): string {
   return `// In the browser: the first message authenticates (within 5 s of opening).
 const ws = new WebSocket(\`${wsBase}/ws/server/\${serverId}/analytics\`);
 ws.onopen = () => ws.send(JSON.stringify({ type: "auth", token: accessToken }));
-ws.onmessage = (event) => {
+ws.onmessage = async (event) => {
   const msg = JSON.parse(event.data); // {type, server_id, ts, data}
-  if (msg.type === "snapshot") render(msg.data);          // once, after auth_ok
-  else if (msg.type === "token_expiring")                  // renew to keep the stream
-    refreshAccessToken().then((token) => ws.send(JSON.stringify({ type: "auth", token })));
-  else apply(msg);                                         // events, in order
+  switch (msg.type) {
+    case "snapshot": // once, after auth_ok
+      return render(msg.data);
+    case "token_expiring": // renew before the end, or the socket closes with 4011 at expiry
+      return ws.send(JSON.stringify({ type: "auth", token: await refreshAccessToken() }));
+    default: // events, in order
+      return apply(msg);
+  }
 };
 ws.onclose = (event) => console.log("closed", event.code, event.reason); // 4001, 4004, 4011, ...`;
 }
