@@ -170,6 +170,53 @@ const BROWSER_PATHS = {
   },
 };
 
+/** Keys for verifying the signed session assertions poll and validate return on request. */
+const WELL_KNOWN_PATHS = {
+  "/.well-known/jwks.json": {
+    get: {
+      operationId: "msAuth-jwks",
+      tags: ["ms-auth"],
+      summary: "Public keys (JWKS) for verifying session assertions",
+      description:
+        "The Ed25519 keys (`kty` OKP, `alg` EdDSA) that sign the `assertion` poll and session/validate return when asked. Select by the assertion's `kid`. Holds the current key, the next one (published before it signs) and retired keys until the last assertion they signed has expired. Cacheable for 5 minutes; refetch when a `kid` is unknown.",
+      security: [],
+      responses: {
+        "200": {
+          description: "A JSON Web Key Set",
+          headers: { "Cache-Control": { schema: { type: "string", maxLength: 100 } } },
+          content: {
+            "application/jwk-set+json": {
+              schema: {
+                type: "object",
+                required: ["keys"],
+                properties: {
+                  keys: {
+                    type: "array",
+                    maxItems: 100,
+                    items: {
+                      type: "object",
+                      required: ["kty", "crv", "x", "kid", "alg", "use"],
+                      properties: {
+                        kty: { type: "string", enum: ["OKP"] },
+                        crv: { type: "string", enum: ["Ed25519"] },
+                        x: { type: "string", maxLength: 64 },
+                        kid: { type: "string", maxLength: 64 },
+                        alg: { type: "string", enum: ["EdDSA"] },
+                        use: { type: "string", enum: ["sig"] },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        "429": { description: "Too many requests" },
+      },
+    },
+  },
+};
+
 /** Strings in responses: the longest text the service stores or makes (inputs are bounded lower). */
 const RESPONSE_STRING_MAX = 4096;
 
@@ -229,7 +276,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`).",
       },
     },
-    paths: BROWSER_PATHS as never,
+    paths: { ...BROWSER_PATHS, ...WELL_KNOWN_PATHS } as never,
   }) as Json;
 
   const errorDoc = createDocument({

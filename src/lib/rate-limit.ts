@@ -1,4 +1,5 @@
 import { AppError } from "./errors";
+import type { Metrics } from "./metrics";
 
 export interface RateDecision {
   allowed: boolean;
@@ -130,6 +131,7 @@ export class RateLimiter {
   constructor(
     private readonly store: RateLimitStore,
     private readonly now: () => number,
+    private readonly metrics: Metrics | null = null,
   ) {}
 
   async hit(policy: RateLimitPolicy, key: string): Promise<RateDecision> {
@@ -163,6 +165,7 @@ export class RateLimiter {
     };
     Object.assign(resHeaders, headers);
     if (!d.allowed) {
+      this.metrics?.rateLimitRefused(policy.name);
       throw new AppError(
         "rate_limited",
         `Too many requests: at most ${policy.limit} per ${policy.windowSeconds} s. Retry in ${d.resetSeconds} s.`,

@@ -1,7 +1,15 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { clientProcedure } from "../trpc/procedures";
-import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
+import {
+  ZPollInput,
+  ZPollOutput,
+  ZSessionInput,
+  ZStartInput,
+  ZStartOutput,
+  ZValidateInput,
+  ZValidateOutput,
+} from "./schemas";
 
 const tags = ["ms-auth"];
 export const msAuthRouter = router({
@@ -39,7 +47,9 @@ export const msAuthRouter = router({
     })
     .input(ZPollInput)
     .output(ZPollOutput)
-    .mutation(({ ctx, input }) => ctx.services.msAuth.poll(ctx.client, input.auth_request_id)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.msAuth.poll(ctx.client, input.auth_request_id, { assertion: input.assertion }),
+    ),
 
   validate: clientProcedure("validate")
     .meta({
@@ -55,9 +65,11 @@ export const msAuthRouter = router({
         errorResponses: [400, 401, 429],
       },
     })
-    .input(ZSessionInput)
+    .input(ZValidateInput)
     .output(ZValidateOutput)
-    .mutation(({ ctx, input }) => ctx.services.msAuth.validate(ctx.client, input.svc_session_token)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.msAuth.validate(ctx.client, input.svc_session_token, { assertion: input.assertion }),
+    ),
 
   revoke: clientProcedure("validate")
     .meta({

@@ -23,7 +23,16 @@ export const ZStartOutput = z.object({
   interval: z.number().int(),
 });
 
-export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid });
+const ZAssertionWanted = z.boolean().optional().meta({
+  description:
+    "Also return a signed session `assertion` (a short-lived EdDSA JWT, keys at /.well-known/jwks.json) when the login is authorized / the session is valid. Default false.",
+});
+const ZAssertion = z.string().optional().meta({
+  description:
+    "Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked.",
+});
+
+export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid, assertion: ZAssertionWanted });
 const ZMcUsername = z.string().max(16).meta({ description: "The player's Minecraft name" });
 const ZExpiresIn = z.number().int().min(0).meta({ description: "Seconds left before the request expires" });
 
@@ -44,6 +53,7 @@ export const ZPollAuthorized = z
       .string()
       .meta({ description: "The player's session: send it to session/validate from the launcher's backend" }),
     mc_username: ZMcUsername,
+    assertion: ZAssertion,
   })
   .meta({ id: "PollAuthorized", description: "The player approved: the session token is ready" });
 export const ZPollDenied = z
@@ -62,12 +72,14 @@ export const ZPollOutput = z
 export type PollResult = z.infer<typeof ZPollOutput>;
 
 export const ZSessionInput = ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) });
+export const ZValidateInput = ZSessionInput.extend({ assertion: ZAssertionWanted });
 export const ZSessionValid = z
   .object({
     valid: z.literal(true),
     mc_uuid: z.string().meta({ description: "The player's Minecraft UUID, dashed" }),
     mc_username: ZMcUsername,
     expires_at: ZTimestamp.meta({ description: "When the session ends" }),
+    assertion: ZAssertion,
   })
   .meta({ id: "SessionValid", description: "A live session of this client" });
 export const ZSessionInvalid = z
