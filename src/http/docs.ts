@@ -52,13 +52,10 @@ export function docsRoutes(documents: { openapi: () => unknown; asyncapi: () => 
       return staticResponse(asyncapiJson, "application/json");
     })
     .get("/docs", () => new Response(DOCS_HTML, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) }))
-    .get(
-      "/docs/asyncapi",
-      () => {
-        asyncapiPage ??= renderAsyncApiPage(asyncapi());
-        return new Response(asyncapiPage, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) });
-      },
-    )
+    .get("/docs/asyncapi", () => {
+      asyncapiPage ??= renderAsyncApiPage(asyncapi());
+      return new Response(asyncapiPage, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) });
+    })
     .get("/docs/scalar.js", () =>
       staticResponse(Bun.file(SCALAR_JS), "text/javascript; charset=utf-8", {
         "cache-control": "public, max-age=86400",
