@@ -88,6 +88,9 @@ const SESSION_TOKEN = "mcp_sess_4kR2vX9pLq7sT1wY3zB6nD8fH0jM5cE2aG4iK6oU8";
 const ACCESS_TOKEN =
   "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiJiN2UyZDFjNC01YTZmLTRlM2ItOGM5ZC0wYTFiMmMzZDRlNWYifQ.c2lnbmF0dXJl";
 const REFRESH_TOKEN = "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV";
+/** A session assertion (EdDSA JWT) as validate and poll return it when asked; the signature is illustrative. */
+const ASSERTION =
+  "eyJhbGciOiJFZERTQSIsImtpZCI6ImFzLTIwMjYtMDMiLCJ0eXAiOiJKV1QifQ.eyJpc3MiOiJodHRwczovL2FwaS5tYy1wbGF0Zm9ybS5leGFtcGxlIiwiYXVkIjoiOWQ0YjZjMWUtMmYzYS00YjVjLThkN2UtNmY1YTRiM2MyZDFlIiwic3ViIjoiMDY5YTc5ZjQtNDRlOS00NzI2LWE1YmUtZmNhOTBlMzhhYWY1IiwibmFtZSI6Ik5vdGNoIn0.c2lnbmF0dXJl";
 const teamSel = { "x-team-id": TEAM };
 const serverSel = { "x-server-id": SERVER };
 
@@ -310,7 +313,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   "msAuth.validate": {
     request: { ...creds, svc_session_token: SESSION_TOKEN },
     response: { valid: true, mc_uuid: NOTCH, mc_username: "Notch", expires_at: "2026-04-13T09:26:53.589Z" },
-    more: { invalid: { summary: "Unknown, expired, revoked or another client's", value: { valid: false } } },
+    more: {
+      withAssertion: {
+        summary: "Asked with assertion: true",
+        value: {
+          valid: true,
+          mc_uuid: NOTCH,
+          mc_username: "Notch",
+          expires_at: "2026-04-13T09:26:53.589Z",
+          assertion: ASSERTION,
+        },
+      },
+      invalid: { summary: "Unknown, expired, revoked or another client's", value: { valid: false } },
+    },
   },
   "msAuth.revoke": { request: { ...creds, svc_session_token: SESSION_TOKEN }, response: ok },
 
