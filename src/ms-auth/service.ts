@@ -4,7 +4,6 @@ import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
-import type { DenialCode } from "../identity/types";
 import type { Bus } from "../realtime/bus";
 import type { Clock } from "../lib/clock";
 import { BoundedCache } from "../lib/bounded-cache";
@@ -12,21 +11,13 @@ import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
+import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
 
 const POLL_INTERVAL_S = 2;
 const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest one from start).";
 /** How long a cached live session may be used without hearing of a change: the bound if a notice is lost. */
 export const SESSION_CACHE_TTL_MS = 10_000;
-
-interface PollAnswer {
-  status: LoginStatus;
-  mc_username?: string;
-  svc_session_token?: string;
-  error?: DenialCode | "expired";
-  expires_in?: number;
-  assertion?: string;
-}
 
 interface LiveSession {
   id: string;
@@ -128,14 +119,38 @@ export class MsAuthService {
     const row = await this.requests.current(found.row);
     if (!row) throw new AppError("not_found", UNKNOWN_REQUEST);
     const status = row.status as LoginStatus;
-    const out: PollAnswer = { status };
-    if (row.context.mcUsername) out.mc_username = row.context.mcUsername;
-    if (status === "denied" || status === "expired")
-      out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
-    if (status === "pending" || status === "authenticated") out.expires_in = this.secondsLeft(row);
-    if (status === "authorized" && found.sessionId) out.svc_session_token = this.links.sessionToken(found.sessionId);
+    const out = this.answerFor(status, row, found.sessionId);
     if (FINAL_STATUSES.includes(status)) this.endedPolls.set(requestId, { clientId: client.app.id, out }, epoch);
     return out;
+  }
+
+  private answerFor(status: LoginStatus, row: LoginRequestRow, sessionId: string | null): PollAnswer {
+    const name = row.context.mcUsername;
+    // The machine records the profile before `authenticated`, and the session is written with the
+    // authorization and deleted only with its request: a missing one is a broken invariant.
+    const known = <T>(v: T | null | undefined): T => {
+      if (v === null || v === undefined)
+        throw new Error(`login request ${row.id} is ${status} without its profile or session`);
+      return v;
+    };
+    switch (status) {
+      case "pending":
+        return { status, expires_in: this.secondsLeft(row) };
+      case "authenticated":
+        return { status, mc_username: known(name), expires_in: this.secondsLeft(row) };
+      case "authorized":
+        return { status, svc_session_token: this.links.sessionToken(known(sessionId)), mc_username: known(name) };
+      case "denied": {
+        const error = row.context.error;
+        return {
+          status,
+          error: error && error !== "expired" ? error : "identity_error",
+          ...(name && { mc_username: name }),
+        };
+      }
+      case "expired":
+        return { status, error: "expired", ...(name && { mc_username: name }) };
+    }
   }
 
   /** RFC 7662 manner: anything but a live session of this client is just `{valid: false}`. */

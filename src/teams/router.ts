@@ -28,6 +28,7 @@ export const teamsRouter = router({
   create: userProcedure
     .meta({
       access: "user",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams",
@@ -108,6 +109,7 @@ export const teamsRouter = router({
   addMember: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/members",
@@ -174,6 +176,7 @@ export const teamsRouter = router({
   createApiKey: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/api-keys",

@@ -12,6 +12,8 @@ export interface RestRoute {
   path: string;
   procedurePath: string;
   access: Meta["access"];
+  /** The status of a successful answer. */
+  status: 200 | 201;
 }
 
 /** Every procedure that has an OpenAPI path, in the order the router declares them. */
@@ -20,7 +22,13 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
   for (const [procedurePath, proc] of Object.entries(router._def.procedures as Record<string, AnyTRPCProcedure>)) {
     const meta = proc._def.meta as Meta | undefined;
     if (!meta?.openapi || meta.openapi.enabled === false) continue;
-    out.push({ method: meta.openapi.method, path: meta.openapi.path, procedurePath, access: meta.access });
+    out.push({
+      method: meta.openapi.method,
+      path: meta.openapi.path,
+      procedurePath,
+      access: meta.access,
+      status: meta.status ?? 200,
+    });
   }
   return out;
 }
@@ -92,7 +100,7 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       ) {
         return new Response(null, { status: 304 });
       }
-      return json(out ?? null, 200);
+      return json(out ?? null, route.status);
     };
 
     door.route(route.method, elysiaPath, handler as never, { parse: "none" } as never);

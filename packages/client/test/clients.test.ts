@@ -99,7 +99,7 @@ describe("analytics socket", () => {
       params: { header: { "x-server-id": fx.serverId } },
       body: { uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch", reason: "griefing" },
     });
-    expect(ban.response.status).toBe(200);
+    expect(ban.response.status).toBe(201);
     const event = await next("ban_added");
     expect(event.server_id).toBe(fx.serverId);
     expect(event.type === "ban_added" && event.data.name).toBe("Notch");

@@ -50,7 +50,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver a batch of joins, leaves, bans and unbans; retried event ids are ignored (agent token) */
+        /**
+         * Deliver a batch of joins, leaves, bans and unbans; retried event ids are ignored (agent token)
+         * @description Called by the server agent. Events apply in order; an event_id already received is counted as a duplicate and ignored, so a batch may be retried safely.
+         */
         post: operations["agent-events"];
         delete?: never;
         options?: never;
@@ -67,7 +70,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Report TPS, MSPT, players online and memory (agent token) */
+        /**
+         * Report TPS, MSPT, players online and memory (agent token)
+         * @description Called by the server agent (its agent token as the bearer) every few seconds. Feeds the metrics and the analytics stream's `heartbeat` message.
+         */
         post: operations["agent-heartbeat"];
         delete?: never;
         options?: never;
@@ -122,7 +128,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in account and its teams */
+        /**
+         * The signed-in account and its teams
+         * @description The signed-in person (an access token, not an API key: 403) with each team and the role held there.
+         */
         get: operations["auth-me"];
         put?: never;
         post?: never;
@@ -141,7 +150,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token for a new pair (the old one stops working) */
+        /**
+         * Exchange a refresh token for a new pair (the old one stops working)
+         * @description Rotates the refresh token: the answer is a new access and refresh token and the one sent stops working. Sending an already used refresh token revokes its whole family (a stolen copy is useless).
+         */
         post: operations["auth-refresh"];
         delete?: never;
         options?: never;
@@ -158,7 +170,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account */
+        /**
+         * Create an account
+         * @description Creates a dashboard account (201). The password is stored as an argon2id hash. 409 when the email already has an account. Sign in with /auth/login afterwards.
+         */
         post: operations["auth-signup"];
         delete?: never;
         options?: never;
@@ -173,10 +188,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's client applications (never a secret) */
+        /**
+         * The team's client applications (never a secret)
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned after creation.
+         */
         get: operations["clients-list"];
         put?: never;
-        /** Create a client application; the client_secret is shown only in this response */
+        /**
+         * Create a client application; the client_secret is shown only in this response
+         * @description Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token.
+         */
         post: operations["clients-create"];
         delete?: never;
         options?: never;
@@ -191,15 +212,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One client application (never its secret) */
+        /**
+         * One client application (never its secret)
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown client_id or one of a team the caller is not in.
+         */
         get: operations["clients-get"];
         put?: never;
         post?: never;
-        /** Delete a client, its module, login requests and sessions */
+        /**
+         * Delete a client, its module, login requests and sessions
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the client with its module, login requests and launcher sessions: their tokens stop validating.
+         */
         delete: operations["clients-delete"];
         options?: never;
         head?: never;
-        /** Change a client's name, title, description or logo */
+        /**
+         * Change a client's name, title, description or logo
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change; `logo_url: null` removes the logo.
+         */
         patch: operations["clients-update"];
         trace?: never;
     };
@@ -210,12 +240,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The ms_auth module's settings (404 when not enabled) */
+        /**
+         * The ms_auth module's settings (404 when not enabled)
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 when the module is not enabled.
+         */
         get: operations["clients-getMsAuth"];
         put?: never;
-        /** Enable the ms_auth login module, or change its post-login redirect URI */
+        /**
+         * Enable the ms_auth login module, or change its post-login redirect URI
+         * @description Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token.
+         */
         post: operations["clients-enableMsAuth"];
-        /** Disable the ms_auth module: new logins are refused */
+        /**
+         * Disable the ms_auth module: new logins are refused
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled.
+         */
         delete: operations["clients-disableMsAuth"];
         options?: never;
         head?: never;
@@ -231,7 +270,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rotate the client secret: the new one is shown once, the old one stops working */
+        /**
+         * Rotate the client secret: the new one is shown once, the old one stops working
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Answers a new client_secret, shown once; the old secret stops working at once.
+         */
         post: operations["clients-rotateSecret"];
         delete?: never;
         options?: never;
@@ -366,7 +408,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database reachability */
+        /**
+         * Liveness and database reachability
+         * @description No credential. 200 when the process is up and its database answers; 503 `unavailable` otherwise, so a load balancer can take the instance out.
+         */
         get: operations["health-check"];
         put?: never;
         post?: never;
@@ -383,10 +428,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Announcements, active or not */
+        /**
+         * Announcements, active or not
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).
+         */
         get: operations["servers-announcements"];
         put?: never;
-        /** Create an announcement repeated on an interval or a cron schedule */
+        /**
+         * Create an announcement repeated on an interval or a cron schedule
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201. Give either interval_seconds or a five-field cron `schedule` (UTC); starts_at and ends_at bound when it runs.
+         */
         post: operations["servers-createAnnouncement"];
         delete?: never;
         options?: never;
@@ -404,11 +455,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an announcement */
+        /**
+         * Delete an announcement
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher.
+         */
         delete: operations["servers-deleteAnnouncement"];
         options?: never;
         head?: never;
-        /** Change an announcement */
+        /**
+         * Change an announcement
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Only the fields sent change.
+         */
         patch: operations["servers-updateAnnouncement"];
         trace?: never;
     };
@@ -421,7 +478,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Ban a player (the agent applies it in game) */
+        /**
+         * Ban a player (the agent applies it in game)
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.
+         */
         post: operations["servers-ban"];
         delete?: never;
         options?: never;
@@ -439,7 +499,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Lift a ban (the agent pardons the player in game) */
+        /**
+         * Lift a ban (the agent pardons the player in game)
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. 404 when the player is not banned.
+         */
         delete: operations["servers-unban"];
         options?: never;
         head?: never;
@@ -473,7 +536,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's networks with their servers and combined player counts */
+        /**
+         * The team's networks with their servers and combined player counts
+         * @description The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name.
+         */
         get: operations["servers-networks"];
         put?: never;
         post?: never;
@@ -490,7 +556,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Known players (online first) and bans in force, paged */
+        /**
+         * Known players (online first) and bans in force, paged
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Players are paged with limit and offset; `online=true` keeps only those online now.
+         */
         get: operations["servers-players"];
         put?: never;
         post?: never;
@@ -507,7 +576,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One player: first and last seen, time played, session count, recent sessions, ban state */
+        /**
+         * One player: first and last seen, time played, session count, recent sessions, ban state
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). 404 for a player never seen on this server.
+         */
         get: operations["playerHistory-profile"];
         put?: never;
         post?: never;
@@ -524,7 +596,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Player sessions, newest first, paged by cursor; optionally one player's */
+        /**
+         * Player sessions, newest first, paged by cursor; optionally one player's
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Pass next_cursor as `cursor` for the next page; it is null on the last page.
+         */
         get: operations["playerHistory-sessions"];
         put?: never;
         post?: never;
@@ -541,7 +616,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Per UTC day: unique, new and returning players, peak concurrent, time played; top players */
+        /**
+         * Per UTC day: unique, new and returning players, peak concurrent, time played; top players
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 24h, 7d (default), 30d and 90d; days are UTC.
+         */
         get: operations["playerHistory-summary"];
         put?: never;
         post?: never;
@@ -558,10 +636,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Rank configuration, heaviest first */
+        /**
+         * Rank configuration, heaviest first
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).
+         */
         get: operations["servers-ranks"];
         put?: never;
-        /** Create a rank; parents must exist and form no cycle */
+        /**
+         * Create a rank; parents must exist and form no cycle
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.
+         */
         post: operations["servers-createRank"];
         delete?: never;
         options?: never;
@@ -579,11 +663,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a rank no other rank inherits from */
+        /**
+         * Delete a rank no other rank inherits from
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. 409 while another rank inherits from it.
+         */
         delete: operations["servers-deleteRank"];
         options?: never;
         head?: never;
-        /** Change a rank; parents must exist and form no cycle */
+        /**
+         * Change a rank; parents must exist and form no cycle
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Only the fields sent change.
+         */
         patch: operations["servers-updateRank"];
         trace?: never;
     };
@@ -594,10 +684,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's servers, each with its latest known status */
+        /**
+         * The team's servers, each with its latest known status
+         * @description The team is chosen by the `x-team-id` header. Viewer or higher in that team.
+         */
         get: operations["servers-list"];
         put?: never;
-        /** Register a server; the agent token is shown only in this response */
+        /**
+         * Register a server; the agent token is shown only in this response
+         * @description Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team.
+         */
         post: operations["servers-create"];
         delete?: never;
         options?: never;
@@ -612,15 +708,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One server with its latest known status */
+        /**
+         * One server with its latest known status
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown server or one of another team.
+         */
         get: operations["servers-get"];
         put?: never;
         post?: never;
-        /** Delete a server and all its data */
+        /**
+         * Delete a server and all its data
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.
+         */
         delete: operations["servers-delete"];
         options?: never;
         head?: never;
-        /** Change a server's name, address or kind */
+        /**
+         * Change a server's name, address or kind
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change. Changing kind to `network` needs a network_name.
+         */
         patch: operations["servers-update"];
         trace?: never;
     };
@@ -633,7 +738,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a new agent token; the old one stops working at once */
+        /**
+         * Issue a new agent token; the old one stops working at once
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). The new token is shown once; the agent must be reconfigured with it.
+         */
         post: operations["servers-rotateAgentToken"];
         delete?: never;
         options?: never;
@@ -648,7 +756,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph */
+        /**
+         * Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured.
+         */
         get: operations["servers-uptimeStats"];
         put?: never;
         post?: never;
@@ -665,10 +776,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Teams the caller belongs to (an API key sees its own team) */
+        /**
+         * Teams the caller belongs to (an API key sees its own team)
+         * @description A person sees every team they belong to with their role; a team API key sees its own team only.
+         */
         get: operations["teams-list"];
         put?: never;
-        /** Create a team; the caller becomes its owner */
+        /**
+         * Create a team; the caller becomes its owner
+         * @description Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.
+         */
         post: operations["teams-create"];
         delete?: never;
         options?: never;
@@ -683,15 +800,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One team */
+        /**
+         * One team
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for a team that does not exist.
+         */
         get: operations["teams-get"];
         put?: never;
         post?: never;
-        /** Delete a team and everything it owns */
+        /**
+         * Delete a team and everything it owns
+         * @description Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.
+         */
         delete: operations["teams-delete"];
         options?: never;
         head?: never;
-        /** Rename a team */
+        /**
+         * Rename a team
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team.
+         */
         patch: operations["teams-update"];
         trace?: never;
     };
@@ -746,7 +872,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a team */
+        /**
+         * Members of a team
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Owner first, then by join date.
+         */
         get: operations["teams-members"];
         put?: never;
         /**
@@ -808,7 +937,125 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description The envelope of every error response */
+        AgentConfig: {
+            /** @description Only those active now (active flag set, inside start/end) */
+            announcements: components["schemas"]["Announcement"][];
+            /** @description Bans issued from the dashboard that are in force (the 10000 most recent) */
+            bans: components["schemas"]["Ban"][];
+            /** Format: date-time */
+            generated_at: string;
+            /** @description Bans lifted from the dashboard in the last 7 days: pardon these in game */
+            pardons: {
+                /** Format: date-time */
+                lifted_at: string;
+                uuid: string;
+            }[];
+            ranks: components["schemas"]["Rank"][];
+            /** Format: uuid */
+            server_id: string;
+        };
+        AgentStats: {
+            memory_max_mb: number | null;
+            memory_used_mb: number | null;
+            mspt: number | null;
+            players_online: number | null;
+            /** Format: date-time */
+            reported_at: string;
+            tps: number | null;
+        };
+        Announcement: {
+            active: boolean;
+            /** Format: uuid */
+            announcement_id: string;
+            /** Format: date-time */
+            created_at: string;
+            ends_at: string | null;
+            interval_seconds: number | null;
+            message: string;
+            schedule: string | null;
+            starts_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            key_id: string;
+            name: string;
+            prefix: string;
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            /** Format: uuid */
+            team_id: string;
+        };
+        Ban: {
+            /** Format: date-time */
+            created: string;
+            expires: string | "forever";
+            name: string;
+            /** @enum {string} */
+            origin: "dashboard" | "game";
+            reason: string;
+            source: string;
+            uuid: string;
+        };
+        ClientApp: {
+            /** Format: uuid */
+            client_id: string;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            logo_url: string | null;
+            modules: "ms_auth"[];
+            name: string;
+            /** Format: date-time */
+            secret_rotated_at: string;
+            /** Format: uuid */
+            team_id: string;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CreatedClient: {
+            app: components["schemas"]["ClientApp"];
+            client_secret: string;
+        };
+        CreatedServer: {
+            /** @description The last agent heartbeat; null until one arrives */
+            agent: components["schemas"]["AgentStats"] | null;
+            /** @description The agent's credential; shown only in this response */
+            agent_token: string;
+            /** @description The start of the agent token, for recognising it; never the token */
+            agent_token_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            host: string;
+            /** @enum {string} */
+            kind: "single" | "network";
+            name: string;
+            network_name: string | null;
+            /** Format: int64 */
+            port: number;
+            /** Format: uuid */
+            server_id: string;
+            status: components["schemas"]["PingStatus"];
+            /** Format: uuid */
+            team_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description The envelope of every error response
+         * @example {
+         *       "error": {
+         *         "code": "not_found",
+         *         "message": "No such server, or not in a team you belong to.",
+         *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+         *       }
+         *     }
+         */
         Error: {
             error: {
                 /**
@@ -823,6 +1070,656 @@ export interface components {
                 /** @description Also sent as the x-request-id header; quote it in support requests */
                 request_id: string;
             };
+        };
+        EventsAccepted: {
+            /**
+             * Format: int64
+             * @description Events applied now
+             */
+            accepted: number;
+            /**
+             * Format: int64
+             * @description Events whose event_id was already received; ignored
+             */
+            duplicates: number;
+        };
+        HeartbeatAccepted: {
+            /** Format: date-time */
+            received_at: string;
+            /** Format: uuid */
+            server_id: string;
+        };
+        LoginStarted: {
+            /** Format: uuid */
+            auth_request_id: string;
+            auth_url: string;
+            /** Format: int64 */
+            expires_in: number;
+            /** Format: int64 */
+            interval: number;
+        };
+        Me: {
+            /** Format: date-time */
+            created_at: string;
+            email: string;
+            /** Format: uuid */
+            id: string;
+            teams: {
+                name: string;
+                /** @enum {string} */
+                role: "owner" | "admin" | "viewer";
+                /** Format: uuid */
+                team_id: string;
+            }[];
+        };
+        Member: {
+            email: string;
+            /** Format: date-time */
+            joined_at: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "viewer";
+            /** Format: uuid */
+            user_id: string;
+        };
+        /**
+         * @example {
+         *       "server_id": "0b8e3c1e-6f1a-4c3e-9a51-2f7d7c7e1a10",
+         *       "window": "1h",
+         *       "from": "2026-11-22T09:00:12.000Z",
+         *       "to": "2026-11-22T10:00:12.000Z",
+         *       "bucket_seconds": 60,
+         *       "tier": "minute",
+         *       "metrics": {
+         *         "players": [
+         *           {
+         *             "ts": "2026-11-22T09:00:00.000Z",
+         *             "min": 12,
+         *             "avg": 13.5,
+         *             "max": 15
+         *           },
+         *           {
+         *             "ts": "2026-11-22T09:01:00.000Z",
+         *             "min": 15,
+         *             "avg": 15,
+         *             "max": 15
+         *           }
+         *         ],
+         *         "tps": [
+         *           {
+         *             "ts": "2026-11-22T09:00:00.000Z",
+         *             "min": 19.2,
+         *             "avg": 19.85,
+         *             "max": 20
+         *           },
+         *           {
+         *             "ts": "2026-11-22T09:01:00.000Z",
+         *             "min": 20,
+         *             "avg": 20,
+         *             "max": 20
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        Metrics: {
+            /** Format: int64 */
+            bucket_seconds: number;
+            /** Format: date-time */
+            from: string;
+            /** @description One aligned series per requested metric; min/avg/max are null in a bucket without data */
+            metrics: {
+                /** @description Server List Ping round trip, ms */
+                latency?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                /** @description Memory used, MB */
+                memory?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                /** @description Memory the server may use, MB */
+                memory_max?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                mspt?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                /** @description 1 up, 0 down per ping: avg is the uptime share */
+                online?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                /** @description Players online (agent heartbeats and pings) */
+                players?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+                tps?: {
+                    avg: number | null;
+                    max: number | null;
+                    min: number | null;
+                    /**
+                     * Format: date-time
+                     * @description Start of the bucket
+                     */
+                    ts: string;
+                }[];
+            };
+            /** Format: uuid */
+            server_id: string;
+            /**
+             * @description Which stored resolution the buckets were summed from
+             * @enum {string}
+             */
+            tier: "minute" | "hour";
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            window: "1h" | "24h" | "7d" | "30d" | "90d";
+        };
+        MsAuthModule: {
+            /** Format: date-time */
+            created_at: string;
+            /** @constant */
+            module_key: "ms_auth";
+            post_login_redirect_uri: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        Network: {
+            network_name: string;
+            /** Format: int64 */
+            players_max: number;
+            /**
+             * Format: int64
+             * @description Sum over the network's servers that are up
+             */
+            players_online: number;
+            servers: components["schemas"]["Server"][];
+            /** Format: int64 */
+            servers_online: number;
+            /** Format: int64 */
+            servers_total: number;
+        };
+        Ok: {
+            /** @constant */
+            ok: true;
+        };
+        PingStatus: {
+            /** @description When `online` last changed */
+            changed_at: string | null;
+            checked_at: string | null;
+            latency_ms: number | null;
+            motd: string | null;
+            /** @description null until the first check */
+            online: boolean | null;
+            players_max: number | null;
+            players_online: number | null;
+            version: string | null;
+        };
+        Player: {
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            name: string;
+            online: boolean;
+            /** Format: int64 */
+            time_played_seconds: number;
+            uuid: string;
+        };
+        PlayerList: {
+            /** @description Bans in force, paged with the same limit and offset */
+            bans: components["schemas"]["Ban"][];
+            /** Format: int64 */
+            bans_total: number;
+            /** Format: int64 */
+            limit: number;
+            /** Format: int64 */
+            offset: number;
+            players: components["schemas"]["Player"][];
+            /** Format: int64 */
+            players_total: number;
+        };
+        /**
+         * @example {
+         *       "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+         *       "name": "Notch",
+         *       "online": false,
+         *       "first_seen": "2025-01-02T10:00:00.000Z",
+         *       "last_seen": "2025-01-31T19:10:00.000Z",
+         *       "time_played_seconds": 86400,
+         *       "session_count": 42,
+         *       "recent_sessions": [
+         *         {
+         *           "session_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+         *           "name": "Notch",
+         *           "joined_at": "2025-01-31T18:04:05.000Z",
+         *           "left_at": "2025-01-31T19:10:00.000Z",
+         *           "duration_seconds": 3955,
+         *           "online": false,
+         *           "source": "agent",
+         *           "end_reason": "leave"
+         *         }
+         *       ],
+         *       "banned": false,
+         *       "ban": null
+         *     }
+         */
+        PlayerProfile: {
+            /** @description The ban in force, if any */
+            ban: components["schemas"]["Ban"] | null;
+            banned: boolean;
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            name: string;
+            online: boolean;
+            /** @description The 10 most recent, newest first */
+            recent_sessions: components["schemas"]["PlayerSession"][];
+            /** Format: int64 */
+            session_count: number;
+            /**
+             * Format: int64
+             * @description Closed sessions plus the open one up to now
+             */
+            time_played_seconds: number;
+            uuid: string;
+        };
+        PlayerSession: {
+            /**
+             * Format: int64
+             * @description Up to now for an open session
+             */
+            duration_seconds: number;
+            /** @description Why it ended (docs/history.md, Player sessions); null while open */
+            end_reason: ("leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline") | null;
+            /** Format: date-time */
+            joined_at: string;
+            /** @description null while the session is open */
+            left_at: string | null;
+            name: string | null;
+            online: boolean;
+            /** Format: uuid */
+            session_id: string;
+            /**
+             * @description agent: the plugin's join and leave; ping: the Server List Ping sample (no agent running)
+             * @enum {string}
+             */
+            source: "agent" | "ping";
+            uuid: string;
+        };
+        /**
+         * @example {
+         *       "sessions": [
+         *         {
+         *           "session_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+         *           "name": "Notch",
+         *           "joined_at": "2025-01-31T18:04:05.000Z",
+         *           "left_at": "2025-01-31T19:10:00.000Z",
+         *           "duration_seconds": 3955,
+         *           "online": false,
+         *           "source": "agent",
+         *           "end_reason": "leave"
+         *         }
+         *       ],
+         *       "next_cursor": "czEuNWIwZTFjMWUtM2Y3ZC00YTU1LTljNDMtOGYwZjRmMWYyYTEw"
+         *     }
+         */
+        PlayerSessionPage: {
+            /** @description Pass as cursor for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description Newest first */
+            sessions: components["schemas"]["PlayerSession"][];
+        };
+        /**
+         * @example {
+         *       "server_id": "9d3c2a51-7e0b-4a8e-b1f2-0c6f1d2e3a4b",
+         *       "window": "24h",
+         *       "from": "2025-01-30T19:30:00.000Z",
+         *       "to": "2025-01-31T19:30:00.000Z",
+         *       "totals": {
+         *         "unique_players": 3,
+         *         "new_players": 1,
+         *         "returning_players": 2,
+         *         "peak_concurrent": 2,
+         *         "playtime_seconds": 9000
+         *       },
+         *       "days": [
+         *         {
+         *           "date": "2025-01-30",
+         *           "from": "2025-01-30T19:30:00.000Z",
+         *           "to": "2025-01-31T00:00:00.000Z",
+         *           "unique_players": 1,
+         *           "new_players": 0,
+         *           "returning_players": 1,
+         *           "peak_concurrent": 1,
+         *           "playtime_seconds": 1800
+         *         },
+         *         {
+         *           "date": "2025-01-31",
+         *           "from": "2025-01-31T00:00:00.000Z",
+         *           "to": "2025-01-31T19:30:00.000Z",
+         *           "unique_players": 3,
+         *           "new_players": 1,
+         *           "returning_players": 2,
+         *           "peak_concurrent": 2,
+         *           "playtime_seconds": 7200
+         *         }
+         *       ],
+         *       "top_players": [
+         *         {
+         *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+         *           "name": "Notch",
+         *           "playtime_seconds": 5400,
+         *           "sessions": 2
+         *         }
+         *       ]
+         *     }
+         */
+        PlayerSummary: {
+            /** @description UTC days, oldest first; the first and last are cut to the window */
+            days: {
+                /** @description UTC day, YYYY-MM-DD */
+                date: string;
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: int64
+                 * @description Seen for the first time on this server
+                 */
+                new_players: number;
+                /**
+                 * Format: int64
+                 * @description The most sessions open at one instant
+                 */
+                peak_concurrent: number;
+                /** Format: int64 */
+                playtime_seconds: number;
+                /**
+                 * Format: int64
+                 * @description unique_players - new_players
+                 */
+                returning_players: number;
+                /** Format: date-time */
+                to: string;
+                /** Format: int64 */
+                unique_players: number;
+            }[];
+            /** Format: date-time */
+            from: string;
+            /** Format: uuid */
+            server_id: string;
+            /** Format: date-time */
+            to: string;
+            /** @description Most time played inside the window */
+            top_players: {
+                name: string | null;
+                /** Format: int64 */
+                playtime_seconds: number;
+                /** Format: int64 */
+                sessions: number;
+                uuid: string;
+            }[];
+            totals: {
+                /**
+                 * Format: int64
+                 * @description Seen for the first time on this server
+                 */
+                new_players: number;
+                /**
+                 * Format: int64
+                 * @description The most sessions open at one instant
+                 */
+                peak_concurrent: number;
+                /** Format: int64 */
+                playtime_seconds: number;
+                /**
+                 * Format: int64
+                 * @description unique_players - new_players
+                 */
+                returning_players: number;
+                /** Format: int64 */
+                unique_players: number;
+            };
+            /** @enum {string} */
+            window: "24h" | "7d" | "30d" | "90d";
+        };
+        /** @description The player signed in and has yet to approve on the consent page */
+        PollAuthenticated: {
+            /**
+             * Format: int64
+             * @description Seconds left before the request expires
+             */
+            expires_in: number;
+            /** @description The player's Minecraft name */
+            mc_username: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "authenticated";
+        };
+        /** @description The player approved: the session token is ready */
+        PollAuthorized: {
+            /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
+            assertion?: string;
+            /** @description The player's Minecraft name */
+            mc_username: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "authorized";
+            /** @description The player's session: send it to session/validate from the launcher's backend */
+            svc_session_token: string;
+        };
+        /** @description The sign-in was refused or the player declined; final */
+        PollDenied: {
+            /**
+             * @description Why the sign-in was refused
+             * @enum {string}
+             */
+            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+            /** @description The player's Minecraft name */
+            mc_username?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "denied";
+        };
+        /** @description The deadline passed before the player approved; final */
+        PollExpired: {
+            /** @constant */
+            error: "expired";
+            /** @description The player's Minecraft name */
+            mc_username?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "expired";
+        };
+        /** @description Waiting for the player to sign in at auth_url */
+        PollPending: {
+            /**
+             * Format: int64
+             * @description Seconds left before the request expires
+             */
+            expires_in: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "pending";
+        };
+        /** @description A login request's status and the fields that status carries */
+        PollResult: components["schemas"]["PollPending"] | components["schemas"]["PollAuthenticated"] | components["schemas"]["PollAuthorized"] | components["schemas"]["PollDenied"] | components["schemas"]["PollExpired"];
+        Rank: {
+            /** Format: date-time */
+            created_at: string;
+            display_name: string | null;
+            name: string;
+            parents: string[];
+            permissions: string[];
+            prefix: string | null;
+            suffix: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: int64 */
+            weight: number;
+        };
+        Server: {
+            /** @description The last agent heartbeat; null until one arrives */
+            agent: components["schemas"]["AgentStats"] | null;
+            /** @description The start of the agent token, for recognising it; never the token */
+            agent_token_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            host: string;
+            /** @enum {string} */
+            kind: "single" | "network";
+            name: string;
+            network_name: string | null;
+            /** Format: int64 */
+            port: number;
+            /** Format: uuid */
+            server_id: string;
+            status: components["schemas"]["PingStatus"];
+            /** Format: uuid */
+            team_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description Unknown, expired, revoked or another client's token */
+        SessionInvalid: {
+            /** @constant */
+            valid: false;
+        };
+        /** @description A live session of this client */
+        SessionValid: {
+            /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
+            assertion?: string;
+            /**
+             * Format: date-time
+             * @description When the session ends
+             */
+            expires_at: string;
+            /** @description The player's Minecraft name */
+            mc_username: string;
+            /** @description The player's Minecraft UUID, dashed */
+            mc_uuid: string;
+            /** @constant */
+            valid: true;
+        };
+        /** @description Whether a svc_session_token is live, and whose it is */
+        SessionValidation: components["schemas"]["SessionValid"] | components["schemas"]["SessionInvalid"];
+        Team: {
+            /** Format: date-time */
+            created_at: string;
+            name: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "viewer";
+            /** Format: uuid */
+            team_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        TokenPair: {
+            access_token: string;
+            /** Format: int64 */
+            expires_in: number;
+            refresh_token: string;
+            /** @constant */
+            token_type: "Bearer";
+        };
+        UptimeStats: {
+            /** Format: int64 */
+            bucket_seconds: number;
+            buckets: {
+                /** Format: int64 */
+                down: number;
+                latency_avg_ms: number | null;
+                latency_max_ms: number | null;
+                players_avg: number | null;
+                /** Format: date-time */
+                start: string;
+                /** Format: int64 */
+                up: number;
+                uptime: number | null;
+            }[];
+            /** Format: int64 */
+            down: number;
+            /** Format: date-time */
+            from: string;
+            latency_ms: {
+                avg: number | null;
+                max: number | null;
+                min: number | null;
+                p95: number | null;
+            };
+            /** Format: int64 */
+            samples: number;
+            /** Format: uuid */
+            server_id: string;
+            /** Format: date-time */
+            to: string;
+            /** Format: int64 */
+            up: number;
+            /** @description up / (up + down); null without samples */
+            uptime: number | null;
+            /** @enum {string} */
+            window: "1h" | "24h" | "7d" | "30d";
+        };
+        User: {
+            /** Format: date-time */
+            created_at: string;
+            email: string;
+            /** Format: uuid */
+            id: string;
         };
     };
     responses: never;
@@ -926,59 +1823,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Only those active now (active flag set, inside start/end) */
-                        announcements: {
-                            active: boolean;
-                            /** Format: uuid */
-                            announcement_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            ends_at: string | null;
-                            interval_seconds: number | null;
-                            message: string;
-                            schedule: string | null;
-                            starts_at: string | null;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        /** @description Bans issued from the dashboard that are in force (the 10000 most recent) */
-                        bans: {
-                            /** Format: date-time */
-                            created: string;
-                            expires: string | "forever";
-                            name: string;
-                            /** @enum {string} */
-                            origin: "dashboard" | "game";
-                            reason: string;
-                            source: string;
-                            uuid: string;
-                        }[];
-                        /** Format: date-time */
-                        generated_at: string;
-                        /** @description Bans lifted from the dashboard in the last 7 days: pardon these in game */
-                        pardons: {
-                            /** Format: date-time */
-                            lifted_at: string;
-                            uuid: string;
-                        }[];
-                        ranks: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string | null;
-                            name: string;
-                            parents: string[];
-                            permissions: string[];
-                            prefix: string | null;
-                            suffix: string | null;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: int64 */
-                            weight: number;
-                        }[];
-                        /** Format: uuid */
-                        server_id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "generated_at": "2026-03-14T10:02:11.204Z",
+                     *       "ranks": [
+                     *         {
+                     *           "name": "vip",
+                     *           "display_name": "VIP",
+                     *           "weight": 10,
+                     *           "prefix": "[VIP] ",
+                     *           "suffix": null,
+                     *           "permissions": [
+                     *             "essentials.fly",
+                     *             "essentials.nick"
+                     *           ],
+                     *           "parents": [
+                     *             "default"
+                     *           ],
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ],
+                     *       "announcements": [
+                     *         {
+                     *           "announcement_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *           "message": "Vote for us daily at blockworks.example/vote",
+                     *           "interval_seconds": 600,
+                     *           "schedule": null,
+                     *           "active": true,
+                     *           "starts_at": null,
+                     *           "ends_at": null,
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ],
+                     *       "bans": [
+                     *         {
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "reason": "Griefing spawn",
+                     *           "source": "dashboard",
+                     *           "origin": "dashboard",
+                     *           "created": "2026-03-14T09:26:53.589Z",
+                     *           "expires": "forever"
+                     *         }
+                     *       ],
+                     *       "pardons": [
+                     *         {
+                     *           "uuid": "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6",
+                     *           "lifted_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentConfig"];
                 };
             };
             /** @description No valid credential */
@@ -991,6 +1890,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1005,6 +1935,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1030,6 +1969,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         {
+                 *           "event_id": "evt-000183",
+                 *           "type": "join",
+                 *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                 *           "name": "Notch",
+                 *           "at": "2026-03-14T09:26:53.589Z"
+                 *         },
+                 *         {
+                 *           "event_id": "evt-000184",
+                 *           "type": "leave",
+                 *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                 *           "at": "2026-03-14T10:02:11.204Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     events: ({
                         /**
@@ -1097,18 +2055,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: int64
-                         * @description Events applied now
-                         */
-                        accepted: number;
-                        /**
-                         * Format: int64
-                         * @description Events whose event_id was already received; ignored
-                         */
-                        duplicates: number;
-                    };
+                    /**
+                     * @example {
+                     *       "accepted": 2,
+                     *       "duplicates": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventsAccepted"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1121,6 +2074,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1134,6 +2105,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1147,6 +2127,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1161,6 +2172,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1186,6 +2206,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tps": 19.97,
+                 *       "mspt": 18.4,
+                 *       "players_online": 41,
+                 *       "memory_used_mb": 5120,
+                 *       "memory_max_mb": 8192
+                 *     }
+                 */
                 "application/json": {
                     /** Format: int32 */
                     memory_max_mb?: number;
@@ -1209,12 +2238,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        received_at: string;
-                        /** Format: uuid */
-                        server_id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "received_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HeartbeatAccepted"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1227,6 +2257,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1240,6 +2288,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1253,6 +2310,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1267,6 +2355,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1292,6 +2389,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -1310,14 +2413,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** Format: int64 */
-                        expires_in: number;
-                        refresh_token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    /**
+                     * @example {
+                     *       "access_token": "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiJiN2UyZDFjNC01YTZmLTRlM2ItOGM5ZC0wYTFiMmMzZDRlNWYifQ.c2lnbmF0dXJl",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 900,
+                     *       "refresh_token": "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenPair"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1330,6 +2434,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1343,6 +2465,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1357,6 +2532,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1382,6 +2566,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV"
+                 *     }
+                 */
                 "application/json": {
                     refresh_token: string;
                 };
@@ -1398,10 +2587,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1414,6 +2605,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1428,6 +2681,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1463,20 +2725,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        email: string;
-                        /** Format: uuid */
-                        id: string;
-                        teams: {
-                            name: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "viewer";
-                            /** Format: uuid */
-                            team_id: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *       "email": "ada@example.com",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "teams": [
+                     *         {
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "Blockworks",
+                     *           "role": "owner"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description No valid credential */
@@ -1489,6 +2752,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1502,6 +2774,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1516,6 +2819,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1541,6 +2853,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refresh_token": "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV"
+                 *     }
+                 */
                 "application/json": {
                     refresh_token: string;
                 };
@@ -1557,14 +2874,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** Format: int64 */
-                        expires_in: number;
-                        refresh_token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    /**
+                     * @example {
+                     *       "access_token": "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiJiN2UyZDFjNC01YTZmLTRlM2ItOGM5ZC0wYTFiMmMzZDRlNWYifQ.c2lnbmF0dXJl",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 900,
+                     *       "refresh_token": "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenPair"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1577,6 +2895,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1590,6 +2926,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1604,6 +2993,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1629,6 +3027,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -1637,8 +3041,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1647,13 +3051,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        email: string;
-                        /** Format: uuid */
-                        id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *       "email": "ada@example.com",
+                     *       "created_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1666,6 +3071,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1679,6 +3102,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1693,6 +3169,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1712,6 +3197,7 @@ export interface operations {
     "clients-list": {
         parameters: {
             query: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             header?: never;
@@ -1730,24 +3216,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "apps": [
+                     *         {
+                     *           "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "launcher-prod",
+                     *           "title": "Blockworks Launcher",
+                     *           "description": "Sign in to play on Blockworks servers.",
+                     *           "logo_url": "https://blockworks.example/logo.png",
+                     *           "modules": [
+                     *             "ms_auth"
+                     *           ],
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z",
+                     *           "secret_rotated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        apps: {
-                            /** Format: uuid */
-                            client_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            logo_url: string | null;
-                            modules: "ms_auth"[];
-                            name: string;
-                            /** Format: date-time */
-                            secret_rotated_at: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            title: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        apps: components["schemas"]["ClientApp"][];
                     };
                 };
             };
@@ -1761,6 +3251,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1774,6 +3282,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1787,6 +3304,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1800,6 +3326,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1814,6 +3371,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1839,6 +3405,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                 *       "name": "launcher-prod",
+                 *       "title": "Blockworks Launcher",
+                 *       "description": "Sign in to play on Blockworks servers.",
+                 *       "logo_url": "https://blockworks.example/logo.png"
+                 *     }
+                 */
                 "application/json": {
                     description: string;
                     logo_url?: string;
@@ -1850,8 +3425,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1860,26 +3435,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        app: {
-                            /** Format: uuid */
-                            client_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            logo_url: string | null;
-                            modules: "ms_auth"[];
-                            name: string;
-                            /** Format: date-time */
-                            secret_rotated_at: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            title: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                        client_secret: string;
-                    };
+                    /**
+                     * @example {
+                     *       "app": {
+                     *         "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *         "name": "launcher-prod",
+                     *         "title": "Blockworks Launcher",
+                     *         "description": "Sign in to play on Blockworks servers.",
+                     *         "logo_url": "https://blockworks.example/logo.png",
+                     *         "modules": [],
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "updated_at": "2026-03-14T09:26:53.589Z",
+                     *         "secret_rotated_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "client_secret": "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedClient"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -1892,6 +3465,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1905,6 +3496,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1918,6 +3518,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1931,6 +3540,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1945,6 +3607,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1966,6 +3637,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -1982,23 +3654,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        client_id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        description: string;
-                        logo_url: string | null;
-                        modules: "ms_auth"[];
-                        name: string;
-                        /** Format: date-time */
-                        secret_rotated_at: string;
-                        /** Format: uuid */
-                        team_id: string;
-                        title: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "launcher-prod",
+                     *       "title": "Blockworks Launcher",
+                     *       "description": "Sign in to play on Blockworks servers.",
+                     *       "logo_url": "https://blockworks.example/logo.png",
+                     *       "modules": [
+                     *         "ms_auth"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z",
+                     *       "secret_rotated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClientApp"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2011,6 +3683,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2024,6 +3714,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2037,6 +3736,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2050,6 +3758,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2064,6 +3803,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2085,6 +3833,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -2101,10 +3850,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2117,6 +3868,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2130,6 +3899,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2143,6 +3921,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2156,6 +3943,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2170,6 +3988,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2191,12 +4018,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Blockworks"
+                 *     }
+                 */
                 "application/json": {
                     description?: string;
                     logo_url?: string | null;
@@ -2216,23 +4049,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        client_id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        description: string;
-                        logo_url: string | null;
-                        modules: "ms_auth"[];
-                        name: string;
-                        /** Format: date-time */
-                        secret_rotated_at: string;
-                        /** Format: uuid */
-                        team_id: string;
-                        title: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "launcher-prod",
+                     *       "title": "Blockworks",
+                     *       "description": "Sign in to play on Blockworks servers.",
+                     *       "logo_url": "https://blockworks.example/logo.png",
+                     *       "modules": [
+                     *         "ms_auth"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z",
+                     *       "secret_rotated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClientApp"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2245,6 +4078,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2258,6 +4109,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2271,6 +4131,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2284,6 +4153,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2298,6 +4220,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2319,6 +4250,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -2335,15 +4267,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        /** @constant */
-                        module_key: "ms_auth";
-                        post_login_redirect_uri: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "module_key": "ms_auth",
+                     *       "post_login_redirect_uri": "https://launcher.blockworks.example/signed-in",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MsAuthModule"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2356,6 +4288,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2369,6 +4319,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2382,6 +4341,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2395,6 +4363,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2409,6 +4408,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2430,12 +4438,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "post_login_redirect_uri": "https://launcher.blockworks.example/signed-in"
+                 *     }
+                 */
                 "application/json": {
                     post_login_redirect_uri: string;
                 };
@@ -2452,15 +4466,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        /** @constant */
-                        module_key: "ms_auth";
-                        post_login_redirect_uri: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "module_key": "ms_auth",
+                     *       "post_login_redirect_uri": "https://launcher.blockworks.example/signed-in",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MsAuthModule"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2473,6 +4487,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2486,6 +4518,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2499,6 +4540,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2512,6 +4562,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2526,6 +4629,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2547,6 +4659,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -2563,10 +4676,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2579,6 +4694,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2592,6 +4725,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2605,6 +4747,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2618,6 +4769,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2632,6 +4814,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2653,6 +4844,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -2669,26 +4861,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        app: {
-                            /** Format: uuid */
-                            client_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            logo_url: string | null;
-                            modules: "ms_auth"[];
-                            name: string;
-                            /** Format: date-time */
-                            secret_rotated_at: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            title: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                        client_secret: string;
-                    };
+                    /**
+                     * @example {
+                     *       "app": {
+                     *         "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *         "name": "launcher-prod",
+                     *         "title": "Blockworks Launcher",
+                     *         "description": "Sign in to play on Blockworks servers.",
+                     *         "logo_url": "https://blockworks.example/logo.png",
+                     *         "modules": [
+                     *           "ms_auth"
+                     *         ],
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "updated_at": "2026-03-14T09:26:53.589Z",
+                     *         "secret_rotated_at": "2026-03-14T10:02:11.204Z"
+                     *       },
+                     *       "client_secret": "mcp_cs_TmV3IHNlY3JldCBhZnRlciByb3RhdGlvbiAxMjM0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedClient"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -2701,6 +4893,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2714,6 +4924,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2727,6 +4946,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2740,6 +4968,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2754,6 +5035,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2954,6 +5244,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                 *       "client_secret": "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy",
+                 *       "auth_request_id": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Also return a signed session `assertion` (a short-lived EdDSA JWT, keys at /.well-known/jwks.json) when the login is authorized / the session is valid. Default false. */
                     assertion?: boolean;
@@ -2976,20 +5273,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
-                        assertion?: string;
-                        error?: ("access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied") | "expired";
-                        /**
-                         * Format: int64
-                         * @description Seconds left, while pending or authenticated
-                         */
-                        expires_in?: number;
-                        mc_username?: string;
-                        /** @enum {string} */
-                        status: "pending" | "authenticated" | "authorized" | "denied" | "expired";
-                        svc_session_token?: string;
-                    };
+                    "application/json": components["schemas"]["PollResult"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3002,6 +5286,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3015,6 +5317,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_client",
+                     *         "message": "Unknown client_id or wrong client_secret.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3028,6 +5339,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3042,6 +5406,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3067,6 +5440,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                 *       "client_secret": "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy",
+                 *       "svc_session_token": "mcp_sess_4kR2vX9pLq7sT1wY3zB6nD8fH0jM5cE2aG4iK6oU8"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     client_id: string;
@@ -3086,10 +5466,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3102,6 +5484,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3115,6 +5515,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_client",
+                     *         "message": "Unknown client_id or wrong client_secret.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3129,6 +5582,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3154,6 +5616,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                 *       "client_secret": "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy",
+                 *       "svc_session_token": "mcp_sess_4kR2vX9pLq7sT1wY3zB6nD8fH0jM5cE2aG4iK6oU8"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Also return a signed session `assertion` (a short-lived EdDSA JWT, keys at /.well-known/jwks.json) when the login is authorized / the session is valid. Default false. */
                     assertion?: boolean;
@@ -3175,14 +5644,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
-                        assertion?: string;
-                        expires_at?: string;
-                        mc_username?: string;
-                        mc_uuid?: string;
-                        valid: boolean;
-                    };
+                    "application/json": components["schemas"]["SessionValidation"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3195,6 +5657,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3208,6 +5688,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_client",
+                     *         "message": "Unknown client_id or wrong client_secret.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3222,6 +5755,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3247,6 +5789,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                 *       "client_secret": "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy",
+                 *       "client_state": "launcher-7f3a"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: uuid
@@ -3272,15 +5821,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        auth_request_id: string;
-                        auth_url: string;
-                        /** Format: int64 */
-                        expires_in: number;
-                        /** Format: int64 */
-                        interval: number;
-                    };
+                    /**
+                     * @example {
+                     *       "auth_request_id": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d",
+                     *       "auth_url": "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin%20offline_access&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+                     *       "expires_in": 600,
+                     *       "interval": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LoginStarted"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3293,6 +5842,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3306,6 +5873,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_client",
+                     *         "message": "Unknown client_id or wrong client_secret.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3319,6 +5895,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3332,6 +5917,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3346,6 +5984,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3381,6 +6028,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "database": "ok",
+                     *       "version": "0.1.0",
+                     *       "uptime_s": 86400
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         database: "ok";
@@ -3392,7 +6047,52 @@ export interface operations {
                     };
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable */
             503: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3403,6 +6103,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unavailable",
+                     *         "message": "The database is unreachable.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3423,7 +6132,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -3441,21 +6153,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "announcements": [
+                     *         {
+                     *           "announcement_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *           "message": "Vote for us daily at blockworks.example/vote",
+                     *           "interval_seconds": 600,
+                     *           "schedule": null,
+                     *           "active": true,
+                     *           "starts_at": null,
+                     *           "ends_at": null,
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        announcements: {
-                            active: boolean;
-                            /** Format: uuid */
-                            announcement_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            ends_at: string | null;
-                            interval_seconds: number | null;
-                            message: string;
-                            schedule: string | null;
-                            starts_at: string | null;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        announcements: components["schemas"]["Announcement"][];
                     };
                 };
             };
@@ -3469,6 +6185,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3482,6 +6216,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3495,6 +6238,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3508,6 +6260,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3522,6 +6305,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3542,7 +6334,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -3550,6 +6345,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "Vote for us daily at blockworks.example/vote",
+                 *       "interval_seconds": 600
+                 *     }
+                 */
                 "application/json": {
                     active?: boolean;
                     ends_at?: string | null;
@@ -3561,8 +6362,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3571,20 +6372,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        active: boolean;
-                        /** Format: uuid */
-                        announcement_id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        ends_at: string | null;
-                        interval_seconds: number | null;
-                        message: string;
-                        schedule: string | null;
-                        starts_at: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "announcement_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *       "message": "Vote for us daily at blockworks.example/vote",
+                     *       "interval_seconds": 600,
+                     *       "schedule": null,
+                     *       "active": true,
+                     *       "starts_at": null,
+                     *       "ends_at": null,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Announcement"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3597,6 +6398,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3610,6 +6429,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3623,6 +6451,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3636,6 +6473,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3650,6 +6540,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3670,10 +6569,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example 2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f */
                 announcement_id: string;
             };
             cookie?: never;
@@ -3690,10 +6593,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3706,6 +6611,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3719,6 +6642,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3732,6 +6664,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3745,6 +6686,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3759,6 +6731,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3779,16 +6760,25 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example 2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f */
                 announcement_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
                 "application/json": {
                     active?: boolean;
                     ends_at?: string | null;
@@ -3810,20 +6800,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        active: boolean;
-                        /** Format: uuid */
-                        announcement_id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        ends_at: string | null;
-                        interval_seconds: number | null;
-                        message: string;
-                        schedule: string | null;
-                        starts_at: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "announcement_id": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                     *       "message": "Vote for us daily at blockworks.example/vote",
+                     *       "interval_seconds": 600,
+                     *       "schedule": null,
+                     *       "active": false,
+                     *       "starts_at": null,
+                     *       "ends_at": null,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Announcement"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3836,6 +6826,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3849,6 +6857,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3862,6 +6879,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3875,6 +6901,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3889,6 +6968,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3909,7 +6997,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -3917,6 +7008,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                 *       "name": "jeb_",
+                 *       "reason": "Griefing spawn"
+                 *     }
+                 */
                 "application/json": {
                     /** @description null or absent: permanent */
                     expires?: string | null;
@@ -3929,8 +7027,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -3939,17 +7037,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created: string;
-                        expires: string | "forever";
-                        name: string;
-                        /** @enum {string} */
-                        origin: "dashboard" | "game";
-                        reason: string;
-                        source: string;
-                        uuid: string;
-                    };
+                    /**
+                     * @example {
+                     *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *       "name": "jeb_",
+                     *       "reason": "Griefing spawn",
+                     *       "source": "dashboard",
+                     *       "origin": "dashboard",
+                     *       "created": "2026-03-14T09:26:53.589Z",
+                     *       "expires": "forever"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ban"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3962,6 +7061,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3975,6 +7092,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -3988,6 +7114,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4001,6 +7136,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4015,6 +7203,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4035,10 +7232,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
                 uuid: string;
             };
             cookie?: never;
@@ -4055,10 +7256,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -4071,6 +7274,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4084,6 +7305,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4097,6 +7327,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4110,6 +7349,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4124,6 +7394,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4143,11 +7422,16 @@ export interface operations {
     "servers-metrics": {
         parameters: {
             query?: {
+                /** @example players,tps */
                 metrics?: string;
+                /** @example 1h */
                 window?: "1h" | "24h" | "7d" | "30d" | "90d";
             };
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -4165,101 +7449,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        bucket_seconds: number;
-                        /** Format: date-time */
-                        from: string;
-                        /** @description One aligned series per requested metric; min/avg/max are null in a bucket without data */
-                        metrics: {
-                            /** @description Server List Ping round trip, ms */
-                            latency?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            /** @description Memory used, MB */
-                            memory?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            /** @description Memory the server may use, MB */
-                            memory_max?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            mspt?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            /** @description 1 up, 0 down per ping: avg is the uptime share */
-                            online?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            /** @description Players online (agent heartbeats and pings) */
-                            players?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                            tps?: {
-                                avg: number | null;
-                                max: number | null;
-                                min: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Start of the bucket
-                                 */
-                                ts: string;
-                            }[];
-                        };
-                        /** Format: uuid */
-                        server_id: string;
-                        /**
-                         * @description Which stored resolution the buckets were summed from
-                         * @enum {string}
-                         */
-                        tier: "minute" | "hour";
-                        /** Format: date-time */
-                        to: string;
-                        /** @enum {string} */
-                        window: "1h" | "24h" | "7d" | "30d" | "90d";
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "window": "1h",
+                     *       "from": "2026-03-14T09:00:00.000Z",
+                     *       "to": "2026-03-14T10:00:00.000Z",
+                     *       "bucket_seconds": 60,
+                     *       "tier": "minute",
+                     *       "metrics": {
+                     *         "players": [
+                     *           {
+                     *             "ts": "2026-03-14T09:00:00.000Z",
+                     *             "min": 37,
+                     *             "avg": 38.5,
+                     *             "max": 40
+                     *           }
+                     *         ],
+                     *         "tps": [
+                     *           {
+                     *             "ts": "2026-03-14T09:00:00.000Z",
+                     *             "min": 19.2,
+                     *             "avg": 19.9,
+                     *             "max": 20
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Metrics"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -4272,6 +7490,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4285,6 +7521,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4298,6 +7543,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4311,6 +7565,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4325,6 +7610,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4345,7 +7639,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The team to act on */
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
                 "x-team-id": string;
             };
             path?: never;
@@ -4363,62 +7660,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "networks": [
+                     *         {
+                     *           "network_name": "blockworks",
+                     *           "servers": [
+                     *             {
+                     *               "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *               "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *               "name": "Survival",
+                     *               "host": "play.blockworks.example",
+                     *               "port": 25565,
+                     *               "kind": "network",
+                     *               "network_name": "blockworks",
+                     *               "agent_token_prefix": "mcp_agent_Xy7",
+                     *               "created_at": "2026-03-14T09:26:53.589Z",
+                     *               "updated_at": "2026-03-14T09:26:53.589Z",
+                     *               "status": {
+                     *                 "online": true,
+                     *                 "latency_ms": 23,
+                     *                 "players_online": 41,
+                     *                 "players_max": 200,
+                     *                 "version": "Paper 1.21.4",
+                     *                 "motd": "Blockworks Survival",
+                     *                 "checked_at": "2026-03-14T10:02:11.204Z",
+                     *                 "changed_at": "2026-03-14T09:26:53.589Z"
+                     *               },
+                     *               "agent": {
+                     *                 "tps": 19.97,
+                     *                 "mspt": 18.4,
+                     *                 "players_online": 41,
+                     *                 "memory_used_mb": 5120,
+                     *                 "memory_max_mb": 8192,
+                     *                 "reported_at": "2026-03-14T10:02:11.204Z"
+                     *               }
+                     *             }
+                     *           ],
+                     *           "servers_total": 1,
+                     *           "servers_online": 1,
+                     *           "players_online": 41,
+                     *           "players_max": 200
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        networks: {
-                            network_name: string;
-                            /** Format: int64 */
-                            players_max: number;
-                            /**
-                             * Format: int64
-                             * @description Sum over the network's servers that are up
-                             */
-                            players_online: number;
-                            servers: {
-                                /** @description The last agent heartbeat; null until one arrives */
-                                agent: {
-                                    memory_max_mb: number | null;
-                                    memory_used_mb: number | null;
-                                    mspt: number | null;
-                                    players_online: number | null;
-                                    /** Format: date-time */
-                                    reported_at: string;
-                                    tps: number | null;
-                                } | null;
-                                /** @description The start of the agent token, for recognising it; never the token */
-                                agent_token_prefix: string;
-                                /** Format: date-time */
-                                created_at: string;
-                                host: string;
-                                /** @enum {string} */
-                                kind: "single" | "network";
-                                name: string;
-                                network_name: string | null;
-                                /** Format: int64 */
-                                port: number;
-                                /** Format: uuid */
-                                server_id: string;
-                                status: {
-                                    /** @description When `online` last changed */
-                                    changed_at: string | null;
-                                    checked_at: string | null;
-                                    latency_ms: number | null;
-                                    motd: string | null;
-                                    /** @description null until the first check */
-                                    online: boolean | null;
-                                    players_max: number | null;
-                                    players_online: number | null;
-                                    version: string | null;
-                                };
-                                /** Format: uuid */
-                                team_id: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            }[];
-                            /** Format: int64 */
-                            servers_online: number;
-                            /** Format: int64 */
-                            servers_total: number;
-                        }[];
+                        networks: components["schemas"]["Network"][];
                     };
                 };
             };
@@ -4432,6 +7720,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4445,6 +7751,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4458,6 +7773,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4471,6 +7795,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4485,6 +7840,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4504,12 +7868,18 @@ export interface operations {
     "servers-players": {
         parameters: {
             query?: {
+                /** @example 50 */
                 limit?: number;
+                /** @example 0 */
                 offset?: number;
+                /** @example true */
                 online?: "true" | "false";
             };
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -4527,39 +7897,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Bans in force, paged with the same limit and offset */
-                        bans: {
-                            /** Format: date-time */
-                            created: string;
-                            expires: string | "forever";
-                            name: string;
-                            /** @enum {string} */
-                            origin: "dashboard" | "game";
-                            reason: string;
-                            source: string;
-                            uuid: string;
-                        }[];
-                        /** Format: int64 */
-                        bans_total: number;
-                        /** Format: int64 */
-                        limit: number;
-                        /** Format: int64 */
-                        offset: number;
-                        players: {
-                            /** Format: date-time */
-                            first_seen: string;
-                            /** Format: date-time */
-                            last_seen: string;
-                            name: string;
-                            online: boolean;
-                            /** Format: int64 */
-                            time_played_seconds: number;
-                            uuid: string;
-                        }[];
-                        /** Format: int64 */
-                        players_total: number;
-                    };
+                    /**
+                     * @example {
+                     *       "players": [
+                     *         {
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "online": true,
+                     *           "first_seen": "2026-03-14T09:26:53.589Z",
+                     *           "last_seen": "2026-03-14T10:02:11.204Z",
+                     *           "time_played_seconds": 86400
+                     *         }
+                     *       ],
+                     *       "players_total": 1,
+                     *       "bans": [
+                     *         {
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "reason": "Griefing spawn",
+                     *           "source": "dashboard",
+                     *           "origin": "dashboard",
+                     *           "created": "2026-03-14T09:26:53.589Z",
+                     *           "expires": "forever"
+                     *         }
+                     *       ],
+                     *       "bans_total": 1,
+                     *       "limit": 50,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerList"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -4572,6 +7939,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4585,6 +7970,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4598,6 +7992,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4611,6 +8014,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4625,6 +8059,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4645,10 +8088,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example 069a79f4-44e9-4726-a5be-fca90e38aaf5 */
                 uuid: string;
             };
             cookie?: never;
@@ -4665,59 +8112,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The ban in force, if any */
-                        ban: {
-                            /** Format: date-time */
-                            created: string;
-                            expires: string | "forever";
-                            name: string;
-                            /** @enum {string} */
-                            origin: "dashboard" | "game";
-                            reason: string;
-                            source: string;
-                            uuid: string;
-                        } | null;
-                        banned: boolean;
-                        /** Format: date-time */
-                        first_seen: string;
-                        /** Format: date-time */
-                        last_seen: string;
-                        name: string;
-                        online: boolean;
-                        /** @description The 10 most recent, newest first */
-                        recent_sessions: {
-                            /**
-                             * Format: int64
-                             * @description Up to now for an open session
-                             */
-                            duration_seconds: number;
-                            /** @description Why it ended (docs/history.md, Player sessions); null while open */
-                            end_reason: ("leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline") | null;
-                            /** Format: date-time */
-                            joined_at: string;
-                            /** @description null while the session is open */
-                            left_at: string | null;
-                            name: string | null;
-                            online: boolean;
-                            /** Format: uuid */
-                            session_id: string;
-                            /**
-                             * @description agent: the plugin's join and leave; ping: the Server List Ping sample (no agent running)
-                             * @enum {string}
-                             */
-                            source: "agent" | "ping";
-                            uuid: string;
-                        }[];
-                        /** Format: int64 */
-                        session_count: number;
-                        /**
-                         * Format: int64
-                         * @description Closed sessions plus the open one up to now
-                         */
-                        time_played_seconds: number;
-                        uuid: string;
-                    };
+                    /**
+                     * @example {
+                     *       "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *       "name": "Notch",
+                     *       "online": true,
+                     *       "first_seen": "2026-03-14T09:26:53.589Z",
+                     *       "last_seen": "2026-03-14T10:02:11.204Z",
+                     *       "time_played_seconds": 86400,
+                     *       "session_count": 31,
+                     *       "recent_sessions": [
+                     *         {
+                     *           "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z",
+                     *           "left_at": "2026-03-14T10:02:11.204Z",
+                     *           "duration_seconds": 2158,
+                     *           "online": false,
+                     *           "source": "agent",
+                     *           "end_reason": "leave"
+                     *         }
+                     *       ],
+                     *       "banned": false,
+                     *       "ban": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerProfile"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -4730,6 +8151,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4743,6 +8182,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4756,6 +8204,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4769,6 +8226,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4783,6 +8271,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4803,11 +8300,16 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @example 50 */
                 limit?: number;
+                /** @example 069a79f4-44e9-4726-a5be-fca90e38aaf5 */
                 uuid?: string;
             };
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -4825,34 +8327,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Pass as cursor for the next page; null on the last */
-                        next_cursor: string | null;
-                        /** @description Newest first */
-                        sessions: {
-                            /**
-                             * Format: int64
-                             * @description Up to now for an open session
-                             */
-                            duration_seconds: number;
-                            /** @description Why it ended (docs/history.md, Player sessions); null while open */
-                            end_reason: ("leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline") | null;
-                            /** Format: date-time */
-                            joined_at: string;
-                            /** @description null while the session is open */
-                            left_at: string | null;
-                            name: string | null;
-                            online: boolean;
-                            /** Format: uuid */
-                            session_id: string;
-                            /**
-                             * @description agent: the plugin's join and leave; ping: the Server List Ping sample (no agent running)
-                             * @enum {string}
-                             */
-                            source: "agent" | "ping";
-                            uuid: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z",
+                     *           "left_at": "2026-03-14T10:02:11.204Z",
+                     *           "duration_seconds": 2158,
+                     *           "online": false,
+                     *           "source": "agent",
+                     *           "end_reason": "leave"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerSessionPage"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -4865,6 +8358,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4878,6 +8389,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4891,6 +8411,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4904,6 +8433,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4918,6 +8478,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4937,10 +8506,14 @@ export interface operations {
     "playerHistory-summary": {
         parameters: {
             query?: {
+                /** @example 7d */
                 window?: "24h" | "7d" | "30d" | "90d";
             };
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -4958,74 +8531,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description UTC days, oldest first; the first and last are cut to the window */
-                        days: {
-                            /** @description UTC day, YYYY-MM-DD */
-                            date: string;
-                            /** Format: date-time */
-                            from: string;
-                            /**
-                             * Format: int64
-                             * @description Seen for the first time on this server
-                             */
-                            new_players: number;
-                            /**
-                             * Format: int64
-                             * @description The most sessions open at one instant
-                             */
-                            peak_concurrent: number;
-                            /** Format: int64 */
-                            playtime_seconds: number;
-                            /**
-                             * Format: int64
-                             * @description unique_players - new_players
-                             */
-                            returning_players: number;
-                            /** Format: date-time */
-                            to: string;
-                            /** Format: int64 */
-                            unique_players: number;
-                        }[];
-                        /** Format: date-time */
-                        from: string;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** Format: date-time */
-                        to: string;
-                        /** @description Most time played inside the window */
-                        top_players: {
-                            name: string | null;
-                            /** Format: int64 */
-                            playtime_seconds: number;
-                            /** Format: int64 */
-                            sessions: number;
-                            uuid: string;
-                        }[];
-                        totals: {
-                            /**
-                             * Format: int64
-                             * @description Seen for the first time on this server
-                             */
-                            new_players: number;
-                            /**
-                             * Format: int64
-                             * @description The most sessions open at one instant
-                             */
-                            peak_concurrent: number;
-                            /** Format: int64 */
-                            playtime_seconds: number;
-                            /**
-                             * Format: int64
-                             * @description unique_players - new_players
-                             */
-                            returning_players: number;
-                            /** Format: int64 */
-                            unique_players: number;
-                        };
-                        /** @enum {string} */
-                        window: "24h" | "7d" | "30d" | "90d";
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "window": "7d",
+                     *       "from": "2026-03-08T00:00:00.000Z",
+                     *       "to": "2026-03-15T00:00:00.000Z",
+                     *       "totals": {
+                     *         "unique_players": 212,
+                     *         "new_players": 63,
+                     *         "returning_players": 149,
+                     *         "peak_concurrent": 41,
+                     *         "playtime_seconds": 2116800
+                     *       },
+                     *       "days": [
+                     *         {
+                     *           "unique_players": 57,
+                     *           "new_players": 9,
+                     *           "returning_players": 48,
+                     *           "peak_concurrent": 41,
+                     *           "playtime_seconds": 302400,
+                     *           "date": "2026-03-14",
+                     *           "from": "2026-03-14T00:00:00.000Z",
+                     *           "to": "2026-03-15T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "top_players": [
+                     *         {
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "playtime_seconds": 86400,
+                     *           "sessions": 31
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerSummary"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5038,6 +8579,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5051,6 +8610,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5064,6 +8632,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5077,6 +8654,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5091,6 +8699,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5111,7 +8728,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -5129,21 +8749,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ranks": [
+                     *         {
+                     *           "name": "vip",
+                     *           "display_name": "VIP",
+                     *           "weight": 10,
+                     *           "prefix": "[VIP] ",
+                     *           "suffix": null,
+                     *           "permissions": [
+                     *             "essentials.fly",
+                     *             "essentials.nick"
+                     *           ],
+                     *           "parents": [
+                     *             "default"
+                     *           ],
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        ranks: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string | null;
-                            name: string;
-                            parents: string[];
-                            permissions: string[];
-                            prefix: string | null;
-                            suffix: string | null;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: int64 */
-                            weight: number;
-                        }[];
+                        ranks: components["schemas"]["Rank"][];
                     };
                 };
             };
@@ -5157,6 +8786,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5170,6 +8817,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5183,6 +8839,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5196,6 +8861,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5210,6 +8906,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5230,7 +8935,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -5238,6 +8946,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "vip",
+                 *       "display_name": "VIP",
+                 *       "weight": 10,
+                 *       "prefix": "[VIP] ",
+                 *       "permissions": [
+                 *         "essentials.fly",
+                 *         "essentials.nick"
+                 *       ],
+                 *       "parents": [
+                 *         "default"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     display_name?: string | null;
                     name: string;
@@ -5251,8 +8974,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -5261,20 +8984,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        display_name: string | null;
-                        name: string;
-                        parents: string[];
-                        permissions: string[];
-                        prefix: string | null;
-                        suffix: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: int64 */
-                        weight: number;
-                    };
+                    /**
+                     * @example {
+                     *       "name": "vip",
+                     *       "display_name": "VIP",
+                     *       "weight": 10,
+                     *       "prefix": "[VIP] ",
+                     *       "suffix": null,
+                     *       "permissions": [
+                     *         "essentials.fly",
+                     *         "essentials.nick"
+                     *       ],
+                     *       "parents": [
+                     *         "default"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rank"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5287,6 +9015,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5300,6 +9046,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5313,6 +9068,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5326,6 +9090,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5339,6 +9112,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5353,6 +9179,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5373,10 +9208,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example vip */
                 name: string;
             };
             cookie?: never;
@@ -5393,10 +9232,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5409,6 +9250,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5422,6 +9281,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5435,6 +9303,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5448,6 +9325,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5461,6 +9347,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5475,6 +9392,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5495,16 +9421,25 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path: {
+                /** @example vip */
                 name: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "weight": 20
+                 *     }
+                 */
                 "application/json": {
                     display_name?: string | null;
                     parents?: string[];
@@ -5527,20 +9462,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        display_name: string | null;
-                        name: string;
-                        parents: string[];
-                        permissions: string[];
-                        prefix: string | null;
-                        suffix: string | null;
-                        /** Format: date-time */
-                        updated_at: string;
-                        /** Format: int64 */
-                        weight: number;
-                    };
+                    /**
+                     * @example {
+                     *       "name": "vip",
+                     *       "display_name": "VIP",
+                     *       "weight": 20,
+                     *       "prefix": "[VIP] ",
+                     *       "suffix": null,
+                     *       "permissions": [
+                     *         "essentials.fly",
+                     *         "essentials.nick"
+                     *       ],
+                     *       "parents": [
+                     *         "default"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rank"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5553,6 +9493,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5566,6 +9524,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5579,6 +9546,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5592,6 +9568,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5606,6 +9635,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5626,7 +9664,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The team to act on */
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
                 "x-team-id": string;
             };
             path?: never;
@@ -5644,48 +9685,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "servers": [
+                     *         {
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "Survival",
+                     *           "host": "play.blockworks.example",
+                     *           "port": 25565,
+                     *           "kind": "network",
+                     *           "network_name": "blockworks",
+                     *           "agent_token_prefix": "mcp_agent_Xy7",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z",
+                     *           "status": {
+                     *             "online": true,
+                     *             "latency_ms": 23,
+                     *             "players_online": 41,
+                     *             "players_max": 200,
+                     *             "version": "Paper 1.21.4",
+                     *             "motd": "Blockworks Survival",
+                     *             "checked_at": "2026-03-14T10:02:11.204Z",
+                     *             "changed_at": "2026-03-14T09:26:53.589Z"
+                     *           },
+                     *           "agent": {
+                     *             "tps": 19.97,
+                     *             "mspt": 18.4,
+                     *             "players_online": 41,
+                     *             "memory_used_mb": 5120,
+                     *             "memory_max_mb": 8192,
+                     *             "reported_at": "2026-03-14T10:02:11.204Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        servers: {
-                            /** @description The last agent heartbeat; null until one arrives */
-                            agent: {
-                                memory_max_mb: number | null;
-                                memory_used_mb: number | null;
-                                mspt: number | null;
-                                players_online: number | null;
-                                /** Format: date-time */
-                                reported_at: string;
-                                tps: number | null;
-                            } | null;
-                            /** @description The start of the agent token, for recognising it; never the token */
-                            agent_token_prefix: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            host: string;
-                            /** @enum {string} */
-                            kind: "single" | "network";
-                            name: string;
-                            network_name: string | null;
-                            /** Format: int64 */
-                            port: number;
-                            /** Format: uuid */
-                            server_id: string;
-                            status: {
-                                /** @description When `online` last changed */
-                                changed_at: string | null;
-                                checked_at: string | null;
-                                latency_ms: number | null;
-                                motd: string | null;
-                                /** @description null until the first check */
-                                online: boolean | null;
-                                players_max: number | null;
-                                players_online: number | null;
-                                version: string | null;
-                            };
-                            /** Format: uuid */
-                            team_id: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        servers: components["schemas"]["Server"][];
                     };
                 };
             };
@@ -5699,6 +9736,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5712,6 +9767,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5725,6 +9789,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5738,6 +9811,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5752,6 +9856,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5777,6 +9890,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                 *       "name": "Survival",
+                 *       "host": "play.blockworks.example",
+                 *       "port": 25565,
+                 *       "kind": "network",
+                 *       "network_name": "blockworks"
+                 *     }
+                 */
                 "application/json": {
                     host: string;
                     /** @enum {string} */
@@ -5791,8 +9914,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -5801,49 +9924,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The last agent heartbeat; null until one arrives */
-                        agent: {
-                            memory_max_mb: number | null;
-                            memory_used_mb: number | null;
-                            mspt: number | null;
-                            players_online: number | null;
-                            /** Format: date-time */
-                            reported_at: string;
-                            tps: number | null;
-                        } | null;
-                        /** @description The agent's credential; shown only in this response */
-                        agent_token: string;
-                        /** @description The start of the agent token, for recognising it; never the token */
-                        agent_token_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        host: string;
-                        /** @enum {string} */
-                        kind: "single" | "network";
-                        name: string;
-                        network_name: string | null;
-                        /** Format: int64 */
-                        port: number;
-                        /** Format: uuid */
-                        server_id: string;
-                        status: {
-                            /** @description When `online` last changed */
-                            changed_at: string | null;
-                            checked_at: string | null;
-                            latency_ms: number | null;
-                            motd: string | null;
-                            /** @description null until the first check */
-                            online: boolean | null;
-                            players_max: number | null;
-                            players_online: number | null;
-                            version: string | null;
-                        };
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Survival",
+                     *       "host": "play.blockworks.example",
+                     *       "port": 25565,
+                     *       "kind": "network",
+                     *       "network_name": "blockworks",
+                     *       "agent_token_prefix": "mcp_agent_Xy7",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z",
+                     *       "status": {
+                     *         "online": null,
+                     *         "latency_ms": null,
+                     *         "players_online": null,
+                     *         "players_max": null,
+                     *         "version": null,
+                     *         "motd": null,
+                     *         "checked_at": null,
+                     *         "changed_at": null
+                     *       },
+                     *       "agent": null,
+                     *       "agent_token": "mcp_agent_Xy7vB2nM4qW6eR8tY0uI3oP5aS7dF9gH1jK3lZ5"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedServer"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5856,6 +9963,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5869,6 +9994,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5882,6 +10016,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5895,6 +10038,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5909,6 +10127,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -5930,6 +10157,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
                 server_id: string;
             };
             cookie?: never;
@@ -5946,47 +10174,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The last agent heartbeat; null until one arrives */
-                        agent: {
-                            memory_max_mb: number | null;
-                            memory_used_mb: number | null;
-                            mspt: number | null;
-                            players_online: number | null;
-                            /** Format: date-time */
-                            reported_at: string;
-                            tps: number | null;
-                        } | null;
-                        /** @description The start of the agent token, for recognising it; never the token */
-                        agent_token_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        host: string;
-                        /** @enum {string} */
-                        kind: "single" | "network";
-                        name: string;
-                        network_name: string | null;
-                        /** Format: int64 */
-                        port: number;
-                        /** Format: uuid */
-                        server_id: string;
-                        status: {
-                            /** @description When `online` last changed */
-                            changed_at: string | null;
-                            checked_at: string | null;
-                            latency_ms: number | null;
-                            motd: string | null;
-                            /** @description null until the first check */
-                            online: boolean | null;
-                            players_max: number | null;
-                            players_online: number | null;
-                            version: string | null;
-                        };
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Survival",
+                     *       "host": "play.blockworks.example",
+                     *       "port": 25565,
+                     *       "kind": "network",
+                     *       "network_name": "blockworks",
+                     *       "agent_token_prefix": "mcp_agent_Xy7",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z",
+                     *       "status": {
+                     *         "online": true,
+                     *         "latency_ms": 23,
+                     *         "players_online": 41,
+                     *         "players_max": 200,
+                     *         "version": "Paper 1.21.4",
+                     *         "motd": "Blockworks Survival",
+                     *         "checked_at": "2026-03-14T10:02:11.204Z",
+                     *         "changed_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "agent": {
+                     *         "tps": 19.97,
+                     *         "mspt": 18.4,
+                     *         "players_online": 41,
+                     *         "memory_used_mb": 5120,
+                     *         "memory_max_mb": 8192,
+                     *         "reported_at": "2026-03-14T10:02:11.204Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -5999,6 +10219,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6012,6 +10250,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6025,6 +10272,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6038,6 +10294,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6052,6 +10339,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6073,6 +10369,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
                 server_id: string;
             };
             cookie?: never;
@@ -6089,10 +10386,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6105,6 +10404,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6118,6 +10435,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6131,6 +10457,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6144,6 +10479,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6158,6 +10524,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6179,12 +10554,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
                 server_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Survival EU",
+                 *       "port": 25566
+                 *     }
+                 */
                 "application/json": {
                     host?: string;
                     /** @enum {string} */
@@ -6207,47 +10589,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The last agent heartbeat; null until one arrives */
-                        agent: {
-                            memory_max_mb: number | null;
-                            memory_used_mb: number | null;
-                            mspt: number | null;
-                            players_online: number | null;
-                            /** Format: date-time */
-                            reported_at: string;
-                            tps: number | null;
-                        } | null;
-                        /** @description The start of the agent token, for recognising it; never the token */
-                        agent_token_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        host: string;
-                        /** @enum {string} */
-                        kind: "single" | "network";
-                        name: string;
-                        network_name: string | null;
-                        /** Format: int64 */
-                        port: number;
-                        /** Format: uuid */
-                        server_id: string;
-                        status: {
-                            /** @description When `online` last changed */
-                            changed_at: string | null;
-                            checked_at: string | null;
-                            latency_ms: number | null;
-                            motd: string | null;
-                            /** @description null until the first check */
-                            online: boolean | null;
-                            players_max: number | null;
-                            players_online: number | null;
-                            version: string | null;
-                        };
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Survival EU",
+                     *       "host": "play.blockworks.example",
+                     *       "port": 25566,
+                     *       "kind": "network",
+                     *       "network_name": "blockworks",
+                     *       "agent_token_prefix": "mcp_agent_Xy7",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z",
+                     *       "status": {
+                     *         "online": true,
+                     *         "latency_ms": 23,
+                     *         "players_online": 41,
+                     *         "players_max": 200,
+                     *         "version": "Paper 1.21.4",
+                     *         "motd": "Blockworks Survival",
+                     *         "checked_at": "2026-03-14T10:02:11.204Z",
+                     *         "changed_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "agent": {
+                     *         "tps": 19.97,
+                     *         "mspt": 18.4,
+                     *         "players_online": 41,
+                     *         "memory_used_mb": 5120,
+                     *         "memory_max_mb": 8192,
+                     *         "reported_at": "2026-03-14T10:02:11.204Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6260,6 +10634,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6273,6 +10665,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6286,6 +10687,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6299,6 +10709,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6313,6 +10776,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6334,6 +10806,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
                 server_id: string;
             };
             cookie?: never;
@@ -6350,6 +10823,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "agent_token": "mcp_agent_Pq8wE2rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6mQ",
+                     *       "agent_token_prefix": "mcp_agent_Pq8"
+                     *     }
+                     */
                     "application/json": {
                         agent_token: string;
                         agent_token_prefix: string;
@@ -6368,6 +10848,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6381,6 +10879,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6394,6 +10901,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6407,6 +10923,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6421,6 +10990,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6440,10 +11018,14 @@ export interface operations {
     "servers-uptimeStats": {
         parameters: {
             query?: {
+                /** @example 1h */
                 window?: "1h" | "24h" | "7d" | "30d";
             };
             header: {
-                /** @description The server to act on */
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
                 "x-server-id": string;
             };
             path?: never;
@@ -6461,44 +11043,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        bucket_seconds: number;
-                        buckets: {
-                            /** Format: int64 */
-                            down: number;
-                            latency_avg_ms: number | null;
-                            latency_max_ms: number | null;
-                            players_avg: number | null;
-                            /** Format: date-time */
-                            start: string;
-                            /** Format: int64 */
-                            up: number;
-                            uptime: number | null;
-                        }[];
-                        /** Format: int64 */
-                        down: number;
-                        /** Format: date-time */
-                        from: string;
-                        latency_ms: {
-                            avg: number | null;
-                            max: number | null;
-                            min: number | null;
-                            p95: number | null;
-                        };
-                        /** Format: int64 */
-                        samples: number;
-                        /** Format: uuid */
-                        server_id: string;
-                        /** Format: date-time */
-                        to: string;
-                        /** Format: int64 */
-                        up: number;
-                        /** @description up / (up + down); null without samples */
-                        uptime: number | null;
-                        /** @enum {string} */
-                        window: "1h" | "24h" | "7d" | "30d";
-                    };
+                    /**
+                     * @example {
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "window": "1h",
+                     *       "from": "2026-03-14T09:00:00.000Z",
+                     *       "to": "2026-03-14T10:00:00.000Z",
+                     *       "bucket_seconds": 1800,
+                     *       "samples": 120,
+                     *       "up": 119,
+                     *       "down": 1,
+                     *       "uptime": 0.9917,
+                     *       "latency_ms": {
+                     *         "avg": 23.4,
+                     *         "min": 18,
+                     *         "max": 61,
+                     *         "p95": 39
+                     *       },
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2026-03-14T09:00:00.000Z",
+                     *           "up": 60,
+                     *           "down": 0,
+                     *           "uptime": 1,
+                     *           "latency_avg_ms": 22.1,
+                     *           "latency_max_ms": 44,
+                     *           "players_avg": 38.5
+                     *         },
+                     *         {
+                     *           "start": "2026-03-14T09:30:00.000Z",
+                     *           "up": 59,
+                     *           "down": 1,
+                     *           "uptime": 0.9833,
+                     *           "latency_avg_ms": 24.7,
+                     *           "latency_max_ms": 61,
+                     *           "players_avg": 40.2
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UptimeStats"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6511,6 +11095,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6524,6 +11126,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6537,6 +11148,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6550,6 +11170,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6564,6 +11215,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6599,18 +11259,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "teams": [
+                     *         {
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "Blockworks",
+                     *           "role": "owner",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        teams: {
-                            /** Format: date-time */
-                            created_at: string;
-                            name: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "viewer";
-                            /** Format: uuid */
-                            team_id: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        teams: components["schemas"]["Team"][];
                     };
                 };
             };
@@ -6624,6 +11287,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6638,6 +11332,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6663,14 +11366,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Blockworks"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -6679,17 +11387,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        name: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "viewer";
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Blockworks",
+                     *       "role": "owner",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6702,6 +11409,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6715,6 +11440,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6728,6 +11462,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6741,6 +11484,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6755,6 +11551,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6776,6 +11581,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -6792,17 +11598,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        name: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "viewer";
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Blockworks",
+                     *       "role": "owner",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6815,6 +11620,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6828,6 +11651,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6841,6 +11673,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6854,6 +11695,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6868,6 +11740,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6889,6 +11770,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -6905,10 +11787,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6921,6 +11805,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6934,6 +11836,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6947,6 +11858,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6960,6 +11880,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6974,6 +11925,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6995,12 +11955,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Blockworks Network"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -7017,17 +11983,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        name: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "viewer";
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Blockworks Network",
+                     *       "role": "owner",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -7040,6 +12005,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7053,6 +12036,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7066,6 +12058,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7079,6 +12080,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7093,6 +12147,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7114,6 +12177,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -7130,20 +12194,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "api_keys": [
+                     *         {
+                     *           "key_id": "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "Grafana",
+                     *           "role": "viewer",
+                     *           "prefix": "mcp_key_7Hq2",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "revoked_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        api_keys: {
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            key_id: string;
-                            name: string;
-                            prefix: string;
-                            revoked_at: string | null;
-                            /** @enum {string} */
-                            role: "admin" | "viewer";
-                            /** Format: uuid */
-                            team_id: string;
-                        }[];
+                        api_keys: components["schemas"]["ApiKey"][];
                     };
                 };
             };
@@ -7157,6 +12224,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7170,6 +12255,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7183,6 +12277,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7196,6 +12299,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7210,6 +12344,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7231,12 +12374,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Grafana",
+                 *       "role": "viewer"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @enum {string} */
@@ -7245,8 +12395,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -7255,20 +12405,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "api_key": {
+                     *         "key_id": "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b",
+                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *         "name": "Grafana",
+                     *         "role": "viewer",
+                     *         "prefix": "mcp_key_7Hq2",
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "revoked_at": null
+                     *       },
+                     *       "key": "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6"
+                     *     }
+                     */
                     "application/json": {
-                        api_key: {
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            key_id: string;
-                            name: string;
-                            prefix: string;
-                            revoked_at: string | null;
-                            /** @enum {string} */
-                            role: "admin" | "viewer";
-                            /** Format: uuid */
-                            team_id: string;
-                        };
+                        api_key: components["schemas"]["ApiKey"];
                         key: string;
                     };
                 };
@@ -7283,6 +12435,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7296,6 +12466,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7309,6 +12488,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7322,6 +12510,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7335,6 +12532,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7349,6 +12599,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7370,7 +12629,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b */
                 key_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -7387,19 +12648,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        key_id: string;
-                        name: string;
-                        prefix: string;
-                        revoked_at: string | null;
-                        /** @enum {string} */
-                        role: "admin" | "viewer";
-                        /** Format: uuid */
-                        team_id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "key_id": "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Grafana",
+                     *       "role": "viewer",
+                     *       "prefix": "mcp_key_7Hq2",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "revoked_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -7412,6 +12672,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7425,6 +12703,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7438,6 +12725,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7451,6 +12747,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7465,6 +12792,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7486,6 +12822,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -7502,16 +12839,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "members": [
+                     *         {
+                     *           "user_id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *           "email": "ada@example.com",
+                     *           "role": "owner",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z"
+                     *         },
+                     *         {
+                     *           "user_id": "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60",
+                     *           "email": "grace@example.com",
+                     *           "role": "admin",
+                     *           "joined_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        members: {
-                            email: string;
-                            /** Format: date-time */
-                            joined_at: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "viewer";
-                            /** Format: uuid */
-                            user_id: string;
-                        }[];
+                        members: components["schemas"]["Member"][];
                     };
                 };
             };
@@ -7525,6 +12872,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7538,6 +12903,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7551,6 +12925,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7564,6 +12947,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7578,6 +12992,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7599,12 +13022,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "role": "admin"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -7614,8 +13044,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -7624,15 +13054,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        email: string;
-                        /** Format: date-time */
-                        joined_at: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "viewer";
-                        /** Format: uuid */
-                        user_id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "user_id": "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60",
+                     *       "email": "grace@example.com",
+                     *       "role": "admin",
+                     *       "joined_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Member"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -7645,6 +13075,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7658,6 +13106,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7671,6 +13128,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7684,6 +13150,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7697,6 +13172,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7711,6 +13239,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7732,7 +13269,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
+                /** @example c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60 */
                 user_id: string;
             };
             cookie?: never;
@@ -7749,10 +13288,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                    };
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -7765,6 +13306,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7778,6 +13337,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7791,6 +13359,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7804,6 +13381,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7817,6 +13403,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7831,6 +13448,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7852,13 +13478,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
+                /** @example c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60 */
                 user_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "viewer"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     role: "admin" | "viewer";
@@ -7876,15 +13509,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        email: string;
-                        /** Format: date-time */
-                        joined_at: string;
-                        /** @enum {string} */
-                        role: "owner" | "admin" | "viewer";
-                        /** Format: uuid */
-                        user_id: string;
-                    };
+                    /**
+                     * @example {
+                     *       "user_id": "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60",
+                     *       "email": "grace@example.com",
+                     *       "role": "viewer",
+                     *       "joined_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Member"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -7897,6 +13530,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7910,6 +13561,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7923,6 +13583,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7936,6 +13605,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7949,6 +13627,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7963,6 +13694,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7984,12 +13724,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     user_id: string;
@@ -8007,16 +13753,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "members": [
+                     *         {
+                     *           "user_id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *           "email": "ada@example.com",
+                     *           "role": "admin",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z"
+                     *         },
+                     *         {
+                     *           "user_id": "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60",
+                     *           "email": "grace@example.com",
+                     *           "role": "owner",
+                     *           "joined_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        members: {
-                            email: string;
-                            /** Format: date-time */
-                            joined_at: string;
-                            /** @enum {string} */
-                            role: "owner" | "admin" | "viewer";
-                            /** Format: uuid */
-                            user_id: string;
-                        }[];
+                        members: components["schemas"]["Member"][];
                     };
                 };
             };
@@ -8030,6 +13786,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8043,6 +13817,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8056,6 +13839,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8069,6 +13861,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8082,6 +13883,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -8096,6 +13950,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

@@ -450,12 +450,25 @@ export type AppRouterRecord = {
         assertion?: boolean | undefined;
       };
       output: {
-        status: "pending" | "authenticated" | "authorized" | "denied" | "expired";
-        svc_session_token?: undefined | string;
-        mc_username?: undefined | string;
-        error?: undefined | "expired" | "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
-        expires_in?: undefined | number;
+        status: "pending";
+        expires_in: number;
+      } | {
+        status: "authenticated";
+        mc_username: string;
+        expires_in: number;
+      } | {
+        status: "authorized";
+        svc_session_token: string;
+        mc_username: string;
         assertion?: undefined | string;
+      } | {
+        status: "denied";
+        error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+        mc_username?: undefined | string;
+      } | {
+        status: "expired";
+        error: "expired";
+        mc_username?: undefined | string;
       };
       meta: object;
     }>;
@@ -467,11 +480,13 @@ export type AppRouterRecord = {
         assertion?: boolean | undefined;
       };
       output: {
-        valid: boolean;
-        mc_uuid?: undefined | string;
-        mc_username?: undefined | string;
-        expires_at?: undefined | string;
+        valid: true;
+        mc_uuid: string;
+        mc_username: string;
+        expires_at: string;
         assertion?: undefined | string;
+      } | {
+        valid: false;
       };
       meta: object;
     }>;
