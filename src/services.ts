@@ -23,6 +23,7 @@ import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
 import { AgentService } from "./agent/service";
+import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
@@ -81,8 +82,10 @@ export async function createServices(config: Config, database: Database, log: Lo
   const loginRequests = new LoginRequestStore(db, clock);
   const links = new LoginLinks(keyring, config);
   const ranks = new RanksService(db, realtime);
-  const closer = new MinuteCloser(db, realtime, log.child({ component: "history" }));
-  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer);
+  const historyLog = log.child({ component: "history" });
+  // Heartbeats and pings are summed in memory and reach the buckets in one statement a flush.
+  const metricBuffer = new MetricBuffer(db, historyLog, new MinuteCloser(db, realtime, historyLog));
+  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, metricBuffer);
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
@@ -129,7 +132,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ranks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, realtime, clock, closer),
+    agent: new AgentService(db, ranks, realtime, clock, metricBuffer),
     playerHistory,
     realtime,
     edge,
@@ -148,6 +151,8 @@ export async function createServices(config: Config, database: Database, log: Lo
         playerHistory.sweep(),
       ),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
+      // Stopped after the HTTP server has drained, so the last heartbeats are in its final flush.
+      metricBuffer.task(config.METRICS_FLUSH_MS),
     ],
   };
 }

@@ -6,7 +6,7 @@ import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
 import { Clock } from "../lib/clock";
-import { rollupCtes, type MinuteCloser } from "./history";
+import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
 import { rowsOf } from "./sql";
 import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
@@ -23,6 +23,24 @@ export type SampleConsumer = (serverId: string, result: PingResult) => Promise<v
 
 const TICK_MS = 1000;
 const RETENTION_EVERY_MS = 3600_000;
+/** How long a ping result waits for others to share its write, and how many one write takes at most. */
+const WRITE_WAIT_MS = 20;
+const WRITE_MAX = 256;
+
+interface PendingWrite {
+  serverId: string;
+  result: PingResult;
+  at: number;
+  done: (changed: boolean | null) => void;
+  failed: (err: unknown) => void;
+}
+
+/** drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause. */
+function isForeignKeyViolation(err: unknown) {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const code = (err as { code?: string })?.code ?? cause?.code;
+  return code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`);
+}
 
 /**
  * The pinger. Each tick claims as many due servers as there are free ping slots and starts
@@ -45,6 +63,10 @@ export class MonitoringService {
   private stopped = false;
   private listeners = new Set<SampleListener>();
   private consumers: SampleConsumer[] = [];
+  /** Results waiting for their shared write; at most one per server (a second starts the write). */
+  private batch: PendingWrite[] = [];
+  private batchServers = new Set<string>();
+  private batchTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -59,7 +81,8 @@ export class MonitoringService {
     >,
     private readonly log: Logger,
     private readonly clock: Clock = new Clock(),
-    private readonly closer?: MinuteCloser,
+    /** Where samples are summed for the metric buckets (flushed by its own background task). */
+    readonly buffer: MetricBuffer = new MetricBuffer(db, log),
   ) {}
 
   start() {
@@ -72,13 +95,15 @@ export class MonitoringService {
     void this.tick();
   }
 
-  /** Stops claiming, then waits for pings already under way to be written. */
+  /** Stops claiming, waits for pings already under way to be written, and flushes their sums to the buckets. */
   async stop() {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.retentionTimer);
     this.timer = this.retentionTimer = undefined;
     await Promise.allSettled([...this.inflight]);
+    // The buffer's own task may have flushed before these results arrived.
+    await this.buffer.flush().catch((err) => this.log.error("metric flush failed", { err }));
   }
 
   /** Called after every stored sample; `changed` when up/down flipped. For live views. */
@@ -178,13 +203,18 @@ export class MonitoringService {
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
     }
+    // Done means readable: the round's samples are in the buckets too.
+    await this.buffer.flush();
     return this.launched - before;
   }
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
   async checkNow(serverId: string): Promise<PingResult | null> {
     const [target] = await this.claim(1, serverId);
-    return target ? this.check(target) : null;
+    if (!target) return null;
+    const result = await this.check(target);
+    await this.buffer.flush();
+    return result;
   }
 
   private async check(target: Target, pinged?: () => void): Promise<PingResult> {
@@ -192,7 +222,7 @@ export class MonitoringService {
       allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
     });
     pinged?.();
-    const changed = await this.storeOne(target.id, result);
+    const changed = await this.store(target.id, result);
     if (changed === null) return result;
     for (const c of this.consumers)
       await c(target.id, result).catch((err) =>
@@ -202,20 +232,87 @@ export class MonitoringService {
     return result;
   }
 
-  /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
-  private async storeOne(serverId: string, r: PingResult): Promise<boolean | null> {
-    const at = this.clock.now();
-    const ts = new Date(at).toISOString();
-    try {
-      const result = await this.db.execute(sql`
-        with sample as (
-          insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
-          values (${serverId}, ${ts}::timestamptz, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax})
-          on conflict do nothing),
-        ${rollupCtes(serverId, at, { online: r.online, latency: r.latencyMs, players: r.playersOnline })},
-        prev as (select online from server_status where server_id = ${serverId})
+  /**
+   * Queues a result for the next shared write (at most WRITE_WAIT_MS away); resolves with whether
+   * up/down flipped, or null when the server is gone meanwhile.
+   */
+  private store(serverId: string, result: PingResult): Promise<boolean | null> {
+    return new Promise((done, failed) => {
+      // One row per server in a write: a multi-row upsert cannot update a row twice.
+      if (this.batchServers.has(serverId)) this.writeBatch();
+      this.batch.push({ serverId, result, at: this.clock.now(), done, failed });
+      this.batchServers.add(serverId);
+      if (this.batch.length >= WRITE_MAX) this.writeBatch();
+      else this.batchTimer ??= setTimeout(() => this.writeBatch(), WRITE_WAIT_MS);
+    });
+  }
+
+  private writeBatch() {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    this.batch = [];
+    this.batchServers = new Set();
+    if (batch.length === 0) return;
+    void this.storeMany(batch)
+      .catch((err) => {
+        // A server deleted between the write's check and its insert fails the whole statement:
+        // write each alone, so only that one is dropped.
+        if (!isForeignKeyViolation(err)) throw err;
+        return Promise.all(
+          batch.map((w) =>
+            this.storeMany([w]).then(
+              (c) => c[0]!,
+              (e) => {
+                if (isForeignKeyViolation(e)) return null;
+                throw e;
+              },
+            ),
+          ),
+        );
+      })
+      .then(
+        (changed) => {
+          for (const [i, w] of batch.entries()) w.done(changed[i]!);
+        },
+        (err) => {
+          for (const w of batch) w.failed(err);
+        },
+      );
+  }
+
+  /**
+   * Stores samples and latest statuses of many servers in one statement, then adds the samples
+   * to the metric buffer. Per write, in order: whether up/down flipped, null where the server is gone.
+   */
+  private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
+    const rows = JSON.stringify(
+      batch.map(({ serverId, result: r, at }) => ({
+        server_id: serverId,
+        ts: new Date(at).toISOString(),
+        online: r.online,
+        latency_ms: r.latencyMs,
+        players_online: r.playersOnline,
+        players_max: r.playersMax,
+        version: r.version,
+        motd: r.motd,
+        error: r.error,
+      })),
+    );
+    const result = await this.db.execute(sql`
+      with input as (
+        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, ts timestamptz, online boolean, latency_ms int,
+               players_online int, players_max int, version text, motd text, error text)
+         where exists (select 1 from servers s where s.id = x.server_id)),
+      sample as (
+        insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
+        select server_id, ts, online, latency_ms, players_online, players_max from input
+        on conflict do nothing),
+      prev as (select server_id, online from server_status where server_id in (select server_id from input)),
+      stored as (
         insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
-        values (${serverId}, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax}, ${r.version}, ${r.motd}, ${r.error}, ${ts}::timestamptz, ${ts}::timestamptz)
+        select server_id, online, latency_ms, players_online, players_max, version, motd, error, ts, ts from input
+         order by server_id
         on conflict (server_id) do update set
           online = excluded.online,
           latency_ms = excluded.latency_ms,
@@ -226,20 +323,18 @@ export class MonitoringService {
           error = excluded.error,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning ((select online from prev) is distinct from ${r.online}) as changed,
-                  coalesce((select opened from metrics_minute), false) as opened`);
-      const row = rowsOf<{ changed: boolean; opened: boolean }>(result)[0];
-      if (row?.opened) void this.closer?.opened(serverId, at);
-      return row?.changed ?? false;
-    } catch (err) {
-      // The server was deleted while its ping was in flight: nothing to record.
-      // drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause.
-      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-      const code = (err as { code?: string })?.code ?? cause?.code;
-      if (code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`))
-        return null;
-      throw err;
-    }
+        returning st.server_id, st.online)
+      select stored.server_id, (prev.online is distinct from stored.online) as changed
+        from stored left join prev on prev.server_id = stored.server_id`);
+    const changed = new Map(
+      rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]),
+    );
+    return batch.map(({ serverId, result: r, at }) => {
+      const c = changed.get(serverId);
+      if (c === undefined) return null;
+      this.buffer.add(serverId, at, { online: r.online, latency: r.latencyMs, players: r.playersOnline });
+      return c;
+    });
   }
 
   retention(now: Date = this.clock.date()) {
