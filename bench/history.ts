@@ -181,10 +181,13 @@ async function main() {
   const after = await openDatabase({ url: loadConfig(fx.env).DATABASE_URL, dataDir: fx.env.DATA_DIR! });
   const [minuteRows, hourRows, beats] = await Promise.all(
     [
-      "select count(*)::int as n from server_metrics_minute where tps_n > 0 and bucket > now() - interval '1 hour'",
-      "select count(*)::int as n from server_metrics_hour where tps_n > 0 and bucket > now() - interval '2 hours'",
-      "select coalesce(sum(tps_n), 0)::int as n from server_metrics_minute where bucket > now() - interval '1 hour'",
-    ].map(async (q) => Number(rowsOf<{ n: number }>(await after.db.execute(sql.raw(q)))[0]!.n)),
+      sql`select count(*)::int as n from server_metrics_minute where tps_n > 0 and bucket > now() - interval '1 hour'`,
+      sql`select count(*)::int as n from server_metrics_hour where tps_n > 0 and bucket > now() - interval '2 hours'`,
+      sql`select coalesce(sum(tps_n), 0)::int as n from server_metrics_minute where bucket > now() - interval '1 hour'`,
+    ].map(async (q) =>
+      // The month's server has heartbeats in its buckets too: only the fleet's count.
+      Number(rowsOf<{ n: number }>(await after.db.execute(sql`${q} and server_id <> ${fx.serverId}`))[0]!.n),
+    ),
   );
   await after.close();
   rmSync(tokenFile, { force: true });
