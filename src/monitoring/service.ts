@@ -67,6 +67,9 @@ export class MonitoringService {
   private batch: PendingWrite[] = [];
   private batchServers = new Set<string>();
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  private claiming: Promise<void> | undefined;
+  /** The last claim came back full: more servers may be due now. */
+  private dueLeft = false;
 
   constructor(
     private readonly db: Db,
@@ -131,20 +134,31 @@ export class MonitoringService {
 
   /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
   private async fill(claim = true): Promise<{ started: number; more: boolean }> {
-    const free = this.config.PING_CONCURRENCY - this.pinging;
-    if (free <= 0) return { started: 0, more: true };
-    let more = true;
+    if (this.config.PING_CONCURRENCY - this.pinging <= 0) return { started: 0, more: true };
     // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
     // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
-    if (claim && this.queue.length < free) {
-      const claimed = await this.claim(this.config.PING_CONCURRENCY);
-      // A short claim means nothing else is due now.
-      more = claimed.length === this.config.PING_CONCURRENCY;
-      this.queue.push(...claimed);
-    }
-    const targets = this.queue.splice(0, free);
+    if (claim && this.queue.length < this.config.PING_CONCURRENCY - this.pinging) await this.claimIntoQueue();
+    return { started: this.launchQueued(), more: this.dueLeft };
+  }
+
+  /** One claim at a time, however many callers want one; a full claim means more may be due. */
+  private claimIntoQueue(): Promise<void> {
+    this.claiming ??= this.claim(this.config.PING_CONCURRENCY)
+      .then((claimed) => {
+        this.dueLeft = claimed.length === this.config.PING_CONCURRENCY;
+        this.queue.push(...claimed);
+      })
+      .finally(() => {
+        this.claiming = undefined;
+      });
+    return this.claiming;
+  }
+
+  private launchQueued(): number {
+    const free = this.config.PING_CONCURRENCY - this.pinging;
+    const targets = this.stopped || free <= 0 ? [] : this.queue.splice(0, free);
     for (const target of targets) this.launch(target);
-    return { started: targets.length, more };
+    return targets.length;
   }
 
   private launch(target: Target): Promise<void> {
@@ -158,6 +172,12 @@ export class MonitoringService {
       // Start the next claimed target at once, without waiting for the next tick.
       const next = !this.stopped && this.queue.shift();
       if (next) this.launch(next);
+      // The queue ran dry while the last claim was full: claim now rather than leave slots idle
+      // until a result is written or the next tick (one claim in flight at a time).
+      else if (!this.stopped && this.dueLeft && !this.claiming)
+        void this.claimIntoQueue()
+          .then(() => this.launchQueued())
+          .catch((err) => this.log.error("pinger claim failed", { err }));
     };
     const job = this.check(target, slotFree)
       .then(() => undefined)
