@@ -304,6 +304,8 @@ export class MonitoringService {
   /**
    * Stores samples and latest statuses of many servers in one statement, then adds the samples
    * to the metric buffer. Per write, in order: whether up/down flipped, null where the server is gone.
+   * A flip (or a first status) is when `changed_at` becomes this check's time, so the row's state
+   * before the statement need not be read.
    */
   private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
     const rows = JSON.stringify(
@@ -328,7 +330,6 @@ export class MonitoringService {
         insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
         select server_id, ts, online, latency_ms, players_online, players_max from input
         on conflict do nothing),
-      prev as (select server_id, online from server_status where server_id in (select server_id from input)),
       stored as (
         insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
         select server_id, online, latency_ms, players_online, players_max, version, motd, error, ts, ts from input
@@ -343,9 +344,8 @@ export class MonitoringService {
           error = excluded.error,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning st.server_id, st.online)
-      select stored.server_id, (prev.online is distinct from stored.online) as changed
-        from stored left join prev on prev.server_id = stored.server_id`);
+        returning st.server_id, st.changed_at = st.checked_at as changed)
+      select server_id, changed from stored`);
     const changed = new Map(
       rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]),
     );
