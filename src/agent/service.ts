@@ -65,10 +65,15 @@ export class AgentService {
       memMax: hb.memory_max_mb ?? null,
     };
     // The agent runs and has reported no leave: its open sessions were seen now (docs/history.md).
+    // Sessions an event batch holds are skipped: it is setting them itself, and waiting for it
+    // while holding the status row and other sessions could deadlock with its own order.
     await this.db.execute(sql`
       with touched as (
         update player_sessions set seen_at = greatest(seen_at, ${ts}::timestamptz)
-         where server_id = ${serverId} and left_at is null and source = 'agent')
+         where id in (
+           select id from player_sessions
+            where server_id = ${serverId} and left_at is null and source = 'agent'
+            for update skip locked))
       insert into server_status (server_id, tps, mspt, agent_players_online, memory_used_mb, memory_max_mb, heartbeat_at)
       values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${ts}::timestamptz)
       on conflict (server_id) do update set
