@@ -15,6 +15,8 @@ import { createServices } from "./services";
 import type { Services } from "./trpc/context";
 import { trpcDoor } from "./trpc/door";
 import { restDoor } from "./trpc/rest";
+import { wellKnownRoutes } from "./http/well-known";
+import { metricsRoutes } from "./http/metrics";
 import { appRouter } from "./trpc/router";
 
 /**
@@ -36,16 +38,18 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
       perMessageDeflate: false,
     },
   })
-    .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES }))
+    .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES, metrics: services.metrics }))
+    .use(metricsRoutes(services.metrics, config.METRICS_TOKEN))
     .use(
       docsRoutes({
-        openapi: buildOpenApiDocument(appRouter, config.PUBLIC_URL),
-        asyncapi: buildAsyncApiDocument(config.PUBLIC_URL),
+        openapi: () => buildOpenApiDocument(appRouter, config.PUBLIC_URL),
+        asyncapi: () => buildAsyncApiDocument(config.PUBLIC_URL),
       }),
     )
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
@@ -71,6 +75,7 @@ export async function startServer(
     dataDir: config.DATA_DIR,
     connect: { timeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, log },
     pool: { max: config.DATABASE_POOL_MAX, idleTimeoutSeconds: config.DATABASE_IDLE_TIMEOUT_SECONDS },
+    initInChild: config.NODE_ENV !== "test",
   });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };
@@ -92,7 +97,11 @@ export async function startServer(
   }
   const server = app.server!;
   const port = server.port!;
-  services.realtime.attach((topic, message) => void server.publish(topic, message));
+  const { metrics } = services;
+  services.realtime.attach((topic, message) => {
+    metrics?.socketMessage("published");
+    void server.publish(topic, message);
+  });
   for (const task of services.background) task.start();
   let stopping: Promise<void> | undefined;
   return {

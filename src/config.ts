@@ -87,6 +87,20 @@ const ConfigSchema = z
       .min(60)
       .default(30 * 86_400),
     LOGIN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(30),
+    /** Lifetime of a signed session assertion (poll/validate with `assertion: true`); also how long a revoked session's assertions stay verifiable. */
+    SESSION_ASSERTION_TTL_SECONDS: z.coerce
+      .number()
+      .int("must be a whole number of seconds")
+      .min(1, "must be between 1 and 3600 seconds")
+      .max(3600, "must be between 1 and 3600 seconds")
+      .default(300),
+    /** A new assertion signing key is made (and published ahead of use) when the newest is this old. */
+    SESSION_ASSERTION_KEY_ROTATION_HOURS: z.coerce
+      .number()
+      .int("must be a whole number of hours")
+      .min(1, "must be between 1 and 8760 hours")
+      .max(8760, "must be between 1 and 8760 hours")
+      .default(720),
 
     // --- Rate limits (requests per minute) ---
     RATE_LIMIT_START_PER_MIN: z.coerce.number().int().min(1).default(120),
@@ -118,6 +132,16 @@ const ConfigSchema = z
       .min(0, "must be between 0 and 1000 milliseconds")
       .max(1000, "must be between 0 and 1000 milliseconds")
       .default(100),
+    /**
+     * Redis for the rate-limit counters (the launchers' limits, client credential failures, failed
+     * sign-ins): every instance on the same Redis counts together, exactly, one round trip a hit,
+     * instead of the database (RATE_LIMIT_FLUSH_MS does not apply). While Redis is unreachable,
+     * each instance counts on its own in memory and logs it.
+     */
+    REDIS_URL: z
+      .string()
+      .regex(/^(redis|rediss|valkey|valkeys):\/\//, "must be a redis://, rediss://, valkey:// or valkeys:// URL")
+      .optional(),
     /** Every request, per client address, per instance: a flood guard under the limits above. */
     RATE_LIMIT_GENERAL_PER_MIN: z.coerce.number().int().min(1).default(3000),
     /** Browser origins allowed to call the API (comma-separated, or *); none by default. */
@@ -131,6 +155,12 @@ const ConfigSchema = z
           .filter(Boolean),
       )
       .pipe(z.array(z.union([z.literal("*"), z.url({ protocol: /^https?$/ })]))),
+
+    /**
+     * Turns on GET /metrics (Prometheus text format), answered only to `authorization: Bearer
+     * <token>`. Unset: no metrics are kept and /metrics is 404.
+     */
+    METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").max(256).optional(),
 
     // --- Server monitoring ---
     PING_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),

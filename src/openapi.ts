@@ -3,7 +3,10 @@ import { generateOpenApiDocument } from "trpc-to-openapi";
 import { z } from "zod";
 import { createDocument } from "zod-openapi";
 import pkg from "../package.json";
-import { ERROR_CODES } from "./lib/errors";
+import { OPERATION_DESCRIPTIONS, OPERATION_EXAMPLES, registerComponents } from "./http/openapi-reference";
+import { ERROR_CODES, type ErrorCode } from "./lib/errors";
+import type { Meta } from "./trpc/init";
+import { restRoutes } from "./trpc/rest";
 
 const ZErrorEnvelope = z
   .object({
@@ -19,7 +22,66 @@ const ZErrorEnvelope = z
         .meta({ description: "Also sent as the x-request-id header; quote it in support requests" }),
     }),
   })
-  .meta({ id: "Error", description: "The envelope of every error response" });
+  .meta({
+    id: "Error",
+    description: "The envelope of every error response",
+    example: {
+      error: {
+        code: "not_found",
+        message: "No such server, or not in a team you belong to.",
+        request_id: "01JPB6Y7W1S0D9F4C2X8N5M3QK",
+      },
+    },
+  });
+
+/** What each error status is sent with, for its example. */
+const STATUS_EXAMPLE: Record<string, { code: ErrorCode; message: string; details?: unknown }> = {
+  "400": {
+    code: "validation_failed",
+    message: "The request failed validation.",
+    details: {
+      issues: [{ path: "name", code: "too_small", message: "Too small: expected string to have >=1 characters" }],
+    },
+  },
+  "401": { code: "unauthenticated", message: "Sign in first: send `authorization: Bearer <token>`." },
+  "403": { code: "forbidden", message: "This needs the admin role in the team." },
+  "404": { code: "not_found", message: "Not found, or not in a team you belong to." },
+  "409": { code: "conflict", message: "That conflicts with the current state." },
+  "413": { code: "payload_too_large", message: "The body is larger than 1048576 bytes." },
+  "415": { code: "unsupported_media_type", message: "Send the body as JSON with `content-type: application/json`." },
+  "429": { code: "rate_limited", message: "Too many requests; retry after 12 s." },
+  "503": { code: "unavailable", message: "The database is unreachable." },
+};
+function errorExample(status: string, access: Meta["access"]) {
+  const e =
+    status === "401" && access === "client"
+      ? { code: "invalid_client", message: "Unknown client_id or wrong client_secret." }
+      : (STATUS_EXAMPLE[status] ?? { code: "internal", message: "Internal error." });
+  return { error: { ...e, request_id: "01JPB6Y7W1S0D9F4C2X8N5M3QK" } };
+}
+
+/**
+ * The statuses an operation answers whatever its own logic does: the general rate limit and the
+ * declared body size on every request (the edge checks both before any route); bad input wherever
+ * there is input; the body's type on writes; no credential where one is needed; the wrong kind of
+ * caller or role where access says so.
+ * Each procedure's `errorResponses` adds what its own logic answers (404, 409, 503, ...).
+ */
+function edgeStatuses(method: string, access: Meta["access"], hasInput: boolean): string[] {
+  const out = ["413", "429"];
+  const body = method === "post" || method === "patch" || method === "put";
+  if (hasInput || body) out.push("400");
+  if (body) out.push("415");
+  if (access && access !== "public") out.push("401");
+  if (access === "user" || access?.startsWith("team:") || access?.startsWith("person:")) out.push("403");
+  return out;
+}
+
+/** The body's part of a procedure's input: what is not a path or query parameter. */
+function bodyPart(input: Record<string, unknown>, params: Json[]): Record<string, unknown> {
+  const inParams = new Set(params.filter((p) => p.in !== "header").map((p) => p.name));
+  return Object.fromEntries(Object.entries(input).filter(([k]) => !inParams.has(k)));
+}
 
 const STATUS_TEXT: Record<string, string> = {
   "400": "The request is malformed or failed validation",
@@ -108,6 +170,53 @@ const BROWSER_PATHS = {
   },
 };
 
+/** Keys for verifying the signed session assertions poll and validate return on request. */
+const WELL_KNOWN_PATHS = {
+  "/.well-known/jwks.json": {
+    get: {
+      operationId: "msAuth-jwks",
+      tags: ["ms-auth"],
+      summary: "Public keys (JWKS) for verifying session assertions",
+      description:
+        "The Ed25519 keys (`kty` OKP, `alg` EdDSA) that sign the `assertion` poll and session/validate return when asked. Select by the assertion's `kid`. Holds the current key, the next one (published before it signs) and retired keys until the last assertion they signed has expired. Cacheable for 5 minutes; refetch when a `kid` is unknown.",
+      security: [],
+      responses: {
+        "200": {
+          description: "A JSON Web Key Set",
+          headers: { "Cache-Control": { schema: { type: "string", maxLength: 100 } } },
+          content: {
+            "application/jwk-set+json": {
+              schema: {
+                type: "object",
+                required: ["keys"],
+                properties: {
+                  keys: {
+                    type: "array",
+                    maxItems: 100,
+                    items: {
+                      type: "object",
+                      required: ["kty", "crv", "x", "kid", "alg", "use"],
+                      properties: {
+                        kty: { type: "string", enum: ["OKP"] },
+                        crv: { type: "string", enum: ["Ed25519"] },
+                        x: { type: "string", maxLength: 64 },
+                        kid: { type: "string", maxLength: 64 },
+                        alg: { type: "string", enum: ["EdDSA"] },
+                        use: { type: "string", enum: ["sig"] },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        "429": { description: "Too many requests" },
+      },
+    },
+  },
+};
+
 /** Strings in responses: the longest text the service stores or makes (inputs are bounded lower). */
 const RESPONSE_STRING_MAX = 4096;
 
@@ -150,11 +259,13 @@ function boundSchema(schema: Json, response: boolean): void {
  * rate limit and request id headers in place of its generic error shape.
  */
 export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Json {
+  registerComponents();
   const doc = generateOpenApiDocument(router, {
     title: "Minecraft game server platform and launcher login",
     description:
       "Teams register Minecraft servers and get players, bans, uptime, ranks, announcements and live analytics; " +
-      "client applications sign players in through Microsoft (`ms_auth`). Every operation here is also a tRPC procedure at `/trpc`.",
+      "client applications sign players in through Microsoft (`ms_auth`). Every operation here is also a tRPC procedure at `/trpc`. " +
+      "The realtime analytics stream (WebSocket) is described at [/docs/asyncapi](/docs/asyncapi) (`/asyncapi.json`).",
     version: pkg.version,
     baseUrl,
     license: { name: "Proprietary", url: `${baseUrl}/docs` },
@@ -165,7 +276,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`).",
       },
     },
-    paths: BROWSER_PATHS as never,
+    paths: { ...BROWSER_PATHS, ...WELL_KNOWN_PATHS } as never,
   }) as Json;
 
   const errorDoc = createDocument({
@@ -200,12 +311,20 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
   };
   doc.servers = (doc.servers ?? []).map((s: Json) => ({ ...s, "x-internal": false }));
   const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
+  const procedures = router._def.procedures as Record<string, { _def: { meta?: Meta } }>;
+  const routes = new Map(restRoutes(router).map((r) => [`${r.method.toLowerCase()} ${r.path}`, r]));
 
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
-  for (const item of Object.values<Json>(doc.paths ?? {})) {
-    for (const op of Object.values<Json>(item)) {
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries<Json>(item)) {
       op.security ??= [];
-      for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+      const route = routes.get(`${method} ${path}`);
+      const meta = route && procedures[route.procedurePath]?._def.meta;
+      if (route && meta) describeOperation(op, method, route.procedurePath, route.status, meta);
+      for (const [status, shared] of Object.entries<Json>(op.responses ?? {})) {
+        // The generator hands every operation the same error response object: each gets its own.
+        const res: Json = { ...shared };
+        op.responses[status] = res;
         // Every answer carries the request id, CORS (for allowed origins) and the rate limit state.
         res.headers = {
           ...(res.headers ?? {}),
@@ -217,8 +336,14 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         for (const content of Object.values<Json>(res.content ?? {}))
           if (content.schema) boundSchema(content.schema, true);
         if (status.startsWith("2") || status.startsWith("3")) continue;
-        res.description = STATUS_TEXT[status] ?? res.description;
-        res.content = errorContent;
+        const own = meta?.openapi?.errorResponses;
+        res.description =
+          (own && !Array.isArray(own) && (own as Record<string, string>)[status]) ||
+          STATUS_TEXT[status] ||
+          res.description;
+        res.content = route
+          ? { "application/json": { ...errorContent["application/json"], example: errorExample(status, route.access) } }
+          : errorContent;
         if (status === "429" || status === "503")
           res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status === "429") {
@@ -239,9 +364,51 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         if (content.schema) boundSchema(content.schema, false);
     }
   }
-  for (const schema of Object.values<Json>(doc.components.schemas ?? {})) boundSchema(schema, true);
+  for (const schema of Object.values<Json>(doc.components.schemas ?? {})) {
+    boundSchema(schema, true);
+    // OpenAPI discriminators name string properties only; a union on a boolean (`valid`) stays a
+    // oneOf whose variants' `const` already tell them apart.
+    const mapping = Object.keys(schema.discriminator?.mapping ?? {});
+    if (mapping.length && mapping.every((k) => k === "true" || k === "false")) delete schema.discriminator;
+  }
   // The generator's own error schemas are unused now.
   for (const key of Object.keys(doc.components.schemas))
     if (key.startsWith("error.")) delete doc.components.schemas[key];
   return doc;
+}
+
+/**
+ * Puts in place what the generator cannot know: the success status the REST door answers, the
+ * statuses the edge adds to the procedure's own, and the operation's examples.
+ */
+function describeOperation(op: Json, method: string, procedurePath: string, status: 200 | 201, meta: Meta): void {
+  const success = op.responses["200"];
+  if (status !== 200) {
+    delete op.responses["200"];
+    op.responses[String(status)] = { ...success, description: meta.openapi?.successDescription ?? "Created" };
+  }
+  const hasInput = (op.parameters ?? []).some((p: Json) => p.in !== "header") || Boolean(op.requestBody);
+  for (const s of edgeStatuses(method, meta.access, hasInput)) op.responses[s] ??= { description: "" };
+  // Statuses in order, so each operation reads the same way.
+  op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
+
+  op.description ??= OPERATION_DESCRIPTIONS[procedurePath];
+  const ex = OPERATION_EXAMPLES[procedurePath];
+  if (!ex) return;
+  const input = ex.request ?? {};
+  for (const param of op.parameters ?? []) {
+    const value = param.in === "header" ? ex.headers?.[param.name] : input[param.name];
+    if (value !== undefined) param.example = value;
+  }
+  const body = op.requestBody?.content?.["application/json"];
+  if (body) body.example = bodyPart(input, op.parameters ?? []);
+  const answer = op.responses[String(status)]?.content?.["application/json"];
+  if (answer) {
+    if (ex.more)
+      answer.examples = {
+        [procedurePath.split(".").pop() ?? "ok"]: { summary: "A successful answer", value: ex.response },
+        ...ex.more,
+      };
+    else answer.example = ex.response;
+  }
 }

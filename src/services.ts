@@ -9,9 +9,11 @@ import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
+import { Metrics } from "./lib/metrics";
 import { TeamsService } from "./teams/service";
 import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
+import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { MsAuthService } from "./ms-auth/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
@@ -22,6 +24,7 @@ import { Realtime } from "./realtime/service";
 import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
+import { FallbackRateLimitStore, ReconnectingRedis, RedisRateLimitStore } from "./lib/redis-rate-limit";
 import { AgentService } from "./agent/service";
 import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
@@ -45,20 +48,54 @@ function flushTask(store: BatchedRateLimitStore, ms: number, log: Logger): Backg
   };
 }
 
+/** Connects to REDIS_URL; an unreachable Redis is logged, not fatal (the counters fall back per instance). */
+async function connectRedis(url: string, log: Logger) {
+  const redis = new ReconnectingRedis(url);
+  if (!(await redis.connect()))
+    log.error("REDIS_URL is not reachable at startup; rate limits count per instance until it is");
+  return redis;
+}
+
+/** Runs `close` when the background tasks stop (the last thing on shutdown). */
+function closeOnStop(name: string, close: () => void): BackgroundTask {
+  return {
+    name,
+    start() {},
+    async stop() {
+      close();
+    },
+  };
+}
+
 export async function createServices(config: Config, database: Database, log: Logger): Promise<Services> {
   const pem = await loadSigningPem({ pem: config.JWT_PRIVATE_KEY, dataDir: config.DATA_DIR });
   const tokens = await AccessTokens.fromPem(pem, config.ACCESS_TOKEN_TTL_SECONDS);
   const keyring = Keyring.fromSecret(pem);
   const db = database.db;
   const clock = new Clock();
+  const metrics = config.METRICS_TOKEN ? new Metrics() : null;
+  if (metrics) {
+    // postgres.js publishes its pool's size but not how many connections are open or busy.
+    const max = database.kind === "postgres" ? config.DATABASE_POOL_MAX : 1;
+    metrics.gauge("db_pool_max_connections", `Connections this instance may open (${database.kind})`, () => max);
+  }
+  // With Redis, every counter is there: exact across instances at one round trip a hit.
+  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
+  const redisStore = redis
+    ? new FallbackRateLimitStore(new RedisRateLimitStore(redis), log.child({ component: "rate-limit" }))
+    : null;
   // Counters must be shared when instances share a database; PGlite means one instance.
   const exact = new RateLimiter(
-    database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore(),
+    redisStore ?? (database.kind === "postgres" ? new DbRateLimitStore(db) : new MemoryRateLimitStore()),
     () => clock.now(),
+    metrics,
   );
   // The launchers' budgets are hit on every call: counted in memory, flushed in batches.
-  const batched = database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0 ? new BatchedRateLimitStore(db) : null;
-  const limiter = batched ? new RateLimiter(batched, () => clock.now()) : exact;
+  const batched =
+    !redisStore && database.kind === "postgres" && config.RATE_LIMIT_FLUSH_MS > 0
+      ? new BatchedRateLimitStore(db)
+      : null;
+  const limiter = batched ? new RateLimiter(batched, () => clock.now(), metrics) : exact;
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
@@ -78,14 +115,32 @@ export async function createServices(config: Config, database: Database, log: Lo
       windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
     },
   });
-  const edge = new Edge(config, () => clock.now());
-  const loginRequests = new LoginRequestStore(db, clock);
+  const edge = new Edge(config, () => clock.now(), metrics);
+  const loginRequests = new LoginRequestStore(db, clock, metrics);
   const links = new LoginLinks(keyring, config);
+  const assertions = new SessionAssertions(
+    db,
+    keyring,
+    clock,
+    {
+      issuer: config.PUBLIC_URL,
+      ttlSeconds: config.SESSION_ASSERTION_TTL_SECONDS,
+      rotationHours: config.SESSION_ASSERTION_KEY_ROTATION_HOURS,
+    },
+    bus,
+  );
   const ranks = new RanksService(db, realtime);
   const historyLog = log.child({ component: "history" });
   // Heartbeats and pings are summed in memory and reach the buckets in one statement a flush.
   const metricBuffer = new MetricBuffer(db, historyLog, new MinuteCloser(db, realtime, historyLog));
-  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, metricBuffer);
+  const monitoring = new MonitoringService(
+    db,
+    config,
+    log.child({ component: "pinger" }),
+    clock,
+    metricBuffer,
+    metrics,
+  );
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
@@ -124,7 +179,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus),
+    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
+    assertions,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
@@ -136,10 +192,12 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerHistory,
     realtime,
     edge,
+    metrics,
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
+      every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.
       every("rate-limit-prune", 60, log, async () => {
         const window = Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS);
@@ -147,6 +205,7 @@ export async function createServices(config: Config, database: Database, log: Lo
         if (limiter !== exact) await limiter.prune(window);
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),
+      ...(redis ? [closeOnStop("redis", () => redis.close())] : []),
       every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
         playerHistory.sweep(),
       ),

@@ -17,7 +17,7 @@ describe("accounts", () => {
     const res = await api(server, "POST", "/auth/signup", {
       body: { email: email.toUpperCase(), password: "long enough pw" },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.any(String), email, created_at: expect.any(String) });
     const [row] = await server.services.database.db.select().from(users).where(eq(users.id, res.body.id));
     expect(row!.passwordHash).toStartWith("$argon2id$");

@@ -28,7 +28,7 @@ describe("client applications", () => {
       token: owner.token,
       body: { ...appBody(teamId), logo_url: "https://cdn.example.com/l.png" },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.app).toMatchObject({
       team_id: teamId,
       name: "launcher",
@@ -240,7 +240,7 @@ describe("client write limits (spec section 8)", () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await api(srv, "POST", "/client/apps", { token: owner.token, body: appBody(teamId) });
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(201);
       ids.push(res.body.app.client_id);
       const mod = await api(srv, "POST", `/client/apps/${res.body.app.client_id}/modules/ms-auth`, {
         token: owner.token,

@@ -196,7 +196,7 @@ describe("the dashboard in a real browser", () => {
               body: { email: viewer.email, role: "viewer" },
             })
           ).status,
-        ).toBe(200);
+        ).toBe(201);
         await signUpInBrowser(viewerPage, server.url, viewer.email, true);
         await viewerPage.waitForSelector('[data-server="Survival"]');
         expect(await viewerPage.getByRole("button", { name: "Add server" }).count()).toBe(0);

@@ -68,7 +68,7 @@ export async function newUser(server: RunningServer, tag?: string): Promise<Test
   const email = uniqueEmail(tag);
   const password = "correct horse battery";
   const signup = await api(server, "POST", "/auth/signup", { body: { email, password } });
-  expect(signup.status).toBe(200);
+  expect(signup.status).toBe(201);
   const login = await api(server, "POST", "/auth/login", { body: { email, password } });
   expect(login.status).toBe(200);
   return { id: signup.body.id, email, password, token: login.body.access_token, refresh: login.body.refresh_token };
@@ -76,7 +76,7 @@ export async function newUser(server: RunningServer, tag?: string): Promise<Test
 
 export async function newTeam(server: RunningServer, owner: TestUser, name = `Team ${seq++}`): Promise<string> {
   const res = await api(server, "POST", "/teams", { token: owner.token, body: { name } });
-  expect(res.status).toBe(200);
+  expect(res.status).toBe(201);
   return res.body.team_id;
 }
 
@@ -91,7 +91,7 @@ export async function addMember(
     token: owner.token,
     body: { email: member.email, role },
   });
-  expect(res.status).toBe(200);
+  expect(res.status).toBe(201);
 }
 
 export async function newApiKey(
@@ -104,7 +104,7 @@ export async function newApiKey(
     token: owner.token,
     body: { name: `${role} key`, role },
   });
-  expect(res.status).toBe(200);
+  expect(res.status).toBe(201);
   return { key: res.body.key, id: res.body.api_key.key_id };
 }
 

@@ -15,16 +15,16 @@ describe("limits on how many of a thing a team keeps", () => {
       const batch = await Promise.all(
         Array.from({ length: Math.min(20, LIMITS.activeApiKeysPerTeam - 1 - made) }, create),
       );
-      expect(batch.every((r) => r.status === 200)).toBe(true);
+      expect(batch.every((r) => r.status === 201)).toBe(true);
     }
     const race = await Promise.all(Array.from({ length: 5 }, create));
-    expect(race.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
     const refused = expectError(race.find((r) => r.status === 409)!, 409, "conflict");
     expect(refused.details).toEqual({ limit: LIMITS.activeApiKeysPerTeam });
 
     // Revoking one frees a slot; the list shows every active key first, then revoked ones.
     await api(server, "DELETE", `/teams/${teamId}/api-keys/${first.body.api_key.key_id}`, { token: owner.token });
-    expect((await create()).status).toBe(200);
+    expect((await create()).status).toBe(201);
     const listed = await api(server, "GET", `/teams/${teamId}/api-keys`, { token: owner.token });
     const keys = listed.body.api_keys as { revoked_at: string | null }[];
     expect(keys.length).toBe(LIMITS.activeApiKeysPerTeam + 1);

@@ -517,7 +517,7 @@ describe("outbound address guard", () => {
         token: owner.token,
         body: { team_id: teamId, name: "Outside", host: "8.8.8.8", port: 25565, kind: "single" },
       });
-      expect(created.status).toBe(200);
+      expect(created.status).toBe(201);
       const moved = await api(guarded, "PATCH", `/server/servers/${created.body.server_id}`, {
         token: owner.token,
         body: { host: "127.1" },

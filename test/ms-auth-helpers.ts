@@ -28,7 +28,7 @@ export async function newClient(
       logo_url: "https://cdn.example.com/logo.png",
     },
   });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   const redirectUri = opts.redirectUri ?? "com.example.launcher:/callback";
   const mod = await api(server, "POST", `/client/apps/${created.body.app.client_id}/modules/ms-auth`, {
     token: owner.token,

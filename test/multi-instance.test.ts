@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { devIdp, startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
 import { hiddenFields, newClient, poll, start } from "./ms-auth-helpers";
+import { REDIS_SKIP_REASON, redisReachable, redisUrl } from "./redis-helpers";
 import { agentApi, newServer } from "./servers-fixture";
 import { WsClient } from "./ws-helpers";
 
@@ -12,6 +14,8 @@ const via = (url: string, target: RunningServer) => {
   u.port = String(target.port);
   return u.toString();
 };
+
+const redisUp = await redisReachable();
 
 /**
  * Three app instances on one PostgreSQL database, as behind a load balancer: they share the
@@ -103,6 +107,25 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     for (const srv of [a, b, c])
       expectError(await api(srv, "POST", "/client/ms-auth/start", { body }), 429, "rate_limited");
   });
+
+  test.skipIf(!redisUp)("with REDIS_URL, instances count a limit together in Redis, exactly and at once", async () => {
+    await startThree({ RATE_LIMIT_START_PER_MIN: "4", REDIS_URL: redisUrl });
+    const dbCounters = async () => {
+      const rows = await a.services.database.db.execute(sql`select count(*)::int as n from rate_limits`);
+      return ((Array.isArray(rows) ? rows : (rows as unknown as { rows: unknown[] }).rows)[0] as { n: number }).n;
+    };
+    const before = await dbCounters();
+    const client = await newClient(a);
+    const body = { client_id: client.clientId, client_secret: client.secret };
+    const hit = (srv: RunningServer) => api(srv, "POST", "/client/ms-auth/start", { body });
+    // No wait between instances: each hit is one atomic step in the shared Redis.
+    const results = await Promise.all([a, b, c, a, b, c, a, b].map(hit));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(4);
+    for (const r of results.filter((r) => r.status !== 200)) expectError(r, 429, "rate_limited");
+    // Nothing went to the database's counters.
+    expect(await dbCounters()).toBe(before);
+  });
+  if (!redisUp) console.warn(REDIS_SKIP_REASON);
 
   test("with batched counting (the default), instances count together once a flush interval has passed", async () => {
     await startThree({ RATE_LIMIT_START_PER_MIN: "4", RATE_LIMIT_FLUSH_MS: "100" });

@@ -29,7 +29,7 @@ describe("health and operations", () => {
     const dir = tempDir();
     const email = uniqueEmail("persist");
     const first = await startTestServer({ DATA_DIR: dir });
-    expect((await api(first, "POST", "/auth/signup", { body: { email, password: "persist me pw" } })).status).toBe(200);
+    expect((await api(first, "POST", "/auth/signup", { body: { email, password: "persist me pw" } })).status).toBe(201);
     await first.stop();
     const second = await startTestServer({ DATA_DIR: dir });
     const login = await api(second, "POST", "/auth/login", { body: { email, password: "persist me pw" } });

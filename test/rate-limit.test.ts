@@ -3,10 +3,13 @@ import { sql } from "drizzle-orm";
 import { openDatabase, type Database } from "../src/db/client";
 import { BatchedRateLimitStore, DbRateLimitStore } from "../src/db/rate-limit-store";
 import { AppError } from "../src/lib/errors";
+import { createLogger } from "../src/lib/log";
 import { MemoryRateLimitStore, RateLimiter, type RateLimitPolicy, type RateLimitStore } from "../src/lib/rate-limit";
-import { devIdp, startTestServer, usingPostgres } from "./harness";
+import { FallbackRateLimitStore, ReconnectingRedis, RedisRateLimitStore } from "../src/lib/redis-rate-limit";
+import { devIdp, freePort, startTestServer, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
 import { newClient } from "./ms-auth-helpers";
+import { ownRedis, REDIS_SKIP_REASON, redisReachable, redisUrl } from "./redis-helpers";
 
 /**
  * The limiter on both stores: in memory, and in the run's database (PGlite, or on PostgreSQL a
@@ -18,8 +21,20 @@ const openDb = async () => {
   opened.push(db);
   return db;
 };
+const redisUp = await redisReachable();
+if (!redisUp) console.warn(REDIS_SKIP_REASON);
+const connections: ReconnectingRedis[] = [];
+/** A connection of its own (as another instance would have), keys under this run's prefix. */
+const redisStore = async (prefix = RUN_PREFIX) => {
+  const redis = new ReconnectingRedis(redisUrl);
+  connections.push(redis);
+  await redis.connect();
+  return new RedisRateLimitStore(redis, prefix);
+};
+const RUN_PREFIX = `mcp-test:${process.pid}-${Date.now()}:`;
 afterAll(async () => {
   for (const db of opened.splice(0)) await db.close();
+  for (const c of connections.splice(0)) c.close();
 });
 
 let shared: Promise<Database> | undefined;
@@ -33,6 +48,8 @@ const stores: [string, () => Promise<RateLimitStore>][] = [
   ["database", async () => new DbRateLimitStore((await runDb()).db)],
   // Within one instance the batched store decides exactly as the others do.
   ["database, batched flush", async () => new BatchedRateLimitStore((await runDb()).db)],
+  // The same behaviour with the counters in Redis (skipped, saying why, when none is reachable).
+  ...(redisUp ? ([["redis", () => redisStore()]] as [string, () => Promise<RateLimitStore>][]) : []),
 ];
 
 let seq = 0;
@@ -238,6 +255,98 @@ describe("rate limiter: the database store shared by instances", () => {
     );
     expect(keys).toEqual([`prune:${active}`]);
   });
+});
+
+describe.skipIf(!redisUp)("rate limiter: the Redis store shared by instances", () => {
+  test("two limiters on their own Redis connections count a key together, exactly, also when racing", async () => {
+    let now = MINUTE + 30_000;
+    const a = new RateLimiter(await redisStore(), () => now);
+    const b = new RateLimiter(await redisStore(), () => now);
+    const policy: RateLimitPolicy = { name: "validate", limit: 4, windowSeconds: 60 };
+    const key = uniqueKey();
+    const seen = [];
+    for (const limiter of [a, b, a, b, a, b]) seen.push(await limiter.hit(policy, key));
+    expect(seen.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    const fresh = uniqueKey();
+    const racing = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).hit(policy, fresh).then((d) => d.allowed)),
+    );
+    expect(racing.filter(Boolean).length).toBe(4);
+    now += 60_000;
+    expect((await b.hit(policy, key)).allowed).toBe(true);
+  });
+
+  test("an instance whose clock is behind judges on the newest slot another instance stored", async () => {
+    const policy: RateLimitPolicy = { name: "skew", limit: 2, windowSeconds: 60 };
+    const ahead = new RateLimiter(await redisStore(), () => MINUTE + 120_000);
+    const behind = new RateLimiter(await redisStore(), () => MINUTE);
+    const key = uniqueKey();
+    expect((await ahead.hit(policy, key)).allowed).toBe(true);
+    expect((await ahead.hit(policy, key)).allowed).toBe(true);
+    // Two minutes behind, its own window would be empty; the stored, newer one is full.
+    expect((await behind.hit(policy, key)).allowed).toBe(false);
+  });
+
+  test("keys expire two windows after their last hit, so Redis needs no prune pass", async () => {
+    const raw = new ReconnectingRedis(redisUrl);
+    connections.push(raw);
+    await raw.connect();
+    const limiter = new RateLimiter(await redisStore(), () => Date.now());
+    const key = uniqueKey();
+    await limiter.hit({ name: "ttl", limit: 5, windowSeconds: 60 }, key);
+    const ttl = Number(await raw.send("PTTL", [`${RUN_PREFIX}ttl:${key}`]));
+    expect(ttl).toBeGreaterThan(110_000);
+    expect(ttl).toBeLessThanOrEqual(122_000);
+  });
+
+  // Needs a Redis of its own to stop and start: skipped where the redis-server binary is absent.
+  test.skipIf(!Bun.which("redis-server"))(
+    "Redis down: each instance counts in memory (one log line per interval), and shared counting resumes when it is back",
+    async () => {
+      const own = (await ownRedis(freePort()))!;
+      const lines: string[] = [];
+      const log = createLogger("info", {}, { write: (_l, line) => lines.push(line) });
+      const redis = new ReconnectingRedis(own.url, 50);
+      connections.push(redis);
+      expect(await redis.connect()).toBe(true);
+      const now = MINUTE + 10_000;
+      const store = new FallbackRateLimitStore(new RedisRateLimitStore(redis, RUN_PREFIX), log, 60_000, () => now);
+      const limiter = new RateLimiter(store, () => now);
+      const policy: RateLimitPolicy = { name: "outage", limit: 3, windowSeconds: 60 };
+      const key = uniqueKey();
+      try {
+        expect((await limiter.hit(policy, key)).allowed).toBe(true);
+        await own.stop();
+        // Still limited, on this instance's own count (it starts afresh: fail open to per-instance limits).
+        const during = [];
+        for (let i = 0; i < 5; i++) during.push((await limiter.hit(policy, key)).allowed);
+        expect(during).toEqual([true, true, true, false, false]);
+        expect(store.degraded).toBe(true);
+        expect(lines.filter((l) => l.includes("rate-limit store unreachable"))).toHaveLength(1);
+        await own.start();
+        // Reconnects in the background after a failed command; hits meanwhile stay local.
+        let back = false;
+        for (let i = 0; i < 100 && !back; i++) {
+          await limiter.hit(policy, uniqueKey());
+          back = !store.degraded;
+          if (!back) await Bun.sleep(50);
+        }
+        expect(back).toBe(true);
+        expect(lines.some((l) => l.includes("reachable again"))).toBe(true);
+        // The restarted Redis holds nothing: the key counts from zero there again.
+        expect((await limiter.hit(policy, key)).remaining).toBe(2);
+      } finally {
+        await own.stop();
+      }
+    },
+  );
 });
 
 describe("rate limit over HTTP", () => {

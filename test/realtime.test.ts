@@ -250,7 +250,7 @@ describe("analytics stream: events from the platform", () => {
       expect(
         (await api(server, "POST", "/server/ranks", { ...sel, body: { name: "vip", weight: 10, prefix: "[VIP]" } }))
           .status,
-      ).toBe(200);
+      ).toBe(201);
       expect(
         (
           await api(server, "POST", "/server/announcements", {
@@ -258,7 +258,7 @@ describe("analytics stream: events from the platform", () => {
             body: { message: "Welcome!", interval_seconds: 300 },
           })
         ).status,
-      ).toBe(200);
+      ).toBe(201);
       expect((await api(server, "DELETE", "/server/bans/33333333-3333-4333-8333-333333333333", sel)).status).toBe(200);
       await server.services.monitoring.checkNow(f.serverId);
 

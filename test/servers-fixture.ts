@@ -23,7 +23,7 @@ export async function newServer(
     token: owner.token,
     body: { team_id: teamId, name: "Survival", host: "127.0.0.1", port: 9, kind: "single", ...body },
   });
-  expect(`${res.status} ${res.text}`).toStartWith("200");
+  expect(`${res.status} ${res.text}`).toStartWith("201");
   return {
     owner,
     teamId,

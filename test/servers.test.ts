@@ -30,7 +30,7 @@ describe("servers", () => {
         network_name: "Skyblock",
       },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     // Matchers are given a copy: Bun's toMatchObject writes its asymmetric matchers into the object.
     const body = structuredClone(res.body);
     expect(structuredClone(body)).toMatchObject({
@@ -500,7 +500,7 @@ describe("announcements", () => {
     expect(listed.body.announcements).toEqual([]);
 
     for (const schedule of ["0 12 * * 1-5", "0,30 8-18/2 1,15 */3 0", "0 0 29 2 *"]) {
-      expect((await post(schedule)).status).toBe(200);
+      expect((await post(schedule)).status).toBe(201);
     }
   });
 

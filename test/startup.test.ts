@@ -113,7 +113,7 @@ async function signup(url: string, email: string) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email, password: "a long enough password" }),
   });
-  expect(res.status).toBe(200);
+  expect(res.status).toBe(201);
 }
 
 async function canLogIn(url: string, email: string) {

@@ -15,7 +15,7 @@ describe("teams", () => {
   test("the creator owns a new team and sees it in their list", async () => {
     const u = await newUser(server);
     const res = await api(server, "POST", "/teams", { token: u.token, body: { name: "  Blocky Builders  " } });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toEqual({
       team_id: expect.any(String),
       name: "Blocky Builders",

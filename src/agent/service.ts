@@ -64,6 +64,22 @@ export class AgentService {
       memUsed: hb.memory_used_mb ?? null,
       memMax: hb.memory_max_mb ?? null,
     };
+    // Live charts get the reading as soon as it is accepted, not after the write: the write is
+    // still made (the answer waits for it), but its time on a busy database is no longer on
+    // the sockets' path. A write that fails leaves one extra point on a live chart, which the
+    // agent's retry (a new reading) follows anyway; it never adds to the stored history.
+    this.sink.publish(
+      serverId,
+      "heartbeat",
+      {
+        tps: v.tps,
+        mspt: v.mspt,
+        players_online: v.players,
+        memory_used_mb: v.memUsed,
+        memory_max_mb: v.memMax,
+      },
+      receivedAt,
+    );
     // The agent runs and has reported no leave: its open sessions were seen now (docs/history.md).
     // Sessions an event batch holds are skipped: it is setting them itself, and waiting for it
     // while holding the status row and other sessions could deadlock with its own order.
@@ -80,18 +96,6 @@ export class AgentService {
         tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
         memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at`);
     this.metrics?.add(serverId, at, v);
-    this.sink.publish(
-      serverId,
-      "heartbeat",
-      {
-        tps: v.tps,
-        mspt: v.mspt,
-        players_online: v.players,
-        memory_used_mb: v.memUsed,
-        memory_max_mb: v.memMax,
-      },
-      receivedAt,
-    );
     return { server_id: serverId, received_at: iso(receivedAt) };
   }
 

@@ -9,6 +9,7 @@ export const authRouter = router({
   signup: publicProcedure
     .meta({
       access: "public",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/auth/signup",

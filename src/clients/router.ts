@@ -21,6 +21,7 @@ export const clientsRouter = router({
   create: limitedByPrincipal("clientCreate")
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/client/apps",

@@ -1,13 +1,14 @@
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
 import { pageHeaders } from "../lib/page";
+import { renderAsyncApiPage } from "./asyncapi-page";
 import { staticResponse } from "./responses";
 
 const require = createRequire(import.meta.url);
 // The package exports no path to its browser bundle; it sits beside the main entry.
-const SCALAR_JS = readFileSync(join(dirname(require.resolve("@scalar/api-reference")), "browser/standalone.js"));
+// Streamed from disk on each request: 4 MiB that an idle instance need not hold.
+const SCALAR_JS = join(dirname(require.resolve("@scalar/api-reference")), "browser/standalone.js");
 
 const DOCS_CSP = [
   "default-src 'self'",
@@ -24,19 +25,41 @@ const DOCS_CSP = [
 const DOCS_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><div id="app"></div><script src="/docs/scalar.js"></script><script src="/docs/init.js"></script></body></html>`;
+<body><nav style="font:14px system-ui,sans-serif;padding:.5rem 1rem;border-bottom:1px solid #d8dce1">
+<a href="/docs/asyncapi">Realtime analytics stream (AsyncAPI)</a> &middot; <a href="/openapi.json">openapi.json</a> &middot; <a href="/asyncapi.json">asyncapi.json</a></nav>
+<div id="app"></div><script src="/docs/scalar.js"></script><script src="/docs/init.js"></script></body></html>`;
 const DOCS_INIT = `Scalar.createApiReference('#app', { url: '/openapi.json', withDefaultFonts: false, hideClientButton: true });`;
 
-/** The published documents (OpenAPI, AsyncAPI) and the interactive reference at /docs, all served from memory. */
-export function docsRoutes(documents: { openapi: unknown; asyncapi: unknown }) {
-  const openapiJson = JSON.stringify(documents.openapi);
-  const asyncapiJson = JSON.stringify(documents.asyncapi);
+/**
+ * The published documents (OpenAPI, AsyncAPI), the interactive reference at /docs and the
+ * realtime reference at /docs/asyncapi. Each document is built on its first request and then
+ * served from memory: building the OpenAPI document costs ~8 MiB of heap that an instance nobody
+ * reads the documents from need not pay.
+ */
+export function docsRoutes(documents: { openapi: () => unknown; asyncapi: () => unknown }) {
+  let openapiJson: string | undefined;
+  let asyncapiDoc: Record<string, unknown> | undefined;
+  let asyncapiJson: string | undefined;
+  let asyncapiPage: string | undefined;
+  const asyncapi = () => (asyncapiDoc ??= documents.asyncapi() as Record<string, unknown>);
   return new Elysia({ name: "docs" })
-    .get("/openapi.json", () => staticResponse(openapiJson, "application/json"))
-    .get("/asyncapi.json", () => staticResponse(asyncapiJson, "application/json"))
+    .get("/openapi.json", () => {
+      openapiJson ??= JSON.stringify(documents.openapi());
+      return staticResponse(openapiJson, "application/json");
+    })
+    .get("/asyncapi.json", () => {
+      asyncapiJson ??= JSON.stringify(asyncapi());
+      return staticResponse(asyncapiJson, "application/json");
+    })
     .get("/docs", () => new Response(DOCS_HTML, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) }))
+    .get("/docs/asyncapi", () => {
+      asyncapiPage ??= renderAsyncApiPage(asyncapi());
+      return new Response(asyncapiPage, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) });
+    })
     .get("/docs/scalar.js", () =>
-      staticResponse(SCALAR_JS, "text/javascript; charset=utf-8", { "cache-control": "public, max-age=86400" }),
+      staticResponse(Bun.file(SCALAR_JS), "text/javascript; charset=utf-8", {
+        "cache-control": "public, max-age=86400",
+      }),
     )
     .get("/docs/init.js", () => staticResponse(DOCS_INIT, "text/javascript; charset=utf-8"));
 }

@@ -2,7 +2,9 @@ import { Elysia, NotFoundError, ParseError } from "elysia";
 import type { Config } from "../config";
 import { AppError } from "../lib/errors";
 import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
 import { MemoryRateLimitStore, RateLimiter, type RateLimitPolicy } from "../lib/rate-limit";
+import { doorOf } from "./metrics";
 import { pathOf, requestInfo } from "./request";
 import { errorResponse } from "./responses";
 
@@ -24,10 +26,11 @@ export class Edge {
   constructor(
     private readonly config: Pick<Config, "CORS_ORIGINS" | "RATE_LIMIT_GENERAL_PER_MIN" | "TRUST_PROXY">,
     now: () => number,
+    metrics: Metrics | null = null,
   ) {
     this.anyOrigin = config.CORS_ORIGINS.includes("*");
     this.origins = new Set(config.CORS_ORIGINS);
-    this.limiter = new RateLimiter(new MemoryRateLimitStore(), now);
+    this.limiter = new RateLimiter(new MemoryRateLimitStore(), now, metrics);
     this.policy = { name: "general", limit: config.RATE_LIMIT_GENERAL_PER_MIN, windowSeconds: 60 };
   }
 
@@ -117,8 +120,21 @@ function logAccess(log: Logger, request: Request, status: number) {
  * in-flight accounting for graceful shutdown, the error envelope for anything thrown, and one
  * access log line. A route gets all of it by being registered after this plugin.
  */
-export function edgePlugin(opts: { edge: Edge; log: Logger; inflight: Inflight; maxBodyBytes: number }) {
+export function edgePlugin(opts: {
+  edge: Edge;
+  log: Logger;
+  inflight: Inflight;
+  maxBodyBytes: number;
+  metrics?: Metrics | null;
+}) {
   const { edge, log, inflight, maxBodyBytes } = opts;
+  const metrics = opts.metrics ?? null;
+  /** Counted once the answer is out: a label lookup in a map and two increments. */
+  const measure = (request: Request, route: string, status: number) => {
+    const info = requestInfo(request);
+    const name = info.route ?? (route || "(unmatched)");
+    metrics!.request(doorOf(name), name, request.method, status, (performance.now() - info.start) / 1000);
+  };
   return new Elysia({ name: "edge" })
     .onRequest(async ({ request, server, set }) => {
       const info = requestInfo(request);
@@ -130,6 +146,7 @@ export function edgePlugin(opts: { edge: Edge; log: Logger; inflight: Inflight; 
         // Answered here, before any route: nothing runs, so nothing is counted in flight.
         const res = edge.preflight(request);
         logAccess(log, request, res.status);
+        if (metrics) measure(request, "(preflight)", res.status);
         return res;
       }
       inflight.count++;
@@ -153,7 +170,7 @@ export function edgePlugin(opts: { edge: Edge; log: Logger; inflight: Inflight; 
       info.status = res.status;
       return res;
     })
-    .onAfterResponse({ as: "global" }, ({ request, responseValue, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, responseValue, set, route }) => {
       if (request.method === "OPTIONS") return;
       inflight.count--;
       const info = requestInfo(request);
@@ -161,6 +178,7 @@ export function edgePlugin(opts: { edge: Edge; log: Logger; inflight: Inflight; 
         info.status ??
         (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
       logAccess(log, request, status);
+      if (metrics) measure(request, route, status);
     })
     .as("global");
 }

@@ -15,6 +15,8 @@ export interface RequestInfo {
   headers: Record<string, string>;
   /** The status of an answer made by the edge's error handler (the router's record of it is not reliable). */
   status?: number;
+  /** A door's finer name for what was called (a tRPC procedure), for metrics; else the route pattern. */
+  route?: string;
   /** A door that answers people rather than programs renders its errors itself (an HTML page). */
   renderError?: (err: unknown) => Response | undefined;
 }

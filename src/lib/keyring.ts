@@ -20,6 +20,11 @@ export class Keyring {
     return h.digest("base64url");
   }
 
+  /** A 256-bit key for one purpose (e.g. encrypting stored private keys), derived like the MACs. */
+  subkey(purpose: string): Buffer {
+    return createHmac("sha256", this.key).update("subkey\0").update(purpose).digest();
+  }
+
   verify(expected: string, purpose: string, ...parts: string[]): boolean {
     const a = Buffer.from(this.mac(purpose, ...parts));
     const b = Buffer.from(expected);

@@ -1,4 +1,5 @@
 import { AppError } from "./errors";
+import type { Metrics } from "./metrics";
 
 export interface RateDecision {
   allowed: boolean;
@@ -126,10 +127,22 @@ function quota(w: SlidingWindow, c: WindowCounts, now: number) {
 
 const join = (existing: string | undefined, item: string) => (existing ? `${existing}, ${item}` : item);
 
+/** A policy's `RateLimit-Policy` item, built once per policy object (they live as long as the process). */
+const policyItems = new WeakMap<RateLimitPolicy, string>();
+function policyItem(policy: RateLimitPolicy): string {
+  let item = policyItems.get(policy);
+  if (item === undefined) {
+    item = `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`;
+    policyItems.set(policy, item);
+  }
+  return item;
+}
+
 export class RateLimiter {
   constructor(
     private readonly store: RateLimitStore,
     private readonly now: () => number,
+    private readonly metrics: Metrics | null = null,
   ) {}
 
   async hit(policy: RateLimitPolicy, key: string): Promise<RateDecision> {
@@ -154,20 +167,17 @@ export class RateLimiter {
     const d = await this.hit(policy, key);
     // Several policies can apply to one request (the general one and a route's own): the
     // structured-field headers list them all, each under its name.
-    const headers = {
-      "ratelimit-policy": join(
-        resHeaders["ratelimit-policy"],
-        `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`,
-      ),
-      ratelimit: join(resHeaders.ratelimit, `"${policy.name}";r=${d.remaining};t=${d.resetSeconds}`),
-    };
-    Object.assign(resHeaders, headers);
+    const policyHeader = join(resHeaders["ratelimit-policy"], policyItem(policy));
+    const state = join(resHeaders.ratelimit, `"${policy.name}";r=${d.remaining};t=${d.resetSeconds}`);
+    resHeaders["ratelimit-policy"] = policyHeader;
+    resHeaders.ratelimit = state;
     if (!d.allowed) {
+      this.metrics?.rateLimitRefused(policy.name);
       throw new AppError(
         "rate_limited",
         `Too many requests: at most ${policy.limit} per ${policy.windowSeconds} s. Retry in ${d.resetSeconds} s.`,
         {
-          headers: { ...headers, "Retry-After": String(d.resetSeconds) },
+          headers: { "ratelimit-policy": policyHeader, ratelimit: state, "Retry-After": String(d.resetSeconds) },
           details: {
             limit: policy.limit,
             window_seconds: policy.windowSeconds,

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
 import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
@@ -86,6 +87,7 @@ export class MonitoringService {
     private readonly clock: Clock = new Clock(),
     /** Where samples are summed for the metric buckets (flushed by its own background task). */
     readonly buffer: MetricBuffer = new MetricBuffer(db, log),
+    private readonly observed: Metrics | null = null,
   ) {}
 
   start() {
@@ -181,7 +183,10 @@ export class MonitoringService {
     };
     const job = this.check(target, slotFree)
       .then(() => undefined)
-      .catch((err) => this.log.warn("storing a ping result failed", { server_id: target.id, err }))
+      .catch((err) => {
+        this.observed?.pingResult("error");
+        this.log.warn("storing a ping result failed", { server_id: target.id, err });
+      })
       .finally(() => {
         slotFree();
         this.inflight.delete(job);
@@ -195,17 +200,21 @@ export class MonitoringService {
     // One named server waits for a lock another claimer holds rather than skipping it.
     const filter: SQL = only ? sql`id = ${only}` : sql`next_check_at <= now()`;
     const lock: SQL = only ? sql`for update` : sql`for update skip locked`;
+    // The old next_check_at comes back too: how late the claim is (the pinger's lag).
     const result = await this.db.execute(sql`
-      update servers
+      update servers s
          set next_check_at = now() + make_interval(secs => ${this.config.PING_INTERVAL_SECONDS}::float8 * (0.9 + random() * 0.2))
-       where id in (
-         select id from servers
+        from (
+         select id, next_check_at as due from servers
           where ${filter}
           order by next_check_at
           limit ${limit}
-          ${lock})
-      returning id, host, port`);
-    return rowsOf<Target>(result);
+          ${lock}) d
+       where s.id = d.id
+      returning s.id, s.host, s.port, extract(epoch from now() - d.due)::float8 as lag_s`);
+    const rows = rowsOf<Target & { lag_s: number }>(result);
+    if (this.observed && !only) for (const r of rows) this.observed.pingLagged(Number(r.lag_s));
+    return rows.map(({ id, host, port }) => ({ id, host, port }));
   }
 
   /**
@@ -242,6 +251,7 @@ export class MonitoringService {
       allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
     });
     pinged?.();
+    this.observed?.pingResult(result.online ? "up" : "down");
     const changed = await this.store(target.id, result);
     if (changed === null) return result;
     for (const c of this.consumers)

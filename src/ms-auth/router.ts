@@ -1,7 +1,15 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
-import { clientProcedure } from "../trpc/procedures";
-import { ZPollInput, ZPollOutput, ZSessionInput, ZStartInput, ZStartOutput, ZValidateOutput } from "./schemas";
+import { clientProcedure, trustedOutput } from "../trpc/procedures";
+import {
+  ZPollInput,
+  ZPollOutput,
+  ZSessionInput,
+  ZStartInput,
+  ZStartOutput,
+  ZValidateInput,
+  ZValidateOutput,
+} from "./schemas";
 
 const tags = ["ms-auth"];
 export const msAuthRouter = router({
@@ -23,41 +31,49 @@ export const msAuthRouter = router({
     .output(ZStartOutput)
     .mutation(({ ctx, input }) => ctx.services.msAuth.start(ctx.client, input)),
 
-  poll: clientProcedure("poll")
-    .meta({
-      access: "client",
-      openapi: {
-        method: "POST",
-        path: "/client/ms-auth/poll",
-        tags,
-        protect: false,
-        summary: "Read a login request's status; svc_session_token once authorized",
-        description:
-          "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 verified requests per minute per client.",
-        errorResponses: [400, 401, 404, 429],
-      },
-    })
-    .input(ZPollInput)
-    .output(ZPollOutput)
-    .mutation(({ ctx, input }) => ctx.services.msAuth.poll(ctx.client, input.auth_request_id)),
+  poll: trustedOutput(
+    clientProcedure("poll")
+      .meta({
+        access: "client",
+        openapi: {
+          method: "POST",
+          path: "/client/ms-auth/poll",
+          tags,
+          protect: false,
+          summary: "Read a login request's status; svc_session_token once authorized",
+          description:
+            "404 for an unknown auth_request_id or one of another client. `error` names why a request was denied or expired. 300 verified requests per minute per client.",
+          errorResponses: [400, 401, 404, 429],
+        },
+      })
+      .input(ZPollInput)
+      .output(ZPollOutput)
+      .mutation(({ ctx, input }) =>
+        ctx.services.msAuth.poll(ctx.client, input.auth_request_id, { assertion: input.assertion }),
+      ),
+  ),
 
-  validate: clientProcedure("validate")
-    .meta({
-      access: "client",
-      openapi: {
-        method: "POST",
-        path: "/client/ms-auth/session/validate",
-        tags,
-        protect: false,
-        summary: "Validate a svc_session_token and read the player's Minecraft UUID and name",
-        description:
-          "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 verified requests per minute per client.",
-        errorResponses: [400, 401, 429],
-      },
-    })
-    .input(ZSessionInput)
-    .output(ZValidateOutput)
-    .mutation(({ ctx, input }) => ctx.services.msAuth.validate(ctx.client, input.svc_session_token)),
+  validate: trustedOutput(
+    clientProcedure("validate")
+      .meta({
+        access: "client",
+        openapi: {
+          method: "POST",
+          path: "/client/ms-auth/session/validate",
+          tags,
+          protect: false,
+          summary: "Validate a svc_session_token and read the player's Minecraft UUID and name",
+          description:
+            "Unknown, expired, revoked or another client's token: `{valid: false}` and nothing else. 401 only for bad client credentials. 300 verified requests per minute per client.",
+          errorResponses: [400, 401, 429],
+        },
+      })
+      .input(ZValidateInput)
+      .output(ZValidateOutput)
+      .mutation(({ ctx, input }) =>
+        ctx.services.msAuth.validate(ctx.client, input.svc_session_token, { assertion: input.assertion }),
+      ),
+  ),
 
   revoke: clientProcedure("validate")
     .meta({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DENIAL_CODES } from "../identity/types";
-import { ZUuid } from "../lib/schemas";
+import { ZTimestamp, ZUuid } from "../lib/schemas";
 
 export const ZClientCreds = z.object({ client_id: ZUuid, client_secret: z.string().min(1).max(256) });
 export const ZLoginStatus = z.enum(["pending", "authenticated", "authorized", "denied", "expired"]);
@@ -23,19 +23,68 @@ export const ZStartOutput = z.object({
   interval: z.number().int(),
 });
 
-export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid });
-export const ZPollOutput = z.object({
-  status: ZLoginStatus,
-  svc_session_token: z.string().optional(),
-  mc_username: z.string().optional(),
-  error: z.union([z.enum(DENIAL_CODES), z.literal("expired")]).optional(),
-  expires_in: z.number().int().optional().meta({ description: "Seconds left, while pending or authenticated" }),
+const ZAssertionWanted = z.boolean().optional().meta({
+  description:
+    "Also return a signed session `assertion` (a short-lived EdDSA JWT, keys at /.well-known/jwks.json) when the login is authorized / the session is valid. Default false.",
+});
+const ZAssertion = z.string().optional().meta({
+  description:
+    "Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked.",
 });
 
+export const ZPollInput = ZClientCreds.extend({ auth_request_id: ZUuid, assertion: ZAssertionWanted });
+const ZMcUsername = z.string().max(16).meta({ description: "The player's Minecraft name" });
+const ZExpiresIn = z.number().int().min(0).meta({ description: "Seconds left before the request expires" });
+
+/*
+ * Poll answers one object per status, so each variant names exactly the fields it carries and
+ * a variant can grow a field without touching the others.
+ */
+export const ZPollPending = z
+  .object({ status: z.literal("pending"), expires_in: ZExpiresIn })
+  .meta({ id: "PollPending", description: "Waiting for the player to sign in at auth_url" });
+export const ZPollAuthenticated = z
+  .object({ status: z.literal("authenticated"), mc_username: ZMcUsername, expires_in: ZExpiresIn })
+  .meta({ id: "PollAuthenticated", description: "The player signed in and has yet to approve on the consent page" });
+export const ZPollAuthorized = z
+  .object({
+    status: z.literal("authorized"),
+    svc_session_token: z
+      .string()
+      .meta({ description: "The player's session: send it to session/validate from the launcher's backend" }),
+    mc_username: ZMcUsername,
+    assertion: ZAssertion,
+  })
+  .meta({ id: "PollAuthorized", description: "The player approved: the session token is ready" });
+export const ZPollDenied = z
+  .object({
+    status: z.literal("denied"),
+    error: z.enum(DENIAL_CODES).meta({ description: "Why the sign-in was refused" }),
+    mc_username: ZMcUsername.optional(),
+  })
+  .meta({ id: "PollDenied", description: "The sign-in was refused or the player declined; final" });
+export const ZPollExpired = z
+  .object({ status: z.literal("expired"), error: z.literal("expired"), mc_username: ZMcUsername.optional() })
+  .meta({ id: "PollExpired", description: "The deadline passed before the player approved; final" });
+export const ZPollOutput = z
+  .discriminatedUnion("status", [ZPollPending, ZPollAuthenticated, ZPollAuthorized, ZPollDenied, ZPollExpired])
+  .meta({ id: "PollResult", description: "A login request's status and the fields that status carries" });
+export type PollResult = z.infer<typeof ZPollOutput>;
+
 export const ZSessionInput = ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) });
-export const ZValidateOutput = z.object({
-  valid: z.boolean(),
-  mc_uuid: z.string().optional(),
-  mc_username: z.string().optional(),
-  expires_at: z.string().optional(),
-});
+export const ZValidateInput = ZSessionInput.extend({ assertion: ZAssertionWanted });
+export const ZSessionValid = z
+  .object({
+    valid: z.literal(true),
+    mc_uuid: z.string().meta({ description: "The player's Minecraft UUID, dashed" }),
+    mc_username: ZMcUsername,
+    expires_at: ZTimestamp.meta({ description: "When the session ends" }),
+    assertion: ZAssertion,
+  })
+  .meta({ id: "SessionValid", description: "A live session of this client" });
+export const ZSessionInvalid = z
+  .object({ valid: z.literal(false) })
+  .meta({ id: "SessionInvalid", description: "Unknown, expired, revoked or another client's token" });
+export const ZValidateOutput = z
+  .discriminatedUnion("valid", [ZSessionValid, ZSessionInvalid])
+  .meta({ id: "SessionValidation", description: "Whether a svc_session_token is live, and whose it is" });

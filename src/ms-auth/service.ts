@@ -4,27 +4,20 @@ import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
-import type { DenialCode } from "../identity/types";
 import type { Bus } from "../realtime/bus";
 import type { Clock } from "../lib/clock";
 import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
+import type { SessionAssertions } from "./assertions";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
+import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
 
 const POLL_INTERVAL_S = 2;
 const UNKNOWN_REQUEST = "Unknown auth_request_id for this client (use the latest one from start).";
 /** How long a cached live session may be used without hearing of a change: the bound if a notice is lost. */
 export const SESSION_CACHE_TTL_MS = 10_000;
-
-interface PollAnswer {
-  status: LoginStatus;
-  mc_username?: string;
-  svc_session_token?: string;
-  error?: DenialCode | "expired";
-  expires_in?: number;
-}
 
 interface LiveSession {
   id: string;
@@ -55,6 +48,7 @@ export class MsAuthService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly bus?: Bus,
+    private readonly assertions?: SessionAssertions,
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
@@ -73,7 +67,9 @@ export class MsAuthService {
       .limit(1)
       .prepare("launcher_session_by_hash");
     bus?.onNotice((n) => {
-      if (n.type === "launcher_session_revoked") this.sessionCache.deleteWhere((s) => s.id === n.session_id);
+      if (n.type !== "launcher_session_revoked") return;
+      this.sessionCache.deleteWhere((s) => s.id === n.session_id);
+      this.assertions?.forget(n.session_id);
     });
   }
 
@@ -104,7 +100,16 @@ export class MsAuthService {
     };
   }
 
-  async poll(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
+  /** With `assertion`, an authorized request whose session is live also gets a signed assertion. */
+  async poll(client: VerifiedClient, requestId: string, opts: { assertion?: boolean } = {}): Promise<PollAnswer> {
+    const out = await this.pollAnswer(client, requestId);
+    if (!opts.assertion || out.status !== "authorized" || !out.svc_session_token) return out;
+    const assertion = await this.assertionFor(client, out.svc_session_token);
+    // The cached answer is shared: the assertion goes on a copy.
+    return assertion ? { ...out, assertion } : out;
+  }
+
+  private async pollAnswer(client: VerifiedClient, requestId: string): Promise<PollAnswer> {
     const ended = this.endedPolls.get(requestId);
     if (ended?.clientId === client.app.id) return ended.out;
     const epoch = this.endedPolls.epoch;
@@ -114,22 +119,58 @@ export class MsAuthService {
     const row = await this.requests.current(found.row);
     if (!row) throw new AppError("not_found", UNKNOWN_REQUEST);
     const status = row.status as LoginStatus;
-    const out: PollAnswer = { status };
-    if (row.context.mcUsername) out.mc_username = row.context.mcUsername;
-    if (status === "denied" || status === "expired")
-      out.error = row.context.error ?? (status === "expired" ? "expired" : "identity_error");
-    if (status === "pending" || status === "authenticated") out.expires_in = this.secondsLeft(row);
-    if (status === "authorized" && found.sessionId) out.svc_session_token = this.links.sessionToken(found.sessionId);
+    const out = this.answerFor(status, row, found.sessionId);
     if (FINAL_STATUSES.includes(status)) this.endedPolls.set(requestId, { clientId: client.app.id, out }, epoch);
     return out;
   }
 
+  private answerFor(status: LoginStatus, row: LoginRequestRow, sessionId: string | null): PollAnswer {
+    const name = row.context.mcUsername;
+    // The machine records the profile before `authenticated`, and the session is written with the
+    // authorization and deleted only with its request: a missing one is a broken invariant.
+    const known = <T>(v: T | null | undefined): T => {
+      if (v === null || v === undefined)
+        throw new Error(`login request ${row.id} is ${status} without its profile or session`);
+      return v;
+    };
+    switch (status) {
+      case "pending":
+        return { status, expires_in: this.secondsLeft(row) };
+      case "authenticated":
+        return { status, mc_username: known(name), expires_in: this.secondsLeft(row) };
+      case "authorized":
+        return { status, svc_session_token: this.links.sessionToken(known(sessionId)), mc_username: known(name) };
+      case "denied": {
+        const error = row.context.error;
+        return {
+          status,
+          error: error && error !== "expired" ? error : "identity_error",
+          ...(name && { mc_username: name }),
+        };
+      }
+      case "expired":
+        return { status, error: "expired", ...(name && { mc_username: name }) };
+    }
+  }
+
   /** RFC 7662 manner: anything but a live session of this client is just `{valid: false}`. */
-  async validate(client: VerifiedClient, token: string) {
+  async validate(client: VerifiedClient, token: string, opts: { assertion?: boolean } = {}) {
     const s = await this.liveSession(client.app.id, token);
-    return s
-      ? { valid: true as const, mc_uuid: s.mcUuid, mc_username: s.mcUsername, expires_at: s.expiresAt.toISOString() }
-      : { valid: false as const };
+    if (!s) return { valid: false as const };
+    const out = {
+      valid: true as const,
+      mc_uuid: s.mcUuid,
+      mc_username: s.mcUsername,
+      expires_at: s.expiresAt.toISOString(),
+    };
+    return opts.assertion && this.assertions ? { ...out, assertion: await this.assertions.sign(s) } : out;
+  }
+
+  /** Signed only for a session that is live right now (not revoked, not expired, this client's). */
+  private async assertionFor(client: VerifiedClient, token: string): Promise<string | undefined> {
+    if (!this.assertions) return undefined;
+    const s = await this.liveSession(client.app.id, token);
+    return s ? this.assertions.sign(s) : undefined;
   }
 
   /** RFC 7009 manner: always ok, so a caller learns nothing about tokens that are not theirs. */
@@ -142,6 +183,7 @@ export class MsAuthService {
         .returning({ id: sessions.id });
       for (const { id } of revoked) {
         this.sessionCache.deleteWhere((s) => s.id === id);
+        this.assertions?.forget(id);
         // Stored already: a lost notice leaves other instances on their copy until its TTL.
         await this.bus?.publishNotice({ type: "launcher_session_revoked", session_id: id }).catch(() => undefined);
       }

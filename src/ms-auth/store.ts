@@ -10,6 +10,7 @@ import type { Db } from "../db/client";
 import { loginRequests, sessions } from "../db/schema";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
+import type { Metrics } from "../lib/metrics";
 
 export type LoginRequestRow = typeof loginRequests.$inferSelect;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -34,6 +35,7 @@ export class LoginRequestStore {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly metrics: Metrics | null = null,
   ) {
     this.byId = db
       .select()
@@ -139,7 +141,15 @@ export class LoginRequestStore {
       // One UPDATE is atomic on its own; a transaction (three more round trips) only when
       // something must be written with it.
       const updated = own && inTx ? await this.db.transaction(write) : await write(this.db);
-      if (updated) return { row: updated, applied: own };
+      if (updated) {
+        // Counted by the instance whose write ended the request: once per request.
+        if (this.metrics && FINAL_STATUSES.includes(next.status))
+          this.metrics.loginOutcome(
+            next.status,
+            next.status === "authorized" ? null : (next.context.error ?? next.status),
+          );
+        return { row: updated, applied: own };
+      }
       current = await this.load(seen.id);
     }
     if (!current) return null;

@@ -23,6 +23,108 @@ const envelope = (type: string, data: Json, description: string) => ({
 });
 const obj = (properties: Json, required: string[] = []) => ({ type: "object", properties, required });
 
+const SERVER_ID = "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10";
+const NOTCH = { uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch" };
+const AT = "2026-03-14T10:02:11.204Z";
+const stat = (min: number | null, avg: number | null, max: number | null) => ({ min, avg, max });
+
+/** The `data` of one realistic message of each type the stream sends. */
+const EVENT_EXAMPLES: Record<string, Json> = {
+  auth_ok: { expires_at: "2026-03-14T10:17:11.000Z" },
+  snapshot: {
+    status: "up",
+    online: true,
+    latency_ms: 23,
+    players_online: 1,
+    players_max: 200,
+    players: [NOTCH],
+    version: "Paper 1.21.4",
+    motd: "Blockworks Survival",
+    checked_at: "2026-03-14T10:02:00.118Z",
+    tps: 19.97,
+    mspt: 18.4,
+    memory_used_mb: 5120,
+    memory_max_mb: 8192,
+    last_heartbeat_at: "2026-03-14T10:02:05.730Z",
+  },
+  heartbeat: { tps: 19.97, mspt: 18.4, players_online: 41, memory_used_mb: 5120, memory_max_mb: 8192 },
+  player_join: NOTCH,
+  player_leave: NOTCH,
+  status: {
+    online: true,
+    latency_ms: 23,
+    players_online: 41,
+    players_max: 200,
+    version: "Paper 1.21.4",
+    changed: false,
+  },
+  ban_added: {
+    uuid: "853c80ef-3c37-49fd-aa49-938b674adae6",
+    name: "jeb_",
+    reason: "Griefing spawn",
+    source: "dashboard",
+    expires_at: null,
+  },
+  ban_lifted: { uuid: "853c80ef-3c37-49fd-aa49-938b674adae6" },
+  ranks_changed: {
+    action: "created",
+    rank: {
+      name: "vip",
+      display_name: "VIP",
+      weight: 10,
+      prefix: "[VIP] ",
+      suffix: null,
+      permissions: ["essentials.fly"],
+      parents: ["default"],
+      created_at: AT,
+      updated_at: AT,
+    },
+  },
+  announcements_changed: {
+    action: "updated",
+    announcement: {
+      announcement_id: "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+      message: "Vote for us daily at blockworks.example/vote",
+      interval_seconds: 600,
+      schedule: null,
+      active: false,
+      starts_at: null,
+      ends_at: null,
+      created_at: "2026-03-14T09:26:53.589Z",
+      updated_at: AT,
+    },
+  },
+  metrics: {
+    bucket_seconds: 60,
+    start: "2026-03-14T10:01:00.000Z",
+    players: stat(40, 40.5, 41),
+    tps: stat(19.8, 19.95, 20),
+    mspt: stat(16.1, 18.4, 22.7),
+    memory: stat(5010, 5102, 5120),
+    memory_max: stat(8192, 8192, 8192),
+    latency: stat(21, 23, 25),
+    online: stat(1, 1, 1),
+  },
+  token_expiring: { expires_at: "2026-03-14T10:17:11.000Z" },
+  pong: {},
+};
+
+/** Puts one example on each message: a whole envelope for events, the payload itself for controls. */
+function withExamples(messages: Record<string, Json>, inbound: Record<string, Json>) {
+  for (const [type, message] of Object.entries(messages)) {
+    const ts = type === "metrics" ? "2026-03-14T10:01:00.000Z" : AT;
+    message.examples = [{ name: type, payload: { type, server_id: SERVER_ID, ts, data: EVENT_EXAMPLES[type] } }];
+  }
+  inbound.auth!.examples = [
+    {
+      name: "auth",
+      summary: "A fresh access token or a team API key",
+      payload: { type: "auth", token: "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6" },
+    },
+  ];
+  inbound.ping!.examples = [{ name: "ping", payload: { type: "ping" } }];
+}
+
 /**
  * The analytics stream, as an AsyncAPI 3.0 document served at /asyncapi.json beside
  * /openapi.json. Every message has the shape `{type, server_id, ts, data}`.
@@ -130,7 +232,7 @@ export function buildAsyncApiDocument(publicUrl: string) {
     ),
     pong: envelope("pong", obj({}), "Answer to a `ping` message."),
   };
-  const inbound = {
+  const inbound: Record<string, Json> = {
     auth: {
       name: "auth",
       contentType: "application/json",
@@ -144,6 +246,7 @@ export function buildAsyncApiDocument(publicUrl: string) {
       payload: obj({ type: { const: "ping" } }, ["type"]),
     },
   };
+  withExamples(messages, inbound);
   const closeCodes = Object.entries(CLOSE)
     .map(([k, v]) => `${v} ${k}`)
     .join(", ");

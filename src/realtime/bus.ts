@@ -13,7 +13,8 @@ export type AccountNotice =
   | { type: "login_blocked"; key: string; until_ms: number }
   | { type: "client_changed"; client_id: string }
   | { type: "team_clients_gone"; team_id: string }
-  | { type: "launcher_session_revoked"; session_id: string };
+  | { type: "launcher_session_revoked"; session_id: string }
+  | { type: "assertion_keys_changed" };
 
 /**
  * Carries server events to every instance. An event published anywhere reaches every

@@ -76,6 +76,7 @@ class Connection {
 
   open(ws: RawSocket) {
     this.ws = ws;
+    this.hub.services.metrics?.socketOpened();
     const { config } = this.hub.services;
     if (this.headerToken === null) return this.end(CLOSE.unauthenticated, "malformed authorization header");
     if (this.headerToken !== undefined) return this.startAuth(this.headerToken);
@@ -86,6 +87,7 @@ class Connection {
   }
 
   message(_ws: RawSocket, message: string | Buffer) {
+    this.hub.services.metrics?.socketMessage("in");
     if (this.closed) return;
     if (!this.principal && ++this.early > MAX_EARLY_MESSAGES) {
       return this.end(CLOSE.tooManyMessages, "too many messages before authenticating");
@@ -106,6 +108,7 @@ class Connection {
   drain() {}
 
   close() {
+    this.hub.services.metrics?.socketClosed();
     if (this.subscribed) {
       this.hub.services.realtime.actors.release(this.serverId);
       this.unregister();
@@ -122,6 +125,7 @@ class Connection {
   }
 
   private control(type: string, data: Record<string, unknown>) {
+    this.hub.services.metrics?.socketMessage("out");
     this.ws.send(JSON.stringify({ type, server_id: this.serverId, ts: new Date().toISOString(), data }));
   }
 
@@ -180,6 +184,7 @@ class Connection {
     if (this.closed) return realtime.actors.release(this.serverId);
     // Snapshot first, then the topic: anything later than the snapshot arrives as an event.
     this.control("auth_ok", authOk);
+    this.hub.services.metrics?.socketMessage("out");
     this.ws.send(JSON.stringify(snapshot));
     this.ws.subscribe(topicOf(this.serverId));
     this.register();

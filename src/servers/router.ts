@@ -46,12 +46,13 @@ export const serversRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/servers",
         tags,
         summary: "Register a server; the agent token is shown only in this response",
-        errorResponses: err,
+        errorResponses: [...err, 409],
       },
     })
     .input(ZCreateServer)
@@ -212,6 +213,7 @@ export const serversRouter = router({
   ban: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/bans",
@@ -260,6 +262,7 @@ export const serversRouter = router({
   createRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/ranks",
@@ -328,6 +331,7 @@ export const serversRouter = router({
   createAnnouncement: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/server/announcements",

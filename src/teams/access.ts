@@ -15,13 +15,15 @@ export async function teamRoleOf(db: Db, principal: Principal, teamId: string): 
   return row?.role;
 }
 
+export const NOT_MEMBER = "You are not a member of this team.";
+
 /**
  * The gate for routes addressed by team id. A team the caller does not belong to answers the
  * same 403 whether or not it exists, so team ids cannot be probed.
  */
 export async function requireTeamRole(db: Db, principal: Principal, teamId: string, min: Role): Promise<Role> {
   const role = await teamRoleOf(db, principal, teamId);
-  if (!role) throw new AppError("forbidden", "You are not a member of this team.");
+  if (!role) throw new AppError("forbidden", NOT_MEMBER);
   return requireAtLeast(role, min);
 }
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../lib/limits";
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
-import { authedProcedure, userProcedure } from "../trpc/procedures";
+import { authedProcedure, trustedOutput, userProcedure } from "../trpc/procedures";
 import {
   ZAddMember,
   ZApiKey,
@@ -28,6 +28,7 @@ export const teamsRouter = router({
   create: userProcedure
     .meta({
       access: "user",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams",
@@ -54,14 +55,17 @@ export const teamsRouter = router({
     .output(z.object({ teams: z.array(ZTeam).max(LIMITS.teamsPerUser) }))
     .query(({ ctx }) => ctx.services.teams.list(ctx.principal)),
 
-  get: authedProcedure
-    .meta({
-      access: "team:viewer",
-      openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err },
-    })
-    .input(ZTeamRef)
-    .output(ZTeam)
-    .query(({ ctx, input }) => ctx.services.teams.get(ctx.principal, input.team_id)),
+  // teamOut builds every field: no output re-validation on the most read team route.
+  get: trustedOutput(
+    authedProcedure
+      .meta({
+        access: "team:viewer",
+        openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err },
+      })
+      .input(ZTeamRef)
+      .output(ZTeam)
+      .query(({ ctx, input }) => ctx.services.teams.get(ctx.principal, input.team_id)),
+  ),
 
   update: authedProcedure
     .meta({
@@ -105,6 +109,7 @@ export const teamsRouter = router({
   addMember: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/members",
@@ -171,6 +176,7 @@ export const teamsRouter = router({
   createApiKey: userProcedure
     .meta({
       access: "person:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/api-keys",

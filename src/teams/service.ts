@@ -5,8 +5,8 @@ import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
-import type { Principal, Role } from "../auth/principal";
-import { requireTeamRole } from "./access";
+import { type Principal, type Role, requireAtLeast } from "../auth/principal";
+import { NOT_MEMBER, requireTeamRole } from "./access";
 
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
@@ -30,11 +30,29 @@ const keyOut = (k: KeyRow) => ({
 });
 
 export class TeamsService {
+  /** The most read team route, `GET /teams/{id}`: the caller's role and the team in one prepared statement. */
+  private readonly teamWithRole;
+  private readonly teamById;
+
   constructor(
     private readonly db: Db,
     /** Told after a team is deleted (with it its clients: caches of them must go). */
     private readonly onRemoved: (teamId: string) => Promise<void> = async () => {},
-  ) {}
+  ) {
+    this.teamWithRole = db
+      .select({ team: teams, role: teamMembers.role })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(and(eq(teamMembers.teamId, sql.placeholder("teamId")), eq(teamMembers.userId, sql.placeholder("userId"))))
+      .limit(1)
+      .prepare("team_with_member_role");
+    this.teamById = db
+      .select()
+      .from(teams)
+      .where(eq(teams.id, sql.placeholder("teamId")))
+      .limit(1)
+      .prepare("team_by_id");
+  }
 
   require(principal: Principal, teamId: string, min: Role) {
     return requireTeamRole(this.db, principal, teamId, min);
@@ -77,10 +95,17 @@ export class TeamsService {
   }
 
   async get(principal: Principal, teamId: string) {
-    const role = await this.require(principal, teamId, "viewer");
-    const [team] = await this.db.select().from(teams).where(eq(teams.id, teamId));
-    if (!team) throw new AppError("not_found", "Team not found.");
-    return teamOut(team, role);
+    // The same answers as `require(…, "viewer")` then a read: no role is 403 whether or not the
+    // team exists; a membership implies the team (deleting a team deletes its members).
+    if (principal.kind === "api_key") {
+      if (principal.teamId !== teamId) throw new AppError("forbidden", NOT_MEMBER);
+      const [team] = await this.teamById.execute({ teamId });
+      if (!team) throw new AppError("not_found", "Team not found.");
+      return teamOut(team, requireAtLeast(principal.role, "viewer"));
+    }
+    const [row] = await this.teamWithRole.execute({ teamId, userId: principal.userId });
+    if (!row) throw new AppError("forbidden", NOT_MEMBER);
+    return teamOut(row.team, requireAtLeast(row.role, "viewer"));
   }
 
   async rename(principal: Principal, teamId: string, name: string) {

@@ -10,7 +10,9 @@ import type { BackgroundTask } from "../lib/background";
 import type { Clock } from "../lib/clock";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
+import type { SessionAssertions } from "../ms-auth/assertions";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -50,6 +52,8 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  /** Signed session assertions and their keys (/.well-known/jwks.json). */
+  assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */
   signIn: SignInFlow;
   /** Login requests: load, apply a machine event, persist; the expiry sweep. */
@@ -65,6 +69,8 @@ export interface Services {
   playerHistory: PlayerHistoryService;
   realtime: Realtime;
   edge: Edge;
+  /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
+  metrics: Metrics | null;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }

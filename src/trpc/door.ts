@@ -39,10 +39,15 @@ function callsOf(request: Request): string[] {
  */
 export function trpcDoor(router: AppRouter, services: Services) {
   const { config, edge, log } = services;
+  const known = new Set(Object.keys(router._def.procedures));
   return new Elysia({ name: "trpc-door" }).all(
     "/trpc/*",
     async ({ request: original }) => {
       const calls = callsOf(original);
+      // Metrics name the procedure (from the router's own set, so a made-up path adds no series).
+      if (services.metrics)
+        requestInfo(original).route =
+          calls.length > 1 ? "/trpc/(batch)" : known.has(calls[0] ?? "") ? `/trpc/${calls[0]}` : "/trpc/(unknown)";
       if (calls.length > config.TRPC_MAX_BATCH) {
         throw new AppError("bad_request", `A batch may hold at most ${config.TRPC_MAX_BATCH} calls.`);
       }
@@ -65,7 +70,8 @@ export function trpcDoor(router: AppRouter, services: Services) {
             log.error("unhandled error", { request_id: requestInfo(request).id, err: error.cause ?? error });
         },
         responseMeta: ({ errors }) => {
-          // An error's own headers (Retry-After, RateLimit) are sent with it.
+          // An error's own headers (Retry-After, RateLimit) are sent with it; most answers have none.
+          if (errors.length === 0) return {};
           const headers = new Headers();
           for (const e of errors) {
             const h = (e.cause instanceof AppError ? e.cause : undefined)?.headers;

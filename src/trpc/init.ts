@@ -26,7 +26,11 @@ export type Access =
   | "client"
   | "agent";
 
-export type Meta = OpenApiMeta<{ access?: Access }>;
+/**
+ * `status` is the REST door's success status when it is not 200: 201 for an operation that
+ * creates a resource. The REST door answers it and the document declares it.
+ */
+export type Meta = OpenApiMeta<{ access?: Access; status?: 201 }>;
 
 export const t = initTRPC
   .context<Context>()

@@ -1,4 +1,4 @@
-import { TRPCError } from "@trpc/server";
+import { type AnyTRPCProcedure, TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../lib/errors";
 import type { Principal } from "../auth/principal";
 import type { VerifiedClient } from "../clients/service";
@@ -28,31 +28,46 @@ function nulAt(input: unknown): string | null {
 const asTrpcError = (cause: AppError) =>
   new TRPCError({ code: ERROR_CODES[cause.appCode].trpc, message: cause.message, cause });
 
-/**
- * Every procedure starts here. PostgreSQL text cannot hold U+0000 and answers such a value
- * with an error, so it is refused as a validation failure on both doors before any work.
- */
-export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
-  // One middleware, not two: each layer of tRPC's chain copies its options and context.
-  let raw: unknown;
-  try {
-    raw = await getRawInput();
-  } catch (err) {
-    throw err instanceof AppError ? asTrpcError(err) : err;
-  }
+/** The raw input, refused when it holds U+0000 (PostgreSQL text cannot), before any work. */
+async function checkedRawInput(getRawInput: () => Promise<unknown>): Promise<unknown> {
+  const raw = await getRawInput();
   const at = nulAt(raw);
   if (at !== null) {
-    throw asTrpcError(
-      new AppError("validation_failed", "The request did not match the expected shape.", {
-        details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
-      }),
-    );
+    throw new AppError("validation_failed", "The request did not match the expected shape.", {
+      details: { issues: [{ path: at, message: "must not contain the NUL character (U+0000)" }] },
+    });
   }
-  const result = await next();
-  // The boundary where application errors become tRPC errors: tRPC answers each with the
-  // status and JSON-RPC code of its row in the one error table.
-  if (!result.ok && result.error.cause instanceof AppError) result.error = asTrpcError(result.error.cause);
+  return raw;
+}
+
+/**
+ * The boundary where application errors become tRPC errors: tRPC answers each with the status
+ * and JSON-RPC code of its row in the one error table. Every root middleware ends here.
+ */
+function settled<R extends { ok: boolean; error?: unknown }>(result: R): R {
+  if (!result.ok) {
+    const r = result as unknown as { error: { cause?: unknown } };
+    if (r.error.cause instanceof AppError) r.error = asTrpcError(r.error.cause);
+  }
   return result;
+}
+
+const asTrpcFailure = (err: unknown) => (err instanceof AppError ? asTrpcError(err) : err);
+
+/**
+ * Every procedure starts with exactly one root middleware (this one, or the authenticated and
+ * client ones below, which do the same first): each layer of tRPC's chain copies its options
+ * and context, so checks that every call needs share one layer. PostgreSQL text cannot hold
+ * U+0000 and answers such a value with an error, so it is refused as a validation failure on
+ * both doors before any work.
+ */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  try {
+    await checkedRawInput(getRawInput);
+  } catch (err) {
+    throw asTrpcFailure(err);
+  }
+  return settled(await next());
 });
 
 function bearer(headers: Headers): string | null {
@@ -64,19 +79,25 @@ function bearer(headers: Headers): string | null {
 }
 
 /** A user access token or a team API key. Team membership is checked by the services. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearer(ctx.headers);
-  if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
-  const principal: Principal | null = await ctx.services.auth.authenticate(token);
-  if (!principal) throw new AppError("unauthenticated", "The bearer credential is invalid, expired or revoked.");
-  return next({ ctx: { ...ctx, principal } });
+export const authedProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
+  let principal: Principal | null;
+  try {
+    await checkedRawInput(getRawInput);
+    const token = bearer(ctx.headers);
+    if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
+    principal = await ctx.services.auth.authenticate(token);
+    if (!principal) throw new AppError("unauthenticated", "The bearer credential is invalid, expired or revoked.");
+  } catch (err) {
+    throw asTrpcFailure(err);
+  }
+  return settled(await next({ ctx: { principal } }));
 });
 
 /** Only a signed-in person: team API keys cannot manage accounts or create teams. */
 export const userProcedure = authedProcedure.use(({ ctx, next }) => {
   if (ctx.principal.kind !== "user")
     throw new AppError("forbidden", "This endpoint needs a user access token, not an API key.");
-  return next({ ctx: { ...ctx, principal: ctx.principal } });
+  return next({ ctx: { principal: ctx.principal } });
 });
 
 /**
@@ -89,7 +110,7 @@ export const agentProcedure = publicProcedure.use(async ({ ctx, next }) => {
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <agent token>`.");
   const agent = await ctx.services.agent.authenticate(token);
   if (!agent) throw new AppError("unauthenticated", "The agent token is invalid or has been replaced.");
-  return next({ ctx: { ...ctx, agent } });
+  return next({ ctx: { agent } });
 });
 
 type LimitName = keyof Context["services"]["limits"];
@@ -104,22 +125,31 @@ type ClientLimit = "start" | "poll" | "validate";
  * it that caller gets 429 while the real backend carries on.
  */
 export const clientProcedure = (limit: ClientLimit) =>
-  publicProcedure.input(ZClientCreds).use(async ({ ctx, input, next }) => {
-    const { services } = ctx;
+  t.procedure.use(async ({ ctx, getRawInput, next }) => {
     let client: VerifiedClient;
     try {
-      client = await services.clients.verify(input.client_id, input.client_secret);
+      // The procedure's own input parser checks the whole input after this; the credentials
+      // are read here first so an unverified caller costs no more than the check of two fields.
+      const creds = ZClientCreds.safeParse(await checkedRawInput(getRawInput));
+      if (!creds.success) throw new TRPCError({ code: "BAD_REQUEST", cause: creds.error });
+      const { services } = ctx;
+      const input = creds.data;
+      try {
+        client = await services.clients.verify(input.client_id, input.client_secret);
+      } catch (err) {
+        if (err instanceof AppError && err.appCode === "invalid_client")
+          await services.limiter.enforce(
+            services.limits.clientAuthFailure,
+            `${input.client_id}|${ctx.ip}`,
+            ctx.resHeaders,
+          );
+        throw err;
+      }
+      await services.limiter.enforce(services.limits[limit], client.app.id, ctx.resHeaders);
     } catch (err) {
-      if (err instanceof AppError && err.appCode === "invalid_client")
-        await services.limiter.enforce(
-          services.limits.clientAuthFailure,
-          `${input.client_id}|${ctx.ip}`,
-          ctx.resHeaders,
-        );
-      throw err;
+      throw asTrpcFailure(err);
     }
-    await services.limiter.enforce(services.limits[limit], client.app.id, ctx.resHeaders);
-    return next({ ctx: { ...ctx, client } });
+    return settled(await next({ ctx: { client } }));
   });
 
 /** Counted per person or API key ("per token" in the seed's limits). */
@@ -133,3 +163,15 @@ export const limitedByPrincipal = (limit: LimitName) =>
     );
     return next();
   });
+
+/**
+ * Drops a procedure's output re-validation and keeps its output schema, which the OpenAPI
+ * document still declares. Only for procedures whose service builds every field of the
+ * declared shape itself (never a database row passed through), so nothing extra can leak.
+ */
+export function trustedOutput<P extends AnyTRPCProcedure>(procedure: P): P {
+  const middlewares = (procedure._def as unknown as { middlewares: { _type?: string }[] }).middlewares;
+  const at = middlewares.findIndex((m) => m._type === "output");
+  if (at !== -1) middlewares.splice(at, 1);
+  return procedure;
+}

@@ -4,7 +4,7 @@ import { requestInfo } from "../http/request";
 import { json } from "../http/responses";
 import { readJsonBody } from "../lib/body";
 import type { Context, Services } from "./context";
-import { createCallerFactory, type Meta } from "./init";
+import type { Meta } from "./init";
 
 export interface RestRoute {
   method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -12,6 +12,8 @@ export interface RestRoute {
   path: string;
   procedurePath: string;
   access: Meta["access"];
+  /** The status of a successful answer. */
+  status: 200 | 201;
 }
 
 /** Every procedure that has an OpenAPI path, in the order the router declares them. */
@@ -20,7 +22,13 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
   for (const [procedurePath, proc] of Object.entries(router._def.procedures as Record<string, AnyTRPCProcedure>)) {
     const meta = proc._def.meta as Meta | undefined;
     if (!meta?.openapi || meta.openapi.enabled === false) continue;
-    out.push({ method: meta.openapi.method, path: meta.openapi.path, procedurePath, access: meta.access });
+    out.push({
+      method: meta.openapi.method,
+      path: meta.openapi.path,
+      procedurePath,
+      access: meta.access,
+      status: meta.status ?? 200,
+    });
   }
   return out;
 }
@@ -32,7 +40,15 @@ export function makeContext(services: Services, request: Request): Context {
   return { requestId: info.id, headers: request.headers, ip: info.ip, services, resHeaders: info.headers };
 }
 
-type Caller = Record<string, unknown>;
+/** A procedure as tRPC's own caller invokes it (`createCaller` adds a proxy per request around this). */
+type Invoke = (opts: {
+  ctx: Context;
+  getRawInput: () => Promise<unknown>;
+  input: undefined;
+  path: string;
+  type: string;
+  signal: undefined;
+}) => Promise<unknown>;
 
 /**
  * The REST door: each procedure's method and path become a native Elysia route that calls
@@ -41,12 +57,14 @@ type Caller = Record<string, unknown>;
  * reach procedures through the context. Errors, logging and limits are the edge's.
  */
 export function restDoor(router: AnyTRPCRouter, services: Services) {
-  const createCaller = createCallerFactory(router);
   const maxBytes = services.config.MAX_BODY_BYTES;
   const door = new Elysia({ name: "rest-door" });
 
   for (const route of restRoutes(router)) {
-    const segments = route.procedurePath.split(".");
+    const procedure = router._def.procedures[route.procedurePath] as AnyTRPCProcedure;
+    const invoke = procedure as unknown as Invoke;
+    const { procedurePath: path } = route;
+    const type = procedure._def.type;
     const withBody = route.method === "POST" || route.method === "PATCH" || route.method === "PUT";
     const elysiaPath = route.path.replace(/\{(\w+)\}/g, ":$1");
 
@@ -62,9 +80,14 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
       const input = { ...query, ...body, ...params };
       const ctx = makeContext(services, request);
-      let fn: unknown = createCaller(ctx);
-      for (const s of segments) fn = (fn as Caller)[s];
-      const out = await (fn as (i: unknown) => Promise<unknown>)(input);
+      const out = await invoke({
+        ctx,
+        getRawInput: async () => input,
+        input: undefined,
+        path,
+        type,
+        signal: undefined,
+      });
       // A read that set an ETag answers 304 to a client that already holds that version.
       const etag = ctx.resHeaders.etag;
       if (
@@ -77,7 +100,7 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       ) {
         return new Response(null, { status: 304 });
       }
-      return json(out ?? null, 200);
+      return json(out ?? null, route.status);
     };
 
     door.route(route.method, elysiaPath, handler as never, { parse: "none" } as never);

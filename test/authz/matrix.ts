@@ -93,7 +93,6 @@ const roleOf = (c: Caller) =>
         ? "owner"
         : undefined;
 
-const ok = (body?: Record<string, unknown>): Expected => ({ status: 200, ...(body && { body }) });
 const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
 const forbidden: Expected = { status: 403, code: "forbidden" };
 
@@ -104,6 +103,8 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
   if (!access || !KNOWN_ACCESS.includes(access))
     throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
   const bearerHolder = roleOf(caller) !== undefined || caller === "outsider";
+  // An allowed call answers the route's declared success status (201 for a create).
+  const ok = (body?: Record<string, unknown>): Expected => ({ status: route.status, ...(body && { body }) });
   switch (access) {
     case "public":
       return ok();

@@ -13,7 +13,7 @@ export interface Sent {
 }
 
 /**
- * Validators for each operation's declared 200 body. The document's components travel with
+ * Validators for each operation's declared success body. The document's components travel with
  * each schema so its `#/components/...` references resolve.
  */
 export function responseValidators(doc: Doc): (op: Operation) => ValidateFunction | undefined {
@@ -22,7 +22,7 @@ export function responseValidators(doc: Doc): (op: Operation) => ValidateFunctio
   const cache = new Map<string, ValidateFunction | undefined>();
   return (op) => {
     if (!cache.has(op.key)) {
-      const schema = op.spec.responses?.["200"]?.content?.["application/json"]?.schema;
+      const schema = op.spec.responses?.[op.success]?.content?.["application/json"]?.schema;
       cache.set(op.key, schema ? ajv.compile({ ...schema, components: doc.components }) : undefined);
     }
     return cache.get(op.key);
@@ -56,10 +56,14 @@ export function violation(op: Operation, res: Sent, validate: ValidateFunction |
         .filter((k) => !["code", "message", "details", "request_id"].includes(k))
         .join(",");
     if (keys !== "error|") return `unexpected keys in the envelope: ${keys}`;
+    // The document lists each operation's error statuses: one it does not list is a wrong reference.
+    if (!op.spec.responses?.[String(res.status)])
+      return `error ${res.status} (${e.code}) is not among the statuses the document lists for this operation`;
     return null;
   }
   if (res.status >= 200 && res.status < 300) {
     if (!isJson) return `2xx is not JSON: ${res.text.slice(0, 200)}`;
+    if (String(res.status) !== op.success) return `success ${res.status}, but the document declares ${op.success}`;
     if (validate && !validate(JSON.parse(res.text)))
       return `2xx body does not match the declared schema: ${JSON.stringify(validate.errors?.slice(0, 3))} in ${res.text.slice(0, 300)}`;
     return null;

@@ -7,6 +7,8 @@ export interface Operation {
   method: string;
   path: string;
   spec: Record<string, any>;
+  /** the status a successful call answers (200, or 201 for a create) */
+  success: string;
   /** answers HTML to a browser rather than JSON */
   html: boolean;
   bearer: boolean;
@@ -16,13 +18,15 @@ export function operations(doc: Doc): Operation[] {
   const out: Operation[] = [];
   for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const [method, spec] of Object.entries(item)) {
-      const ok = spec.responses?.["200"] ?? spec.responses?.["303"];
-      const html = !spec.responses?.["200"]?.content?.["application/json"];
+      const success = Object.keys(spec.responses ?? {}).find((s) => s.startsWith("2")) ?? "200";
+      const ok = spec.responses?.[success] ?? spec.responses?.["303"];
+      const html = !spec.responses?.[success]?.content?.["application/json"];
       out.push({
         key: `${method.toUpperCase()} ${path}`,
         method: method.toUpperCase(),
         path,
         spec,
+        success,
         html: html && Boolean(ok),
         bearer: (spec.security ?? []).some((s: object) => "bearerAuth" in s),
       });

@@ -47,7 +47,7 @@ async function post(
   headers: Record<string, string> = {},
 ) {
   const res = await api(server, "POST", path, { token, body, headers });
-  if (res.status !== 200) throw new Error(`fixture ${path}: ${res.status} ${res.text}`);
+  if (res.status !== 200 && res.status !== 201) throw new Error(`fixture ${path}: ${res.status} ${res.text}`);
   return res.body;
 }
 

@@ -316,10 +316,10 @@ function TrySignIn({ clientId, enabled }: { clientId: string; enabled: boolean }
           last = p.status;
           setSteps((s) => [
             ...s,
-            { status: p.status + (p.error ? ` (${p.error})` : ""), at: new Date().toLocaleTimeString() },
+            { status: p.status + ("error" in p ? ` (${p.error})` : ""), at: new Date().toLocaleTimeString() },
           ]);
         }
-        if (p.status === "authorized" && p.svc_session_token) {
+        if (p.status === "authorized") {
           popup?.close();
           const v = await publicClient.msAuth.validate.mutate({ ...creds, svc_session_token: p.svc_session_token });
           if (v.valid) setResult({ uuid: v.mc_uuid ?? "", name: v.mc_username ?? "" });

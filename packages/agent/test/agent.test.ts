@@ -201,7 +201,7 @@ describe("agent process against the service and a fake RCON server", () => {
       ...s.as(),
       body: { uuid: griefer, name: "Griefer", reason: "Fly hacks" },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     await until("the ban command", () => rcon.commands.includes("ban Griefer Fly hacks"));
     expect((await api(service, "DELETE", `/server/bans/${griefer}`, s.as())).status).toBe(200);
     await until("the pardon command", () => rcon.commands.includes("pardon Griefer"));
@@ -235,7 +235,7 @@ describe("agent process against the service and a fake RCON server", () => {
       ...s.as(),
       body: { message: "Top of the minute", schedule: "* * * * *" },
     });
-    expect([every.status, cron.status]).toEqual([200, 200]);
+    expect([every.status, cron.status]).toEqual([201, 201]);
     start(agentEnv(service, s, rcon, serverDir()));
 
     const interval = () => sent.filter((x) => x.cmd === 'tellraw @a {"text":"§aVote for us!"}');
@@ -263,7 +263,7 @@ describe("agent process against the service and a fake RCON server", () => {
           body: { name: "vip", permissions: ["essentials.fly"] },
         })
       ).status,
-    ).toBe(200);
+    ).toBe(201);
     const agent = start(agentEnv(service, s, rcon, serverDir()));
     const line = await until("the unsupported line", () => agent.lines.find((l) => l.msg === "ranks_unsupported"));
     expect(line).toMatchObject({ level: "warn", ranks: 1 });

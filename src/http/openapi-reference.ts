@@ -1,0 +1,596 @@
+import { z } from "zod";
+import { ZAgentConfig, ZEventResult, ZHeartbeatResult } from "../agent/schemas";
+import { ZMe, ZTokenPair, ZUser } from "../auth/schemas";
+import { ZClientApp, ZCreatedClient, ZMsAuthModule } from "../clients/schemas";
+import { ZOk } from "../lib/schemas";
+import { ZMetrics } from "../monitoring/schemas";
+import { ZStartOutput } from "../ms-auth/schemas";
+import { ZPlayerProfile, ZPlayerSummary, ZSession, ZSessionPage } from "../player-history/schemas";
+import { ZAnnouncement, ZBan, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
+import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
+import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
+
+/**
+ * The resources the reference names: each lands in `components.schemas` under its name and is
+ * `$ref`ed wherever it appears. Registered here rather than with `.meta({ id })` at each
+ * definition so the schemas stay as their domains wrote them (an id is a document concern).
+ */
+const COMPONENTS: Record<string, z.ZodType> = {
+  User: ZUser,
+  Me: ZMe,
+  TokenPair: ZTokenPair,
+  Team: ZTeam,
+  Member: ZMember,
+  ApiKey: ZApiKey,
+  ClientApp: ZClientApp,
+  CreatedClient: ZCreatedClient,
+  MsAuthModule: ZMsAuthModule,
+  LoginStarted: ZStartOutput,
+  Server: ZServer,
+  CreatedServer: ZCreatedServer,
+  PingStatus: ZPingStatus,
+  AgentStats: ZAgentStats,
+  Network: ZNetwork,
+  Player: ZPlayer,
+  PlayerList: ZPlayerList,
+  Ban: ZBan,
+  Rank: ZRank,
+  Announcement: ZAnnouncement,
+  UptimeStats: ZUptimeStats,
+  Metrics: ZMetrics,
+  PlayerSession: ZSession,
+  PlayerSessionPage: ZSessionPage,
+  PlayerProfile: ZPlayerProfile,
+  PlayerSummary: ZPlayerSummary,
+  HeartbeatAccepted: ZHeartbeatResult,
+  EventsAccepted: ZEventResult,
+  AgentConfig: ZAgentConfig,
+  Ok: ZOk,
+};
+
+/** Gives each component its id in zod's global registry, once (a second id would throw). */
+export function registerComponents(): void {
+  for (const [id, schema] of Object.entries(COMPONENTS)) {
+    const meta = z.globalRegistry.get(schema);
+    if (meta?.id === id) continue;
+    z.globalRegistry.add(schema, { ...meta, id });
+  }
+}
+
+export const COMPONENT_NAMES = Object.keys(COMPONENTS);
+
+export interface OperationExample {
+  /** The procedure's input (path, query and body fields together), as a caller sends it. */
+  request?: Record<string, unknown>;
+  /** Selector headers the call carries. */
+  headers?: Record<string, string>;
+  /** A successful answer. */
+  response: unknown;
+  /** Other answers worth showing (the variants of a discriminated answer). */
+  more?: Record<string, { summary: string; value: unknown }>;
+}
+
+const T0 = "2026-03-14T09:26:53.589Z";
+const T1 = "2026-03-14T10:02:11.204Z";
+const TEAM = "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d";
+const USER = "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f";
+const USER2 = "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60";
+const CLIENT = "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e";
+const SERVER = "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10";
+const KEY = "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b";
+const REQUEST = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d";
+const ANNOUNCEMENT = "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f";
+const SESSION = "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a";
+const NOTCH = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
+const JEB = "853c80ef-3c37-49fd-aa49-938b674adae6";
+const CLIENT_SECRET = "mcp_cs_Qm9vdHN0cmFwcGVkIGV4YW1wbGUgc2VjcmV0IDQy";
+const SESSION_TOKEN = "mcp_sess_4kR2vX9pLq7sT1wY3zB6nD8fH0jM5cE2aG4iK6oU8";
+const ACCESS_TOKEN =
+  "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIn0.eyJzdWIiOiJiN2UyZDFjNC01YTZmLTRlM2ItOGM5ZC0wYTFiMmMzZDRlNWYifQ.c2lnbmF0dXJl";
+const REFRESH_TOKEN = "mcp_rt_8xJ3mQ5vN7bL2kP9wR4tY6uZ1aS3dF5gH7jK9lC0eV";
+/** A session assertion (EdDSA JWT) as validate and poll return it when asked; the signature is illustrative. */
+const ASSERTION =
+  "eyJhbGciOiJFZERTQSIsImtpZCI6ImFzLTIwMjYtMDMiLCJ0eXAiOiJKV1QifQ.eyJpc3MiOiJodHRwczovL2FwaS5tYy1wbGF0Zm9ybS5leGFtcGxlIiwiYXVkIjoiOWQ0YjZjMWUtMmYzYS00YjVjLThkN2UtNmY1YTRiM2MyZDFlIiwic3ViIjoiMDY5YTc5ZjQtNDRlOS00NzI2LWE1YmUtZmNhOTBlMzhhYWY1IiwibmFtZSI6Ik5vdGNoIn0.c2lnbmF0dXJl";
+const teamSel = { "x-team-id": TEAM };
+const serverSel = { "x-server-id": SERVER };
+
+const user = { id: USER, email: "ada@example.com", created_at: T0 };
+const tokens = {
+  access_token: ACCESS_TOKEN,
+  token_type: "Bearer",
+  expires_in: 900,
+  refresh_token: REFRESH_TOKEN,
+};
+const team = { team_id: TEAM, name: "Blockworks", role: "owner", created_at: T0, updated_at: T0 };
+const member = { user_id: USER2, email: "grace@example.com", role: "admin", joined_at: T1 };
+const owner = { user_id: USER, email: "ada@example.com", role: "owner", joined_at: T0 };
+const apiKey = {
+  key_id: KEY,
+  team_id: TEAM,
+  name: "Grafana",
+  role: "viewer",
+  prefix: "mcp_key_7Hq2",
+  created_at: T0,
+  revoked_at: null,
+};
+const app = {
+  client_id: CLIENT,
+  team_id: TEAM,
+  name: "launcher-prod",
+  title: "Blockworks Launcher",
+  description: "Sign in to play on Blockworks servers.",
+  logo_url: "https://blockworks.example/logo.png",
+  modules: ["ms_auth"],
+  created_at: T0,
+  updated_at: T0,
+  secret_rotated_at: T0,
+};
+const msAuthModule = {
+  module_key: "ms_auth",
+  post_login_redirect_uri: "https://launcher.blockworks.example/signed-in",
+  created_at: T0,
+  updated_at: T0,
+};
+const creds = { client_id: CLIENT, client_secret: CLIENT_SECRET };
+const status = {
+  online: true,
+  latency_ms: 23,
+  players_online: 41,
+  players_max: 200,
+  version: "Paper 1.21.4",
+  motd: "Blockworks Survival",
+  checked_at: T1,
+  changed_at: T0,
+};
+const gameServer = {
+  server_id: SERVER,
+  team_id: TEAM,
+  name: "Survival",
+  host: "play.blockworks.example",
+  port: 25565,
+  kind: "network",
+  network_name: "blockworks",
+  agent_token_prefix: "mcp_agent_Xy7",
+  created_at: T0,
+  updated_at: T0,
+  status,
+  agent: { tps: 19.97, mspt: 18.4, players_online: 41, memory_used_mb: 5120, memory_max_mb: 8192, reported_at: T1 },
+};
+const player = {
+  uuid: NOTCH,
+  name: "Notch",
+  online: true,
+  first_seen: T0,
+  last_seen: T1,
+  time_played_seconds: 86_400,
+};
+const ban = {
+  uuid: JEB,
+  name: "jeb_",
+  reason: "Griefing spawn",
+  source: "dashboard",
+  origin: "dashboard",
+  created: T0,
+  expires: "forever",
+};
+const rank = {
+  name: "vip",
+  display_name: "VIP",
+  weight: 10,
+  prefix: "[VIP] ",
+  suffix: null,
+  permissions: ["essentials.fly", "essentials.nick"],
+  parents: ["default"],
+  created_at: T0,
+  updated_at: T0,
+};
+const announcement = {
+  announcement_id: ANNOUNCEMENT,
+  message: "Vote for us daily at blockworks.example/vote",
+  interval_seconds: 600,
+  schedule: null,
+  active: true,
+  starts_at: null,
+  ends_at: null,
+  created_at: T0,
+  updated_at: T0,
+};
+const session = {
+  session_id: SESSION,
+  uuid: NOTCH,
+  name: "Notch",
+  joined_at: T0,
+  left_at: T1,
+  duration_seconds: 2158,
+  online: false,
+  source: "agent",
+  end_reason: "leave",
+};
+const ok = { ok: true };
+const day = {
+  unique_players: 57,
+  new_players: 9,
+  returning_players: 48,
+  peak_concurrent: 41,
+  playtime_seconds: 302_400,
+};
+
+/** One realistic request and answer per procedure; the doors test parses each with the procedure's own schemas. */
+export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
+  "health.check": { response: { status: "ok", database: "ok", version: "0.1.0", uptime_s: 86_400 } },
+
+  "auth.signup": { request: { email: "ada@example.com", password: "correct horse battery" }, response: user },
+  "auth.login": { request: { email: "ada@example.com", password: "correct horse battery" }, response: tokens },
+  "auth.refresh": { request: { refresh_token: REFRESH_TOKEN }, response: tokens },
+  "auth.logout": { request: { refresh_token: REFRESH_TOKEN }, response: ok },
+  "auth.me": { response: { ...user, teams: [{ team_id: TEAM, name: "Blockworks", role: "owner" }] } },
+
+  "teams.create": { request: { name: "Blockworks" }, response: team },
+  "teams.list": { response: { teams: [team] } },
+  "teams.get": { request: { team_id: TEAM }, response: team },
+  "teams.update": {
+    request: { team_id: TEAM, name: "Blockworks Network" },
+    response: { ...team, name: "Blockworks Network", updated_at: T1 },
+  },
+  "teams.delete": { request: { team_id: TEAM }, response: ok },
+  "teams.members": { request: { team_id: TEAM }, response: { members: [owner, member] } },
+  "teams.addMember": { request: { team_id: TEAM, email: "grace@example.com", role: "admin" }, response: member },
+  "teams.updateMember": {
+    request: { team_id: TEAM, user_id: USER2, role: "viewer" },
+    response: { ...member, role: "viewer" },
+  },
+  "teams.removeMember": { request: { team_id: TEAM, user_id: USER2 }, response: ok },
+  "teams.transfer": {
+    request: { team_id: TEAM, user_id: USER2 },
+    response: {
+      members: [
+        { ...owner, role: "admin" },
+        { ...member, role: "owner" },
+      ],
+    },
+  },
+  "teams.createApiKey": {
+    request: { team_id: TEAM, name: "Grafana", role: "viewer" },
+    response: { api_key: apiKey, key: "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6" },
+  },
+  "teams.listApiKeys": { request: { team_id: TEAM }, response: { api_keys: [apiKey] } },
+  "teams.revokeApiKey": { request: { team_id: TEAM, key_id: KEY }, response: { ...apiKey, revoked_at: T1 } },
+
+  "clients.create": {
+    request: {
+      team_id: TEAM,
+      name: "launcher-prod",
+      title: "Blockworks Launcher",
+      description: "Sign in to play on Blockworks servers.",
+      logo_url: "https://blockworks.example/logo.png",
+    },
+    response: { app: { ...app, modules: [] }, client_secret: CLIENT_SECRET },
+  },
+  "clients.list": { request: { team_id: TEAM }, response: { apps: [app] } },
+  "clients.get": { request: { client_id: CLIENT }, response: app },
+  "clients.update": {
+    request: { client_id: CLIENT, title: "Blockworks" },
+    response: { ...app, title: "Blockworks", updated_at: T1 },
+  },
+  "clients.delete": { request: { client_id: CLIENT }, response: ok },
+  "clients.rotateSecret": {
+    request: { client_id: CLIENT },
+    response: {
+      app: { ...app, secret_rotated_at: T1 },
+      client_secret: "mcp_cs_TmV3IHNlY3JldCBhZnRlciByb3RhdGlvbiAxMjM0",
+    },
+  },
+  "clients.enableMsAuth": {
+    request: { client_id: CLIENT, post_login_redirect_uri: "https://launcher.blockworks.example/signed-in" },
+    response: msAuthModule,
+  },
+  "clients.getMsAuth": { request: { client_id: CLIENT }, response: msAuthModule },
+  "clients.disableMsAuth": { request: { client_id: CLIENT }, response: ok },
+
+  "msAuth.start": {
+    request: { ...creds, client_state: "launcher-7f3a" },
+    response: {
+      auth_request_id: REQUEST,
+      auth_url:
+        "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin%20offline_access&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+      expires_in: 600,
+      interval: 2,
+    },
+  },
+  "msAuth.poll": {
+    request: { ...creds, auth_request_id: REQUEST },
+    response: { status: "authorized", svc_session_token: SESSION_TOKEN, mc_username: "Notch" },
+    more: {
+      pending: { summary: "Waiting for the player", value: { status: "pending", expires_in: 540 } },
+      authenticated: {
+        summary: "Signed in, consent not given yet",
+        value: { status: "authenticated", mc_username: "Notch", expires_in: 420 },
+      },
+      denied: { summary: "Refused: no Java profile", value: { status: "denied", error: "no_minecraft_profile" } },
+      expired: { summary: "The deadline passed", value: { status: "expired", error: "expired" } },
+    },
+  },
+  "msAuth.validate": {
+    request: { ...creds, svc_session_token: SESSION_TOKEN },
+    response: { valid: true, mc_uuid: NOTCH, mc_username: "Notch", expires_at: "2026-04-13T09:26:53.589Z" },
+    more: {
+      withAssertion: {
+        summary: "Asked with assertion: true",
+        value: {
+          valid: true,
+          mc_uuid: NOTCH,
+          mc_username: "Notch",
+          expires_at: "2026-04-13T09:26:53.589Z",
+          assertion: ASSERTION,
+        },
+      },
+      invalid: { summary: "Unknown, expired, revoked or another client's", value: { valid: false } },
+    },
+  },
+  "msAuth.revoke": { request: { ...creds, svc_session_token: SESSION_TOKEN }, response: ok },
+
+  "servers.create": {
+    request: {
+      team_id: TEAM,
+      name: "Survival",
+      host: "play.blockworks.example",
+      port: 25565,
+      kind: "network",
+      network_name: "blockworks",
+    },
+    response: {
+      ...gameServer,
+      status: {
+        ...status,
+        online: null,
+        latency_ms: null,
+        players_online: null,
+        players_max: null,
+        version: null,
+        motd: null,
+        checked_at: null,
+        changed_at: null,
+      },
+      agent: null,
+      agent_token: "mcp_agent_Xy7vB2nM4qW6eR8tY0uI3oP5aS7dF9gH1jK3lZ5",
+    },
+  },
+  "servers.list": { headers: teamSel, response: { servers: [gameServer] } },
+  "servers.networks": {
+    headers: teamSel,
+    response: {
+      networks: [
+        {
+          network_name: "blockworks",
+          servers: [gameServer],
+          servers_total: 1,
+          servers_online: 1,
+          players_online: 41,
+          players_max: 200,
+        },
+      ],
+    },
+  },
+  "servers.get": { request: { server_id: SERVER }, response: gameServer },
+  "servers.update": {
+    request: { server_id: SERVER, name: "Survival EU", port: 25566 },
+    response: { ...gameServer, name: "Survival EU", port: 25566, updated_at: T1 },
+  },
+  "servers.delete": { request: { server_id: SERVER }, response: ok },
+  "servers.rotateAgentToken": {
+    request: { server_id: SERVER },
+    response: {
+      server_id: SERVER,
+      agent_token: "mcp_agent_Pq8wE2rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6mQ",
+      agent_token_prefix: "mcp_agent_Pq8",
+    },
+  },
+  "servers.uptimeStats": {
+    headers: serverSel,
+    request: { window: "1h" },
+    response: {
+      server_id: SERVER,
+      window: "1h",
+      from: "2026-03-14T09:00:00.000Z",
+      to: "2026-03-14T10:00:00.000Z",
+      bucket_seconds: 1800,
+      samples: 120,
+      up: 119,
+      down: 1,
+      uptime: 0.9917,
+      latency_ms: { avg: 23.4, min: 18, max: 61, p95: 39 },
+      buckets: [
+        {
+          start: "2026-03-14T09:00:00.000Z",
+          up: 60,
+          down: 0,
+          uptime: 1,
+          latency_avg_ms: 22.1,
+          latency_max_ms: 44,
+          players_avg: 38.5,
+        },
+        {
+          start: "2026-03-14T09:30:00.000Z",
+          up: 59,
+          down: 1,
+          uptime: 0.9833,
+          latency_avg_ms: 24.7,
+          latency_max_ms: 61,
+          players_avg: 40.2,
+        },
+      ],
+    },
+  },
+  "servers.metrics": {
+    headers: serverSel,
+    request: { window: "1h", metrics: "players,tps" },
+    response: {
+      server_id: SERVER,
+      window: "1h",
+      from: "2026-03-14T09:00:00.000Z",
+      to: "2026-03-14T10:00:00.000Z",
+      bucket_seconds: 60,
+      tier: "minute",
+      metrics: {
+        players: [{ ts: "2026-03-14T09:00:00.000Z", min: 37, avg: 38.5, max: 40 }],
+        tps: [{ ts: "2026-03-14T09:00:00.000Z", min: 19.2, avg: 19.9, max: 20 }],
+      },
+    },
+  },
+  "servers.players": {
+    headers: serverSel,
+    request: { limit: 50, offset: 0, online: "true" },
+    response: { players: [player], players_total: 1, bans: [ban], bans_total: 1, limit: 50, offset: 0 },
+  },
+  "servers.ban": {
+    headers: serverSel,
+    request: { uuid: JEB, name: "jeb_", reason: "Griefing spawn" },
+    response: ban,
+  },
+  "servers.unban": { headers: serverSel, request: { uuid: JEB }, response: ok },
+  "servers.ranks": { headers: serverSel, response: { ranks: [rank] } },
+  "servers.createRank": {
+    headers: serverSel,
+    request: {
+      name: "vip",
+      display_name: "VIP",
+      weight: 10,
+      prefix: "[VIP] ",
+      permissions: ["essentials.fly", "essentials.nick"],
+      parents: ["default"],
+    },
+    response: rank,
+  },
+  "servers.updateRank": {
+    headers: serverSel,
+    request: { name: "vip", weight: 20 },
+    response: { ...rank, weight: 20, updated_at: T1 },
+  },
+  "servers.deleteRank": { headers: serverSel, request: { name: "vip" }, response: ok },
+  "servers.announcements": { headers: serverSel, response: { announcements: [announcement] } },
+  "servers.createAnnouncement": {
+    headers: serverSel,
+    request: { message: "Vote for us daily at blockworks.example/vote", interval_seconds: 600 },
+    response: announcement,
+  },
+  "servers.updateAnnouncement": {
+    headers: serverSel,
+    request: { announcement_id: ANNOUNCEMENT, active: false },
+    response: { ...announcement, active: false, updated_at: T1 },
+  },
+  "servers.deleteAnnouncement": { headers: serverSel, request: { announcement_id: ANNOUNCEMENT }, response: ok },
+
+  "agent.heartbeat": {
+    request: { tps: 19.97, mspt: 18.4, players_online: 41, memory_used_mb: 5120, memory_max_mb: 8192 },
+    response: { server_id: SERVER, received_at: T1 },
+  },
+  "agent.events": {
+    request: {
+      events: [
+        { event_id: "evt-000183", type: "join", uuid: NOTCH, name: "Notch", at: T0 },
+        { event_id: "evt-000184", type: "leave", uuid: NOTCH, at: T1 },
+      ],
+    },
+    response: { accepted: 2, duplicates: 0 },
+  },
+  "agent.config": {
+    response: {
+      server_id: SERVER,
+      generated_at: T1,
+      ranks: [rank],
+      announcements: [announcement],
+      bans: [ban],
+      pardons: [{ uuid: "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6", lifted_at: T0 }],
+    },
+  },
+
+  "playerHistory.sessions": {
+    headers: serverSel,
+    request: { limit: 50, uuid: NOTCH },
+    response: { sessions: [session], next_cursor: null },
+  },
+  "playerHistory.summary": {
+    headers: serverSel,
+    request: { window: "7d" },
+    response: {
+      server_id: SERVER,
+      window: "7d",
+      from: "2026-03-08T00:00:00.000Z",
+      to: "2026-03-15T00:00:00.000Z",
+      totals: { ...day, unique_players: 212, new_players: 63, returning_players: 149, playtime_seconds: 2_116_800 },
+      days: [{ ...day, date: "2026-03-14", from: "2026-03-14T00:00:00.000Z", to: "2026-03-15T00:00:00.000Z" }],
+      top_players: [{ uuid: NOTCH, name: "Notch", playtime_seconds: 86_400, sessions: 31 }],
+    },
+  },
+  "playerHistory.profile": {
+    headers: serverSel,
+    request: { uuid: NOTCH },
+    response: { ...player, session_count: 31, recent_sessions: [session], banned: false, ban: null },
+  },
+};
+
+const VIEWER = "Any member of the team may read it (viewer or higher, or a team API key of that team).";
+const ADMIN = "Needs the admin role or higher in the team (a person or a team API key with that role).";
+const SERVER_SELECTOR =
+  "The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).";
+
+/**
+ * The prose of operations whose procedure declares no description of its own (a procedure's
+ * `meta.openapi.description` wins). Every operation ends up with one; the doors test checks it.
+ */
+export const OPERATION_DESCRIPTIONS: Record<string, string> = {
+  "health.check":
+    "No credential. 200 when the process is up and its database answers; 503 `unavailable` otherwise, so a load balancer can take the instance out.",
+  "auth.signup":
+    "Creates a dashboard account (201). The password is stored as an argon2id hash. 409 when the email already has an account. Sign in with /auth/login afterwards.",
+  "auth.refresh":
+    "Rotates the refresh token: the answer is a new access and refresh token and the one sent stops working. Sending an already used refresh token revokes its whole family (a stolen copy is useless).",
+  "auth.me": "The signed-in person (an access token, not an API key: 403) with each team and the role held there.",
+  "teams.create":
+    "Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.",
+  "teams.list": "A person sees every team they belong to with their role; a team API key sees its own team only.",
+  "teams.get": `${VIEWER} 404 for a team that does not exist.`,
+  "teams.update": `${ADMIN} Renames the team.`,
+  "teams.delete":
+    "Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.",
+  "teams.members": `${VIEWER} Owner first, then by join date.`,
+  "clients.create":
+    "Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token.",
+  "clients.list": `${VIEWER} Secrets are never returned after creation.`,
+  "clients.get": `${VIEWER} 404 for an unknown client_id or one of a team the caller is not in.`,
+  "clients.update": `${ADMIN} Only the fields sent change; \`logo_url: null\` removes the logo.`,
+  "clients.delete": `${ADMIN} Deletes the client with its module, login requests and launcher sessions: their tokens stop validating.`,
+  "clients.rotateSecret": `${ADMIN} Answers a new client_secret, shown once; the old secret stops working at once.`,
+  "clients.enableMsAuth":
+    "Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token.",
+  "clients.getMsAuth": `${VIEWER} 404 when the module is not enabled.`,
+  "clients.disableMsAuth": `${ADMIN} /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled.`,
+  "servers.create":
+    "Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team.",
+  "servers.list": "The team is chosen by the `x-team-id` header. Viewer or higher in that team.",
+  "servers.networks":
+    "The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name.",
+  "servers.get": `${VIEWER} 404 for an unknown server or one of another team.`,
+  "servers.update": `${ADMIN} Only the fields sent change. Changing kind to \`network\` needs a network_name.`,
+  "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,
+  "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
+  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured.`,
+  "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
+  "servers.ban": `${SERVER_SELECTOR} Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
+  "servers.unban": `${SERVER_SELECTOR} Admin or higher. 404 when the player is not banned.`,
+  "servers.ranks": SERVER_SELECTOR,
+  "servers.createRank": `${SERVER_SELECTOR} Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.`,
+  "servers.updateRank": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
+  "servers.deleteRank": `${SERVER_SELECTOR} Admin or higher. 409 while another rank inherits from it.`,
+  "servers.announcements": SERVER_SELECTOR,
+  "servers.createAnnouncement": `${SERVER_SELECTOR} Admin or higher. Answers 201. Give either interval_seconds or a five-field cron \`schedule\` (UTC); starts_at and ends_at bound when it runs.`,
+  "servers.updateAnnouncement": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
+  "servers.deleteAnnouncement": `${SERVER_SELECTOR} Admin or higher.`,
+  "agent.heartbeat":
+    "Called by the server agent (its agent token as the bearer) every few seconds. Feeds the metrics and the analytics stream's `heartbeat` message.",
+  "agent.events":
+    "Called by the server agent. Events apply in order; an event_id already received is counted as a duplicate and ignored, so a batch may be retried safely.",
+  "playerHistory.sessions": `${SERVER_SELECTOR} Pass next_cursor as \`cursor\` for the next page; it is null on the last page.`,
+  "playerHistory.summary": `${SERVER_SELECTOR} \`window\` is one of 24h, 7d (default), 30d and 90d; days are UTC.`,
+  "playerHistory.profile": `${SERVER_SELECTOR} 404 for a player never seen on this server.`,
+};
