@@ -2,13 +2,17 @@
  * Metric history on a month of 30 s samples, in one run:
  *  - reads: `uptime-stats?window=30d` and `metrics?window=30d` through the REST door (hourly
  *    metric buckets) beside a raw Bun.serve answering each with one SQL aggregate over the raw
- *    samples of the window (what a service without buckets does);
- *  - ingest: 1,000 servers each sending an agent heartbeat every second for 60 s, through the
- *    REST door, every heartbeat upserting its one-minute and one-hour buckets: errors, p99
- *    latency, and the CPU the app (and, on PostgreSQL, the postgres processes) used.
+ *    samples of the window (what a service without buckets does); target p99 under 20 ms;
+ *  - ingest: exactly 1,000 servers each sending an agent heartbeat every second for 60 s
+ *    (BENCH_INGEST_SECONDS shortens it while developing), through the REST door, where each
+ *    heartbeat updates the latest status at once and is summed in memory for the metric
+ *    buckets (flushed every METRICS_FLUSH_MS in one statement); beside a raw Bun.serve doing
+ *    only the status upsert. Errors (target: none), achieved rate, p50/p99 latency, and the CPU
+ *    the app (and, on PostgreSQL, the postgres processes) used per heartbeat. The app is stopped
+ *    gracefully before the buckets are counted, so its last flush is in them.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun bench/history.ts
- *   HISTORY_INGEST_SECONDS=10 HISTORY_SERVERS=1000 BENCH_SECONDS=5 BENCH_CONNECTIONS=4 bun bench/history.ts
+ *   BENCH_INGEST_SECONDS=10 BENCH_SECONDS=5 BENCH_CONNECTIONS=4 bun bench/history.ts
  *
  * With BENCH_HISTORY_RAW=1 this file is the baseline server itself (the benchmark starts it so).
  */
@@ -103,8 +107,9 @@ interface IngestResult {
 async function main() {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 4);
-  const ingestSeconds = Number(process.env.HISTORY_INGEST_SECONDS ?? 60);
-  const fleet = Number(process.env.HISTORY_SERVERS ?? 1000);
+  const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 60);
+  // The stated load, not a knob: 1,000 servers, one heartbeat a second each.
+  const fleet = 1000;
   const onPostgres = Boolean(process.env.DATABASE_URL);
   const fx = await monthOfHistory();
 
@@ -176,10 +181,13 @@ async function main() {
   const after = await openDatabase({ url: loadConfig(fx.env).DATABASE_URL, dataDir: fx.env.DATA_DIR! });
   const [minuteRows, hourRows, beats] = await Promise.all(
     [
-      "select count(*)::int as n from server_metrics_minute where tps_n > 0 and bucket > now() - interval '1 hour'",
-      "select count(*)::int as n from server_metrics_hour where tps_n > 0 and bucket > now() - interval '2 hours'",
-      "select coalesce(sum(tps_n), 0)::int as n from server_metrics_minute where bucket > now() - interval '1 hour'",
-    ].map(async (q) => Number(rowsOf<{ n: number }>(await after.db.execute(sql.raw(q)))[0]!.n)),
+      sql`select count(*)::int as n from server_metrics_minute where tps_n > 0 and bucket > now() - interval '1 hour'`,
+      sql`select count(*)::int as n from server_metrics_hour where tps_n > 0 and bucket > now() - interval '2 hours'`,
+      sql`select coalesce(sum(tps_n), 0)::int as n from server_metrics_minute where bucket > now() - interval '1 hour'`,
+    ].map(async (q) =>
+      // The month's server has heartbeats in its buckets too: only the fleet's count.
+      Number(rowsOf<{ n: number }>(await after.db.execute(sql`${q} and server_id <> ${fx.serverId}`))[0]!.n),
+    ),
   );
   await after.close();
   rmSync(tokenFile, { force: true });
@@ -195,21 +203,36 @@ async function main() {
     { name: "metrics 30d: REST door, buckets", r: door.metrics!, baseline: base.metrics },
   ]);
   console.log(`\nload tool: ${door.uptime!.tool}`);
+  const readP99 = Math.max(door.uptime!.p99ms, door.metrics!.p99ms);
   console.log(
-    `\ningest: ${fleet} servers x 1 heartbeat/s for ${ingestSeconds}s (POST /agent/heartbeat), a separate driver process`,
+    `target: reads p99 < 20 ms on PostgreSQL: ${readP99.toFixed(1)} ms (${readP99 < 20 ? "met" : "NOT met"}${onPostgres ? "" : "; this run is PGlite"})`,
+  );
+  const flushMs = Number(fx.env.METRICS_FLUSH_MS ?? process.env.METRICS_FLUSH_MS ?? 5000);
+  console.log(
+    `\ningest: ${fleet} servers x 1 heartbeat/s for ${ingestSeconds}s offered (${fleet * ingestSeconds} heartbeats, POST /agent/heartbeat) by a separate driver process` +
+      (ingestSeconds === 60 ? "" : " (shortened: the target is 60 s)"),
   );
   const line = (name: string, r: typeof ingest) =>
     console.log(
-      `  ${name.padEnd(44)}sent ${r.sent} in ${r.seconds.toFixed(1)}s (${r.rate.toFixed(0)}/s), errors ${r.errors}, ` +
-        `p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms, max ${r.maxms.toFixed(0)} ms, ${r.maxInflight} in flight at most; ` +
-        `CPU: server process ${r.cpu.app.toFixed(1)} s (${((r.cpu.app / r.seconds) * 100).toFixed(0)}% of a core)` +
-        (onPostgres ? `, postgres ${r.cpu.pg.toFixed(1)} s (${((r.cpu.pg / r.seconds) * 100).toFixed(0)}%)` : ""),
+      `  ${name.padEnd(52)}sent ${r.sent} in ${r.seconds.toFixed(1)}s (achieved ${r.rate.toFixed(0)}/s), errors ${r.errors}, ` +
+        `p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms, max ${r.maxms.toFixed(0)} ms, ${r.maxInflight} in flight at most, ` +
+        `driver lag ${r.maxLagMs.toFixed(0)} ms\n  ${"".padEnd(52)}CPU per heartbeat: app ${((r.cpu.app / r.sent) * 1000).toFixed(3)} ms` +
+        (onPostgres ? `, postgres ${((r.cpu.pg / r.sent) * 1000).toFixed(3)} ms` : "") +
+        ` (app ${r.cpu.app.toFixed(1)} s = ${((r.cpu.app / r.seconds) * 100).toFixed(0)}% of a core` +
+        (onPostgres ? `, postgres ${r.cpu.pg.toFixed(1)} s = ${((r.cpu.pg / r.seconds) * 100).toFixed(0)}%` : "") +
+        ")",
     );
-  line("raw Bun.serve, status upsert only", ingestBase);
-  line("REST door, status + minute + hour buckets", ingest);
+  line("raw Bun.serve, status upsert only (baseline)", ingestBase);
+  line(`REST door, status + buckets (flush every ${flushMs} ms)`, ingest);
   if (onPostgres) console.log("  (postgres CPU counts every postgres process on the machine, other work included)");
   console.log(
-    `  buckets written: ${minuteRows} minute rows, ${hourRows} hour rows, ${beats} heartbeats counted in them`,
+    `  target: ${fleet}/s offered for ${ingestSeconds}s with 0 errors: achieved ${ingest.rate.toFixed(0)}/s, errors ${ingest.errors} ` +
+      `(${ingest.errors === 0 && ingest.rate >= fleet * 0.98 ? "met" : "NOT met"}); ` +
+      `p99 ${ingest.p99ms.toFixed(1)} ms (baseline ${ingestBase.p99ms.toFixed(1)} ms)`,
+  );
+  console.log(
+    `  buckets written: ${minuteRows} minute rows, ${hourRows} hour rows, ${beats} heartbeats counted in them ` +
+      `(${beats === ingest.sent - ingest.errors ? "every accepted heartbeat" : `MISMATCH: ${ingest.sent - ingest.errors} accepted`})`,
   );
   for (const r of [ingestBase, ingest])
     if (r.errors > 0) {

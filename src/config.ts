@@ -205,6 +205,17 @@ const ConfigSchema = z
       .min(25, "must be at least 25 hours: the 24h windows read the one-minute tier")
       .max(24 * 30, "must be at most 720 hours (30 days)")
       .default(48),
+    /**
+     * How often each instance adds the heartbeats and pings it has summed in memory to the metric
+     * buckets (one statement for all servers). A crash loses at most this much of the buckets'
+     * figures (the latest status is written at once); a graceful stop flushes.
+     */
+    METRICS_FLUSH_MS: z.coerce
+      .number()
+      .int("must be a whole number of milliseconds")
+      .min(100, "must be between 100 and 60000 milliseconds")
+      .max(60_000, "must be between 100 and 60000 milliseconds")
+      .default(5000),
   })
   .transform((c) => ({
     ...c,

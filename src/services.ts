@@ -26,6 +26,7 @@ import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
 import { FallbackRateLimitStore, ReconnectingRedis, RedisRateLimitStore } from "./lib/redis-rate-limit";
 import { AgentService } from "./agent/service";
+import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
@@ -129,8 +130,17 @@ export async function createServices(config: Config, database: Database, log: Lo
     bus,
   );
   const ranks = new RanksService(db, realtime);
-  const closer = new MinuteCloser(db, realtime, log.child({ component: "history" }));
-  const monitoring = new MonitoringService(db, config, log.child({ component: "pinger" }), clock, closer, metrics);
+  const historyLog = log.child({ component: "history" });
+  // Heartbeats and pings are summed in memory and reach the buckets in one statement a flush.
+  const metricBuffer = new MetricBuffer(db, historyLog, new MinuteCloser(db, realtime, historyLog));
+  const monitoring = new MonitoringService(
+    db,
+    config,
+    log.child({ component: "pinger" }),
+    clock,
+    metricBuffer,
+    metrics,
+  );
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
@@ -178,7 +188,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ranks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, realtime, clock, closer),
+    agent: new AgentService(db, ranks, realtime, clock, metricBuffer),
     playerHistory,
     realtime,
     edge,
@@ -200,6 +210,8 @@ export async function createServices(config: Config, database: Database, log: Lo
         playerHistory.sweep(),
       ),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
+      // Stopped after the HTTP server has drained, so the last heartbeats are in its final flush.
+      metricBuffer.task(config.METRICS_FLUSH_MS),
     ],
   };
 }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
-import { serverMetricsHour, serverMetricsMinute, serverSamples } from "../src/db/schema";
-import { startTestServer } from "./harness";
+import { serverMetricsHour, serverMetricsMinute, serverSamples, servers } from "../src/db/schema";
+import { startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
 import { agentApi, newServer, type ServerFixture } from "./servers-fixture";
 import { WsClient } from "./ws-helpers";
@@ -25,6 +25,8 @@ function alignClock(periodMs: number, ms = 1000) {
   clock.advance(periodMs - (clock.now() % periodMs) + ms);
 }
 
+/** Heartbeats reach the buckets with the next flush (every METRICS_FLUSH_MS); tests flush at once. */
+const flush = (s: RunningServer = srv) => s.services.monitoring.buffer.flush();
 const metrics = (f: ServerFixture, query: string) =>
   api(srv, "GET", `/server/metrics?${query}`, { token: f.owner.token, headers: { "x-server-id": f.serverId } });
 const heartbeat = (f: ServerFixture, body: Record<string, number>) =>
@@ -180,11 +182,14 @@ describe("metric history", () => {
 
     await heartbeat(f, { tps: 19, players_online: 2, memory_used_mb: 900 });
     await heartbeat(f, { tps: 17, players_online: 4, memory_used_mb: 1100 });
+    // The live heartbeat does not wait for the buckets' flush.
     expect((await ws.until("heartbeat")).length).toBe(1);
     expect((await ws.next()).type).toBe("heartbeat");
+    await flush();
 
     srv.services.clock.advance(MIN);
     await heartbeat(f, { tps: 20, players_online: 3 });
+    await flush();
     const got = await ws.until("metrics");
     const closed = got.at(-1)!;
     expect(closed).toMatchObject({ type: "metrics", server_id: f.serverId, ts: new Date(minute).toISOString() });
@@ -203,9 +208,11 @@ describe("metric history", () => {
     expect(read).toEqual({ ts: new Date(minute).toISOString(), ...closed.data.tps });
 
     // More data in the open minute announces nothing; the next minute's first sample does.
+    // The end of one minute and the start of the next in one flush: the announcement reads both merged.
     await heartbeat(f, { tps: 10, players_online: 3 });
     srv.services.clock.advance(MIN);
     await heartbeat(f, { tps: 20 });
+    await flush();
     const next = await ws.until("metrics");
     expect(next.filter((m) => m.type === "metrics").length).toBe(1);
     expect(next.at(-1)!.data).toMatchObject({
@@ -214,4 +221,142 @@ describe("metric history", () => {
     });
     ws.close();
   });
+
+  /** The stored minute rows of a server, as numbers per column. */
+  const minuteRows = (s: RunningServer, serverId: string) =>
+    s.services.database.db.select().from(serverMetricsMinute).where(eq(serverMetricsMinute.serverId, serverId));
+  /** What a bucket row must hold for a list of values of one series: count, sum, least, greatest. */
+  const sums = (values: number[]) => ({
+    n: values.length,
+    sum: values.reduce((a, b) => a + b, 0),
+    min: values.length ? Math.min(...values) : null,
+    max: values.length ? Math.max(...values) : null,
+  });
+
+  test("a flush writes many servers' minutes at once; flushes of the same minute merge into exactly the sums of the heartbeats", async () => {
+    const [f1, f2] = await Promise.all([newServer(srv), newServer(srv)]);
+    alignClock(MIN);
+    const tps1 = [20, 18.5, 19.25, 7.125];
+    const tps2 = [12, 15.5];
+    await heartbeat(f1, { tps: tps1[0]!, players_online: 3 });
+    await heartbeat(f1, { tps: tps1[1]!, players_online: 9 });
+    await heartbeat(f2, { tps: tps2[0]!, memory_used_mb: 800 });
+    // Nothing reaches the buckets before the flush.
+    expect(await minuteRows(srv, f1.serverId)).toEqual([]);
+    await flush();
+    await heartbeat(f1, { tps: tps1[2]!, players_online: 1 });
+    await heartbeat(f1, { tps: tps1[3]!, players_online: 4 });
+    await heartbeat(f2, { tps: tps2[1]!, memory_used_mb: 1200 });
+    await flush();
+
+    const [r1] = await minuteRows(srv, f1.serverId);
+    expect(r1).toMatchObject({ tpsN: 4, tpsSum: sums(tps1).sum, tpsMin: 7.125, tpsMax: 20 });
+    expect(r1).toMatchObject({ playersN: 4, playersSum: 17, playersMin: 1, playersMax: 9, memUsedN: 0 });
+    expect(r1).toMatchObject({ upN: 0, downN: 0, latencyN: 0 });
+    const [r2] = await minuteRows(srv, f2.serverId);
+    expect(r2).toMatchObject({ tpsN: 2, tpsSum: 27.5, tpsMin: 12, tpsMax: 15.5, memUsedN: 2, memUsedSum: 2000 });
+    expect(r2).toMatchObject({ memUsedMin: 800, memUsedMax: 1200, playersN: 0 });
+    const [h1] = await srv.services.database.db
+      .select()
+      .from(serverMetricsHour)
+      .where(eq(serverMetricsHour.serverId, f1.serverId));
+    expect(h1).toMatchObject({ tpsN: 4, tpsSum: sums(tps1).sum, tpsMin: 7.125, tpsMax: 20, playersSum: 17 });
+  });
+
+  test("ping results stored together land in the buckets: per server, the minute sums are those of its samples", async () => {
+    const mcs = await Promise.all([3, 11, 0].map((players) => startStatusResponder({ players })));
+    responders.push(...mcs);
+    const fs = await Promise.all(mcs.map((mc) => newServer(srv, { host: "127.0.0.1", port: mc.port })));
+    const db = srv.services.database.db;
+    const due = () =>
+      db
+        .update(servers)
+        .set({ nextCheckAt: new Date(0) })
+        .where(
+          inArray(
+            servers.id,
+            fs.map((f) => f.serverId),
+          ),
+        );
+    // Two rounds: the second one's results merge into the rows the first one's opened.
+    for (let round = 0; round < 2; round++) {
+      await due();
+      expect(await srv.services.monitoring.pingDue()).toBeGreaterThanOrEqual(fs.length);
+    }
+    for (const [i, f] of fs.entries()) {
+      const samples = await db.select().from(serverSamples).where(eq(serverSamples.serverId, f.serverId));
+      expect(samples.length).toBe(2);
+      expect(samples.every((x) => x.online && x.playersOnline === [3, 11, 0][i])).toBe(true);
+      const rows = await minuteRows(srv, f.serverId);
+      const total = (k: keyof (typeof rows)[number]) => rows.reduce((a, r) => a + Number(r[k]), 0);
+      expect(total("upN")).toBe(2);
+      expect(total("downN")).toBe(0);
+      const latency = sums(samples.map((x) => x.latencyMs!));
+      expect(total("latencyN")).toBe(2);
+      expect(total("latencySum")).toBe(latency.sum);
+      expect(Math.min(...rows.map((r) => r.latencyMin!))).toBe(latency.min!);
+      expect(Math.max(...rows.map((r) => r.latencyMax!))).toBe(latency.max!);
+      expect(total("playersSum")).toBe(2 * [3, 11, 0][i]!);
+    }
+  });
+
+  test("a graceful stop flushes what was summed: the buckets lose no heartbeat", async () => {
+    const dir = tempDir();
+    // A flush interval longer than the test: only the stop can write the buckets.
+    const a = await startTestServer({ DATA_DIR: dir, METRICS_FLUSH_MS: "60000" });
+    const f = await newServer(a);
+    const tps = [20, 19.5, 18, 17.25, 16];
+    for (const t of tps)
+      expect((await agentApi(a, f.agentToken, "POST", "/agent/heartbeat", { tps: t })).status).toBe(200);
+    expect(a.services.monitoring.buffer.size).toBeGreaterThan(0);
+    await a.stop();
+
+    const b = await startTestServer({ DATA_DIR: dir });
+    const rows = await minuteRows(b, f.serverId);
+    const total = (k: keyof (typeof rows)[number]) => rows.reduce((x, r) => x + Number(r[k]), 0);
+    expect(total("tpsN")).toBe(tps.length);
+    expect(total("tpsSum")).toBe(sums(tps).sum);
+    expect(Math.min(...rows.map((r) => r.tpsMin!))).toBe(16);
+    expect(Math.max(...rows.map((r) => r.tpsMax!))).toBe(20);
+  });
+
+  test.skipIf(!usingPostgres())(
+    "heartbeats of one minute sent to two instances, flushed by both at once, merge exactly in both tiers",
+    async () => {
+      const other = await startTestServer();
+      const f = await newServer(srv);
+      alignClock(MIN);
+      // The same minute on both instances' clocks.
+      other.services.clock.advance(srv.services.clock.now() - other.services.clock.now());
+      const onA = [20, 18.5, 12.25];
+      const onB = [19, 3.5, 17.75, 20];
+      for (let i = 0; i < Math.max(onA.length, onB.length); i++) {
+        if (onA[i] !== undefined) await heartbeat(f, { tps: onA[i]!, players_online: i });
+        if (onB[i] !== undefined)
+          expect(
+            (await agentApi(other, f.agentToken, "POST", "/agent/heartbeat", { tps: onB[i]!, players_online: 10 + i }))
+              .status,
+          ).toBe(200);
+      }
+      // Both insert-or-merge the same new minute row concurrently.
+      await Promise.all([flush(srv), flush(other)]);
+      const all = [...onA, ...onB];
+      const players = [0, 1, 2, 10, 11, 12, 13];
+      const [m] = await minuteRows(srv, f.serverId);
+      expect(m).toMatchObject({ tpsN: 7, tpsSum: sums(all).sum, tpsMin: 3.5, tpsMax: 20 });
+      expect(m).toMatchObject({ playersN: 7, playersSum: sums(players).sum, playersMin: 0, playersMax: 13 });
+      const [h] = await srv.services.database.db
+        .select()
+        .from(serverMetricsHour)
+        .where(eq(serverMetricsHour.serverId, f.serverId));
+      expect(h).toMatchObject({
+        tpsN: 7,
+        tpsSum: sums(all).sum,
+        tpsMin: 3.5,
+        tpsMax: 20,
+        playersSum: sums(players).sum,
+      });
+      await other.stop();
+    },
+  );
 });

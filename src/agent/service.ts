@@ -3,15 +3,14 @@ import type { z } from "zod";
 import type { Db } from "../db/client";
 import { agentEvents, announcements, bans, servers } from "../db/schema";
 import { Clock } from "../lib/clock";
-import { rollupCtes, type MinuteCloser } from "../monitoring/history";
-import { rowsOf } from "../monitoring/sql";
+import type { MetricBuffer } from "../monitoring/buffer";
 import { iso } from "../lib/schemas";
 import { LIMITS } from "../lib/limits";
 import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
-import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut, touchAgentSessions } from "../servers/players";
+import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
@@ -36,7 +35,7 @@ export class AgentService {
     private readonly ranks: RanksService,
     private readonly sink: ServerEventSink = NO_EVENTS,
     private readonly clock: Clock = new Clock(),
-    private readonly closer?: MinuteCloser,
+    private readonly metrics?: MetricBuffer,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -50,10 +49,14 @@ export class AgentService {
     return row ?? null;
   }
 
-  /** The latest values on the server's status, and the reading added to both metric tiers, in one statement. */
+  /**
+   * The latest values on the server's status and its agent sessions' last seen time, in one
+   * statement; the reading is summed in memory and reaches the metric buckets with the next flush.
+   */
   async heartbeat(serverId: string, hb: z.infer<typeof ZHeartbeat>) {
     const at = this.clock.now();
     const receivedAt = new Date(at);
+    const ts = receivedAt.toISOString();
     const v = {
       tps: toReal(hb.tps),
       mspt: toReal(hb.mspt),
@@ -77,16 +80,22 @@ export class AgentService {
       },
       receivedAt,
     );
-    const result = await this.db.execute(sql`
-      with ${rollupCtes(serverId, at, v)}
+    // The agent runs and has reported no leave: its open sessions were seen now (docs/history.md).
+    // Sessions an event batch holds are skipped: it is setting them itself, and waiting for it
+    // while holding the status row and other sessions could deadlock with its own order.
+    await this.db.execute(sql`
+      with touched as (
+        update player_sessions set seen_at = greatest(seen_at, ${ts}::timestamptz)
+         where id in (
+           select id from player_sessions
+            where server_id = ${serverId} and left_at is null and source = 'agent'
+            for update skip locked))
       insert into server_status (server_id, tps, mspt, agent_players_online, memory_used_mb, memory_max_mb, heartbeat_at)
-      values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${receivedAt.toISOString()}::timestamptz)
+      values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${ts}::timestamptz)
       on conflict (server_id) do update set
         tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
-        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
-      returning coalesce((select opened from metrics_minute), false) as opened`);
-    await touchAgentSessions(this.db, serverId, receivedAt);
-    if (rowsOf<{ opened: boolean }>(result)[0]?.opened) void this.closer?.opened(serverId, at);
+        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at`);
+    this.metrics?.add(serverId, at, v);
     return { server_id: serverId, received_at: iso(receivedAt) };
   }
 

@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/log";
 import type { ServerEventSink } from "../realtime/events";
@@ -6,8 +6,8 @@ import { rowsOf } from "./sql";
 
 /**
  * Metric history: two tiers of buckets per server (one minute, one hour), each row holding a
- * count, sum, least and greatest value per series. A sample is added to its bucket in both
- * tiers with `insert ... on conflict do update` in the statement that stores it, so reads sum
+ * count, sum, least and greatest value per series. Samples are summed in memory per (server,
+ * minute) and added to both tiers every few seconds (`MetricBuffer`, ./buffer.ts), so reads sum
  * a few hundred rows instead of scanning samples.
  */
 
@@ -35,41 +35,6 @@ export type Tier = keyof typeof TIERS;
 
 const ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
 export const floorTo = (ms: number, seconds: number) => Math.floor(ms / (seconds * 1000)) * seconds * 1000;
-
-function upsert(tier: Tier, serverId: string, at: number, r: Reading, returning: SQL) {
-  const { table, seconds } = TIERS[tier];
-  const cols: SQL[] = [sql.raw("server_id"), sql.raw("bucket")];
-  const vals: SQL[] = [sql`${serverId}::uuid`, sql`${new Date(floorTo(at, seconds)).toISOString()}::timestamptz`];
-  const sets: SQL[] = [];
-  if (r.online !== undefined) {
-    cols.push(sql.raw("up_n"), sql.raw("down_n"));
-    vals.push(sql`${r.online ? 1 : 0}::int`, sql`${r.online ? 0 : 1}::int`);
-    sets.push(sql.raw("up_n = b.up_n + excluded.up_n"), sql.raw("down_n = b.down_n + excluded.down_n"));
-  }
-  for (const [key, col] of Object.entries(SERIES) as [Series, string][]) {
-    if (!(key in r)) continue;
-    const v = r[key] ?? null;
-    cols.push(sql.raw(`${col}_n`), sql.raw(`${col}_sum`), sql.raw(`${col}_min`), sql.raw(`${col}_max`));
-    vals.push(sql`${v === null ? 0 : 1}::int`, sql`${v ?? 0}::float8`, sql`${v}::float8`, sql`${v}::float8`);
-    sets.push(
-      sql.raw(
-        `${col}_n = b.${col}_n + excluded.${col}_n, ${col}_sum = b.${col}_sum + excluded.${col}_sum, ` +
-          `${col}_min = least(b.${col}_min, excluded.${col}_min), ${col}_max = greatest(b.${col}_max, excluded.${col}_max)`,
-      ),
-    );
-  }
-  return sql`insert into ${sql.raw(table)} as b (${sql.join(cols, sql`, `)}) values (${sql.join(vals, sql`, `)})
-    on conflict (server_id, bucket) do update set ${sql.join(sets, sql`, `)} ${returning}`;
-}
-
-/**
- * Two CTEs, `metrics_minute` and `metrics_hour`, adding a reading to both tiers; `metrics_minute`
- * returns `opened`, true when this statement created the minute's row (the minute before it has closed).
- */
-export function rollupCtes(serverId: string, at: number, r: Reading): SQL {
-  return sql`metrics_minute as (${upsert("minute", serverId, at, r, sql`returning (xmax = 0) as opened`)}),
-    metrics_hour as (${upsert("hour", serverId, at, r, sql``)})`;
-}
 
 /** Summed columns of one bucket (or of several merged); every field may be null where no row was. */
 export interface BucketSums {
@@ -183,8 +148,8 @@ export function bucketOut(b: BucketSums) {
 }
 
 /**
- * Announces closed minutes. The statement that opens a server's new minute row is the only one
- * that sees `opened`, on whichever instance ran it, so each minute is announced once.
+ * Announces closed minutes. The flush that opens a server's new minute row is the only statement
+ * that sees it opened (`xmax = 0`), on whichever instance ran it, so each minute is announced once.
  */
 export class MinuteCloser {
   constructor(
@@ -194,32 +159,38 @@ export class MinuteCloser {
   ) {}
 
   /**
-   * After a write that opened the minute containing `at`: publish the server's latest earlier
-   * minute. Never throws: the sample is stored whatever becomes of its announcement.
+   * After a flush that opened the minutes starting at `at`: publish each server's latest earlier
+   * minute, read in one statement. Never throws: the figures are stored whatever becomes of
+   * their announcement.
    */
-  async opened(serverId: string, at: number) {
+  async openedMany(list: { serverId: string; at: number }[]) {
     try {
-      await this.announce(serverId, at);
+      await this.announce(list);
     } catch (err) {
-      this.log.warn("announcing a closed minute failed", { server_id: serverId, err });
+      this.log.warn("announcing closed minutes failed", { servers: list.length, err });
     }
   }
 
-  private async announce(serverId: string, at: number) {
-    const before = new Date(floorTo(at, 60)).toISOString();
+  private async announce(list: { serverId: string; at: number }[]) {
+    const json = JSON.stringify(
+      list.map((o) => ({ server_id: o.serverId, before: new Date(floorTo(o.at, 60)).toISOString() })),
+    );
     const result = await this.db.execute(sql`
-      select (extract(epoch from bucket) * 1000)::float8 as start_ms, up_n as up, down_n as down, ${sql.raw(
+      select o.server_id, (extract(epoch from m.bucket) * 1000)::float8 as start_ms, m.up_n as up, m.down_n as down, ${sql.raw(
         Object.values(SERIES)
-          .map((c) => `${c}_n, ${c}_sum, ${c}_min, ${c}_max`)
+          .map((c) => `m.${c}_n, m.${c}_sum, m.${c}_min, m.${c}_max`)
           .join(", "),
       )}
-        from server_metrics_minute
-       where server_id = ${serverId} and bucket < ${before}::timestamptz
-       order by bucket desc limit 1`);
-    const row = rowsOf<BucketSums>(result)[0];
-    if (!row) return;
-    const ts = new Date(Number(row.start_ms));
-    this.sink.publish(serverId, "metrics", { bucket_seconds: 60, start: ts.toISOString(), ...bucketOut(row) }, ts);
+        from json_to_recordset(${json}::json) as o(server_id uuid, before timestamptz)
+        cross join lateral (
+          select * from server_metrics_minute
+           where server_id = o.server_id and bucket < o.before
+           order by bucket desc limit 1) m`);
+    for (const { server_id, ...rest } of rowsOf<{ server_id: string }>(result)) {
+      const row = rest as unknown as BucketSums;
+      const ts = new Date(Number(row.start_ms));
+      this.sink.publish(server_id, "metrics", { bucket_seconds: 60, start: ts.toISOString(), ...bucketOut(row) }, ts);
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
 import { Clock } from "../lib/clock";
-import { rollupCtes, type MinuteCloser } from "./history";
+import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
 import { rowsOf } from "./sql";
 import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
@@ -24,6 +24,24 @@ export type SampleConsumer = (serverId: string, result: PingResult) => Promise<v
 
 const TICK_MS = 1000;
 const RETENTION_EVERY_MS = 3600_000;
+/** How long a ping result waits for others to share its write, and how many one write takes at most. */
+const WRITE_WAIT_MS = 20;
+const WRITE_MAX = 256;
+
+interface PendingWrite {
+  serverId: string;
+  result: PingResult;
+  at: number;
+  done: (changed: boolean | null) => void;
+  failed: (err: unknown) => void;
+}
+
+/** drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause. */
+function isForeignKeyViolation(err: unknown) {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const code = (err as { code?: string })?.code ?? cause?.code;
+  return code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`);
+}
 
 /**
  * The pinger. Each tick claims as many due servers as there are free ping slots and starts
@@ -46,6 +64,13 @@ export class MonitoringService {
   private stopped = false;
   private listeners = new Set<SampleListener>();
   private consumers: SampleConsumer[] = [];
+  /** Results waiting for their shared write; at most one per server (a second starts the write). */
+  private batch: PendingWrite[] = [];
+  private batchServers = new Set<string>();
+  private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  private claiming: Promise<void> | undefined;
+  /** The last claim came back full: more servers may be due now. */
+  private dueLeft = false;
 
   constructor(
     private readonly db: Db,
@@ -60,7 +85,8 @@ export class MonitoringService {
     >,
     private readonly log: Logger,
     private readonly clock: Clock = new Clock(),
-    private readonly closer?: MinuteCloser,
+    /** Where samples are summed for the metric buckets (flushed by its own background task). */
+    readonly buffer: MetricBuffer = new MetricBuffer(db, log),
     private readonly observed: Metrics | null = null,
   ) {}
 
@@ -74,13 +100,15 @@ export class MonitoringService {
     void this.tick();
   }
 
-  /** Stops claiming, then waits for pings already under way to be written. */
+  /** Stops claiming, waits for pings already under way to be written, and flushes their sums to the buckets. */
   async stop() {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.retentionTimer);
     this.timer = this.retentionTimer = undefined;
     await Promise.allSettled([...this.inflight]);
+    // The buffer's own task may have flushed before these results arrived.
+    await this.buffer.flush().catch((err) => this.log.error("metric flush failed", { err }));
   }
 
   /** Called after every stored sample; `changed` when up/down flipped. For live views. */
@@ -108,20 +136,31 @@ export class MonitoringService {
 
   /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
   private async fill(claim = true): Promise<{ started: number; more: boolean }> {
-    const free = this.config.PING_CONCURRENCY - this.pinging;
-    if (free <= 0) return { started: 0, more: true };
-    let more = true;
+    if (this.config.PING_CONCURRENCY - this.pinging <= 0) return { started: 0, more: true };
     // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
     // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
-    if (claim && this.queue.length < free) {
-      const claimed = await this.claim(this.config.PING_CONCURRENCY);
-      // A short claim means nothing else is due now.
-      more = claimed.length === this.config.PING_CONCURRENCY;
-      this.queue.push(...claimed);
-    }
-    const targets = this.queue.splice(0, free);
+    if (claim && this.queue.length < this.config.PING_CONCURRENCY - this.pinging) await this.claimIntoQueue();
+    return { started: this.launchQueued(), more: this.dueLeft };
+  }
+
+  /** One claim at a time, however many callers want one; a full claim means more may be due. */
+  private claimIntoQueue(): Promise<void> {
+    this.claiming ??= this.claim(this.config.PING_CONCURRENCY)
+      .then((claimed) => {
+        this.dueLeft = claimed.length === this.config.PING_CONCURRENCY;
+        this.queue.push(...claimed);
+      })
+      .finally(() => {
+        this.claiming = undefined;
+      });
+    return this.claiming;
+  }
+
+  private launchQueued(): number {
+    const free = this.config.PING_CONCURRENCY - this.pinging;
+    const targets = this.stopped || free <= 0 ? [] : this.queue.splice(0, free);
     for (const target of targets) this.launch(target);
-    return { started: targets.length, more };
+    return targets.length;
   }
 
   private launch(target: Target): Promise<void> {
@@ -135,6 +174,12 @@ export class MonitoringService {
       // Start the next claimed target at once, without waiting for the next tick.
       const next = !this.stopped && this.queue.shift();
       if (next) this.launch(next);
+      // The queue ran dry while the last claim was full: claim now rather than leave slots idle
+      // until a result is written or the next tick (one claim in flight at a time).
+      else if (!this.stopped && this.dueLeft && !this.claiming)
+        void this.claimIntoQueue()
+          .then(() => this.launchQueued())
+          .catch((err) => this.log.error("pinger claim failed", { err }));
     };
     const job = this.check(target, slotFree)
       .then(() => undefined)
@@ -187,13 +232,18 @@ export class MonitoringService {
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
     }
+    // Done means readable: the round's samples are in the buckets too.
+    await this.buffer.flush();
     return this.launched - before;
   }
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
   async checkNow(serverId: string): Promise<PingResult | null> {
     const [target] = await this.claim(1, serverId);
-    return target ? this.check(target) : null;
+    if (!target) return null;
+    const result = await this.check(target);
+    await this.buffer.flush();
+    return result;
   }
 
   private async check(target: Target, pinged?: () => void): Promise<PingResult> {
@@ -202,7 +252,7 @@ export class MonitoringService {
     });
     pinged?.();
     this.observed?.pingResult(result.online ? "up" : "down");
-    const changed = await this.storeOne(target.id, result);
+    const changed = await this.store(target.id, result);
     if (changed === null) return result;
     for (const c of this.consumers)
       await c(target.id, result).catch((err) =>
@@ -212,20 +262,88 @@ export class MonitoringService {
     return result;
   }
 
-  /** Stores a sample and the latest status in one statement; null when the server is gone meanwhile. */
-  private async storeOne(serverId: string, r: PingResult): Promise<boolean | null> {
-    const at = this.clock.now();
-    const ts = new Date(at).toISOString();
-    try {
-      const result = await this.db.execute(sql`
-        with sample as (
-          insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
-          values (${serverId}, ${ts}::timestamptz, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax})
-          on conflict do nothing),
-        ${rollupCtes(serverId, at, { online: r.online, latency: r.latencyMs, players: r.playersOnline })},
-        prev as (select online from server_status where server_id = ${serverId})
+  /**
+   * Queues a result for the next shared write (at most WRITE_WAIT_MS away); resolves with whether
+   * up/down flipped, or null when the server is gone meanwhile.
+   */
+  private store(serverId: string, result: PingResult): Promise<boolean | null> {
+    return new Promise((done, failed) => {
+      // One row per server in a write: a multi-row upsert cannot update a row twice.
+      if (this.batchServers.has(serverId)) this.writeBatch();
+      this.batch.push({ serverId, result, at: this.clock.now(), done, failed });
+      this.batchServers.add(serverId);
+      if (this.batch.length >= WRITE_MAX) this.writeBatch();
+      else this.batchTimer ??= setTimeout(() => this.writeBatch(), WRITE_WAIT_MS);
+    });
+  }
+
+  private writeBatch() {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    this.batch = [];
+    this.batchServers = new Set();
+    if (batch.length === 0) return;
+    void this.storeMany(batch)
+      .catch((err) => {
+        // A server deleted between the write's check and its insert fails the whole statement:
+        // write each alone, so only that one is dropped.
+        if (!isForeignKeyViolation(err)) throw err;
+        return Promise.all(
+          batch.map((w) =>
+            this.storeMany([w]).then(
+              (c) => c[0]!,
+              (e) => {
+                if (isForeignKeyViolation(e)) return null;
+                throw e;
+              },
+            ),
+          ),
+        );
+      })
+      .then(
+        (changed) => {
+          for (const [i, w] of batch.entries()) w.done(changed[i]!);
+        },
+        (err) => {
+          for (const w of batch) w.failed(err);
+        },
+      );
+  }
+
+  /**
+   * Stores samples and latest statuses of many servers in one statement, then adds the samples
+   * to the metric buffer. Per write, in order: whether up/down flipped, null where the server is gone.
+   * A flip (or a first status) is when `changed_at` becomes this check's time, so the row's state
+   * before the statement need not be read.
+   */
+  private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
+    const rows = JSON.stringify(
+      batch.map(({ serverId, result: r, at }) => ({
+        server_id: serverId,
+        ts: new Date(at).toISOString(),
+        online: r.online,
+        latency_ms: r.latencyMs,
+        players_online: r.playersOnline,
+        players_max: r.playersMax,
+        version: r.version,
+        motd: r.motd,
+        error: r.error,
+      })),
+    );
+    const result = await this.db.execute(sql`
+      with input as (
+        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, ts timestamptz, online boolean, latency_ms int,
+               players_online int, players_max int, version text, motd text, error text)
+         where exists (select 1 from servers s where s.id = x.server_id)),
+      sample as (
+        insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
+        select server_id, ts, online, latency_ms, players_online, players_max from input
+        on conflict do nothing),
+      stored as (
         insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
-        values (${serverId}, ${r.online}, ${r.latencyMs}, ${r.playersOnline}, ${r.playersMax}, ${r.version}, ${r.motd}, ${r.error}, ${ts}::timestamptz, ${ts}::timestamptz)
+        select server_id, online, latency_ms, players_online, players_max, version, motd, error, ts, ts from input
+         order by server_id
         on conflict (server_id) do update set
           online = excluded.online,
           latency_ms = excluded.latency_ms,
@@ -236,20 +354,17 @@ export class MonitoringService {
           error = excluded.error,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning ((select online from prev) is distinct from ${r.online}) as changed,
-                  coalesce((select opened from metrics_minute), false) as opened`);
-      const row = rowsOf<{ changed: boolean; opened: boolean }>(result)[0];
-      if (row?.opened) void this.closer?.opened(serverId, at);
-      return row?.changed ?? false;
-    } catch (err) {
-      // The server was deleted while its ping was in flight: nothing to record.
-      // drizzle wraps the driver's error ("Failed query: ..."); the code is on its cause.
-      const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-      const code = (err as { code?: string })?.code ?? cause?.code;
-      if (code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`))
-        return null;
-      throw err;
-    }
+        returning st.server_id, st.changed_at = st.checked_at as changed)
+      select server_id, changed from stored`);
+    const changed = new Map(
+      rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]),
+    );
+    return batch.map(({ serverId, result: r, at }) => {
+      const c = changed.get(serverId);
+      if (c === undefined) return null;
+      this.buffer.add(serverId, at, { online: r.online, latency: r.latencyMs, players: r.playersOnline });
+      return c;
+    });
   }
 
   retention(now: Date = this.clock.date()) {

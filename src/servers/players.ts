@@ -81,16 +81,6 @@ export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: s
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
 }
 
-/** A heartbeat: the agent is running and has reported no leave, so everyone it had join is still online. */
-export async function touchAgentSessions(tx: Tx, serverId: string, at: Date) {
-  await tx
-    .update(playerSessions)
-    .set({ seenAt: sql`greatest(${playerSessions.seenAt}, ${ts(at)})` })
-    .where(
-      and(eq(playerSessions.serverId, serverId), isNull(playerSessions.leftAt), eq(playerSessions.source, "agent")),
-    );
-}
-
 /**
  * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
  * join), adds their lengths to time played and marks the players offline, in one statement so

@@ -1,0 +1,230 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { Logger } from "../lib/log";
+import { floorTo, type MinuteCloser, type Reading, SERIES, type Series, TIERS, type Tier } from "./history";
+import { rowsOf } from "./sql";
+
+/** Partial sums of one (server, bucket): merged into the stored row by adding, `least`, `greatest`. */
+interface Acc {
+  serverId: string;
+  bucket: number;
+  up: number;
+  down: number;
+  /** Per series: count, sum, least, greatest (null while the count is 0). */
+  s: Record<Series, [number, number, number | null, number | null]>;
+}
+
+const SERIES_KEYS = Object.keys(SERIES) as Series[];
+
+function emptyAcc(serverId: string, bucket: number): Acc {
+  const s = {} as Acc["s"];
+  for (const k of SERIES_KEYS) s[k] = [0, 0, null, null];
+  return { serverId, bucket, up: 0, down: 0, s };
+}
+
+function addReading(a: Acc, r: Reading) {
+  if (r.online !== undefined) {
+    if (r.online) a.up++;
+    else a.down++;
+  }
+  for (const k of SERIES_KEYS) {
+    const v = r[k];
+    if (v === undefined || v === null) continue;
+    const t = a.s[k];
+    t[0]++;
+    t[1] += v;
+    t[2] = t[2] === null ? v : Math.min(t[2], v);
+    t[3] = t[3] === null ? v : Math.max(t[3], v);
+  }
+}
+
+function mergeAcc(into: Acc, from: Acc) {
+  into.up += from.up;
+  into.down += from.down;
+  for (const k of SERIES_KEYS) {
+    const t = into.s[k];
+    const f = from.s[k];
+    if (f[0] === 0) continue;
+    t[0] += f[0];
+    t[1] += f[1];
+    t[2] = t[2] === null ? f[2] : Math.min(t[2], f[2]!);
+    t[3] = t[3] === null ? f[3] : Math.max(t[3], f[3]!);
+  }
+}
+
+const COLUMNS = [
+  "up_n",
+  "down_n",
+  ...Object.values(SERIES).flatMap((c) => [`${c}_n`, `${c}_sum`, `${c}_min`, `${c}_max`]),
+];
+const RECORD_TYPE = sql.raw(
+  [
+    "server_id uuid",
+    "bucket timestamptz",
+    "up_n int",
+    "down_n int",
+    ...Object.values(SERIES).flatMap((c) => [`${c}_n int`, `${c}_sum float8`, `${c}_min float8`, `${c}_max float8`]),
+  ].join(", "),
+);
+const INSERT_COLUMNS = sql.raw(["server_id", "bucket", ...COLUMNS].join(", "));
+const MERGE = sql.raw(
+  [
+    "up_n = b.up_n + excluded.up_n",
+    "down_n = b.down_n + excluded.down_n",
+    ...Object.values(SERIES).map(
+      (c) =>
+        `${c}_n = b.${c}_n + excluded.${c}_n, ${c}_sum = b.${c}_sum + excluded.${c}_sum, ` +
+        `${c}_min = least(b.${c}_min, excluded.${c}_min), ${c}_max = greatest(b.${c}_max, excluded.${c}_max)`,
+    ),
+  ].join(", "),
+);
+
+/** One tier's rows as a JSON array of records, sorted by key so concurrent flushes lock rows in one order. */
+function rowsJson(accs: Iterable<Acc>): string {
+  const rows = [...accs].sort((x, y) =>
+    x.serverId < y.serverId ? -1 : x.serverId > y.serverId ? 1 : x.bucket - y.bucket,
+  );
+  return JSON.stringify(
+    rows.map((a) => {
+      const o: Record<string, unknown> = {
+        server_id: a.serverId,
+        bucket: new Date(a.bucket).toISOString(),
+        up_n: a.up,
+        down_n: a.down,
+      };
+      for (const k of SERIES_KEYS) {
+        const c = SERIES[k];
+        const [n, sum, min, max] = a.s[k];
+        o[`${c}_n`] = n;
+        o[`${c}_sum`] = sum;
+        o[`${c}_min`] = min;
+        o[`${c}_max`] = max;
+      }
+      return o;
+    }),
+  );
+}
+
+function upsertTier(tier: Tier, json: string) {
+  const table = sql.raw(TIERS[tier].table);
+  // A server deleted since its readings were summed is skipped instead of failing everyone's flush.
+  return sql`insert into ${table} as b (${INSERT_COLUMNS})
+    select x.* from json_to_recordset(${json}::json) as x(${RECORD_TYPE})
+     where exists (select 1 from servers s where s.id = x.server_id)
+    on conflict (server_id, bucket) do update set ${MERGE}`;
+}
+
+/**
+ * Heartbeats and ping results summed in memory per (server, minute) and added to both metric
+ * tiers every flush in ONE statement: a multi-row upsert per tier, merging by adding counts and
+ * sums and taking least / greatest, so several instances holding parts of the same minute merge
+ * exactly. The hourly rows are the minute sums added up per hour before they are sent.
+ *
+ * Durability: a crash loses what was summed since the last flush (at most one flush interval);
+ * `flush()` on a graceful stop loses nothing. A flush that fails keeps its sums for the next.
+ */
+export class MetricBuffer {
+  private pending = new Map<string, Acc>();
+  private flushing: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly closer?: MinuteCloser,
+  ) {}
+
+  /** Adds a reading taken at `at` (ms) to its server's minute. */
+  add(serverId: string, at: number, r: Reading) {
+    const bucket = floorTo(at, TIERS.minute.seconds);
+    const key = `${serverId}|${bucket}`;
+    let a = this.pending.get(key);
+    if (!a) {
+      a = emptyAcc(serverId, bucket);
+      this.pending.set(key, a);
+    }
+    addReading(a, r);
+  }
+
+  /** (server, minute) pairs waiting for the next flush. */
+  get size() {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends everything summed so far; resolves once what was pending when it was called is stored
+   * (a flush under way is waited for, then another runs for what arrived meanwhile).
+   */
+  flush(): Promise<void> {
+    if (this.flushing) {
+      this.again = true;
+      return this.flushing;
+    }
+    this.flushing = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.flushOnce();
+        } while (this.again && this.pending.size > 0);
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private async flushOnce() {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const hours = new Map<string, Acc>();
+    for (const a of batch.values()) {
+      const bucket = floorTo(a.bucket, TIERS.hour.seconds);
+      const key = `${a.serverId}|${bucket}`;
+      let h = hours.get(key);
+      if (!h) {
+        h = emptyAcc(a.serverId, bucket);
+        hours.set(key, h);
+      }
+      mergeAcc(h, a);
+    }
+    let opened: { server_id: string; bucket_ms: number }[];
+    try {
+      // Both tiers in one statement: all or nothing, so a retried flush cannot count a tier twice.
+      const result = await this.db.execute(sql`
+        with minute as (${upsertTier("minute", rowsJson(batch.values()))}
+          returning b.server_id, (extract(epoch from b.bucket) * 1000)::float8 as bucket_ms, (xmax = 0) as opened),
+        hour as (${upsertTier("hour", rowsJson(hours.values()))})
+        select server_id, bucket_ms from minute where opened`);
+      opened = rowsOf<{ server_id: string; bucket_ms: number }>(result);
+    } catch (err) {
+      // Nothing was stored: keep the sums (with whatever arrived since) for the next flush.
+      for (const [key, a] of batch) {
+        const cur = this.pending.get(key);
+        if (cur) mergeAcc(a, cur);
+        this.pending.set(key, a);
+      }
+      throw err;
+    }
+    if (opened.length > 0 && this.closer)
+      await this.closer.openedMany(opened.map((o) => ({ serverId: o.server_id, at: Number(o.bucket_ms) })));
+  }
+
+  /** A background task: flushes every `ms`, and once more when stopped. */
+  task(ms: number) {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const run = () =>
+      this.flush().catch((err) => this.log.error("metric flush failed", { err, pending: this.pending.size }));
+    return {
+      name: "metrics-flush",
+      start: () => {
+        timer ??= setInterval(() => void run(), ms);
+      },
+      stop: async () => {
+        clearInterval(timer);
+        timer = undefined;
+        await run();
+      },
+    };
+  }
+}
