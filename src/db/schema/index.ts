@@ -3,3 +3,4 @@ export * from "./teams";
 export * from "./clients";
 export * from "./servers";
 export * from "./identity";
+export * from "./webhooks";
