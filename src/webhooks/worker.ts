@@ -51,6 +51,8 @@ export class DeliveryWorker {
   private filling = false;
   private again = false;
   private stopped = false;
+  /** Attempts this instance has made since it started (tests and benches read it). */
+  attempts = 0;
 
   constructor(
     private readonly db: Db,
@@ -157,6 +159,7 @@ export class DeliveryWorker {
   }
 
   private async attempt(c: Claimed) {
+    this.attempts++;
     const body = this.body(c);
     // Both secrets sign during a rotation's overlap, so a receiver with either one verifies.
     const secrets = [this.keyring.open(c.secret_sealed, c.endpoint_id)];
