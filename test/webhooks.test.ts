@@ -400,3 +400,18 @@ describe("events from the domains", () => {
     expect(id).toBeNull();
   });
 });
+
+describe("signing secrets at rest", () => {
+  test("a sealed secret opens only with the same service key and the same endpoint id", async () => {
+    const { Keyring } = await import("../src/lib/keyring");
+    const k = Keyring.fromSecret("service key one");
+    const sealed = k.seal("whsec_abc", "endpoint-1");
+    expect(sealed).toStartWith("v1.");
+    expect(sealed).not.toContain("whsec_abc");
+    expect(k.open(sealed, "endpoint-1")).toBe("whsec_abc");
+    expect(() => k.open(sealed, "endpoint-2")).toThrow();
+    expect(() => Keyring.fromSecret("service key two").open(sealed, "endpoint-1")).toThrow();
+    // Each seal uses a fresh IV: the same secret never seals to the same text.
+    expect(k.seal("whsec_abc", "endpoint-1")).not.toBe(sealed);
+  });
+});
