@@ -1,3 +1,35 @@
+import { generateKeyPairSync } from "node:crypto";
+
+declare global {
+  var __webhookTestKey: string | undefined;
+}
+
+/**
+ * One signing key for every webhook test server of a run: on PostgreSQL they share one queue,
+ * and any of them may deliver what another sealed.
+ */
+export const SHARED_KEY = (globalThis.__webhookTestKey ??= generateKeyPairSync("ed25519")
+  .privateKey.export({ type: "pkcs8", format: "pem" })
+  .toString());
+
+/**
+ * Settings for every webhook test server. On PostgreSQL all of them drain one queue, so any of
+ * them may make any attempt: they share the timings (short retries, a short timeout) and the
+ * disabling thresholds, and the tests hold no expectation one instance's settings would break.
+ */
+export const FAST_WEBHOOKS = {
+  JWT_PRIVATE_KEY: SHARED_KEY,
+  WEBHOOK_CONCURRENCY: "16",
+  // Four attempts: the first and three retries 50 ms apart (up to 20% more).
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: "0.05,0.05,0.05",
+  WEBHOOK_POLL_MS: "20",
+  // The lease is twice the timeout plus 5 s: a delivery cut by a crash is due again 7 s later.
+  WEBHOOK_TIMEOUT_MS: "1000",
+  // Disabled once four attempts in a row have failed, however short the time.
+  WEBHOOK_DISABLE_AFTER_SECONDS: "0",
+  WEBHOOK_DISABLE_AFTER_FAILURES: "4",
+};
+
 /** A webhook receiver on loopback that records what it gets and answers as told. */
 export interface Received {
   headers: Record<string, string>;

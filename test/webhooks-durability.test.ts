@@ -2,15 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { RunningServer } from "../src/app";
 import { freePort, startTestServer, tempDir, testEnv, usingPostgres } from "./harness";
 import { api, newTeam, newUser } from "./helpers";
-import { type Receiver, startReceiver } from "./webhook-receiver";
+import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver";
 
-const FAST = {
-  WEBHOOK_CONCURRENCY: "16",
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: "0.05,0.05,0.05",
-  WEBHOOK_POLL_MS: "20",
-  // The lease is the timeout plus 5 s: a delivery cut by a crash is due again 6 s later.
-  WEBHOOK_TIMEOUT_MS: "1000",
-};
+const FAST = FAST_WEBHOOKS;
 
 const receivers: Receiver[] = [];
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -78,7 +72,7 @@ describe("webhook delivery survives crashes", () => {
     await svc.kill9();
     release();
     await svc.start();
-    // The lease of the cut attempt runs out (6 s here), then the new process claims it.
+    // The lease of the cut attempt runs out (7 s here), then the new process claims it.
     const got = await r.until(2, 20_000);
     expect(got[1]!.headers["webhook-id"]).toBe(got[0]!.headers["webhook-id"]);
     expect(got[1]!.body).toBe(got[0]!.body);
@@ -133,5 +127,6 @@ describe.skipIf(!usingPostgres())("webhook delivery from several instances on on
     expect(duplicates).toBe(0);
     // More than one instance took part.
     expect(byInstance.filter((n) => n > 0).length).toBeGreaterThan(1);
+    for (const s of [a, b, c]) await s!.stop();
   }, 60_000);
 });

@@ -8,7 +8,7 @@ import { devIdp, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser } from "./helpers";
 import { decide, fullLogin, newClient, signIn, start } from "./ms-auth-helpers";
 import { newServer } from "./servers-fixture";
-import { type Receiver, startReceiver } from "./webhook-receiver";
+import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver";
 
 const receivers: Receiver[] = [];
 const receiver = (path?: string) => {
@@ -16,20 +16,22 @@ const receiver = (path?: string) => {
   receivers.push(r);
   return r;
 };
-afterAll(() => {
+const started: RunningServer[] = [];
+afterAll(async () => {
   for (const r of receivers) r.stop();
+  // On PostgreSQL, later files' delivery tests must not have these draining the shared queue.
+  for (const s of started) await s.stop();
 });
-
-/** Short retries so a test sees a whole schedule in well under a second. */
-const FAST = {
-  WEBHOOK_CONCURRENCY: "16",
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: "0.05,0.05,0.05",
-  WEBHOOK_POLL_MS: "20",
-  WEBHOOK_TIMEOUT_MS: "2000",
+const webhookServer = async (env: Record<string, string>) => {
+  const s = await startTestServer(env);
+  started.push(s);
+  return s;
 };
 
+const FAST = FAST_WEBHOOKS;
+
 let fast: Promise<RunningServer> | undefined;
-const fastServer = () => (fast ??= devIdp().then((idp) => startTestServer({ ...FAST, DEV_IDP_URL: idp.url })));
+const fastServer = () => (fast ??= devIdp().then((idp) => webhookServer({ ...FAST, DEV_IDP_URL: idp.url })));
 
 async function endpoint(srv: RunningServer, owner: TestUser, teamId: string, body: Record<string, unknown>) {
   const res = await api(srv, "POST", `/teams/${teamId}/webhooks`, { token: owner.token, body });
@@ -167,12 +169,12 @@ describe("webhook delivery", () => {
   });
 
   test("timeouts and 429 are retried; 4xx and redirects fail at once and redirects are not followed", async () => {
-    const srv = await startTestServer({ ...FAST, WEBHOOK_TIMEOUT_MS: "300" });
+    const srv = await fastServer();
     const r = receiver();
     const target = receiver();
     r.plan = [
       async () => {
-        await Bun.sleep(1000);
+        await Bun.sleep(3000);
         return new Response("late");
       },
       429,
@@ -260,12 +262,7 @@ describe("webhook delivery", () => {
   });
 
   test("an endpoint failing past both thresholds is disabled, shows why, and the team's other endpoint is told", async () => {
-    const srv = await startTestServer({
-      ...FAST,
-      WEBHOOK_RETRY_SCHEDULE_SECONDS: "0.02,0.02,0.02,0.02,0.02,0.02",
-      WEBHOOK_DISABLE_AFTER_SECONDS: "0",
-      WEBHOOK_DISABLE_AFTER_FAILURES: "4",
-    });
+    const srv = await fastServer();
     const bad = receiver();
     bad.plan = Array(20).fill(503);
     const good = receiver();

@@ -62,16 +62,12 @@ export const deliveryOut = (d: DeliveryRow & { eventType: string }) => ({
   created_at: iso(d.createdAt),
 });
 
-/** The team (and the fields every event about it carries) for a scope, as a one-row subquery. */
-function scopeQuery(scope: EventScope): SQL {
-  if ("teamId" in scope) return sql`select ${scope.teamId}::uuid as team_id, '{}'::jsonb as extra`;
-  if ("serverId" in scope)
-    return sql`select team_id, jsonb_build_object('server_id', id, 'server_name', name) as extra from servers where id = ${scope.serverId}`;
-  return sql`select team_id, jsonb_build_object('client_id', id, 'client_name', name) as extra from client_apps where id = ${scope.clientId}`;
-}
+/** Events wait at most this long (or until this many) to be written together. */
+const QUEUE_WAIT_MS = 2;
+const QUEUE_BATCH = 500;
 
-const wants = (type: string) =>
-  sql`e.enabled and (cardinality(e.event_types) = 0 or ${type} = any(e.event_types))`;
+/** Whether endpoint `e` takes an event of `type`. */
+const wants = (type: SQL) => sql`e.enabled and (cardinality(e.event_types) = 0 or ${type} = any(e.event_types))`;
 
 /**
  * Team webhook endpoints and the events queued for them. Queuing is one statement: the event
@@ -107,24 +103,71 @@ export class WebhooksService implements TeamEventSink {
   }
 
   /** Queues an event; its id, or null when no endpoint of the team wants it. */
-  async enqueue(scope: EventScope, type: TeamEventType, data: Record<string, unknown>): Promise<string | null> {
-    const id = newMessageId();
-    const result = await this.db.execute(sql`
-      with t as (${scopeQuery(scope)}),
-      m as (
-        insert into webhook_messages (id, team_id, type, payload)
-        select ${id}, t.team_id, ${type},
-               jsonb_build_object('type', ${type}::text, 'timestamp', ${new Date().toISOString()}::text, 'data', t.extra || ${JSON.stringify(data)}::jsonb)
-          from t
-         where exists (select 1 from webhook_endpoints e where e.team_id = t.team_id and ${wants(type)})
-        returning id, team_id)
-      insert into webhook_deliveries (message_id, endpoint_id)
-      select m.id, e.id from m join webhook_endpoints e on e.team_id = m.team_id and ${wants(type)}
-      returning message_id`);
-    const rows = rowsOf<{ message_id: string }>(result);
-    if (rows.length === 0) return null;
-    this.queued();
-    return id;
+  enqueue(scope: EventScope, type: TeamEventType, data: Record<string, unknown>): Promise<string | null> {
+    const [kind, ref] =
+      "teamId" in scope ? ["team", scope.teamId] : "serverId" in scope ? ["server", scope.serverId] : ["client", scope.clientId];
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ id: newMessageId(), kind, ref, type, ts: new Date().toISOString(), data, resolve, reject });
+      if (this.waiting.length >= QUEUE_BATCH) void this.write();
+      else this.writeTimer ??= setTimeout(() => void this.write(), QUEUE_WAIT_MS);
+    });
+  }
+
+  private waiting: {
+    id: string;
+    kind: string;
+    ref: string;
+    type: TeamEventType;
+    ts: string;
+    data: Record<string, unknown>;
+    resolve: (id: string | null) => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+  private writeTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Writes every event waiting, in one statement: the events, and a delivery row for each
+   * endpoint that wants one. The team of a server or client event is found in the same
+   * statement; a team with no interested endpoint stores nothing. (One statement per event
+   * held PGlite to about 400 events a second.)
+   */
+  private async write() {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+    const batch = this.waiting.splice(0);
+    if (batch.length === 0) return;
+    const rows = batch.map(({ id, kind, ref, type, ts, data }) => ({ id, kind, ref, type, ts, data }));
+    try {
+      const result = await this.db.execute(sql`
+        with v as (
+          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+                     as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
+        t as (
+          select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
+                 case v.kind
+                   when 'server' then jsonb_build_object('server_id', s.id, 'server_name', s.name)
+                   when 'client' then jsonb_build_object('client_id', c.id, 'client_name', c.name)
+                   else '{}'::jsonb end as extra
+            from v
+            left join teams tm on v.kind = 'team' and tm.id = v.ref
+            left join servers s on v.kind = 'server' and s.id = v.ref
+            left join client_apps c on v.kind = 'client' and c.id = v.ref),
+        m as (
+          insert into webhook_messages (id, team_id, type, payload)
+          select t.id, t.team_id, t.type, jsonb_build_object('type', t.type, 'timestamp', t.ts, 'data', t.extra || t.data)
+            from t
+           where t.team_id is not null
+             and exists (select 1 from webhook_endpoints e where e.team_id = t.team_id and ${wants(sql`t.type`)})
+          returning id, team_id, type)
+        insert into webhook_deliveries (message_id, endpoint_id)
+        select m.id, e.id from m join webhook_endpoints e on e.team_id = m.team_id and ${wants(sql`m.type`)}
+        returning message_id`);
+      const stored = new Set(rowsOf<{ message_id: string }>(result).map((r) => r.message_id));
+      if (stored.size) this.queued();
+      for (const b of batch) b.resolve(stored.has(b.id) ? b.id : null);
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
   }
 
   // --- endpoints ---
