@@ -58,7 +58,8 @@ const { ports, control } = JSON.parse(line) as { ports: number[]; control: numbe
 const urls = ports.map((p) => `http://127.0.0.1:${p}/hook`);
 const stats = () =>
   fetch(`http://127.0.0.1:${control}/stats`).then(
-    (r) => r.json() as Promise<{ count: number; distinct: number; p50: number; p99: number; max: number; last: number }>,
+    (r) =>
+      r.json() as Promise<{ count: number; distinct: number; p50: number; p99: number; max: number; last: number }>,
   );
 const reset = () => fetch(`http://127.0.0.1:${control}/reset`);
 
@@ -72,7 +73,7 @@ async function paced(emit: (i: number) => Promise<unknown>) {
   while (sent < total) {
     const due = Math.min(total, Math.floor(((performance.now() - start) / 10 + 1) * perTick));
     while (sent < due) pending.push(emit(sent++));
-    await Bun.sleep(Math.max(0, start + ((sent / perTick) * 10) - performance.now()));
+    await Bun.sleep(Math.max(0, start + (sent / perTick) * 10 - performance.now()));
   }
   await Promise.all(pending);
   return { total, emitSeconds: (performance.now() - start) / 1000 };
@@ -92,7 +93,15 @@ async function finish(name: string, n: number, startedAt: number) {
     s = await stats();
   }
   const wall = (s.last - startedAt) / 1000;
-  return { name, delivered: s.count, expected: n, distinct: s.distinct, perSecond: s.count / wall, p50: s.p50, p99: s.p99 };
+  return {
+    name,
+    delivered: s.count,
+    expected: n,
+    distinct: s.distinct,
+    perSecond: s.count / wall,
+    p50: s.p50,
+    p99: s.p99,
+  };
 }
 
 // --- baseline: sign and POST with fetch, same rate, same concurrency, no database ---
@@ -113,10 +122,19 @@ await reset();
 const baseStart = Date.now();
 await paced(async (i) => {
   const id = `msg_base_${i}`;
-  const body = JSON.stringify({ type: "webhook.test", timestamp: new Date().toISOString(), data: { i, sent_at: Date.now() } });
-  const headers = { ...signedHeaders([secret], id, Math.floor(Date.now() / 1000), body), "content-type": "application/json" };
+  const body = JSON.stringify({
+    type: "webhook.test",
+    timestamp: new Date().toISOString(),
+    data: { i, sent_at: Date.now() },
+  });
+  const headers = {
+    ...signedHeaders([secret], id, Math.floor(Date.now() / 1000), body),
+    "content-type": "application/json",
+  };
   await Promise.all(
-    urls.map((url) => slot(() => fetch(url, { method: "POST", body, headers, redirect: "manual" }).then((r) => r.text()))),
+    urls.map((url) =>
+      slot(() => fetch(url, { method: "POST", body, headers, redirect: "manual" }).then((r) => r.text())),
+    ),
   );
 });
 const baseline = await finish("bare fetch loop (sign + POST)", rate * seconds * endpoints, baseStart);
@@ -145,7 +163,11 @@ for (const url of urls) await app.services.webhooks.create(owner as never, team!
 await reset();
 const platformStart = Date.now();
 await paced((i) => app.services.webhooks.enqueue({ teamId: team!.id }, "webhook.test", { i, sent_at: Date.now() }));
-const platform = await finish("platform (queue + claim + sign + POST + record)", rate * seconds * endpoints, platformStart);
+const platform = await finish(
+  "platform (queue + claim + sign + POST + record)",
+  rate * seconds * endpoints,
+  platformStart,
+);
 
 await app.stop();
 receiverHost.kill();
@@ -156,7 +178,9 @@ await db.drop();
 console.log(
   `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${rate} events/s for ${seconds} s, each to ${endpoints} endpoints on loopback (${rate * endpoints} deliveries/s offered), concurrency ${concurrency}`,
 );
-console.log(`target: ${TARGET.deliveriesPerSecond} deliveries/s sustained, p99 emit-to-receipt under ${TARGET.p99Ms} ms\n`);
+console.log(
+  `target: ${TARGET.deliveriesPerSecond} deliveries/s sustained, p99 emit-to-receipt under ${TARGET.p99Ms} ms\n`,
+);
 console.log(
   `${"case".padEnd(50)}${"deliveries/s".padEnd(14)}${"p50 ms".padEnd(9)}${"p99 ms".padEnd(9)}${"delivered".padEnd(18)}ratio to bare`,
 );

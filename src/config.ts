@@ -163,13 +163,26 @@ const ConfigSchema = z
       .string()
       .default("5,300,1800,7200,18000,36000,36000")
       .transform((v) => v.split(",").map((x) => Number(x.trim())))
-      .pipe(z.array(z.number().min(0).max(7 * 86_400)).min(0).max(20)),
+      .pipe(
+        z
+          .array(
+            z
+              .number()
+              .min(0)
+              .max(7 * 86_400),
+          )
+          .min(0)
+          .max(20),
+      ),
     /**
      * An endpoint whose every attempt has failed for this long (and at least
      * WEBHOOK_DISABLE_AFTER_FAILURES attempts) is disabled; the team sees it on the endpoint and
      * gets an `endpoint.disabled` event on its other endpoints.
      */
-    WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().min(0).default(3 * 86_400),
+    WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .default(3 * 86_400),
     WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).default(10),
     /** Consecutive failed pings before `server.down` (one lost ping is not an outage). */
     WEBHOOK_DOWN_AFTER_FAILURES: z.coerce.number().int().min(1).max(100).default(3),

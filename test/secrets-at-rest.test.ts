@@ -88,7 +88,10 @@ describe("secrets at rest", () => {
     });
     secrets.webhookSecret1 = hook.body.secret;
     const hookPath = `/teams/${teamId}/webhooks/${hook.body.endpoint.endpoint_id}`;
-    const rotatedHook = await api(srv, "POST", `${hookPath}/secret`, { token: owner.token, body: { overlap_seconds: 600 } });
+    const rotatedHook = await api(srv, "POST", `${hookPath}/secret`, {
+      token: owner.token,
+      body: { overlap_seconds: 600 },
+    });
     secrets.webhookSecret2 = rotatedHook.body.secret;
     // The key bytes themselves, without the whsec_ prefix, must not be there either.
     secrets.webhookKey1 = secrets.webhookSecret1!.slice("whsec_".length);

@@ -8,9 +8,10 @@ declare global {
  * One signing key for every webhook test server of a run: on PostgreSQL they share one queue,
  * and any of them may deliver what another sealed.
  */
-export const SHARED_KEY = (globalThis.__webhookTestKey ??= generateKeyPairSync("ed25519")
+globalThis.__webhookTestKey ??= generateKeyPairSync("ed25519")
   .privateKey.export({ type: "pkcs8", format: "pem" })
-  .toString());
+  .toString();
+export const SHARED_KEY: string = globalThis.__webhookTestKey;
 
 /**
  * Settings for every webhook test server. On PostgreSQL all of them drain one queue, so any of

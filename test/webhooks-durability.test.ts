@@ -34,7 +34,12 @@ class ServiceProcess {
     };
     this.proc = Bun.spawn([process.execPath, "src/main.ts"], { env, stdout: "ignore", stderr: "inherit" });
     const deadline = Date.now() + 20_000;
-    while (!(await fetch(`${this.url}/health`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`${this.url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (this.proc.exitCode !== null) throw new Error(`the service exited with ${this.proc.exitCode}`);
       if (Date.now() > deadline) throw new Error("the service did not answer /health within 20 s");
       await Bun.sleep(50);

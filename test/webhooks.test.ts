@@ -68,7 +68,11 @@ describe("webhook endpoints", () => {
       event_types: ["server.down", "server.up"],
     });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(created.endpoint).toMatchObject({ kind: "standard", enabled: true, event_types: ["server.down", "server.up"] });
+    expect(created.endpoint).toMatchObject({
+      kind: "standard",
+      enabled: true,
+      event_types: ["server.down", "server.up"],
+    });
     const listed = await api(srv, "GET", `/teams/${teamId}/webhooks`, { token: owner.token });
     expect(listed.status).toBe(200);
     expect(listed.body.endpoints).toHaveLength(1);
@@ -99,7 +103,9 @@ describe("webhook endpoints", () => {
       body: { url: "http://169.254.169.254/latest/meta-data" },
     });
     expectError(meta, 400, "validation_failed");
-    expect((await api(srv, "GET", `/teams/${other.teamId}/webhooks`, { token: other.owner.token })).body.endpoints).toEqual([]);
+    expect(
+      (await api(srv, "GET", `/teams/${other.teamId}/webhooks`, { token: other.owner.token })).body.endpoints,
+    ).toEqual([]);
   });
 
   test("at send time a name is resolved once and checked: loopback is refused without the allowance, and the request goes to the checked address", async () => {
@@ -119,11 +125,16 @@ describe("webhook endpoints", () => {
     expect(lookups).toBe(2);
     // Connected to the address checked, with the URL's own host name in the Host header.
     expect(r.got[0]!.headers.host).toBe(`hooks.example.test:${r.port}`);
-    const metadata = await sendOnce(url, "{}", {}, {
-      timeoutMs: 2000,
-      policy: { allowPrivate: true },
-      lookup: async () => ["169.254.169.254"],
-    });
+    const metadata = await sendOnce(
+      url,
+      "{}",
+      {},
+      {
+        timeoutMs: 2000,
+        policy: { allowPrivate: true },
+        lookup: async () => ["169.254.169.254"],
+      },
+    );
     expect(metadata).toMatchObject({ ok: false, retryable: false });
   });
 });
@@ -141,10 +152,15 @@ describe("webhook delivery", () => {
     expect(got!.headers["webhook-id"]).toBe(queued.body.message_id);
     expect(Math.abs(Number(got!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(30);
     expect(got!.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    const verified = new Webhook(secret).verify(got!.body, got!.headers) as { type: string; data: { endpoint_id: string } };
+    const verified = new Webhook(secret).verify(got!.body, got!.headers) as {
+      type: string;
+      data: { endpoint_id: string };
+    };
     expect(verified).toMatchObject({ type: "webhook.test", data: { endpoint_id: ep.endpoint_id } });
     // A signature made with another secret does not verify.
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString("base64")}`).verify(got!.body, got!.headers)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 7).toString("base64")}`).verify(got!.body, got!.headers),
+    ).toThrow();
   });
 
   test("a receiver answering 500 twice then 200 gets the event three times with the same webhook-id", async () => {
@@ -161,7 +177,9 @@ describe("webhook delivery", () => {
     for (const g of got) expect(() => new Webhook(secret).verify(g.body, g.headers)).not.toThrow();
     // Backoff: each retry came after the scheduled wait (50 ms, up to 20% more).
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(45);
-    const list = await api(srv, "GET", `/teams/${teamId}/webhooks/${ep.endpoint_id}/deliveries`, { token: owner.token });
+    const list = await api(srv, "GET", `/teams/${teamId}/webhooks/${ep.endpoint_id}/deliveries`, {
+      token: owner.token,
+    });
     expect(list.body.deliveries[0]).toMatchObject({ status: "succeeded", attempts: 3, last_status_code: 200 });
     expect(list.body.deliveries[0].last_latency_ms).toBeGreaterThanOrEqual(0);
     const epNow = await api(srv, "GET", `/teams/${teamId}/webhooks/${ep.endpoint_id}`, { token: owner.token });
@@ -193,7 +211,13 @@ describe("webhook delivery", () => {
     await r.until(5);
     await Bun.sleep(300);
     const list = (await api(srv, "GET", `${path}/deliveries`, { token: owner.token })).body.deliveries;
-    expect(list.map((d: { status: string; attempts: number; last_status_code: number | null }) => [d.status, d.attempts, d.last_status_code])).toEqual([
+    expect(
+      list.map((d: { status: string; attempts: number; last_status_code: number | null }) => [
+        d.status,
+        d.attempts,
+        d.last_status_code,
+      ]),
+    ).toEqual([
       ["failed", 1, 302],
       ["failed", 1, 404],
       ["succeeded", 3, 200],
@@ -212,8 +236,8 @@ describe("webhook delivery", () => {
     await api(srv, "POST", `/teams/${teamId}/webhooks/${ep.endpoint_id}/test`, { token: owner.token });
     await r.until(1);
     await srv.services.webhookWorker.drain();
-    const d = (await api(srv, "GET", `/teams/${teamId}/webhooks/${ep.endpoint_id}/deliveries`, { token: owner.token })).body
-      .deliveries[0];
+    const d = (await api(srv, "GET", `/teams/${teamId}/webhooks/${ep.endpoint_id}/deliveries`, { token: owner.token }))
+      .body.deliveries[0];
     expect(d.status).toBe("succeeded");
     expect(d.last_response.length).toBe(4096);
   });
@@ -251,13 +275,17 @@ describe("webhook delivery", () => {
     const path = `/teams/${teamId}/webhooks/${ep.endpoint_id}`;
     const first = await api(srv, "POST", `${path}/test`, { token: owner.token });
     await r.until(1);
-    const again = await api(srv, "POST", `${path}/deliveries/${first.body.delivery_id}/redeliver`, { token: owner.token });
+    const again = await api(srv, "POST", `${path}/deliveries/${first.body.delivery_id}/redeliver`, {
+      token: owner.token,
+    });
     expect(again.status).toBe(200);
     expect(again.body.delivery_id).not.toBe(first.body.delivery_id);
     const got = await r.until(2);
     expect(got[1]!.headers["webhook-id"]).toBe(got[0]!.headers["webhook-id"]);
     expect(got[1]!.body).toBe(got[0]!.body);
-    const missing = await api(srv, "POST", `${path}/deliveries/${crypto.randomUUID()}/redeliver`, { token: owner.token });
+    const missing = await api(srv, "POST", `${path}/deliveries/${crypto.randomUUID()}/redeliver`, {
+      token: owner.token,
+    });
     expectError(missing, 404, "not_found");
   });
 
@@ -276,12 +304,20 @@ describe("webhook delivery", () => {
     const ep = await api(srv, "GET", `/teams/${teamId}/webhooks/${failing.endpoint_id}`, { token: owner.token });
     expect(ep.body).toMatchObject({ enabled: false, disabled_reason: "failing", consecutive_failures: 4 });
     // Disabled: a test is refused, and enabling it again clears the failure state.
-    expectError(await api(srv, "POST", `/teams/${teamId}/webhooks/${failing.endpoint_id}/test`, { token: owner.token }), 409);
+    expectError(
+      await api(srv, "POST", `/teams/${teamId}/webhooks/${failing.endpoint_id}/test`, { token: owner.token }),
+      409,
+    );
     const on = await api(srv, "PATCH", `/teams/${teamId}/webhooks/${failing.endpoint_id}`, {
       token: owner.token,
       body: { enabled: true },
     });
-    expect(on.body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0, failing_since: null });
+    expect(on.body).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      consecutive_failures: 0,
+      failing_since: null,
+    });
   });
 
   test("discord and slack endpoints get a chat message made from the event", async () => {
@@ -361,11 +397,16 @@ describe("events from the domains", () => {
     expect(hb.status).toBe(200);
     await srv.services.alerts.sweepAgents();
     const db = srv.services.database.db;
-    await db.execute(sql`update server_status set heartbeat_at = now() - interval '1 hour' where server_id = ${f.serverId}`);
+    await db.execute(
+      sql`update server_status set heartbeat_at = now() - interval '1 hour' where server_id = ${f.serverId}`,
+    );
     await srv.services.alerts.sweepAgents();
     await srv.services.alerts.sweepAgents();
     expect((await eventOf(r, "agent.offline")).data).toMatchObject({ server_id: f.serverId });
-    await api(srv, "POST", "/agent/heartbeat", { headers: { authorization: `Bearer ${f.agentToken}` }, body: { tps: 20 } });
+    await api(srv, "POST", "/agent/heartbeat", {
+      headers: { authorization: `Bearer ${f.agentToken}` },
+      body: { tps: 20 },
+    });
     await srv.services.alerts.sweepAgents();
     await eventOf(r, "agent.online");
     await srv.services.webhookWorker.drain();
@@ -384,7 +425,11 @@ describe("events from the domains", () => {
     const s = await signIn(srv, started.auth_url, { username: "Bob" });
     await decide(srv, s, "deny");
     const denied = await eventOf(r, "login.denied");
-    expect(denied.data).toMatchObject({ client_id: c.clientId, auth_request_id: started.auth_request_id, error: "consent_denied" });
+    expect(denied.data).toMatchObject({
+      client_id: c.clientId,
+      auth_request_id: started.auth_request_id,
+      error: "consent_denied",
+    });
     const rotated = await api(srv, "POST", `/client/apps/${c.clientId}/secret`, { token: c.owner.token });
     expect(rotated.status).toBe(200);
     expect((await eventOf(r, "client.secret_rotated")).data).toMatchObject({ client_id: c.clientId });

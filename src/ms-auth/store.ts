@@ -162,7 +162,10 @@ export class LoginRequestStore {
         mc_username: ctx.mcUsername ?? null,
       });
     else if (row.status === "denied")
-      this.events.emit({ clientId: row.clientId }, "login.denied", { auth_request_id: row.id, error: ctx.error ?? null });
+      this.events.emit({ clientId: row.clientId }, "login.denied", {
+        auth_request_id: row.id,
+        error: ctx.error ?? null,
+      });
   }
 
   private load(id: string): Promise<LoginRequestRow | null> {

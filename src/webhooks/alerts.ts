@@ -57,9 +57,12 @@ export class ServerAlerts {
          where s.agent_offline is distinct from excluded.agent_offline
         returning s.server_id, s.agent_offline, (xmax = 0) as inserted)
       select c.server_id, c.agent_offline, c.inserted, cur.heartbeat_at from changed c join cur using (server_id)`);
-    for (const r of rowsOf<{ server_id: string; agent_offline: boolean; inserted: boolean; heartbeat_at: Date | string }>(
-      result,
-    )) {
+    for (const r of rowsOf<{
+      server_id: string;
+      agent_offline: boolean;
+      inserted: boolean;
+      heartbeat_at: Date | string;
+    }>(result)) {
       if (r.inserted && !r.agent_offline) continue;
       this.events.emit({ serverId: r.server_id }, r.agent_offline ? "agent.offline" : "agent.online", {
         last_heartbeat_at: new Date(r.heartbeat_at).toISOString(),

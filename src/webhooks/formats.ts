@@ -42,7 +42,11 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
     case "player.unbanned":
       return { title: `${str(d.uuid)} was unbanned on ${server}`, color: GREEN, fields: [["Source", str(d.source)]] };
     case "agent.offline":
-      return { title: `The agent on ${server} went silent`, color: RED, fields: [["Last heartbeat", str(d.last_heartbeat_at)]] };
+      return {
+        title: `The agent on ${server} went silent`,
+        color: RED,
+        fields: [["Last heartbeat", str(d.last_heartbeat_at)]],
+      };
     case "agent.online":
       return { title: `The agent on ${server} is back`, color: GREEN, fields: [] };
     case "login.authorized":
@@ -58,7 +62,11 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
         fields: [["Code", str(d.error)]],
       };
     case "client.secret_rotated":
-      return { title: `The secret of client ${str(d.client_name ?? d.client_id)} was rotated`, color: GREY, fields: [] };
+      return {
+        title: `The secret of client ${str(d.client_name ?? d.client_id)} was rotated`,
+        color: GREY,
+        fields: [],
+      };
     case "endpoint.disabled":
       return {
         title: "A webhook endpoint was disabled after failing",

@@ -57,7 +57,13 @@ export const webhooksRouter = router({
   list: authedProcedure
     .meta({
       access: "team:viewer",
-      openapi: { method: "GET", path: "/teams/{team_id}/webhooks", tags, summary: "The team's webhook endpoints", errorResponses: err },
+      openapi: {
+        method: "GET",
+        path: "/teams/{team_id}/webhooks",
+        tags,
+        summary: "The team's webhook endpoints",
+        errorResponses: err,
+      },
     })
     .input(ZEndpointRef.pick({ team_id: true }))
     .output(z.object({ endpoints: z.array(ZEndpoint).max(LIMITS.webhooksPerTeam) }))

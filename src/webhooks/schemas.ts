@@ -22,7 +22,10 @@ export const ZEndpoint = z.object({
     .nullable()
     .meta({ description: "`failing`: the service disabled it after its deliveries failed for days" }),
   disabled_at: ZTimestamp.nullable(),
-  secret_prefix: z.string().max(20).meta({ description: "The start of the current signing secret, for recognising it" }),
+  secret_prefix: z
+    .string()
+    .max(20)
+    .meta({ description: "The start of the current signing secret, for recognising it" }),
   previous_secret_expires_at: ZTimestamp.nullable().meta({
     description: "Until then the secret before the last rotation also signs every delivery",
   }),
@@ -43,12 +46,21 @@ export const ZDelivery = z.object({
   last_status_code: z.number().int().nullable(),
   last_error: z.string().max(1000).nullable(),
   last_latency_ms: z.number().int().nullable(),
-  last_response: z.string().max(8192).nullable().meta({ description: "The start of the last response body (4 KiB at most)" }),
+  last_response: z
+    .string()
+    .max(8192)
+    .nullable()
+    .meta({ description: "The start of the last response body (4 KiB at most)" }),
   last_attempt_at: ZTimestamp.nullable(),
   created_at: ZTimestamp,
 });
 
-const ZUrl = z.string().trim().min(1).max(2000).meta({ description: "https (or http) URL; private addresses are refused" });
+const ZUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2000)
+  .meta({ description: "https (or http) URL; private addresses are refused" });
 const ZDescription = z.string().trim().max(500);
 const ZTypes = z
   .array(ZEventType)

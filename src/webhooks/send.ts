@@ -77,7 +77,12 @@ export async function sendOnce(
       signal,
       keepalive: true,
       ...(u.protocol === "https:"
-        ? { tls: { serverName: u.hostname, checkServerIdentity: (_: string, cert: never) => checkServerIdentity(u.hostname, cert) } }
+        ? {
+            tls: {
+              serverName: u.hostname,
+              checkServerIdentity: (_: string, cert: never) => checkServerIdentity(u.hostname, cert),
+            },
+          }
         : {}),
     } as RequestInit);
     const text = await capped(res, RESPONSE_CAP_BYTES);

@@ -39,7 +39,9 @@ export const endpointOut = (e: EndpointRow) => ({
   disabled_at: e.disabledAt ? iso(e.disabledAt) : null,
   secret_prefix: e.secretPrefix,
   previous_secret_expires_at:
-    e.previousSecretExpiresAt && e.previousSecretExpiresAt.getTime() > Date.now() ? iso(e.previousSecretExpiresAt) : null,
+    e.previousSecretExpiresAt && e.previousSecretExpiresAt.getTime() > Date.now()
+      ? iso(e.previousSecretExpiresAt)
+      : null,
   failing_since: e.failingSince ? iso(e.failingSince) : null,
   consecutive_failures: e.consecutiveFailures,
   created_at: iso(e.createdAt),
@@ -105,7 +107,11 @@ export class WebhooksService implements TeamEventSink {
   /** Queues an event; its id, or null when no endpoint of the team wants it. */
   enqueue(scope: EventScope, type: TeamEventType, data: Record<string, unknown>): Promise<string | null> {
     const [kind, ref] =
-      "teamId" in scope ? ["team", scope.teamId] : "serverId" in scope ? ["server", scope.serverId] : ["client", scope.clientId];
+      "teamId" in scope
+        ? ["team", scope.teamId]
+        : "serverId" in scope
+          ? ["server", scope.serverId]
+          : ["client", scope.clientId];
     return new Promise((resolve, reject) => {
       this.waiting.push({ id: newMessageId(), kind, ref, type, ts: new Date().toISOString(), data, resolve, reject });
       if (this.waiting.length >= QUEUE_BATCH) void this.write();
@@ -183,7 +189,10 @@ export class WebhooksService implements TeamEventSink {
     if (u.protocol !== "https:" && u.protocol !== "http:")
       throw new AppError("validation_failed", "url must use https (or http).");
     if (u.username || u.password)
-      throw new AppError("validation_failed", "url must not carry credentials; the signature authenticates the sender.");
+      throw new AppError(
+        "validation_failed",
+        "url must not carry credentials; the signature authenticates the sender.",
+      );
     const literal = literalAddress(u.hostname);
     const policy = { allowPrivate: this.config.WEBHOOK_ALLOW_PRIVATE };
     if (literal) {
@@ -378,4 +387,3 @@ function rawDelivery(r: Record<string, unknown>) {
     eventType: r.event_type as string,
   });
 }
-

@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { servers } from "./servers";
 import { teams } from "./teams";
 
@@ -7,7 +18,12 @@ const tz = (name: string) => timestamp(name, { withTimezone: true });
 
 /** `standard` sends the signed event itself; `discord` and `slack` send a chat message made from it. */
 export const webhookKind = pgEnum("webhook_kind", ["standard", "discord", "slack"]);
-export const webhookDeliveryStatus = pgEnum("webhook_delivery_status", ["pending", "delivering", "succeeded", "failed"]);
+export const webhookDeliveryStatus = pgEnum("webhook_delivery_status", [
+  "pending",
+  "delivering",
+  "succeeded",
+  "failed",
+]);
 
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -87,9 +103,7 @@ export const webhookDeliveries = pgTable(
     createdAt: tz("created_at").notNull().defaultNow(),
   },
   (t) => [
-    index("webhook_deliveries_due_idx")
-      .on(t.nextAttemptAt)
-      .where(sql`status in ('pending', 'delivering')`),
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status in ('pending', 'delivering')`),
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt),
     index("webhook_deliveries_message_idx").on(t.messageId),
   ],
