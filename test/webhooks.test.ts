@@ -383,6 +383,18 @@ describe("events from the domains", () => {
     const lifted = await api(srv, "DELETE", `/server/bans/${uuid}`, f.as());
     expect(lifted.status).toBe(200);
     expect((await eventOf(r, "player.unbanned")).data).toMatchObject({ server_id: f.serverId, uuid });
+    // A ban made in game, reported by the agent, is a player.banned too.
+    const inGame = crypto.randomUUID();
+    const pushed = await api(srv, "POST", "/agent/events", {
+      headers: { authorization: `Bearer ${f.agentToken}` },
+      body: { events: [{ event_id: `ban-${inGame}`, type: "ban", uuid: inGame, name: "Cheater", reason: "fly hack" }] },
+    });
+    expect(`${pushed.status} ${pushed.text}`).toStartWith("200");
+    await r.until(3);
+    expect(events(r)[2]).toMatchObject({
+      type: "player.banned",
+      data: { server_id: f.serverId, uuid: inGame, name: "Cheater", origin: "game" },
+    });
   });
 
   test("an agent silent past the limit is agent.offline, and agent.online when it is heard again", async () => {

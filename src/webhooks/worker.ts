@@ -85,12 +85,22 @@ export class DeliveryWorker {
     this.kick();
   }
 
-  /** Stops claiming and waits for the attempts under way to be recorded. */
+  /**
+   * Stops claiming, hands back what was claimed but not started (uncounted, due at once, so
+   * another instance need not wait for the lease), and waits for the attempts under way.
+   */
   async stop() {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.retentionTimer);
     this.timer = this.retentionTimer = undefined;
+    const unstarted = this.queue.splice(0).map((c) => c.id);
+    if (unstarted.length)
+      await this.db
+        .execute(sql`
+          update webhook_deliveries set status = 'pending', attempts = attempts - 1, next_attempt_at = now()
+           where id in (select jsonb_array_elements_text(${JSON.stringify(unstarted)}::jsonb)::uuid)`)
+        .catch((err) => this.log.error("handing back claimed webhook deliveries failed", { err }));
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
   }
 
