@@ -469,3 +469,21 @@ describe("signing secrets at rest", () => {
     expect(k.seal("whsec_abc", "endpoint-1")).not.toBe(sealed);
   });
 });
+
+describe("the OpenAPI document", () => {
+  test("describes every event type's body and the signature headers under `webhooks`", async () => {
+    const srv = await fastServer();
+    const doc = (await api(srv, "GET", "/openapi.json")).body;
+    const { TEAM_EVENT_TYPES } = await import("../src/lib/events");
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...TEAM_EVENT_TYPES].sort());
+    const down = doc.webhooks["server.down"].post;
+    expect(down.parameters.map((p: { name: string }) => p.name)).toEqual([
+      "webhook-id",
+      "webhook-timestamp",
+      "webhook-signature",
+    ]);
+    const body = down.requestBody.content["application/json"].schema;
+    expect(body.properties.type.const).toBe("server.down");
+    expect(Object.keys(body.properties.data.properties)).toEqual(["server_id", "server_name", "failed_pings", "error"]);
+  });
+});

@@ -99,3 +99,82 @@ export const ZEndpointWithSecret = z.object({
   endpoint: ZEndpoint,
   secret: z.string().meta({ description: "`whsec_` + base64: shown only in this response" }),
 });
+
+const ZServerRef = {
+  server_id: ZUuid,
+  server_name: z.string().max(100),
+};
+const ZClientRef = {
+  client_id: ZUuid,
+  client_name: z.string().max(100),
+};
+const ZAgentSilence = z.object({
+  ...ZServerRef,
+  last_heartbeat_at: ZTimestamp,
+  silence_seconds: z.number().int(),
+});
+
+/** Each event type's `data`, for the OpenAPI document's `webhooks` (docs/webhooks.md says when each is sent). */
+export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { summary: string; data: z.ZodObject }> = {
+  "server.down": {
+    summary: "A server failed WEBHOOK_DOWN_AFTER_FAILURES pings in a row (once per outage)",
+    data: z.object({ ...ZServerRef, failed_pings: z.number().int(), error: z.string().max(500).nullable() }),
+  },
+  "server.up": {
+    summary: "The first answered ping after a server.down",
+    data: z.object({
+      ...ZServerRef,
+      latency_ms: z.number().int().nullable(),
+      players_online: z.number().int().nullable(),
+    }),
+  },
+  "player.banned": {
+    summary: "A ban from the dashboard or reported by the server's agent",
+    data: z.object({
+      ...ZServerRef,
+      uuid: ZUuid,
+      name: z.string().max(16).nullable(),
+      reason: z.string().max(500),
+      source: z.string().max(100),
+      origin: z.enum(["dashboard", "game"]),
+      created: ZTimestamp,
+      expires: z.union([ZTimestamp, z.literal("forever")]),
+    }),
+  },
+  "player.unbanned": {
+    summary: "A ban lifted",
+    data: z.object({ ...ZServerRef, uuid: ZUuid, source: z.enum(["dashboard", "game"]) }),
+  },
+  "agent.offline": { summary: "No agent heartbeat for WEBHOOK_AGENT_SILENCE_SECONDS", data: ZAgentSilence },
+  "agent.online": { summary: "A heartbeat again after agent.offline", data: ZAgentSilence },
+  "login.authorized": {
+    summary: "A launcher sign-in was approved",
+    data: z.object({
+      ...ZClientRef,
+      auth_request_id: z.string().max(100),
+      mc_uuid: z.string().max(36).nullable(),
+      mc_username: z.string().max(16).nullable(),
+    }),
+  },
+  "login.denied": {
+    summary: "A launcher sign-in was denied; `error` is the denial code",
+    data: z.object({ ...ZClientRef, auth_request_id: z.string().max(100), error: z.string().max(60).nullable() }),
+  },
+  "client.secret_rotated": {
+    summary: "A client's secret was rotated",
+    data: z.object({ ...ZClientRef, rotated_at: ZTimestamp }),
+  },
+  "endpoint.disabled": {
+    summary: "Another endpoint of the team was disabled after failing (sent to the team's other endpoints)",
+    data: z.object({
+      endpoint_id: ZUuid,
+      url: z.string().max(2000),
+      failing_since: ZTimestamp,
+      reason: z.literal("failing"),
+    }),
+  },
+  "webhook.test": {
+    summary: "A test event (the test route or button)",
+    data: z.object({ endpoint_id: ZUuid, team_id: ZUuid, message: z.string().max(200) }),
+  },
+};
