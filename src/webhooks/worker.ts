@@ -53,7 +53,8 @@ export class DeliveryWorker {
   private readonly inflight = new Set<Promise<void>>();
   /** Claimed, waiting for a slot: at most one batch, each waits at most one attempt's time. */
   private queue: Claimed[] = [];
-  private filling = false;
+  /** The claim (and start) under way, if any: one at a time. */
+  private filling: Promise<unknown> | undefined;
   private again = false;
   private stopped = false;
   /** Attempts this instance has made since it started (tests and benches read it). */
@@ -94,6 +95,8 @@ export class DeliveryWorker {
     clearInterval(this.timer);
     clearInterval(this.retentionTimer);
     this.timer = this.retentionTimer = undefined;
+    // A claim under way lands in the queue first, so it is handed back too.
+    await this.filling;
     const unstarted = this.queue.splice(0).map((c) => c.id);
     if (unstarted.length)
       await this.db
@@ -111,11 +114,10 @@ export class DeliveryWorker {
       this.again = true;
       return;
     }
-    this.filling = true;
-    void this.fill()
+    this.filling = this.fill()
       .catch((err) => this.log.error("webhook claim failed", { err }))
       .finally(() => {
-        this.filling = false;
+        this.filling = undefined;
         if (this.again) {
           this.again = false;
           this.kick();
@@ -144,7 +146,7 @@ export class DeliveryWorker {
     if (free <= 0) return 0;
     if (this.queue.length < free) this.queue.push(...(await this.claim(this.config.WEBHOOK_CONCURRENCY)));
     let started = 0;
-    while (this.inflight.size < this.config.WEBHOOK_CONCURRENCY && this.queue.length) {
+    while (!this.stopped && this.inflight.size < this.config.WEBHOOK_CONCURRENCY && this.queue.length) {
       this.launch(this.queue.shift()!);
       started++;
     }
