@@ -100,3 +100,10 @@ table([
   { name: "REST door  GET /health", r: appHealth, baseline: rawHealth },
 ]);
 console.log(`load tool: ${appValidate.tool}`);
+const verdict = (ok: boolean) => (ok ? "met" : "not met");
+const validateRatio = appValidate.rps / rawValidate.rps;
+console.log(
+  `\ntargets: idle RSS under 200 MiB: first start ${mib(appFirst)} MiB (${verdict(appFirst < 200 * 1024)}), ` +
+    `restart ${mib(appIdle)} MiB (${verdict(appIdle < 200 * 1024)}); ` +
+    `validate at least 0.8x the raw baseline: ${validateRatio.toFixed(2)}x (${verdict(validateRatio >= 0.8)})`,
+);

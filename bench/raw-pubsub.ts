@@ -3,6 +3,8 @@
  * open; POST /publish broadcasts the same message shape the app sends. No auth, no actor, no
  * database, no bus: what Bun's fan-out costs by itself.
  */
+import "./lib/gc-on-signal";
+
 const port = Number(process.env.PORT ?? 0);
 const server = Bun.serve({
   port,

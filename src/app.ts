@@ -39,8 +39,8 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(edgePlugin({ edge, log, inflight, maxBodyBytes: config.MAX_BODY_BYTES }))
     .use(
       docsRoutes({
-        openapi: buildOpenApiDocument(appRouter, config.PUBLIC_URL),
-        asyncapi: buildAsyncApiDocument(config.PUBLIC_URL),
+        openapi: () => buildOpenApiDocument(appRouter, config.PUBLIC_URL),
+        asyncapi: () => buildAsyncApiDocument(config.PUBLIC_URL),
       }),
     )
     .use(trpcDoor(appRouter, services))
@@ -71,6 +71,7 @@ export async function startServer(
     dataDir: config.DATA_DIR,
     connect: { timeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, log },
     pool: { max: config.DATABASE_POOL_MAX, idleTimeoutSeconds: config.DATABASE_IDLE_TIMEOUT_SECONDS },
+    initInChild: config.NODE_ENV !== "test",
   });
   const services = await createServices(config, database, log);
   const inflight: Inflight = { count: 0 };

@@ -27,6 +27,9 @@ try {
   }
   throw err;
 }
+// Startup's garbage (initdb and migration files, the documents' construction) is freed now,
+// not whenever the heap next grows: an idle instance would otherwise keep it.
+Bun.gc(true);
 log.info("listening", {
   url: config.PUBLIC_URL,
   port: server.port,

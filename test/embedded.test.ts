@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { openDatabase, PGLITE_SHARED_BUFFERS } from "../src/db/client";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { MIGRATIONS_DIR, openDatabase, PGLITE_SHARED_BUFFERS } from "../src/db/client";
 import { users } from "../src/db/schema";
 import { HealthService } from "../src/health/service";
 import { AppError } from "../src/lib/errors";
@@ -42,6 +44,51 @@ describe.skipIf(usingPostgres())("the embedded database (PGlite)", () => {
       await database.close();
     }
   }, 60_000);
+});
+
+describe.skipIf(usingPostgres())("a first start on an empty PGlite directory", () => {
+  test("is initialised in a child process: every migration is applied, and writes survive a restart", async () => {
+    const dataDir = tempDir();
+    const journal = (await Bun.file(join(MIGRATIONS_DIR, "meta/_journal.json")).json()) as { entries: unknown[] };
+    const first = await openDatabase({ dataDir, initInChild: true });
+    const email = `first-start-${Date.now()}@example.test`;
+    try {
+      expect(existsSync(join(dataDir, "pglite", "PG_VERSION"))).toBe(true);
+      const rows = rowsOf(await first.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
+      expect(rows[0]!.n).toBe(journal.entries.length);
+      await first.db.insert(users).values({ email, passwordHash: "x" });
+    } finally {
+      await first.close();
+    }
+    const again = await openDatabase({ dataDir, initInChild: true });
+    try {
+      expect(await again.db.select({ email: users.email }).from(users).where(eq(users.email, email))).toEqual([
+        { email },
+      ]);
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
+
+  test("whose initialisation fails is refused naming the directory, and the directory is not left locked", async () => {
+    const dataDir = tempDir();
+    // A file where initdb must create a directory.
+    mkdirSync(join(dataDir, "pglite"));
+    writeFileSync(join(dataDir, "pglite", "base"), "not a directory");
+    const open = () => openDatabase({ dataDir, initInChild: true });
+    const refused = await open().then(
+      () => "opened",
+      (err: Error) => err.message,
+    );
+    expect(refused).toContain(`initialising the PGlite directory ${join(dataDir, "pglite")} failed`);
+    // Refused for the same reason again, not for a lock the first attempt kept.
+    expect(
+      await open().then(
+        () => "opened",
+        (err: Error) => err.message,
+      ),
+    ).toContain("initialising the PGlite directory");
+  }, 120_000);
 });
 
 describe("health probe", () => {

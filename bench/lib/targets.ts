@@ -1,3 +1,6 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import postgres from "postgres";
 import { freePort } from "../../test/shared";
 
@@ -75,4 +78,19 @@ export async function post(base: string, path: string, body: unknown, token?: st
   });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<any>;
+}
+
+/**
+ * Asks a target that imports bench/lib/gc-on-signal.ts for a full collection; its RSS and
+ * JS heap in use right after, in bytes.
+ */
+export async function collect(pid: number): Promise<{ rss: number; heapUsed: number }> {
+  const file = join(tmpdir(), `mcp-gc-${pid}.json`);
+  rmSync(file, { force: true });
+  process.kill(pid, "SIGUSR2");
+  for (let i = 0; i < 200 && !existsSync(file); i++) await Bun.sleep(25);
+  await Bun.sleep(25);
+  const figures = JSON.parse(readFileSync(file, "utf8"));
+  rmSync(file, { force: true });
+  return figures;
 }

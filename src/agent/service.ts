@@ -61,15 +61,10 @@ export class AgentService {
       memUsed: hb.memory_used_mb ?? null,
       memMax: hb.memory_max_mb ?? null,
     };
-    const result = await this.db.execute(sql`
-      with ${rollupCtes(serverId, at, v)}
-      insert into server_status (server_id, tps, mspt, agent_players_online, memory_used_mb, memory_max_mb, heartbeat_at)
-      values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${receivedAt.toISOString()}::timestamptz)
-      on conflict (server_id) do update set
-        tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
-        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
-      returning coalesce((select opened from metrics_minute), false) as opened`);
-    await touchAgentSessions(this.db, serverId, receivedAt);
+    // Live charts get the reading as soon as it is accepted, not after the write: the write is
+    // still made (the answer waits for it), but its time on a busy database is no longer on
+    // the sockets' path. A write that fails leaves one extra point on a live chart, which the
+    // agent's retry (a new reading) follows anyway; it never adds to the stored history.
     this.sink.publish(
       serverId,
       "heartbeat",
@@ -82,6 +77,15 @@ export class AgentService {
       },
       receivedAt,
     );
+    const result = await this.db.execute(sql`
+      with ${rollupCtes(serverId, at, v)}
+      insert into server_status (server_id, tps, mspt, agent_players_online, memory_used_mb, memory_max_mb, heartbeat_at)
+      values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${receivedAt.toISOString()}::timestamptz)
+      on conflict (server_id) do update set
+        tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
+        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
+      returning coalesce((select opened from metrics_minute), false) as opened`);
+    await touchAgentSessions(this.db, serverId, receivedAt);
     if (rowsOf<{ opened: boolean }>(result)[0]?.opened) void this.closer?.opened(serverId, at);
     return { server_id: serverId, received_at: iso(receivedAt) };
   }
