@@ -16,7 +16,9 @@ import { startStatusResponder } from "./demo-mc-server";
 const OUT = join(import.meta.dir, "../docs/screenshots");
 const SIZES = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 
-const server = await startTestServer({ LOG_LEVEL: "error" });
+// This server delivers webhooks (test servers do not by default), to a receiver on loopback.
+const server = await startTestServer({ LOG_LEVEL: "error", WEBHOOK_CONCURRENCY: "4", WEBHOOK_POLL_MS: "100" });
+const hookReceiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") });
 const responder = await startStatusResponder({ players: 3, maxPlayers: 40, motd: "Survival" });
 const base = server.url;
 
@@ -49,6 +51,22 @@ await call("POST", "/auth/signup", { email: "viewer@example.test", password: PAS
 const { team_id } = await call("POST", "/teams", { name: "Blocky Realms" }, token);
 await call("POST", `/teams/${team_id}/members`, { email: "viewer@example.test", role: "viewer" }, token);
 await call("POST", `/teams/${team_id}/api-keys`, { name: "ci-deploy", role: "admin" }, token);
+const hook = await call(
+  "POST",
+  `/teams/${team_id}/webhooks`,
+  {
+    url: `http://127.0.0.1:${hookReceiver.port}/minecraft`,
+    description: "ops alerts",
+    event_types: ["server.down", "server.up", "player.banned"],
+  },
+  token,
+);
+await call(
+  "POST",
+  `/teams/${team_id}/webhooks`,
+  { url: "https://discord.com/api/webhooks/123/abc", kind: "discord", event_types: ["login.denied"] },
+  token,
+);
 const client = await call(
   "POST",
   "/client/apps",
@@ -116,6 +134,10 @@ await call(
   asServer,
 );
 
+await call("POST", `/teams/${team_id}/webhooks/${hook.endpoint.endpoint_id}/test`, undefined, token);
+await server.services.webhooks.flush();
+await server.services.webhookWorker.drain();
+
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const browser = await launchChromium();
@@ -166,6 +188,12 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await page.goto(`${base}/#/team`);
   await page.getByRole("heading", { name: "API keys" }).waitFor();
   await shoot(page, `team-${size}`);
+  const hooks = page.getByRole("region", { name: "Webhooks" });
+  await hooks.getByRole("button", { name: "Deliveries" }).first().click();
+  await page.waitForSelector('tr[data-testid="delivery"] [data-status="succeeded"]');
+  await Bun.sleep(300);
+  await hooks.screenshot({ path: join(OUT, `webhooks-${size}.png`) });
+  console.log(`docs/screenshots/webhooks-${size}.png`);
   await page.goto(`${base}/#/account`);
   await page.getByText("Signed in as").waitFor();
   await shoot(page, `account-${size}`);
@@ -187,5 +215,6 @@ await shoot(page, "server-dark-desktop");
 
 await browser.close();
 await responder.close();
+hookReceiver.stop(true);
 await stopAll();
 process.exit(0);

@@ -172,6 +172,52 @@ const ConfigSchema = z
      * and CGNAT addresses: refused unless set, for self-hosters whose servers are on their LAN.
      */
     OUTBOUND_ALLOW_PRIVATE: bool.default(false),
+    // --- Webhooks ---
+    /**
+     * Webhook targets on loopback, RFC 1918, ULA, link-local and CGNAT addresses. Unset: the same
+     * as OUTBOUND_ALLOW_PRIVATE. Cloud metadata addresses are refused whatever this says.
+     */
+    WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+    /** Delivery workers on this instance (HTTP requests in flight at once). */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(16),
+    /** How often an idle instance looks for due deliveries (new events on this instance start at once). */
+    WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+    /** One attempt's whole time (connect, send, read the capped response). */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /**
+     * Seconds before each retry after a failed attempt (timeout, network error, 5xx, 429), each
+     * with up to 20% jitter; when the list runs out the delivery has failed. The default spans
+     * about 27 hours (the Standard Webhooks schedule).
+     */
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+      .string()
+      .default("5,300,1800,7200,18000,36000,36000")
+      .transform((v) => v.split(",").map((x) => Number(x.trim())))
+      .pipe(
+        z
+          .array(
+            z
+              .number()
+              .min(0)
+              .max(7 * 86_400),
+          )
+          .min(0)
+          .max(20),
+      ),
+    /**
+     * An endpoint whose every attempt has failed for this long (and at least
+     * WEBHOOK_DISABLE_AFTER_FAILURES attempts) is disabled; the team sees it on the endpoint and
+     * gets an `endpoint.disabled` event on its other endpoints.
+     */
+    WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .default(3 * 86_400),
+    WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).default(10),
+    /** Consecutive failed pings before `server.down` (one lost ping is not an outage). */
+    WEBHOOK_DOWN_AFTER_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
+    /** An agent silent this long is `agent.offline` (its heartbeat comes every 15-30 s). */
+    WEBHOOK_AGENT_SILENCE_SECONDS: z.coerce.number().int().min(5).max(86_400).default(120),
     // --- Realtime analytics stream ---
     WS_AUTH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
     WS_EXPIRY_NOTICE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
@@ -221,6 +267,7 @@ const ConfigSchema = z
     ...c,
     PUBLIC_URL: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
     DEV_IDP_ENABLED: c.DEV_IDP_ENABLED ?? (!c.MS_CLIENT_ID && c.NODE_ENV !== "production"),
+    WEBHOOK_ALLOW_PRIVATE: c.WEBHOOK_ALLOW_PRIVATE ?? c.OUTBOUND_ALLOW_PRIVATE,
   }))
   .superRefine((c, ctx) => {
     if (c.PORT_SHARING && !c.DATABASE_URL) {

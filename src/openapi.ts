@@ -7,6 +7,7 @@ import { OPERATION_DESCRIPTIONS, OPERATION_EXAMPLES, registerComponents } from "
 import { ERROR_CODES, type ErrorCode } from "./lib/errors";
 import type { Meta } from "./trpc/init";
 import { restRoutes } from "./trpc/rest";
+import { WEBHOOK_EVENT_DATA } from "./webhooks/schemas";
 
 const ZErrorEnvelope = z
   .object({
@@ -102,6 +103,54 @@ const html = (description: string) => ({
   description,
   content: { "text/html": { schema: { type: "string", maxLength: 65536 } } },
 });
+
+const signatureHeaders = [
+  ["webhook-id", "The event id (`msg_...`): the same on every retry; deduplicate on it", 40],
+  ["webhook-timestamp", "Unix seconds when this attempt was signed", 20],
+  [
+    "webhook-signature",
+    "`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with the base64-decoded secret after `whsec_`; two, space-separated, during a rotation's overlap",
+    200,
+  ],
+] as const;
+
+/** What a team's `standard` endpoint receives, one entry per event type (OpenAPI 3.1 `webhooks`). */
+function webhookEvents(): Json {
+  const out: Json = {};
+  for (const [type, { summary, data }] of Object.entries(WEBHOOK_EVENT_DATA)) {
+    const body = z.object({
+      type: z.literal(type),
+      timestamp: z.iso.datetime({ offset: true }).max(40),
+      data,
+    });
+    const one = createDocument({
+      openapi: "3.1.0",
+      info: { title: "", version: "" },
+      webhooks: {
+        [type]: {
+          post: {
+            operationId: `webhook-${type.replace(".", "-")}`,
+            tags: ["webhooks"],
+            summary,
+            description: "Sent to the team's endpoints that take this type; see docs/webhooks.md.",
+            parameters: signatureHeaders.map(([name, description, max]) => ({
+              name,
+              in: "header" as const,
+              required: true,
+              description,
+              schema: { type: "string" as const, maxLength: max },
+            })),
+            requestBody: { required: true, content: { "application/json": { schema: body } } },
+            responses: { "200": { description: "Any 2xx acknowledges the event; anything else is retried or failed" } },
+            security: [],
+          },
+        },
+      },
+    }) as Json;
+    Object.assign(out, one.webhooks);
+  }
+  return out;
+}
 
 /**
  * The browser half of the ms_auth flow: HTML, cookies and redirects rather than JSON, so
@@ -286,6 +335,10 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
   }) as Json;
   doc.components ??= {};
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ...errorDoc.components.schemas };
+  doc.webhooks = webhookEvents();
+  // What the service sends: bounded as its responses are.
+  for (const item of Object.values<Json>(doc.webhooks))
+    for (const content of Object.values<Json>(item.post.requestBody.content)) boundSchema(content.schema, true);
   doc.components.headers = {
     "X-Request-Id": {
       description: "The request's id, also in every error body",

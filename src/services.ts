@@ -34,6 +34,9 @@ import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
 import { ServersService } from "./servers/service";
+import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
+import { WebhooksService } from "./webhooks/service";
+import { DeliveryWorker } from "./webhooks/worker";
 
 /** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
 function flushTask(store: BatchedRateLimitStore, ms: number, log: Logger): BackgroundTask {
@@ -100,8 +103,17 @@ export async function createServices(config: Config, database: Database, log: Lo
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
-  const clients = new ClientsService(db, bus);
+  const webhooks = new WebhooksService(db, keyring, config, log.child({ component: "webhooks" }));
+  const webhookWorker = new DeliveryWorker(db, keyring, config, log.child({ component: "webhooks" }), webhooks);
+  webhooks.onQueued(() => webhookWorker.kick());
+  const alerts = new ServerAlerts(db, webhooks, {
+    downAfterFailures: config.WEBHOOK_DOWN_AFTER_FAILURES,
+    agentSilenceSeconds: config.WEBHOOK_AGENT_SILENCE_SECONDS,
+  });
+  const clients = new ClientsService(db, bus, undefined, webhooks);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
+  // Bans reach the live view and, as player.banned / player.unbanned, the team's webhooks.
+  const serverEvents = withBanEvents(realtime, webhooks);
   // Failed sign-ins are few and guard passwords: counted exactly, one statement a failure.
   const loginThrottle = new LoginThrottle(exact, bus, {
     account: {
@@ -116,7 +128,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
   });
   const edge = new Edge(config, () => clock.now(), metrics);
-  const loginRequests = new LoginRequestStore(db, clock, metrics);
+  const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
   const links = new LoginLinks(keyring, config);
   const assertions = new SessionAssertions(
     db,
@@ -143,6 +155,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   );
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
+  monitoring.consume((serverId, r) => alerts.fromSample(serverId, r));
   monitoring.onSample((serverId, r, changed) =>
     realtime.publish(serverId, "status", {
       online: r.online,
@@ -184,13 +197,16 @@ export async function createServices(config: Config, database: Database, log: Lo
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
-    players: new PlayersService(db, realtime),
+    players: new PlayersService(db, serverEvents),
     ranks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, realtime, clock, metricBuffer),
+    agent: new AgentService(db, ranks, serverEvents, clock, metricBuffer),
     playerHistory,
     realtime,
+    webhooks,
+    webhookWorker,
+    alerts,
     edge,
     metrics,
     background: [
@@ -212,6 +228,12 @@ export async function createServices(config: Config, database: Database, log: Lo
       ...(config.PINGER_ENABLED ? [monitoring] : []),
       // Stopped after the HTTP server has drained, so the last heartbeats are in its final flush.
       metricBuffer.task(config.METRICS_FLUSH_MS),
+      every("agent-silence-sweep", Math.max(1, Math.min(15, config.WEBHOOK_AGENT_SILENCE_SECONDS / 4)), log, () =>
+        alerts.sweepAgents(),
+      ),
+      // Events emitted by requests that just finished are queued before the database closes.
+      { name: "webhook-queue", start() {}, stop: () => webhooks.flush() },
+      webhookWorker,
     ],
   };
 }

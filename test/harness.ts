@@ -32,6 +32,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     DATABASE_IDLE_TIMEOUT_SECONDS: "20",
     // Status responders listen on loopback; the refusals have tests on a server without this.
     OUTBOUND_ALLOW_PRIVATE: "true",
+    // On PostgreSQL every test server shares one delivery queue: only servers a webhook test
+    // starts (with its own retry timings) deliver, so theirs are not claimed by the others.
+    WEBHOOK_CONCURRENCY: "0",
     ...overrides,
   };
 }

@@ -80,6 +80,24 @@ describe("secrets at rest", () => {
     await agentApi(srv, agent2, "POST", "/agent/events", {
       events: [{ event_id: eventId(), type: "join", uuid: "44444444-4444-4444-8444-444444444444", name: "Rester" }],
     });
+    // A webhook endpoint: its signing secret, rotated with an overlap (so two are kept, sealed),
+    // and a delivery signed with both.
+    const hook = await api(srv, "POST", `/teams/${teamId}/webhooks`, {
+      token: owner.token,
+      body: { url: "https://hooks.invalid/in" },
+    });
+    secrets.webhookSecret1 = hook.body.secret;
+    const hookPath = `/teams/${teamId}/webhooks/${hook.body.endpoint.endpoint_id}`;
+    const rotatedHook = await api(srv, "POST", `${hookPath}/secret`, {
+      token: owner.token,
+      body: { overlap_seconds: 600 },
+    });
+    secrets.webhookSecret2 = rotatedHook.body.secret;
+    // The key bytes themselves, without the whsec_ prefix, must not be there either.
+    secrets.webhookKey1 = secrets.webhookSecret1!.slice("whsec_".length);
+    secrets.webhookKey2 = secrets.webhookSecret2!.slice("whsec_".length);
+    expect((await api(srv, "POST", `${hookPath}/test`, { token: owner.token })).status).toBe(200);
+
     for (const [k, v] of Object.entries(secrets))
       expect(`${k}: ${typeof v === "string" && v.length > 8}`).toBe(`${k}: true`);
 
@@ -93,6 +111,7 @@ describe("secrets at rest", () => {
         "public.sessions",
         "public.login_requests",
         "public.servers",
+        "public.webhook_endpoints",
       ]),
     );
     const everything = Object.values(dump).join("\n");
@@ -111,6 +130,7 @@ describe("secrets at rest", () => {
       "mcp_cs_",
       "mcp_sess_",
       "mcp_agent_",
+      "whsec_",
       "dev_code_",
       "dev_ms_",
       "dev_xbl_",
@@ -126,6 +146,9 @@ describe("secrets at rest", () => {
       expect(`${prefix} found in: [${found.join(", ")}]`).toBe(`${prefix} found in: []`);
     }
     expect(everything).not.toContain("XBL3.0");
+    // Both webhook secrets are stored sealed (AES-256-GCM), current and previous.
+    expect(dump["public.webhook_endpoints"]).toMatch(/"secret_sealed":"v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"/);
+    expect(dump["public.webhook_endpoints"]).toMatch(/"previous_secret_sealed":"v1\./);
     // The hashes are there (so the check above is looking at the right rows).
     expect(everything).toContain(new Bun.CryptoHasher("sha256").update(secrets.apiKey!).digest("hex"));
     expect(everything).toContain(new Bun.CryptoHasher("sha256").update(secrets.session!).digest("hex"));

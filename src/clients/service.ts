@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { clientApps, clientModules, teams } from "../db/schema";
 import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
+import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { newSecret, safeEqual, sha256 } from "../lib/secrets";
@@ -61,6 +62,7 @@ export class ClientsService {
     private readonly db: Db,
     private readonly bus?: Bus,
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 10_000, ttlMs: CLIENT_CACHE_TTL_MS },
+    private readonly events: TeamEventSink = NO_TEAM_EVENTS,
   ) {
     this.cache = new BoundedCache(cache.maxEntries, cache.ttlMs);
     this.credentialQuery = db
@@ -173,6 +175,7 @@ export class ClientsService {
       .where(eq(clientApps.id, clientId))
       .returning();
     await this.changed(clientId);
+    this.events.emit({ clientId }, "client.secret_rotated", { rotated_at: row!.secretRotatedAt.toISOString() });
     return { app: appOut(row!, await this.moduleKeys(clientId)), client_secret: secret };
   }
 

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
  * Keyed MACs for values we must be able to recompute but never store: the OAuth `state`,
@@ -7,10 +7,40 @@ import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
  * the database alone reveals none of these values.
  */
 export class Keyring {
-  private constructor(private readonly key: Buffer) {}
+  private constructor(
+    private readonly key: Buffer,
+    private readonly sealKey: Buffer,
+  ) {}
 
   static fromSecret(secret: string): Keyring {
-    return new Keyring(Buffer.from(hkdfSync("sha256", secret, "mc-platform", "keyring v1", 32)));
+    return new Keyring(
+      Buffer.from(hkdfSync("sha256", secret, "mc-platform", "keyring v1", 32)),
+      Buffer.from(hkdfSync("sha256", secret, "mc-platform", "sealed secrets v1", 32)),
+    );
+  }
+
+  /**
+   * AES-256-GCM encryption for secrets the service must use again in full (webhook signing
+   * secrets), where a hash would not do. `context` (the owning row's id) is authenticated with
+   * it, so a sealed value copied onto another row does not open. Format: `v1.<iv>.<ciphertext+tag>`.
+   */
+  seal(plaintext: string, context: string): string {
+    const iv = randomBytes(12);
+    const c = createCipheriv("aes-256-gcm", this.sealKey, iv);
+    c.setAAD(Buffer.from(context));
+    const body = Buffer.concat([c.update(plaintext, "utf8"), c.final(), c.getAuthTag()]);
+    return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`;
+  }
+
+  /** The plaintext of `seal(plaintext, context)`; throws when the value, key or context differ. */
+  open(sealed: string, context: string): string {
+    const [v, ivText, bodyText] = sealed.split(".");
+    if (v !== "v1" || !ivText || !bodyText) throw new Error("not a sealed value");
+    const body = Buffer.from(bodyText, "base64url");
+    const d = createDecipheriv("aes-256-gcm", this.sealKey, Buffer.from(ivText, "base64url"));
+    d.setAAD(Buffer.from(context));
+    d.setAuthTag(body.subarray(body.length - 16));
+    return Buffer.concat([d.update(body.subarray(0, body.length - 16)), d.final()]).toString("utf8");
   }
 
   /** base64url HMAC-SHA256 over a purpose label and parts; 256 bits. */

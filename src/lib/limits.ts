@@ -19,6 +19,9 @@ export const LIMITS = {
   /** Agent config: the most recent dashboard bans in force, and pardons. */
   bansInAgentConfig: 10_000,
   pardonsInAgentConfig: 1_000,
+  webhooksPerTeam: 20,
+  /** The most recent deliveries listed for one endpoint. */
+  webhookDeliveriesListed: 100,
   /** A page of players or bans. */
   pageSize: 200,
   /** Uptime graph buckets in any window. */

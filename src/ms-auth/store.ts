@@ -2,6 +2,7 @@ import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import {
   applyLoginEvent,
   FINAL_STATUSES,
+  type LoginContext,
   type LoginEvent,
   type LoginState,
   type LoginStatus,
@@ -11,6 +12,7 @@ import { loginRequests, sessions } from "../db/schema";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";
+import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 
 export type LoginRequestRow = typeof loginRequests.$inferSelect;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -36,6 +38,7 @@ export class LoginRequestStore {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly metrics: Metrics | null = null,
+    private readonly events: TeamEventSink = NO_TEAM_EVENTS,
   ) {
     this.byId = db
       .select()
@@ -148,12 +151,29 @@ export class LoginRequestStore {
             next.status,
             next.status === "authorized" ? null : (next.context.error ?? next.status),
           );
+        if (own) this.announce(updated);
         return { row: updated, applied: own };
       }
       current = await this.load(seen.id);
     }
     if (!current) return null;
     throw new AppError("conflict", "The login request is changing too fast; try again.");
+  }
+
+  /** A sign-in's outcome for the client's team: authorized (who) or denied (why). */
+  private announce(row: LoginRequestRow) {
+    const ctx = row.context as LoginContext;
+    if (row.status === "authorized")
+      this.events.emit({ clientId: row.clientId }, "login.authorized", {
+        auth_request_id: row.id,
+        mc_uuid: ctx.mcUuid ?? null,
+        mc_username: ctx.mcUsername ?? null,
+      });
+    else if (row.status === "denied")
+      this.events.emit({ clientId: row.clientId }, "login.denied", {
+        auth_request_id: row.id,
+        error: ctx.error ?? null,
+      });
   }
 
   private load(id: string): Promise<LoginRequestRow | null> {

@@ -24,6 +24,9 @@ import type { PlayersService } from "../servers/players";
 import type { RanksService } from "../servers/ranks";
 import type { ServersService } from "../servers/service";
 import type { TeamsService } from "../teams/service";
+import type { WebhooksService } from "../webhooks/service";
+import type { DeliveryWorker } from "../webhooks/worker";
+import type { ServerAlerts } from "../webhooks/alerts";
 
 /**
  * Everything the doors can reach, built once per process by `createServices` (src/services.ts,
@@ -68,6 +71,12 @@ export interface Services {
   /** Player sessions (from agent events and ping samples), profiles and per-day figures. */
   playerHistory: PlayerHistoryService;
   realtime: Realtime;
+  /** Team webhook endpoints; also the sink the domains report team events to. */
+  webhooks: WebhooksService;
+  /** The delivery queue's drainer; `drain()` runs every due delivery now. */
+  webhookWorker: DeliveryWorker;
+  /** Server down/up and agent silence, from pings and heartbeats. */
+  alerts: ServerAlerts;
   edge: Edge;
   /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
   metrics: Metrics | null;

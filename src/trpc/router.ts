@@ -6,6 +6,7 @@ import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
+import { webhooksRouter } from "../webhooks/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -17,6 +18,7 @@ export const appRouter = router({
   servers: serversRouter,
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

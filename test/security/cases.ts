@@ -316,6 +316,49 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
         async (post) => (await post("/server/announcements", { message: "Hi", interval_seconds: 600 })).announcement_id,
       ),
   },
+  "POST /teams/{team_id}/webhooks": {
+    access: "team:admin",
+    request: async (f) => {
+      await trimWebhooks(f);
+      return { method: "POST", path: `/teams/${f.team.teamId}/webhooks`, body: { url: "https://hooks.invalid/in" } };
+    },
+  },
+  "GET /teams/{team_id}/webhooks": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/webhooks` }),
+  },
+  "GET /teams/{team_id}/webhooks/{endpoint_id}": {
+    access: "team:viewer",
+    request: async (f) => ({ method: "GET", path: await webhookPath(f) }),
+  },
+  "PATCH /teams/{team_id}/webhooks/{endpoint_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "PATCH", path: await webhookPath(f), body: { description: "patched" } }),
+  },
+  "DELETE /teams/{team_id}/webhooks/{endpoint_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "DELETE", path: await webhookPath(f, true) }),
+  },
+  "POST /teams/{team_id}/webhooks/{endpoint_id}/secret": {
+    access: "team:admin",
+    request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/secret`, body: { overlap_seconds: 60 } }),
+  },
+  "GET /teams/{team_id}/webhooks/{endpoint_id}/deliveries": {
+    access: "team:viewer",
+    request: async (f) => ({ method: "GET", path: `${await webhookPath(f)}/deliveries` }),
+  },
+  "POST /teams/{team_id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver": {
+    access: "team:admin",
+    request: async (f) => {
+      const path = await webhookPath(f);
+      const test = await ownerCall(f, "POST", `${path}/test`);
+      return { method: "POST", path: `${path}/deliveries/${test.delivery_id}/redeliver` };
+    },
+  },
+  "POST /teams/{team_id}/webhooks/{endpoint_id}/test": {
+    access: "team:admin",
+    request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/test` }),
+  },
 };
 
 type Fixture = Parameters<SecurityCase["request"]>[0];
@@ -380,4 +423,34 @@ async function fixtureClient(
       post_login_redirect_uri: "https://l.example.com/cb",
     });
   return created.app.client_id;
+}
+
+async function ownerCall(f: Fixture, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${f.server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, any>>;
+}
+
+const kept = new Map<string, string>();
+
+/** Keeps the fixture team well under its endpoint limit, however many cells create one. */
+async function trimWebhooks(f: Fixture) {
+  const { endpoints } = await ownerCall(f, "GET", `/teams/${f.team.teamId}/webhooks`);
+  const extra = (endpoints as { endpoint_id: string }[]).filter((e) => e.endpoint_id !== kept.get(f.team.teamId));
+  for (const e of extra.slice(0, Math.max(0, extra.length - 8)))
+    await ownerCall(f, "DELETE", `/teams/${f.team.teamId}/webhooks/${e.endpoint_id}`);
+}
+
+/** The path of a webhook endpoint of the fixture team: one kept for reads and writes, or a fresh one to delete. */
+async function webhookPath(f: Fixture, fresh = false): Promise<string> {
+  const base = `/teams/${f.team.teamId}/webhooks`;
+  if (!fresh && kept.has(f.team.teamId)) return `${base}/${kept.get(f.team.teamId)}`;
+  await trimWebhooks(f);
+  const created = await ownerCall(f, "POST", base, { url: "https://hooks.invalid/in" });
+  if (!fresh) kept.set(f.team.teamId, created.endpoint.endpoint_id);
+  return `${base}/${created.endpoint.endpoint_id}`;
 }

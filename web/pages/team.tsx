@@ -3,6 +3,7 @@ import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, Empty, Field, TextField, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import { Webhooks } from "./webhooks";
 
 export function TeamSwitcher() {
   const { team, teams, selectTeam } = useCurrent();
@@ -75,6 +76,7 @@ export function TeamPage() {
       <Rename />
       <Members />
       <ApiKeys />
+      <Webhooks />
       <CreateTeam />
     </>
   );

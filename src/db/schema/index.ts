@@ -4,3 +4,4 @@ export * from "./clients";
 export * from "./servers";
 export * from "./identity";
 export * from "./assertion-keys";
+export * from "./webhooks";

@@ -1205,6 +1205,225 @@ export type AppRouterRecord = {
       meta: object;
     }>;
   };
+  webhooks: {
+    create: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        url: string;
+        description?: undefined | string;
+        kind?: undefined | "standard" | "discord" | "slack";
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        enabled?: boolean | undefined;
+      };
+      output: {
+        endpoint: {
+          endpoint_id: string;
+          team_id: string;
+          url: string;
+          description: string;
+          kind: "standard" | "discord" | "slack";
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          enabled: boolean;
+          disabled_reason: null | "failing";
+          disabled_at: null | string;
+          secret_prefix: string;
+          previous_secret_expires_at: null | string;
+          failing_since: null | string;
+          consecutive_failures: number;
+          created_at: string;
+          updated_at: string;
+        };
+        secret: string;
+      };
+      meta: object;
+    }>;
+    list: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        endpoints: Array<{
+          endpoint_id: string;
+          team_id: string;
+          url: string;
+          description: string;
+          kind: "standard" | "discord" | "slack";
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          enabled: boolean;
+          disabled_reason: null | "failing";
+          disabled_at: null | string;
+          secret_prefix: string;
+          previous_secret_expires_at: null | string;
+          failing_since: null | string;
+          consecutive_failures: number;
+          created_at: string;
+          updated_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+      };
+      output: {
+        endpoint_id: string;
+        team_id: string;
+        url: string;
+        description: string;
+        kind: "standard" | "discord" | "slack";
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        enabled: boolean;
+        disabled_reason: null | "failing";
+        disabled_at: null | string;
+        secret_prefix: string;
+        previous_secret_expires_at: null | string;
+        failing_since: null | string;
+        consecutive_failures: number;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    update: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+        url?: undefined | string;
+        description?: undefined | string;
+        kind?: undefined | "standard" | "discord" | "slack";
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        enabled?: boolean | undefined;
+      };
+      output: {
+        endpoint_id: string;
+        team_id: string;
+        url: string;
+        description: string;
+        kind: "standard" | "discord" | "slack";
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        enabled: boolean;
+        disabled_reason: null | "failing";
+        disabled_at: null | string;
+        secret_prefix: string;
+        previous_secret_expires_at: null | string;
+        failing_since: null | string;
+        consecutive_failures: number;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    delete: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    rotateSecret: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+        overlap_seconds?: unknown;
+      };
+      output: {
+        endpoint: {
+          endpoint_id: string;
+          team_id: string;
+          url: string;
+          description: string;
+          kind: "standard" | "discord" | "slack";
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          enabled: boolean;
+          disabled_reason: null | "failing";
+          disabled_at: null | string;
+          secret_prefix: string;
+          previous_secret_expires_at: null | string;
+          failing_since: null | string;
+          consecutive_failures: number;
+          created_at: string;
+          updated_at: string;
+        };
+        secret: string;
+      };
+      meta: object;
+    }>;
+    deliveries: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+        limit?: unknown;
+      };
+      output: {
+        deliveries: Array<{
+          delivery_id: string;
+          endpoint_id: string;
+          message_id: string;
+          event_type: string;
+          status: "pending" | "delivering" | "succeeded" | "failed";
+          attempts: number;
+          next_attempt_at: null | string;
+          last_status_code: null | number;
+          last_error: null | string;
+          last_latency_ms: null | number;
+          last_response: null | string;
+          last_attempt_at: null | string;
+          created_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    redeliver: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+        delivery_id: string;
+      };
+      output: {
+        delivery_id: string;
+        endpoint_id: string;
+        message_id: string;
+        event_type: string;
+        status: "pending" | "delivering" | "succeeded" | "failed";
+        attempts: number;
+        next_attempt_at: null | string;
+        last_status_code: null | number;
+        last_error: null | string;
+        last_latency_ms: null | number;
+        last_response: null | string;
+        last_attempt_at: null | string;
+        created_at: string;
+      };
+      meta: object;
+    }>;
+    test: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+      };
+      output: {
+        delivery_id: string;
+        endpoint_id: string;
+        message_id: string;
+        event_type: string;
+        status: "pending" | "delivering" | "succeeded" | "failed";
+        attempts: number;
+        next_attempt_at: null | string;
+        last_status_code: null | number;
+        last_error: null | string;
+        last_latency_ms: null | number;
+        last_response: null | string;
+        last_attempt_at: null | string;
+        created_at: string;
+      };
+      meta: object;
+    }>;
+  };
 };
 
 /** The service's router as `@trpc/client` needs it: procedures and error shape, no server context. */

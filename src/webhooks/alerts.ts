@@ -1,0 +1,88 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { TeamEventSink } from "../lib/events";
+import { rowsOf } from "../monitoring/sql";
+import type { PingResult } from "../monitoring/ping";
+import type { ServerEventSink, ServerEventType } from "../realtime/events";
+
+/**
+ * Turns what the platform measures into changes worth telling a team: a server down after
+ * several failed pings in a row (one lost ping is not an outage) and up again, an agent gone
+ * silent and back. The state lives in `server_alert_state`, updated in the statement that
+ * decides, so instances sharing a database report each change once.
+ */
+export class ServerAlerts {
+  constructor(
+    private readonly db: Db,
+    private readonly events: TeamEventSink,
+    private readonly opts: { downAfterFailures: number; agentSilenceSeconds: number },
+  ) {}
+
+  /** Feeds one stored ping result (a monitoring consumer). */
+  async fromSample(serverId: string, r: PingResult) {
+    const online = r.online;
+    const result = await this.db.execute(sql`
+      with prev as (select failed_pings, down from server_alert_state where server_id = ${serverId}),
+      next as (
+        select case when ${online} then 0 else coalesce((select failed_pings from prev), 0) + 1 end as failed_pings),
+      up as (
+        insert into server_alert_state as s (server_id, failed_pings, down)
+        select ${serverId}, n.failed_pings,
+               not ${online} and (coalesce((select down from prev), false) or n.failed_pings >= ${this.opts.downAfterFailures})
+          from next n
+        on conflict (server_id) do update set failed_pings = excluded.failed_pings, down = excluded.down
+        returning s.failed_pings, s.down)
+      select up.failed_pings, up.down, coalesce((select down from prev), false) as was_down from up`);
+    const [row] = rowsOf<{ failed_pings: number; down: boolean; was_down: boolean }>(result);
+    if (!row || row.down === row.was_down) return;
+    if (row.down)
+      this.events.emit({ serverId }, "server.down", { failed_pings: row.failed_pings, error: r.error ?? null });
+    else this.events.emit({ serverId }, "server.up", { latency_ms: r.latencyMs, players_online: r.playersOnline });
+  }
+
+  /**
+   * Compares every agent's last heartbeat with the silence limit and reports each server whose
+   * answer changed. Only a change of a known state is reported: a server's first heartbeat
+   * is not an `agent.online`.
+   */
+  async sweepAgents() {
+    const result = await this.db.execute(sql`
+      with cur as (
+        select server_id, heartbeat_at, heartbeat_at < now() - make_interval(secs => ${this.opts.agentSilenceSeconds}) as silent
+          from server_status where heartbeat_at is not null),
+      changed as (
+        insert into server_alert_state as s (server_id, agent_offline)
+        select server_id, silent from cur
+        on conflict (server_id) do update set agent_offline = excluded.agent_offline
+         where s.agent_offline is distinct from excluded.agent_offline
+        returning s.server_id, s.agent_offline, (xmax = 0) as inserted)
+      select c.server_id, c.agent_offline, c.inserted, cur.heartbeat_at from changed c join cur using (server_id)`);
+    for (const r of rowsOf<{
+      server_id: string;
+      agent_offline: boolean;
+      inserted: boolean;
+      heartbeat_at: Date | string;
+    }>(result)) {
+      if (r.inserted && !r.agent_offline) continue;
+      this.events.emit({ serverId: r.server_id }, r.agent_offline ? "agent.offline" : "agent.online", {
+        last_heartbeat_at: new Date(r.heartbeat_at).toISOString(),
+        silence_seconds: this.opts.agentSilenceSeconds,
+      });
+    }
+  }
+}
+
+/**
+ * The server event sink the players and agent services publish to, passed through to the
+ * live view, with bans and pardons (from the dashboard or from the game) also sent as
+ * `player.banned` / `player.unbanned`.
+ */
+export function withBanEvents(inner: ServerEventSink, events: TeamEventSink): ServerEventSink {
+  return {
+    publish(serverId: string, type: ServerEventType, data: Record<string, unknown>, ts?: Date) {
+      inner.publish(serverId, type, data, ts);
+      if (type === "ban_added") events.emit({ serverId }, "player.banned", data);
+      else if (type === "ban_lifted") events.emit({ serverId }, "player.unbanned", data);
+    },
+  };
+}

@@ -1,0 +1,180 @@
+import { z } from "zod";
+import { TEAM_EVENT_TYPES } from "../lib/events";
+import { LIMITS } from "../lib/limits";
+import { ZTimestamp, ZUuid } from "../lib/schemas";
+import { ZTeamRef } from "../teams/schemas";
+
+export const ZEventType = z.enum(TEAM_EVENT_TYPES);
+export const ZWebhookKind = z
+  .enum(["standard", "discord", "slack"])
+  .meta({ description: "`standard`: the signed event JSON; `discord` / `slack`: a chat message made from it" });
+
+export const ZEndpoint = z.object({
+  endpoint_id: ZUuid,
+  team_id: ZUuid,
+  url: z.string().max(2000),
+  description: z.string().max(500),
+  kind: ZWebhookKind,
+  event_types: z.array(ZEventType).max(TEAM_EVENT_TYPES.length).meta({ description: "Empty: every event type" }),
+  enabled: z.boolean(),
+  disabled_reason: z
+    .enum(["failing"])
+    .nullable()
+    .meta({ description: "`failing`: the service disabled it after its deliveries failed for days" }),
+  disabled_at: ZTimestamp.nullable(),
+  secret_prefix: z
+    .string()
+    .max(20)
+    .meta({ description: "The start of the current signing secret, for recognising it" }),
+  previous_secret_expires_at: ZTimestamp.nullable().meta({
+    description: "Until then the secret before the last rotation also signs every delivery",
+  }),
+  failing_since: ZTimestamp.nullable(),
+  consecutive_failures: z.number().int().min(0),
+  created_at: ZTimestamp,
+  updated_at: ZTimestamp,
+});
+
+export const ZDelivery = z.object({
+  delivery_id: ZUuid,
+  endpoint_id: ZUuid,
+  message_id: z.string().max(40).meta({ description: "The event id, sent as `webhook-id`; the same on every retry" }),
+  event_type: z.string().max(60),
+  status: z.enum(["pending", "delivering", "succeeded", "failed"]),
+  attempts: z.number().int().min(0),
+  next_attempt_at: ZTimestamp.nullable(),
+  last_status_code: z.number().int().nullable(),
+  last_error: z.string().max(1000).nullable(),
+  last_latency_ms: z.number().int().nullable(),
+  last_response: z
+    .string()
+    .max(8192)
+    .nullable()
+    .meta({ description: "The start of the last response body (4 KiB at most)" }),
+  last_attempt_at: ZTimestamp.nullable(),
+  created_at: ZTimestamp,
+});
+
+const ZUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2000)
+  .meta({ description: "https (or http) URL; private addresses are refused" });
+const ZDescription = z.string().trim().max(500);
+const ZTypes = z
+  .array(ZEventType)
+  .max(TEAM_EVENT_TYPES.length)
+  .transform((t) => [...new Set(t)]);
+
+export const ZCreateEndpoint = ZTeamRef.extend({
+  url: ZUrl,
+  description: ZDescription.optional(),
+  kind: ZWebhookKind.optional(),
+  event_types: ZTypes.optional(),
+  enabled: z.boolean().optional(),
+});
+export const ZEndpointRef = ZTeamRef.extend({ endpoint_id: ZUuid });
+export const ZUpdateEndpoint = ZEndpointRef.extend({
+  url: ZUrl.optional(),
+  description: ZDescription.optional(),
+  kind: ZWebhookKind.optional(),
+  event_types: ZTypes.optional(),
+  enabled: z.boolean().optional(),
+});
+export const ZRotateSecret = ZEndpointRef.extend({
+  overlap_seconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(86_400)
+    .meta({ description: "How long the old secret keeps signing beside the new one (default a day)" }),
+});
+export const ZDeliveriesQuery = ZEndpointRef.extend({
+  limit: z.coerce.number().int().min(1).max(LIMITS.webhookDeliveriesListed).default(50),
+});
+export const ZDeliveryRef = ZEndpointRef.extend({ delivery_id: ZUuid });
+export const ZEndpointWithSecret = z.object({
+  endpoint: ZEndpoint,
+  secret: z.string().meta({ description: "`whsec_` + base64: shown only in this response" }),
+});
+
+const ZServerRef = {
+  server_id: ZUuid,
+  server_name: z.string().max(100),
+};
+const ZClientRef = {
+  client_id: ZUuid,
+  client_name: z.string().max(100),
+};
+const ZAgentSilence = z.object({
+  ...ZServerRef,
+  last_heartbeat_at: ZTimestamp,
+  silence_seconds: z.number().int(),
+});
+
+/** Each event type's `data`, for the OpenAPI document's `webhooks` (docs/webhooks.md says when each is sent). */
+export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { summary: string; data: z.ZodObject }> = {
+  "server.down": {
+    summary: "A server failed WEBHOOK_DOWN_AFTER_FAILURES pings in a row (once per outage)",
+    data: z.object({ ...ZServerRef, failed_pings: z.number().int(), error: z.string().max(500).nullable() }),
+  },
+  "server.up": {
+    summary: "The first answered ping after a server.down",
+    data: z.object({
+      ...ZServerRef,
+      latency_ms: z.number().int().nullable(),
+      players_online: z.number().int().nullable(),
+    }),
+  },
+  "player.banned": {
+    summary: "A ban from the dashboard or reported by the server's agent",
+    data: z.object({
+      ...ZServerRef,
+      uuid: ZUuid,
+      name: z.string().max(16).nullable(),
+      reason: z.string().max(500),
+      source: z.string().max(100),
+      origin: z.enum(["dashboard", "game"]),
+      created: ZTimestamp,
+      expires: z.union([ZTimestamp, z.literal("forever")]),
+    }),
+  },
+  "player.unbanned": {
+    summary: "A ban lifted",
+    data: z.object({ ...ZServerRef, uuid: ZUuid, source: z.enum(["dashboard", "game"]) }),
+  },
+  "agent.offline": { summary: "No agent heartbeat for WEBHOOK_AGENT_SILENCE_SECONDS", data: ZAgentSilence },
+  "agent.online": { summary: "A heartbeat again after agent.offline", data: ZAgentSilence },
+  "login.authorized": {
+    summary: "A launcher sign-in was approved",
+    data: z.object({
+      ...ZClientRef,
+      auth_request_id: z.string().max(100),
+      mc_uuid: z.string().max(36).nullable(),
+      mc_username: z.string().max(16).nullable(),
+    }),
+  },
+  "login.denied": {
+    summary: "A launcher sign-in was denied; `error` is the denial code",
+    data: z.object({ ...ZClientRef, auth_request_id: z.string().max(100), error: z.string().max(60).nullable() }),
+  },
+  "client.secret_rotated": {
+    summary: "A client's secret was rotated",
+    data: z.object({ ...ZClientRef, rotated_at: ZTimestamp }),
+  },
+  "endpoint.disabled": {
+    summary: "Another endpoint of the team was disabled after failing (sent to the team's other endpoints)",
+    data: z.object({
+      endpoint_id: ZUuid,
+      url: z.string().max(2000),
+      failing_since: ZTimestamp,
+      reason: z.literal("failing"),
+    }),
+  },
+  "webhook.test": {
+    summary: "A test event (the test route or button)",
+    data: z.object({ endpoint_id: ZUuid, team_id: ZUuid, message: z.string().max(200) }),
+  },
+};

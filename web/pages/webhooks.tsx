@@ -1,0 +1,270 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { errorMessage, trpc } from "../api";
+import { useCurrent } from "../current";
+import { ConfirmButton, Empty, Field, fmt, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
+
+/** The event types a team can pick (tests and endpoint notices are not subscriptions). */
+const EVENT_TYPES = [
+  "server.down",
+  "server.up",
+  "player.banned",
+  "player.unbanned",
+  "agent.offline",
+  "agent.online",
+  "login.authorized",
+  "login.denied",
+  "client.secret_rotated",
+  "endpoint.disabled",
+] as const;
+type EventType = (typeof EVENT_TYPES)[number];
+type Kind = "standard" | "discord" | "slack";
+
+/** The team's webhook endpoints: list, create (secret shown once), test, deliveries, redeliver. */
+export function Webhooks() {
+  const { team, canWrite } = useCurrent();
+  const team_id = team!.team_id;
+  const qc = useQueryClient();
+  const toast = useToast();
+  const endpoints = useQuery(trpc.webhooks.list.queryOptions({ team_id }));
+  const refresh = () => qc.invalidateQueries(trpc.webhooks.list.queryFilter());
+  const outcome = useOutcome(refresh);
+  const [shown, setShown] = useState<string | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const [url, setUrl] = useState("");
+  const [kind, setKind] = useState<Kind>("standard");
+  const [description, setDescription] = useState("");
+  const [types, setTypes] = useState<EventType[]>([]);
+  const create = useMutation(
+    trpc.webhooks.create.mutationOptions({
+      onSuccess: (r) => {
+        setShown(r.secret);
+        setUrl("");
+        setDescription("");
+        setTypes([]);
+        void refresh();
+      },
+    }),
+  );
+  const test = useMutation(
+    trpc.webhooks.test.mutationOptions({
+      onSuccess: (d) => {
+        setOpen(d.endpoint_id);
+        void qc.invalidateQueries(trpc.webhooks.deliveries.queryFilter());
+        toast("Test event queued");
+      },
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  const update = useMutation(trpc.webhooks.update.mutationOptions(outcome("Endpoint updated")));
+  const remove = useMutation(trpc.webhooks.delete.mutationOptions(outcome("Endpoint deleted")));
+  return (
+    <section className="card" aria-labelledby="hooks-h">
+      <h2 id="hooks-h">Webhooks</h2>
+      <p className="muted">
+        Server outages, bans, agent silence and sign-ins, sent to your endpoint (signed, Standard Webhooks), Discord or
+        Slack.
+      </p>
+      {shown && <ShownOnce label="Signing secret" value={shown} onDone={() => setShown(null)} />}
+      <Q q={endpoints}>
+        {(d) =>
+          d.endpoints.length === 0 ? (
+            <Empty title="No webhook endpoints yet." />
+          ) : (
+            <table aria-label="Webhook endpoints">
+              <thead>
+                <tr>
+                  <th>URL</th>
+                  <th>Kind</th>
+                  <th>Events</th>
+                  <th>State</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.endpoints.map((e) => (
+                  <tr key={e.endpoint_id}>
+                    <td>
+                      <code>{e.url}</code>
+                      {e.description && <div className="muted">{e.description}</div>}
+                    </td>
+                    <td>{e.kind}</td>
+                    <td>{e.event_types.length ? e.event_types.join(", ") : "all"}</td>
+                    <td data-testid="hook-state">
+                      {e.enabled ? (
+                        <span className="badge badge-online">enabled</span>
+                      ) : (
+                        <span className="badge badge-offline">
+                          {e.disabled_reason === "failing" ? "disabled: failing" : "disabled"}
+                        </span>
+                      )}
+                      {e.consecutive_failures > 0 && (
+                        <div className="muted">{e.consecutive_failures} failed in a row</div>
+                      )}
+                    </td>
+                    <td>
+                      <div className="actions">
+                        <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
+                          {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
+                        </button>
+                        {canWrite && (
+                          <>
+                            <button
+                              type="button"
+                              disabled={!e.enabled || test.isPending}
+                              onClick={() => test.mutate({ team_id, endpoint_id: e.endpoint_id })}
+                            >
+                              Send test
+                            </button>
+                            <button
+                              type="button"
+                              onClick={() =>
+                                update.mutate({ team_id, endpoint_id: e.endpoint_id, enabled: !e.enabled })
+                              }
+                            >
+                              {e.enabled ? "Disable" : "Enable"}
+                            </button>
+                            <ConfirmButton
+                              label="Delete"
+                              question={`Delete the endpoint ${e.url} and its delivery log?`}
+                              onConfirm={() => remove.mutate({ team_id, endpoint_id: e.endpoint_id })}
+                            />
+                          </>
+                        )}
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+      {open && <Deliveries team_id={team_id} endpoint_id={open} />}
+      {canWrite && (
+        <form
+          aria-label="Add a webhook endpoint"
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate({ team_id, url, kind, description, event_types: types });
+          }}
+        >
+          <h3>Add an endpoint</h3>
+          <div className="row-form">
+            <TextField
+              label="Endpoint URL"
+              error={create.error ? errorMessage(create.error) : undefined}
+              type="url"
+              required
+              placeholder="https://hooks.example.com/mc"
+              value={url}
+              onChange={setUrl}
+            />
+            <Field label="Format">
+              {(id) => (
+                <select id={id} value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
+                  <option value="standard">Signed JSON (Standard Webhooks)</option>
+                  <option value="discord">Discord</option>
+                  <option value="slack">Slack</option>
+                </select>
+              )}
+            </Field>
+            <TextField label="Description" value={description} onChange={setDescription} maxLength={500} />
+          </div>
+          <fieldset>
+            <legend>Events (none ticked: all)</legend>
+            {EVENT_TYPES.map((t) => (
+              <label key={t} className="check">
+                <input
+                  type="checkbox"
+                  checked={types.includes(t)}
+                  onChange={(e) => setTypes(e.target.checked ? [...types, t] : types.filter((x) => x !== t))}
+                />{" "}
+                {t}
+              </label>
+            ))}
+          </fieldset>
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Add endpoint
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: string }) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  // Polled while open: deliveries change on their own as attempts are made.
+  const list = useQuery(
+    trpc.webhooks.deliveries.queryOptions({ team_id, endpoint_id, limit: 20 }, { refetchInterval: 2000 }),
+  );
+  const redeliver = useMutation(
+    trpc.webhooks.redeliver.mutationOptions({
+      onSuccess: () => {
+        void qc.invalidateQueries(trpc.webhooks.deliveries.queryFilter());
+        toast("Queued again");
+      },
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  return (
+    <section aria-label="Recent deliveries">
+      <h3>Recent deliveries</h3>
+      <Q q={list}>
+        {(d) =>
+          d.deliveries.length === 0 ? (
+            <Empty title="Nothing sent yet. Send a test event." />
+          ) : (
+            <table aria-label="Deliveries">
+              <thead>
+                <tr>
+                  <th>Event</th>
+                  <th>Status</th>
+                  <th>Attempts</th>
+                  <th>Response</th>
+                  <th>Latency</th>
+                  <th>Time</th>
+                  {canWrite && <th>Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {d.deliveries.map((x) => (
+                  <tr key={x.delivery_id} data-testid="delivery">
+                    <td>
+                      <code>{x.event_type}</code>
+                    </td>
+                    <td>
+                      <span
+                        className={`badge ${x.status === "succeeded" ? "badge-online" : x.status === "failed" ? "badge-offline" : "badge-unknown"}`}
+                        data-status={x.status}
+                      >
+                        {x.status}
+                      </span>
+                    </td>
+                    <td>{x.attempts}</td>
+                    <td title={x.last_error ?? undefined}>{x.last_status_code ?? x.last_error ?? "—"}</td>
+                    <td>{fmt(x.last_latency_ms, 0, " ms")}</td>
+                    <td>{new Date(x.created_at).toLocaleString()}</td>
+                    {canWrite && (
+                      <td>
+                        <button
+                          type="button"
+                          onClick={() => redeliver.mutate({ team_id, endpoint_id, delivery_id: x.delivery_id })}
+                        >
+                          Redeliver
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+    </section>
+  );
+}
