@@ -126,6 +126,7 @@ describe("one router, two doors", () => {
         "POST /server/bans",
         "POST /server/ranks",
         "POST /server/announcements",
+        "POST /teams/{team_id}/webhooks",
       ].sort(),
     );
     for (const r of restRoutes(appRouter)) {

@@ -69,7 +69,7 @@ describe("webhook delivery survives crashes", () => {
       token: owner.token,
       body: { url: r.url },
     });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(201);
     const path = `/teams/${teamId}/webhooks/${created.body.endpoint.endpoint_id}`;
     const queued = await api(svc.target, "POST", `${path}/test`, { token: owner.token });
     expect(queued.status).toBe(200);
@@ -108,7 +108,7 @@ describe.skipIf(!usingPostgres())("webhook delivery from several instances on on
       token: owner.token,
       body: { url: r.url, event_types: ["webhook.test"] },
     });
-    expect(ep.status).toBe(200);
+    expect(ep.status).toBe(201);
     const before = [a, b, c].map((s) => s!.services.webhookWorker.attempts);
     const N = 300;
     const ids: (string | null)[] = [];

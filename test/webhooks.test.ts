@@ -35,7 +35,7 @@ const fastServer = () => (fast ??= devIdp().then((idp) => webhookServer({ ...FAS
 
 async function endpoint(srv: RunningServer, owner: TestUser, teamId: string, body: Record<string, unknown>) {
   const res = await api(srv, "POST", `/teams/${teamId}/webhooks`, { token: owner.token, body });
-  expect(`${res.status} ${res.text}`).toStartWith("200");
+  expect(`${res.status} ${res.text}`).toStartWith("201");
   return res.body as { endpoint: { endpoint_id: string; secret_prefix: string }; secret: string };
 }
 
@@ -377,7 +377,7 @@ describe("events from the domains", () => {
       ...f.as(),
       body: { uuid, name: "Griefer", reason: "griefing" },
     });
-    expect(`${ban.status} ${ban.text}`).toStartWith("200");
+    expect(`${ban.status} ${ban.text}`).toStartWith("201");
     const banned = await eventOf(r, "player.banned");
     expect(banned.data).toMatchObject({ server_id: f.serverId, uuid, name: "Griefer", reason: "griefing" });
     const lifted = await api(srv, "DELETE", `/server/bans/${uuid}`, f.as());

@@ -9,6 +9,7 @@ import { ZPlayerProfile, ZPlayerSummary, ZSession, ZSessionPage } from "../playe
 import { ZAnnouncement, ZBan, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
 import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
 import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
+import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
 
 /**
  * The resources the reference names: each lands in `components.schemas` under its name and is
@@ -45,6 +46,9 @@ const COMPONENTS: Record<string, z.ZodType> = {
   HeartbeatAccepted: ZHeartbeatResult,
   EventsAccepted: ZEventResult,
   AgentConfig: ZAgentConfig,
+  WebhookEndpoint: ZEndpoint,
+  CreatedWebhookEndpoint: ZEndpointWithSecret,
+  WebhookDelivery: ZDelivery,
   Ok: ZOk,
 };
 
@@ -213,6 +217,42 @@ const day = {
   returning_players: 48,
   peak_concurrent: 41,
   playtime_seconds: 302_400,
+};
+
+const WEBHOOK = "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b";
+const DELIVERY = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
+const WEBHOOK_SECRET = "whsec_Zm9vYmFyYmF6cXV4Ym9vdHN0cmFwcGVkc2VjcmV0MDE=";
+const webhookEndpoint = {
+  endpoint_id: WEBHOOK,
+  team_id: TEAM,
+  url: "https://hooks.blockworks.example/minecraft",
+  description: "On-call alerts",
+  kind: "standard",
+  event_types: ["server.down", "server.up"],
+  enabled: true,
+  disabled_reason: null,
+  disabled_at: null,
+  secret_prefix: "whsec_Zm9v",
+  previous_secret_expires_at: null,
+  failing_since: null,
+  consecutive_failures: 0,
+  created_at: T0,
+  updated_at: T0,
+};
+const webhookDelivery = {
+  delivery_id: DELIVERY,
+  endpoint_id: WEBHOOK,
+  message_id: "msg_2pQx7Vn4Lk9Rt3Wz8Yb5Hd1Fs6",
+  event_type: "server.down",
+  status: "succeeded",
+  attempts: 1,
+  next_attempt_at: null,
+  last_status_code: 200,
+  last_error: null,
+  last_latency_ms: 84,
+  last_response: "ok",
+  last_attempt_at: T1,
+  created_at: T1,
 };
 
 /** One realistic request and answer per procedure; the doors test parses each with the procedure's own schemas. */
@@ -527,6 +567,64 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     request: { uuid: NOTCH },
     response: { ...player, session_count: 31, recent_sessions: [session], banned: false, ban: null },
   },
+
+  "webhooks.create": {
+    request: {
+      team_id: TEAM,
+      url: "https://hooks.blockworks.example/minecraft",
+      description: "On-call alerts",
+      event_types: ["server.down", "server.up"],
+    },
+    response: { endpoint: webhookEndpoint, secret: WEBHOOK_SECRET },
+  },
+  "webhooks.list": { request: { team_id: TEAM }, response: { endpoints: [webhookEndpoint] } },
+  "webhooks.get": { request: { team_id: TEAM, endpoint_id: WEBHOOK }, response: webhookEndpoint },
+  "webhooks.update": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK, enabled: false },
+    response: { ...webhookEndpoint, enabled: false, updated_at: T1 },
+  },
+  "webhooks.delete": { request: { team_id: TEAM, endpoint_id: WEBHOOK }, response: ok },
+  "webhooks.rotateSecret": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK, overlap_seconds: 86_400 },
+    response: {
+      endpoint: { ...webhookEndpoint, secret_prefix: "whsec_Zm9v", previous_secret_expires_at: T1, updated_at: T0 },
+      secret: WEBHOOK_SECRET,
+    },
+  },
+  "webhooks.deliveries": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK, limit: 20 },
+    response: { deliveries: [webhookDelivery] },
+  },
+  "webhooks.redeliver": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK, delivery_id: DELIVERY },
+    response: {
+      ...webhookDelivery,
+      delivery_id: "8f9e0d1c-2b3a-4c5d-9e6f-7a8b9c0d1e2f",
+      status: "pending",
+      attempts: 0,
+      next_attempt_at: T1,
+      last_status_code: null,
+      last_latency_ms: null,
+      last_response: null,
+      last_attempt_at: null,
+      created_at: T1,
+    },
+  },
+  "webhooks.test": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK },
+    response: {
+      ...webhookDelivery,
+      event_type: "webhook.test",
+      status: "pending",
+      attempts: 0,
+      next_attempt_at: T1,
+      last_status_code: null,
+      last_latency_ms: null,
+      last_response: null,
+      last_attempt_at: null,
+      created_at: T1,
+    },
+  },
 };
 
 const VIEWER = "Any member of the team may read it (viewer or higher, or a team API key of that team).";
@@ -593,4 +691,13 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "playerHistory.sessions": `${SERVER_SELECTOR} Pass next_cursor as \`cursor\` for the next page; it is null on the last page.`,
   "playerHistory.summary": `${SERVER_SELECTOR} \`window\` is one of 24h, 7d (default), 30d and 90d; days are UTC.`,
   "playerHistory.profile": `${SERVER_SELECTOR} 404 for a player never seen on this server.`,
+  "webhooks.create":
+    "Creates a webhook endpoint (201). The signing secret (`whsec_` + base64, Standard Webhooks) is in this answer only; it is stored encrypted, since it must sign. Addresses inside the network are refused (400). 409 when the team has the most endpoints allowed. Admin or owner.",
+  "webhooks.list": `${VIEWER} Secrets are never returned; \`secret_prefix\` identifies the current one.`,
+  "webhooks.get": `${VIEWER} 404 for an unknown endpoint or one of another team.`,
+  "webhooks.update": `${ADMIN} Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count.`,
+  "webhooks.delete": `${ADMIN} Deletes the endpoint with its queued and past deliveries.`,
+  "webhooks.deliveries": `${VIEWER} Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response.`,
+  "webhooks.redeliver": `${ADMIN} Queues the delivery's event again for this endpoint: a new delivery with the same \`webhook-id\`, so a receiver that already handled it can tell.`,
+  "webhooks.test": `${ADMIN} Queues a \`webhook.test\` event for this endpoint only, signed like every other event.`,
 };

@@ -38,6 +38,7 @@ export const webhooksRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      status: 201,
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks",

@@ -940,7 +940,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's webhook endpoints */
+        /**
+         * The team's webhook endpoints
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned; `secret_prefix` identifies the current one.
+         */
         get: operations["webhooks-list"];
         put?: never;
         /**
@@ -974,15 +977,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One webhook endpoint */
+        /**
+         * One webhook endpoint
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown endpoint or one of another team.
+         */
         get: operations["webhooks-get"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its deliveries */
+        /**
+         * Delete a webhook endpoint and its deliveries
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the endpoint with its queued and past deliveries.
+         */
         delete: operations["webhooks-delete"];
         options?: never;
         head?: never;
-        /** Change a webhook endpoint (enabling it again clears its failure count) */
+        /**
+         * Change a webhook endpoint (enabling it again clears its failure count)
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count.
+         */
         patch: operations["webhooks-update"];
         trace?: never;
     };
@@ -993,7 +1005,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent deliveries to an endpoint, newest first: status, attempts, latency, last response */
+        /**
+         * Recent deliveries to an endpoint, newest first: status, attempts, latency, last response
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response.
+         */
         get: operations["webhooks-deliveries"];
         put?: never;
         post?: never;
@@ -1012,7 +1027,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery's event again (a new delivery, the same webhook-id) */
+        /**
+         * Send a delivery's event again (a new delivery, the same webhook-id)
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues the delivery's event again for this endpoint: a new delivery with the same `webhook-id`, so a receiver that already handled it can tell.
+         */
         post: operations["webhooks-redeliver"];
         delete?: never;
         options?: never;
@@ -1049,7 +1067,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue a `webhook.test` event for this endpoint */
+        /**
+         * Queue a `webhook.test` event for this endpoint
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues a `webhook.test` event for this endpoint only, signed like every other event.
+         */
         post: operations["webhooks-test"];
         delete?: never;
         options?: never;
@@ -1390,6 +1411,11 @@ export interface components {
             team_id: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        CreatedWebhookEndpoint: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            /** @description `whsec_` + base64: shown only in this response */
+            secret: string;
         };
         /**
          * @description The envelope of every error response
@@ -2065,6 +2091,58 @@ export interface components {
             email: string;
             /** Format: uuid */
             id: string;
+        };
+        WebhookDelivery: {
+            /** Format: int64 */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            endpoint_id: string;
+            event_type: string;
+            last_attempt_at: string | null;
+            last_error: string | null;
+            last_latency_ms: number | null;
+            /** @description The start of the last response body (4 KiB at most) */
+            last_response: string | null;
+            last_status_code: number | null;
+            /** @description The event id, sent as `webhook-id`; the same on every retry */
+            message_id: string;
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "delivering" | "succeeded" | "failed";
+        };
+        WebhookEndpoint: {
+            /** Format: int64 */
+            consecutive_failures: number;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            disabled_at: string | null;
+            /** @description `failing`: the service disabled it after its deliveries failed for days */
+            disabled_reason: "failing" | null;
+            enabled: boolean;
+            /** Format: uuid */
+            endpoint_id: string;
+            /** @description Empty: every event type */
+            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
+            failing_since: string | null;
+            /**
+             * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
+             * @enum {string}
+             */
+            kind: "standard" | "discord" | "slack";
+            /** @description Until then the secret before the last rotation also signs every delivery */
+            previous_secret_expires_at: string | null;
+            /** @description The start of the current signing secret, for recognising it */
+            secret_prefix: string;
+            /** Format: uuid */
+            team_id: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
     };
     responses: never;
@@ -14325,6 +14403,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -14341,37 +14420,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "endpoints": [
+                     *         {
+                     *           "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "url": "https://hooks.blockworks.example/minecraft",
+                     *           "description": "On-call alerts",
+                     *           "kind": "standard",
+                     *           "event_types": [
+                     *             "server.down",
+                     *             "server.up"
+                     *           ],
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "secret_prefix": "whsec_Zm9v",
+                     *           "previous_secret_expires_at": null,
+                     *           "failing_since": null,
+                     *           "consecutive_failures": 0,
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        endpoints: {
-                            /** Format: int64 */
-                            consecutive_failures: number;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            disabled_at: string | null;
-                            /** @description `failing`: the service disabled it after its deliveries failed for days */
-                            disabled_reason: "failing" | null;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            endpoint_id: string;
-                            /** @description Empty: every event type */
-                            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
-                            failing_since: string | null;
-                            /**
-                             * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
-                             * @enum {string}
-                             */
-                            kind: "standard" | "discord" | "slack";
-                            /** @description Until then the secret before the last rotation also signs every delivery */
-                            previous_secret_expires_at: string | null;
-                            /** @description The start of the current signing secret, for recognising it */
-                            secret_prefix: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            url: string;
-                        }[];
+                        endpoints: components["schemas"]["WebhookEndpoint"][];
                     };
                 };
             };
@@ -14535,12 +14611,23 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.blockworks.example/minecraft",
+                 *       "description": "On-call alerts",
+                 *       "event_types": [
+                 *         "server.down",
+                 *         "server.up"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
@@ -14556,8 +14643,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -14566,40 +14653,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint: {
-                            /** Format: int64 */
-                            consecutive_failures: number;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            disabled_at: string | null;
-                            /** @description `failing`: the service disabled it after its deliveries failed for days */
-                            disabled_reason: "failing" | null;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            endpoint_id: string;
-                            /** @description Empty: every event type */
-                            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
-                            failing_since: string | null;
-                            /**
-                             * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
-                             * @enum {string}
-                             */
-                            kind: "standard" | "discord" | "slack";
-                            /** @description Until then the secret before the last rotation also signs every delivery */
-                            previous_secret_expires_at: string | null;
-                            /** @description The start of the current signing secret, for recognising it */
-                            secret_prefix: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            url: string;
-                        };
-                        /** @description `whsec_` + base64: shown only in this response */
-                        secret: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *         "url": "https://hooks.blockworks.example/minecraft",
+                     *         "description": "On-call alerts",
+                     *         "kind": "standard",
+                     *         "event_types": [
+                     *           "server.down",
+                     *           "server.up"
+                     *         ],
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_prefix": "whsec_Zm9v",
+                     *         "previous_secret_expires_at": null,
+                     *         "failing_since": null,
+                     *         "consecutive_failures": 0,
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "updated_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "secret": "whsec_Zm9vYmFyYmF6cXV4Ym9vdHN0cmFwcGVkc2VjcmV0MDE="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -14806,7 +14885,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -14823,36 +14904,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        consecutive_failures: number;
-                        /** Format: date-time */
-                        created_at: string;
-                        description: string;
-                        disabled_at: string | null;
-                        /** @description `failing`: the service disabled it after its deliveries failed for days */
-                        disabled_reason: "failing" | null;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        endpoint_id: string;
-                        /** @description Empty: every event type */
-                        event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
-                        failing_since: string | null;
-                        /**
-                         * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
-                         * @enum {string}
-                         */
-                        kind: "standard" | "discord" | "slack";
-                        /** @description Until then the secret before the last rotation also signs every delivery */
-                        previous_secret_expires_at: string | null;
-                        /** @description The start of the current signing secret, for recognising it */
-                        secret_prefix: string;
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "url": "https://hooks.blockworks.example/minecraft",
+                     *       "description": "On-call alerts",
+                     *       "kind": "standard",
+                     *       "event_types": [
+                     *         "server.down",
+                     *         "server.up"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "disabled_at": null,
+                     *       "secret_prefix": "whsec_Zm9v",
+                     *       "previous_secret_expires_at": null,
+                     *       "failing_since": null,
+                     *       "consecutive_failures": 0,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -15015,7 +15089,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -15032,6 +15108,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Ok"];
                 };
             };
@@ -15195,13 +15276,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
@@ -15227,36 +15315,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        consecutive_failures: number;
-                        /** Format: date-time */
-                        created_at: string;
-                        description: string;
-                        disabled_at: string | null;
-                        /** @description `failing`: the service disabled it after its deliveries failed for days */
-                        disabled_reason: "failing" | null;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        endpoint_id: string;
-                        /** @description Empty: every event type */
-                        event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
-                        failing_since: string | null;
-                        /**
-                         * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
-                         * @enum {string}
-                         */
-                        kind: "standard" | "discord" | "slack";
-                        /** @description Until then the secret before the last rotation also signs every delivery */
-                        previous_secret_expires_at: string | null;
-                        /** @description The start of the current signing secret, for recognising it */
-                        secret_prefix: string;
-                        /** Format: uuid */
-                        team_id: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "url": "https://hooks.blockworks.example/minecraft",
+                     *       "description": "On-call alerts",
+                     *       "kind": "standard",
+                     *       "event_types": [
+                     *         "server.down",
+                     *         "server.up"
+                     *       ],
+                     *       "enabled": false,
+                     *       "disabled_reason": null,
+                     *       "disabled_at": null,
+                     *       "secret_prefix": "whsec_Zm9v",
+                     *       "previous_secret_expires_at": null,
+                     *       "failing_since": null,
+                     *       "consecutive_failures": 0,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -15439,11 +15520,14 @@ export interface operations {
     "webhooks-deliveries": {
         parameters: {
             query?: {
+                /** @example 20 */
                 limit?: number;
             };
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -15460,29 +15544,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "delivery_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *           "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *           "message_id": "msg_2pQx7Vn4Lk9Rt3Wz8Yb5Hd1Fs6",
+                     *           "event_type": "server.down",
+                     *           "status": "succeeded",
+                     *           "attempts": 1,
+                     *           "next_attempt_at": null,
+                     *           "last_status_code": 200,
+                     *           "last_error": null,
+                     *           "last_latency_ms": 84,
+                     *           "last_response": "ok",
+                     *           "last_attempt_at": "2026-03-14T10:02:11.204Z",
+                     *           "created_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        deliveries: {
-                            /** Format: int64 */
-                            attempts: number;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            delivery_id: string;
-                            /** Format: uuid */
-                            endpoint_id: string;
-                            event_type: string;
-                            last_attempt_at: string | null;
-                            last_error: string | null;
-                            last_latency_ms: number | null;
-                            /** @description The start of the last response body (4 KiB at most) */
-                            last_response: string | null;
-                            last_status_code: number | null;
-                            /** @description The event id, sent as `webhook-id`; the same on every retry */
-                            message_id: string;
-                            next_attempt_at: string | null;
-                            /** @enum {string} */
-                            status: "pending" | "delivering" | "succeeded" | "failed";
-                        }[];
+                        deliveries: components["schemas"]["WebhookDelivery"][];
                     };
                 };
             };
@@ -15646,8 +15730,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 delivery_id: string;
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -15664,28 +15751,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        attempts: number;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        delivery_id: string;
-                        /** Format: uuid */
-                        endpoint_id: string;
-                        event_type: string;
-                        last_attempt_at: string | null;
-                        last_error: string | null;
-                        last_latency_ms: number | null;
-                        /** @description The start of the last response body (4 KiB at most) */
-                        last_response: string | null;
-                        last_status_code: number | null;
-                        /** @description The event id, sent as `webhook-id`; the same on every retry */
-                        message_id: string;
-                        next_attempt_at: string | null;
-                        /** @enum {string} */
-                        status: "pending" | "delivering" | "succeeded" | "failed";
-                    };
+                    /**
+                     * @example {
+                     *       "delivery_id": "8f9e0d1c-2b3a-4c5d-9e6f-7a8b9c0d1e2f",
+                     *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *       "message_id": "msg_2pQx7Vn4Lk9Rt3Wz8Yb5Hd1Fs6",
+                     *       "event_type": "server.down",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "next_attempt_at": "2026-03-14T10:02:11.204Z",
+                     *       "last_status_code": null,
+                     *       "last_error": null,
+                     *       "last_latency_ms": null,
+                     *       "last_response": null,
+                     *       "last_attempt_at": null,
+                     *       "created_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -15870,13 +15953,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "overlap_seconds": 86400
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: int32
@@ -15898,40 +15988,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint: {
-                            /** Format: int64 */
-                            consecutive_failures: number;
-                            /** Format: date-time */
-                            created_at: string;
-                            description: string;
-                            disabled_at: string | null;
-                            /** @description `failing`: the service disabled it after its deliveries failed for days */
-                            disabled_reason: "failing" | null;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            endpoint_id: string;
-                            /** @description Empty: every event type */
-                            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
-                            failing_since: string | null;
-                            /**
-                             * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
-                             * @enum {string}
-                             */
-                            kind: "standard" | "discord" | "slack";
-                            /** @description Until then the secret before the last rotation also signs every delivery */
-                            previous_secret_expires_at: string | null;
-                            /** @description The start of the current signing secret, for recognising it */
-                            secret_prefix: string;
-                            /** Format: uuid */
-                            team_id: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            url: string;
-                        };
-                        /** @description `whsec_` + base64: shown only in this response */
-                        secret: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint": {
+                     *         "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *         "url": "https://hooks.blockworks.example/minecraft",
+                     *         "description": "On-call alerts",
+                     *         "kind": "standard",
+                     *         "event_types": [
+                     *           "server.down",
+                     *           "server.up"
+                     *         ],
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_prefix": "whsec_Zm9v",
+                     *         "previous_secret_expires_at": "2026-03-14T10:02:11.204Z",
+                     *         "failing_since": null,
+                     *         "consecutive_failures": 0,
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "updated_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "secret": "whsec_Zm9vYmFyYmF6cXV4Ym9vdHN0cmFwcGVkc2VjcmV0MDE="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -16138,7 +16220,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -16155,28 +16239,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: int64 */
-                        attempts: number;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        delivery_id: string;
-                        /** Format: uuid */
-                        endpoint_id: string;
-                        event_type: string;
-                        last_attempt_at: string | null;
-                        last_error: string | null;
-                        last_latency_ms: number | null;
-                        /** @description The start of the last response body (4 KiB at most) */
-                        last_response: string | null;
-                        last_status_code: number | null;
-                        /** @description The event id, sent as `webhook-id`; the same on every retry */
-                        message_id: string;
-                        next_attempt_at: string | null;
-                        /** @enum {string} */
-                        status: "pending" | "delivering" | "succeeded" | "failed";
-                    };
+                    /**
+                     * @example {
+                     *       "delivery_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *       "message_id": "msg_2pQx7Vn4Lk9Rt3Wz8Yb5Hd1Fs6",
+                     *       "event_type": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "next_attempt_at": "2026-03-14T10:02:11.204Z",
+                     *       "last_status_code": null,
+                     *       "last_error": null,
+                     *       "last_latency_ms": null,
+                     *       "last_response": null,
+                     *       "last_attempt_at": null,
+                     *       "created_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description The request is malformed or failed validation */
