@@ -1,18 +1,94 @@
 /**
- * The raw baseline for bench/rest.ts: plain Bun.serve doing the same work as the REST door for
- * the benchmarked routes (same bearer parsing, same services, same database, same JSON), with no
- * framework, no tRPC and no bridge. The ratio app/raw is what the door itself costs. (The login
- * routes' baseline does the work without the app's services: bench/raw-login-baseline.ts.)
+ * The raw baseline for bench/rest.ts, doing the work directly rather than through the app's
+ * services: plain Bun.serve, the bearer token verified with jose (EdDSA, issuer and audience,
+ * verified tokens kept by their text until they expire, as the app does), ONE prepared
+ * postgres.js (or PGlite) query reading the team with the caller's role, the same JSON answer.
+ * No framework, no tRPC, no rate limiter, no login-liveness check. Because it does not share the
+ * app's code, the same baseline can be run beside any version of the app: the ratio measures the
+ * whole stack.
  */
-import { bearerPrincipal, send, serveRaw } from "./lib/raw-server";
+import { createPrivateKey, createPublicKey } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { importSPKI, jwtVerify } from "jose";
+import postgres from "postgres";
 
-await serveRaw(async (req, url, services) => {
-  if (url.pathname === "/health") return send(await services.health.check());
-  const m = /^\/teams\/([0-9a-f-]{36})$/.exec(url.pathname);
-  if (m && req.method === "GET") {
-    const principal = await bearerPrincipal(services, req);
-    if (!principal) return send({ error: { code: "unauthenticated" } }, 401);
-    return send(await services.teams.get(principal, m[1]!));
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = resolve(process.env.DATA_DIR ?? ".data");
+const pem = process.env.JWT_PRIVATE_KEY ?? readFileSync(join(dataDir, "jwt-ed25519.pem"), "utf8");
+const spki = createPublicKey(createPrivateKey(pem)).export({ type: "spki", format: "pem" }).toString();
+const publicKey = await importSPKI(spki, "EdDSA");
+const verified = new Map<string, { sub: string; exp: number }>();
+
+type Row = Record<string, unknown>;
+let query: (text: string, params: unknown[]) => Promise<Row[]>;
+let close: () => Promise<void>;
+if (process.env.DATABASE_URL) {
+  const sql = postgres(process.env.DATABASE_URL, { max: 10, onnotice: () => {} });
+  query = (text, params) => sql.unsafe(text, params as string[], { prepare: true }) as unknown as Promise<Row[]>;
+  close = () => sql.end({ timeout: 2 });
+} else {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const pg = await PGlite.create(join(dataDir, "pglite"));
+  query = async (text, params) => (await pg.query<Row>(text, params)).rows;
+  close = () => pg.close();
+}
+
+const TEAM_WITH_ROLE = `
+  select t.id, t.name, t.created_at, t.updated_at, m.role
+  from team_members m join teams t on t.id = m.team_id
+  where m.team_id = $1 and m.user_id = $2 limit 1`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (v: unknown) => (v instanceof Date ? v : new Date(v as string)).toISOString();
+
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID() },
+  });
+const bad = (code: string, status: number) => json({ error: { code, message: code, request_id: "" } }, status);
+
+async function subject(req: Request): Promise<string | null> {
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "");
+  if (!m) return null;
+  const token = m[1]!;
+  const now = Math.floor(Date.now() / 1000);
+  const known = verified.get(token);
+  if (known && known.exp > now) return known.sub;
+  try {
+    const { payload } = await jwtVerify(token, publicKey, { issuer: "mc-platform", audience: "mc-platform:dashboard" });
+    verified.set(token, { sub: payload.sub!, exp: payload.exp! });
+    return payload.sub!;
+  } catch {
+    return null;
   }
-  return undefined;
+}
+
+const server = Bun.serve({
+  port,
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const path = new URL(req.url).pathname;
+    if (path === "/health") return json({ status: "ok" });
+    const m = /^\/teams\/([^/]+)$/.exec(path);
+    if (req.method !== "GET" || !m) return bad("not_found", 404);
+    const user = await subject(req);
+    if (!user) return bad("unauthenticated", 401);
+    if (!UUID.test(m[1]!)) return bad("validation_failed", 400);
+    const [row] = await query(TEAM_WITH_ROLE, [m[1]!, user]);
+    if (!row) return bad("forbidden", 403);
+    return json({
+      team_id: row.id,
+      name: row.name,
+      role: row.role,
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+    });
+  },
+});
+
+process.once("SIGTERM", async () => {
+  server.stop(true);
+  await close();
+  process.exit(0);
 });
