@@ -71,7 +71,7 @@ export function Webhooks() {
           d.endpoints.length === 0 ? (
             <Empty title="No webhook endpoints yet." />
           ) : (
-            <table aria-label="Webhook endpoints">
+            <table className="stack" aria-label="Webhook endpoints">
               <thead>
                 <tr>
                   <th>URL</th>
@@ -84,13 +84,13 @@ export function Webhooks() {
               <tbody>
                 {d.endpoints.map((e) => (
                   <tr key={e.endpoint_id}>
-                    <td>
+                    <td data-label="URL">
                       <code>{e.url}</code>
                       {e.description && <div className="muted">{e.description}</div>}
                     </td>
-                    <td>{e.kind}</td>
-                    <td>{e.event_types.length ? e.event_types.join(", ") : "all"}</td>
-                    <td data-testid="hook-state">
+                    <td data-label="Kind">{e.kind}</td>
+                    <td data-label="Events">{e.event_types.length ? e.event_types.join(", ") : "all"}</td>
+                    <td data-label="State" data-testid="hook-state">
                       {e.enabled ? (
                         <span className="badge badge-online">enabled</span>
                       ) : (
@@ -102,7 +102,7 @@ export function Webhooks() {
                         <div className="muted">{e.consecutive_failures} failed in a row</div>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Actions">
                       <div className="actions">
                         <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
                           {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
@@ -218,7 +218,7 @@ function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: st
           d.deliveries.length === 0 ? (
             <Empty title="Nothing sent yet. Send a test event." />
           ) : (
-            <table aria-label="Deliveries">
+            <table className="stack" aria-label="Deliveries">
               <thead>
                 <tr>
                   <th>Event</th>
@@ -233,10 +233,10 @@ function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: st
               <tbody>
                 {d.deliveries.map((x) => (
                   <tr key={x.delivery_id} data-testid="delivery">
-                    <td>
+                    <td data-label="Event">
                       <code>{x.event_type}</code>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <span
                         className={`badge ${x.status === "succeeded" ? "badge-online" : x.status === "failed" ? "badge-offline" : "badge-unknown"}`}
                         data-status={x.status}
@@ -244,12 +244,14 @@ function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: st
                         {x.status}
                       </span>
                     </td>
-                    <td>{x.attempts}</td>
-                    <td title={x.last_error ?? undefined}>{x.last_status_code ?? x.last_error ?? "—"}</td>
-                    <td>{fmt(x.last_latency_ms, 0, " ms")}</td>
-                    <td>{new Date(x.created_at).toLocaleString()}</td>
+                    <td data-label="Attempts">{x.attempts}</td>
+                    <td data-label="Response" title={x.last_error ?? undefined}>
+                      {x.last_status_code ?? x.last_error ?? "—"}
+                    </td>
+                    <td data-label="Latency">{fmt(x.last_latency_ms, 0, " ms")}</td>
+                    <td data-label="Time">{new Date(x.created_at).toLocaleString()}</td>
                     {canWrite && (
-                      <td>
+                      <td data-label="Actions">
                         <button
                           type="button"
                           onClick={() => redeliver.mutate({ team_id, endpoint_id, delivery_id: x.delivery_id })}
