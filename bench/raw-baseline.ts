@@ -11,7 +11,7 @@ import { createPrivateKey, createPublicKey } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { importSPKI, jwtVerify } from "jose";
-import postgres from "postgres";
+import { openRawDb } from "./lib/raw-db";
 
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.DATA_DIR ?? ".data");
@@ -20,19 +20,7 @@ const spki = createPublicKey(createPrivateKey(pem)).export({ type: "spki", forma
 const publicKey = await importSPKI(spki, "EdDSA");
 const verified = new Map<string, { sub: string; exp: number }>();
 
-type Row = Record<string, unknown>;
-let query: (text: string, params: unknown[]) => Promise<Row[]>;
-let close: () => Promise<void>;
-if (process.env.DATABASE_URL) {
-  const sql = postgres(process.env.DATABASE_URL, { max: 10, onnotice: () => {} });
-  query = (text, params) => sql.unsafe(text, params as string[], { prepare: true }) as unknown as Promise<Row[]>;
-  close = () => sql.end({ timeout: 2 });
-} else {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const pg = await PGlite.create(join(dataDir, "pglite"));
-  query = async (text, params) => (await pg.query<Row>(text, params)).rows;
-  close = () => pg.close();
-}
+const { query, close } = await openRawDb(dataDir);
 
 const TEAM_WITH_ROLE = `
   select t.id, t.name, t.created_at, t.updated_at, m.role

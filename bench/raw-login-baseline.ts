@@ -9,7 +9,7 @@
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import postgres from "postgres";
+import { openRawDb, type Row } from "./lib/raw-db";
 
 const port = Number(process.env.PORT);
 const dataDir = resolve(process.env.DATA_DIR ?? ".data");
@@ -22,19 +22,7 @@ const sha256 = (v: string) => createHash("sha256").update(v).digest("hex");
 const DUMMY = sha256("no such client");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type Row = Record<string, unknown>;
-let query: (text: string, params: unknown[]) => Promise<Row[]>;
-let close: () => Promise<void>;
-if (process.env.DATABASE_URL) {
-  const sql = postgres(process.env.DATABASE_URL, { max: 10, onnotice: () => {} });
-  query = (text, params) => sql.unsafe(text, params as string[], { prepare: true }) as unknown as Promise<Row[]>;
-  close = () => sql.end({ timeout: 2 });
-} else {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const pg = await PGlite.create(join(dataDir, "pglite"));
-  query = async (text, params) => (await pg.query<Row>(text, params)).rows;
-  close = () => pg.close();
-}
+const { query, close } = await openRawDb(dataDir);
 
 const VALIDATE = `
   select c.secret_hash, s.mc_uuid, s.mc_username, s.expires_at, s.revoked_at
