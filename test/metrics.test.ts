@@ -119,8 +119,10 @@ describe("/metrics with METRICS_TOKEN set", () => {
     await ws.until("snapshot");
     ws.send({ type: "ping" });
     await ws.until("pong");
-    // The pinger: the new server is due at once, and nothing listens on its port.
-    expect(await server.services.monitoring.pingDue()).toBe(1);
+    // The pinger: the new server is due at once, and nothing listens on its port. On PostgreSQL the
+    // run's database also holds other files' servers, which may be due too: count what was pinged.
+    const pinged = await server.services.monitoring.pingDue();
+    expect(pinged).toBeGreaterThanOrEqual(1);
 
     const upgrade = { door: "ws", route: "/ws/server/:server_id/analytics" };
     const text = await settled(
@@ -150,9 +152,10 @@ describe("/metrics with METRICS_TOKEN set", () => {
     expect(value(m, "websocket_connections")).toBe(1);
     expect(value(m, "websocket_messages_total", { direction: "in" })).toBe(2);
     expect(value(m, "websocket_messages_total", { direction: "out" })).toBe(3);
-    expect(value(m, "pinger_results_total", { result: "down" })).toBe(1);
-    expect(value(m, "pinger_results_total", { result: "up" })).toBeUndefined();
-    expect(histogramCount(text, "pinger_lag_seconds", {})).toBe(1);
+    const results = (r: string) => value(m, "pinger_results_total", { result: r }) ?? 0;
+    expect(results("down")).toBeGreaterThanOrEqual(1);
+    expect(results("up") + results("down") + results("error")).toBe(pinged);
+    expect(histogramCount(text, "pinger_lag_seconds", {})).toBe(pinged);
     expect(value(m, "db_pool_max_connections")).toBe(usingPostgres() ? 3 : 1);
     const types = Object.fromEntries(m.map((f) => [f.name, f.type]));
     expect(types).toMatchObject({

@@ -101,37 +101,63 @@ export async function readBuckets(
   sinceMs: number,
   toMs: number,
 ): Promise<BucketSums[]> {
+  return rowsOf<BucketSums>(await db.execute(bucketsQuery(serverId, tier, bucketSeconds, sinceMs, toMs, false)));
+}
+
+/**
+ * The buckets of a window and its latency p95, in one statement (uptime-stats wants both: one
+ * round trip instead of two on the read a dashboard repeats most).
+ */
+export async function readBucketsWithP95(
+  db: Db,
+  serverId: string,
+  tier: Tier,
+  bucketSeconds: number,
+  sinceMs: number,
+  toMs: number,
+): Promise<{ buckets: BucketSums[]; p95: number | null }> {
+  const rows = rowsOf<BucketSums & { p95: number | null }>(
+    await db.execute(bucketsQuery(serverId, tier, bucketSeconds, sinceMs, toMs, true)),
+  );
+  return { buckets: rows, p95: rows[0]?.p95 ?? null };
+}
+
+/**
+ * The 95th percentile latency is taken by nearest rank over the window's rows of the tier, each
+ * row counting its greatest latency as many times as it has samples: an upper estimate, exact
+ * when a row holds one sample.
+ */
+function bucketsQuery(
+  serverId: string,
+  tier: Tier,
+  bucketSeconds: number,
+  sinceMs: number,
+  toMs: number,
+  withP95: boolean,
+) {
   const { table, seconds } = TIERS[tier];
   const from = new Date(floorTo(sinceMs, seconds)).toISOString();
   const gridFrom = new Date(floorTo(sinceMs, bucketSeconds)).toISOString();
   const to = new Date(toMs).toISOString();
-  const result = await db.execute(sql`
+  const p95 = withP95
+    ? sql`,
+    vals as (
+      select latency_max as v, latency_n as w from ${sql.raw(table)}
+       where server_id = ${serverId} and bucket >= ${from}::timestamptz and bucket <= ${to}::timestamptz
+         and latency_n > 0),
+    ranked as (select v, sum(w) over (order by v rows unbounded preceding) as cum, sum(w) over () as total from vals),
+    p as (select min(v)::float8 as p95 from ranked where cum >= 0.95 * total)`
+    : sql``;
+  return sql`
     with agg as (
       select date_bin(make_interval(secs => ${bucketSeconds}), bucket, ${ORIGIN}) as b, ${sumColumns}
         from ${sql.raw(table)}
        where server_id = ${serverId} and bucket >= ${from}::timestamptz and bucket <= ${to}::timestamptz
        group by 1),
-    grid as (select generate_series(${gridFrom}::timestamptz, ${to}::timestamptz, make_interval(secs => ${bucketSeconds})) as b)
-    select (extract(epoch from grid.b) * 1000)::float8 as start_ms, ${gridColumns}
+    grid as (select generate_series(${gridFrom}::timestamptz, ${to}::timestamptz, make_interval(secs => ${bucketSeconds})) as b)${p95}
+    select (extract(epoch from grid.b) * 1000)::float8 as start_ms, ${gridColumns}${withP95 ? sql`, (select p95 from p) as p95` : sql``}
       from grid left join agg on agg.b = grid.b
-     order by grid.b`);
-  return rowsOf<BucketSums>(result);
-}
-
-/**
- * The 95th percentile latency by nearest rank over a window of a tier, each bucket counting its
- * greatest latency as many times as it has samples: an upper estimate, exact when a bucket holds one sample.
- */
-export async function latencyP95(db: Db, serverId: string, tier: Tier, sinceMs: number, toMs: number) {
-  const { table, seconds } = TIERS[tier];
-  const result = await db.execute(sql`
-    with vals as (
-      select latency_max as v, latency_n as w from ${sql.raw(table)}
-       where server_id = ${serverId} and bucket >= ${new Date(floorTo(sinceMs, seconds)).toISOString()}::timestamptz
-         and bucket <= ${new Date(toMs).toISOString()}::timestamptz and latency_n > 0),
-    ranked as (select v, sum(w) over (order by v rows unbounded preceding) as cum, sum(w) over () as total from vals)
-    select min(v)::float8 as p95 from ranked where cum >= 0.95 * total`);
-  return rowsOf<{ p95: number | null }>(result)[0]?.p95 ?? null;
+     order by grid.b`;
 }
 
 /** Every series of one bucket, as the `metrics` message and the metrics read carry it. */

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import { bucketOut, latencyP95, readBuckets, type Stat, type Tier } from "./history";
+import { bucketOut, readBuckets, readBucketsWithP95, type Stat, type Tier } from "./history";
 
 /** uptime-stats windows: the one-minute tier up to a day, the hourly tier beyond. */
 export const UPTIME_WINDOWS = {
@@ -35,10 +35,7 @@ export async function uptimeStats(db: Db, serverId: string, window: UptimeWindow
   const { seconds, bucketSeconds, tier } = UPTIME_WINDOWS[window];
   const toMs = now.getTime();
   const sinceMs = toMs - seconds * 1000;
-  const [buckets, p95] = await Promise.all([
-    readBuckets(db, serverId, tier, bucketSeconds, sinceMs, toMs),
-    latencyP95(db, serverId, tier, sinceMs, toMs),
-  ]);
+  const { buckets, p95 } = await readBucketsWithP95(db, serverId, tier, bucketSeconds, sinceMs, toMs);
   // Every figure is a sum or an extreme over the same rows as the buckets: add the buckets up.
   let up = 0;
   let down = 0;

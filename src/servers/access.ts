@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { servers, teamMembers } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -28,28 +28,48 @@ const NOT_FOUND = "Server not found.";
  * one that does not exist (404), so server ids cannot be probed; a member whose role is too
  * low learns only that (403), which reveals nothing new to them.
  */
+function buildGate(db: Db) {
+  return {
+    byKey: db
+      .select()
+      .from(servers)
+      .where(and(eq(servers.id, sql.placeholder("serverId")), eq(servers.teamId, sql.placeholder("teamId"))))
+      .limit(1)
+      .prepare("server_gate_by_key"),
+    byMember: db
+      .select({ server: servers, role: teamMembers.role })
+      .from(servers)
+      .innerJoin(
+        teamMembers,
+        and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, sql.placeholder("userId"))),
+      )
+      .where(eq(servers.id, sql.placeholder("serverId")))
+      .limit(1)
+      .prepare("server_gate_by_member"),
+  };
+}
+// Every server-scoped request passes the gate: its two statements are built and prepared once
+// per database, not per call.
+const gates = new WeakMap<Db, ReturnType<typeof buildGate>>();
+
 export async function requireServerRole(
   db: Db,
   principal: Principal,
   serverId: string,
   min: Role,
 ): Promise<{ server: ServerRow; role: Role }> {
+  let gate = gates.get(db);
+  if (!gate) {
+    gate = buildGate(db);
+    gates.set(db, gate);
+  }
   let server: ServerRow | undefined;
   let role: Role | undefined;
   if (principal.kind === "api_key") {
-    [server] = await db
-      .select()
-      .from(servers)
-      .where(and(eq(servers.id, serverId), eq(servers.teamId, principal.teamId)))
-      .limit(1);
+    [server] = await gate.byKey.execute({ serverId, teamId: principal.teamId });
     role = principal.role;
   } else {
-    const [row] = await db
-      .select({ server: servers, role: teamMembers.role })
-      .from(servers)
-      .innerJoin(teamMembers, and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, principal.userId)))
-      .where(eq(servers.id, serverId))
-      .limit(1);
+    const [row] = await gate.byMember.execute({ serverId, userId: principal.userId });
     server = row?.server;
     role = row?.role;
   }
