@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { serverMetricsHour, serverMetricsMinute, servers, serverSamples, serverStatus } from "../src/db/schema";
 import { addRawSamplesToBuckets } from "../src/monitoring/history";
