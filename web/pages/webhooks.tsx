@@ -1,23 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { TEAM_EVENT_TYPES, type TeamEventType } from "../../src/lib/events";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, Empty, Field, fmt, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
 
-/** The event types a team can pick (tests and endpoint notices are not subscriptions). */
-const EVENT_TYPES = [
-  "server.down",
-  "server.up",
-  "player.banned",
-  "player.unbanned",
-  "agent.offline",
-  "agent.online",
-  "login.authorized",
-  "login.denied",
-  "client.secret_rotated",
-  "endpoint.disabled",
-] as const;
-type EventType = (typeof EVENT_TYPES)[number];
+/** The event types a team can pick: the service's list, less the test event (sent on request, not subscribed to). */
+type EventType = Exclude<TeamEventType, "webhook.test">;
+const EVENT_TYPES = TEAM_EVENT_TYPES.filter((t): t is EventType => t !== "webhook.test");
 type Kind = "standard" | "discord" | "slack";
 
 /** The team's webhook endpoints: list, create (secret shown once), test, deliveries, redeliver. */
