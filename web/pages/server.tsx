@@ -363,7 +363,7 @@ function Ranks({ serverId }: { serverId: string }) {
           d.ranks.length === 0 ? (
             <p className="muted">No ranks. Ranks are pushed to the server's permission plugin by the agent.</p>
           ) : (
-            <table>
+            <table className="stack" aria-label="Ranks">
               <thead>
                 <tr>
                   <th>Name</th>
@@ -376,12 +376,12 @@ function Ranks({ serverId }: { serverId: string }) {
               <tbody>
                 {d.ranks.map((r) => (
                   <tr key={r.name}>
-                    <td>{r.display_name ?? r.name}</td>
-                    <td>{r.weight}</td>
-                    <td>{r.prefix ?? ""}</td>
-                    <td>{r.permissions.join(", ")}</td>
+                    <td data-label="Name">{r.display_name ?? r.name}</td>
+                    <td data-label="Weight">{r.weight}</td>
+                    <td data-label="Prefix">{r.prefix ?? ""}</td>
+                    <td data-label="Permissions">{r.permissions.join(", ")}</td>
                     {canWrite && (
-                      <td>
+                      <td data-label="Actions">
                         <ConfirmButton
                           label="Delete"
                           question={`Delete the rank ${r.name}?`}

@@ -140,7 +140,7 @@ function Members() {
       <h2 id="members-h">Members</h2>
       <Q q={members}>
         {(d) => (
-          <table>
+          <table className="stack" aria-label="Members">
             <thead>
               <tr>
                 <th>Email</th>
@@ -151,8 +151,8 @@ function Members() {
             <tbody>
               {d.members.map((m) => (
                 <tr key={m.user_id}>
-                  <td>{m.email}</td>
-                  <td>
+                  <td data-label="Email">{m.email}</td>
+                  <td data-label="Role">
                     {canWrite && m.role !== "owner" ? (
                       <select
                         aria-label={`Role of ${m.email}`}
@@ -169,7 +169,7 @@ function Members() {
                     )}
                   </td>
                   {canWrite && (
-                    <td>
+                    <td data-label="Actions">
                       <div className="actions">
                         {m.role !== "owner" && (
                           <ConfirmButton
@@ -256,7 +256,7 @@ function ApiKeys() {
           d.api_keys.filter((k) => !k.revoked_at).length === 0 ? (
             <Empty title="No API keys. Create one for scripts and automation." />
           ) : (
-            <table>
+            <table className="stack" aria-label="API keys">
               <thead>
                 <tr>
                   <th>Name</th>
@@ -270,12 +270,12 @@ function ApiKeys() {
                   .filter((k) => !k.revoked_at)
                   .map((k) => (
                     <tr key={k.key_id}>
-                      <td>{k.name}</td>
-                      <td>{k.role}</td>
-                      <td>
+                      <td data-label="Name">{k.name}</td>
+                      <td data-label="Role">{k.role}</td>
+                      <td data-label="Prefix">
                         <code>{k.prefix}…</code>
                       </td>
-                      <td>
+                      <td data-label="Actions">
                         <ConfirmButton
                           label="Revoke"
                           question={`Revoke the key ${k.name}? Scripts using it stop working.`}
