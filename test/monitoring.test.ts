@@ -346,6 +346,35 @@ describe("uptime statistics", () => {
     expect(d30.buckets.reduce((n: number, b: any) => n + b.up + b.down, 0)).toBe(20);
   });
 
+  test("latency p95 is the nearest rank over every sample, ties included: 95 of 100 at or under 20 ms gives 20, 94 gives 30", async () => {
+    const db = server.services.database.db;
+    const now = Date.now();
+    for (const [at20, p95] of [
+      [45, 20],
+      [44, 30],
+    ] as const) {
+      const { serverId, token } = await quietServer();
+      // 100 pings, one a minute: 50 at 10 ms, then `at20` at 20 ms, the rest at 30 ms, in no order.
+      const latencies = [...Array(50).fill(10), ...Array(at20).fill(20), ...Array(100 - 50 - at20).fill(30)].sort(
+        (a, b) => ((a * 7919) % 13) - ((b * 7919) % 13),
+      );
+      await db.insert(serverSamples).values(
+        latencies.map((latencyMs, i) => ({
+          serverId,
+          ts: new Date(now - (i + 1) * 60_000),
+          online: true,
+          latencyMs,
+          playersOnline: 1,
+          playersMax: 20,
+        })),
+      );
+      await addRawSamplesToBuckets(db, serverId);
+      const d1 = (await stats(serverId, token, "24h")).body;
+      expect(d1).toMatchObject({ samples: 100, up: 100 });
+      expect(d1.latency_ms).toMatchObject({ min: 10, max: 30, p95 });
+    }
+  });
+
   test("retention prunes raw samples and one-minute buckets past 48 h and hourly ones past 90 days; 7d and 30d figures do not change", async () => {
     const { serverId, token } = await quietServer();
     const db = server.services.database.db;
