@@ -19,8 +19,16 @@ export interface Target {
 }
 
 export type SampleListener = (serverId: string, result: PingResult, changed: boolean) => void;
-/** Work a stored sample feeds (player sessions); awaited, so a check is done when its effects are. */
-export type SampleConsumer = (serverId: string, result: PingResult) => Promise<void>;
+export interface StoredSample {
+  serverId: string;
+  result: PingResult;
+}
+/**
+ * Work the samples of one shared write feed (player sessions, alerts), at most one per server;
+ * awaited, so a check is done when its effects are. A batch rather than a sample: a statement
+ * per ping was most of the pinger's database work.
+ */
+export type SampleConsumer = (samples: StoredSample[]) => Promise<void>;
 
 const TICK_MS = 1000;
 const RETENTION_EVERY_MS = 3600_000;
@@ -254,17 +262,13 @@ export class MonitoringService {
     this.observed?.pingResult(result.online ? "up" : "down");
     const changed = await this.store(target.id, result);
     if (changed === null) return result;
-    for (const c of this.consumers)
-      await c(target.id, result).catch((err) =>
-        this.log.warn("a sample consumer failed", { server_id: target.id, err }),
-      );
     for (const l of this.listeners) l(target.id, result, changed);
     return result;
   }
 
   /**
    * Queues a result for the next shared write (at most WRITE_WAIT_MS away); resolves with whether
-   * up/down flipped, or null when the server is gone meanwhile.
+   * up/down flipped, or null when the server is gone meanwhile, once the consumers have had it.
    */
   private store(serverId: string, result: PingResult): Promise<boolean | null> {
     return new Promise((done, failed) => {
@@ -301,6 +305,10 @@ export class MonitoringService {
           ),
         );
       })
+      .then(async (changed) => {
+        await this.feed(batch.filter((_, i) => changed[i] !== null));
+        return changed;
+      })
       .then(
         (changed) => {
           for (const [i, w] of batch.entries()) w.done(changed[i]!);
@@ -308,6 +316,15 @@ export class MonitoringService {
         (err) => {
           for (const w of batch) w.failed(err);
         },
+      );
+  }
+
+  private async feed(stored: PendingWrite[]) {
+    if (stored.length === 0 || this.consumers.length === 0) return;
+    const samples = stored.map(({ serverId, result }) => ({ serverId, result }));
+    for (const c of this.consumers)
+      await c(samples).catch((err) =>
+        this.log.warn("a sample consumer failed", { server_ids: samples.map((s) => s.serverId), err }),
       );
   }
 
