@@ -22,6 +22,8 @@ export type SampleListener = (serverId: string, result: PingResult, changed: boo
 export interface StoredSample {
   serverId: string;
   result: PingResult;
+  /** Up/down flipped with this sample, or it is the server's first. */
+  changed: boolean;
 }
 /**
  * Work the samples of one shared write feed (player sessions, alerts), at most one per server;
@@ -319,7 +321,11 @@ export class MonitoringService {
         );
       })
       .then(async (changed) => {
-        await this.feed(batch.filter((_, i) => changed[i] !== null));
+        await this.feed(
+          batch.flatMap(({ serverId, result }, i) =>
+            changed[i] === null ? [] : [{ serverId, result, changed: changed[i]! }],
+          ),
+        );
         return changed;
       })
       .then(
@@ -332,9 +338,8 @@ export class MonitoringService {
       );
   }
 
-  private async feed(stored: PendingWrite[]) {
-    if (stored.length === 0 || this.consumers.length === 0) return;
-    const samples = stored.map(({ serverId, result }) => ({ serverId, result }));
+  private async feed(samples: StoredSample[]) {
+    if (samples.length === 0) return;
     for (const c of this.consumers)
       await c(samples).catch((err) =>
         this.log.warn("a sample consumer failed", { server_ids: samples.map((s) => s.serverId), err }),

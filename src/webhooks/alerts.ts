@@ -22,7 +22,10 @@ export class ServerAlerts {
    * Feeds a batch of stored ping results (a monitoring consumer), at most one per server, in ONE
    * statement: a statement per ping was most of the pinger's database work.
    */
-  async fromSamples(samples: readonly { serverId: string; result: PingResult }[]) {
+  async fromSamples(all: readonly { serverId: string; result: PingResult; changed: boolean }[]) {
+    // Up now and up at the check before: that check reset the count (only the pinger writes
+    // `online`), so there is nothing to change; most checks of a healthy fleet stop here.
+    const samples = all.filter((s) => !s.result.online || s.changed);
     if (samples.length === 0) return;
     const input = JSON.stringify(samples.map((s) => ({ server_id: s.serverId, online: s.result.online })));
     const byServer = new Map(samples.map((s) => [s.serverId, s.result]));
