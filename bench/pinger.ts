@@ -222,10 +222,10 @@ console.log(
   `\nsteady state: ${steadyServers} server rows due every 1 s, ${windows} alternating windows of ${windowMs} ms each (median; all)`,
 );
 const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(" ");
-console.log(`${"case".padEnd(36)}${"servers/s".padEnd(12)}${"windows".padEnd(22)}ratio to bare`);
-console.log(`${"bare status() loop".padEnd(36)}${steadyBare.toFixed(0).padEnd(12)}${all(bareRates).padEnd(22)}`);
+console.log(`${"case".padEnd(36)}${"servers/s".padEnd(12)}${"windows".padEnd(30)}ratio to bare`);
+console.log(`${"bare status() loop".padEnd(36)}${steadyBare.toFixed(0).padEnd(12)}${all(bareRates).padEnd(30)}`);
 console.log(
-  `${"pinger (own loop, as in production)".padEnd(36)}${steadyPinger.toFixed(0).padEnd(12)}${all(pingerRates).padEnd(22)}${(steadyPinger / steadyBare).toFixed(2)}`,
+  `${"pinger (own loop, as in production)".padEnd(36)}${steadyPinger.toFixed(0).padEnd(12)}${all(pingerRates).padEnd(30)}${(steadyPinger / steadyBare).toFixed(2)}`,
 );
 console.log(`\nper round (earlier method): ${ports.length} rows due, ${rounds} rounds each (median, best)`);
 console.log(`\n${"case".padEnd(36)}${"servers/s".padEnd(12)}${"best".padEnd(10)}${"checked".padEnd(10)}ratio to bare`);
