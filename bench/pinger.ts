@@ -1,14 +1,31 @@
 /**
  * Pinger throughput: servers checked per second by the platform's pinger (claim due rows,
- * Server List Ping, results written in shared batches of samples and statuses, summed in memory
- * for the metric buckets and flushed to them at the end of each round, inside the timing)
- * against many real status responders on loopback, next to a bare loop of minecraft-server-util
- * status() calls at the same concurrency, in one run. Targets: >= 0.9x the bare loop and
+ * Server List Ping, results written in shared batches of samples and statuses, alert state and
+ * player sessions fed per batch, summed in memory for the metric buckets) against many real
+ * status responders on loopback, next to a bare loop of minecraft-server-util status() calls at
+ * the same concurrency over the same responders, in one run. Targets: >= 0.9x the bare loop and
  * >= 1,000 servers/s.
+ *
+ * Two methods, both printed:
+ *
+ * - Steady state (the target is judged on it): the pinger runs as in production, its own loop
+ *   (`start()`) claiming due servers every tick and as slots free, the metric buckets flushed
+ *   by their background task every METRICS_FLUSH_MS. There are many more server rows than
+ *   responders (BENCH_STEADY_SERVERS, several rows per responder) with a 1 s interval, so more
+ *   servers are always due than the pinger can check: what is measured is its capacity,
+ *   the checks stored (consumers and listeners done) per second over a window of
+ *   BENCH_WINDOW_MS. The bare loop runs the same status() call in the same N workers over the
+ *   same responders for a window of the same length; bare and pinger windows alternate
+ *   (BENCH_WINDOWS each, medians), so load from elsewhere weighs on both alike.
+ * - Per round (the earlier method, kept for comparison): make all 200 rows due with one UPDATE,
+ *   then `pingDue()` and a bucket flush, both timed; 200 checks against a fixed cost per round
+ *   (the UPDATE, the tail of the round with slots idle, the flush), which production pays once
+ *   per METRICS_FLUSH_MS over thousands of checks, not once per 200.
  *
  *   bun bench/pinger.ts                      # PGlite in a temp dir
  *   DATABASE_URL=postgres://... bun bench/pinger.ts
- *   BENCH_RESPONDERS=200 BENCH_ROUNDS=5 PING_CONCURRENCY=32 bun bench/pinger.ts
+ *   BENCH_RESPONDERS=200 BENCH_ROUNDS=5 BENCH_STEADY_SERVERS=5000 BENCH_WINDOW_MS=3000 BENCH_WINDOWS=3 \
+ *     PING_CONCURRENCY=32 bun bench/pinger.ts
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +44,9 @@ const count = Number(process.env.BENCH_RESPONDERS ?? 200);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const concurrency = Number(process.env.PING_CONCURRENCY ?? 32);
 const timeoutMs = 5000;
+const steadyServers = Number(process.env.BENCH_STEADY_SERVERS ?? 5000);
+const windowMs = Number(process.env.BENCH_WINDOW_MS ?? 3000);
+const windows = Number(process.env.BENCH_WINDOWS ?? 3);
 
 // The responders run in a process of their own, so they do not share an event loop with the pinger.
 const host = Bun.spawn(
@@ -80,21 +100,23 @@ const config = loadConfig({
   OUTBOUND_ALLOW_PRIVATE: "true",
   PING_CONCURRENCY: String(concurrency),
   PING_TIMEOUT_MS: String(timeoutMs),
+  // Every row is due again a second after its check: more due than any pinger here can check.
+  PING_INTERVAL_SECONDS: "1",
 });
 const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
 const [team] = await d.insert(teams).values({ name: "bench" }).returning();
-await d.insert(servers).values(
-  ports.map((port, i) => ({
-    teamId: team!.id,
-    name: `r${i}`,
-    host: "127.0.0.1",
-    port,
-    kind: "single" as const,
-    agentTokenHash: sha256(`bench-${i}`),
-    agentTokenPrefix: "x",
-  })),
-);
+const serverRow = (i: number, nextCheckAt?: Date) => ({
+  teamId: team!.id,
+  name: `r${i}`,
+  host: "127.0.0.1",
+  port: ports[i % ports.length]!,
+  kind: "single" as const,
+  agentTokenHash: sha256(`bench-${i}`),
+  agentTokenPrefix: "x",
+  ...(nextCheckAt ? { nextCheckAt } : {}),
+});
+await d.insert(servers).values(ports.map((_, i) => serverRow(i)));
 
 async function pingerRound(): Promise<number> {
   await d.execute(sql`update servers set next_check_at = now()`);
@@ -116,12 +138,76 @@ async function measure(name: string, round: () => Promise<number>) {
 
 const bare = await measure("bare status() loop", bareRound);
 const pinger = await measure("pinger (claim + ping + store)", pingerRound);
-const [{ up, samples, bucketed }] = rowsOf<{ up: number; samples: number; bucketed: number }>(
+
+// Steady state. The extra rows wait an hour until their first window.
+const later = new Date(Date.now() + 3600_000);
+for (let i = ports.length; i < steadyServers; i += 1000)
+  await d
+    .insert(servers)
+    .values(Array.from({ length: Math.min(1000, steadyServers - i) }, (_, k) => serverRow(i + k, later)));
+const monitoring = app.services.monitoring;
+let stored = 0;
+monitoring.onSample(() => {
+  stored++;
+});
+monitoring.start();
+
+/** The bare loop for one window: N workers, each pinging the responders in turn until time is up. */
+async function bareWindow(): Promise<number> {
+  let next = 0;
+  let ok = 0;
+  const end = performance.now() + windowMs;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const port = ports[next++ % ports.length]!;
+        if (
+          await status("127.0.0.1", port, { timeout: timeoutMs, enableSRV: false }).then(
+            () => true,
+            () => false,
+          )
+        )
+          ok++;
+      }
+    }),
+  );
+  return (ok / (performance.now() - t)) * 1000;
+}
+
+/** Everything due at once, then the pinger's own loop for one window, after it got going. */
+async function pingerWindow(): Promise<number> {
+  await d.execute(sql`update servers set next_check_at = now()`);
+  const first = stored;
+  while (stored === first) await Bun.sleep(5);
+  const from = stored;
+  const t = performance.now();
+  await Bun.sleep(windowMs);
+  const rate = ((stored - from) / (performance.now() - t)) * 1000;
+  // Nothing due until the next window; let the claimed rest drain.
+  await d.execute(sql`update servers set next_check_at = now() + interval '1 hour'`);
+  await Bun.sleep(500);
+  return rate;
+}
+
+await pingerWindow(); // warm-up
+const bareRates: number[] = [];
+const pingerRates: number[] = [];
+for (let i = 0; i < windows; i++) {
+  bareRates.push(await bareWindow());
+  pingerRates.push(await pingerWindow());
+}
+await monitoring.stop();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const steadyBare = median(bareRates);
+const steadyPinger = median(pingerRates);
+const [{ up, checked, samples, bucketed }] = rowsOf<{ up: number; checked: number; samples: number; bucketed: number }>(
   await d.execute(
-    sql`select (select count(*) from server_status where online)::int as up, (select count(*) from server_samples)::int as samples,
+    sql`select (select count(*) from server_status where online)::int as up, (select count(*) from server_status)::int as checked,
+               (select count(*) from server_samples)::int as samples,
                (select coalesce(sum(up_n + down_n), 0) from server_metrics_minute)::int as bucketed`,
   ),
-) as [{ up: number; samples: number; bucketed: number }];
+) as [{ up: number; checked: number; samples: number; bucketed: number }];
 
 await app.stop();
 host.kill();
@@ -130,21 +216,31 @@ rmSync(dataDir, { recursive: true, force: true });
 await db.drop();
 
 console.log(
-  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${ports.length} responders on loopback, concurrency ${concurrency}, ${rounds} rounds each (median, best)`,
+  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${ports.length} responders on loopback, concurrency ${concurrency}`,
 );
-console.log(`\n${"case".padEnd(34)}${"servers/s".padEnd(12)}${"best".padEnd(10)}${"checked".padEnd(10)}ratio to bare`);
+console.log(
+  `\nsteady state: ${steadyServers} server rows due every 1 s, ${windows} alternating windows of ${windowMs} ms each (median; all)`,
+);
+const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(" ");
+console.log(`${"case".padEnd(36)}${"servers/s".padEnd(12)}${"windows".padEnd(30)}ratio to bare`);
+console.log(`${"bare status() loop".padEnd(36)}${steadyBare.toFixed(0).padEnd(12)}${all(bareRates).padEnd(30)}`);
+console.log(
+  `${"pinger (own loop, as in production)".padEnd(36)}${steadyPinger.toFixed(0).padEnd(12)}${all(pingerRates).padEnd(30)}${(steadyPinger / steadyBare).toFixed(2)}`,
+);
+console.log(`\nper round (earlier method): ${ports.length} rows due, ${rounds} rounds each (median, best)`);
+console.log(`\n${"case".padEnd(36)}${"servers/s".padEnd(12)}${"best".padEnd(10)}${"checked".padEnd(10)}ratio to bare`);
 for (const r of [bare, pinger]) {
   const ratio = r === bare ? "" : (r.median / bare.median).toFixed(2);
   console.log(
-    `${r.name.padEnd(34)}${r.median.toFixed(0).padEnd(12)}${r.best.toFixed(0).padEnd(10)}${String(r.checked).padEnd(10)}${ratio}`,
+    `${r.name.padEnd(36)}${r.median.toFixed(0).padEnd(12)}${r.best.toFixed(0).padEnd(10)}${String(r.checked).padEnd(10)}${ratio}`,
   );
 }
-const ratio = pinger.median / bare.median;
+const ratio = steadyPinger / steadyBare;
 console.log(
-  `\ntarget: >= 0.9x the bare loop and >= 1,000 servers/s: ${ratio.toFixed(2)}x, ${pinger.median.toFixed(0)}/s ` +
-    `(${ratio >= 0.9 && pinger.median >= 1000 ? "met" : "NOT met"})`,
+  `\ntarget (steady state): >= 0.9x the bare loop and >= 1,000 servers/s: ${ratio.toFixed(2)}x, ${steadyPinger.toFixed(0)}/s ` +
+    `(${ratio >= 0.9 && steadyPinger >= 1000 ? "met" : "NOT met"})`,
 );
 console.log(
-  `servers up after the last pinger round: ${up} of ${ports.length}; samples stored: ${samples}, ` +
+  `servers up: ${up} of ${checked} checked (${steadyServers} rows); samples stored: ${samples}, ` +
     `counted in the minute buckets: ${bucketed}${bucketed === samples ? "" : " (MISMATCH)"}`,
 );

@@ -154,8 +154,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     metrics,
   );
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
-  monitoring.consume((serverId, r) => playerHistory.fromSample(serverId, r));
-  monitoring.consume((serverId, r) => alerts.fromSample(serverId, r));
+  monitoring.consume((samples) => playerHistory.fromSamples(samples));
+  monitoring.consume((samples) => alerts.fromSamples(samples));
   monitoring.onSample((serverId, r, changed) =>
     realtime.publish(serverId, "status", {
       online: r.online,

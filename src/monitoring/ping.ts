@@ -79,7 +79,11 @@ async function target(host: string, port: number, timeoutMs: number, policy: Out
  */
 export async function ping(host: string, port: number, timeoutMs: number, policy: OutboundPolicy): Promise<PingResult> {
   try {
-    const to = await within(timeoutMs, target(host, port, timeoutMs, policy));
+    // A literal address needs no lookup, so no timer races one (a timer and a race per ping of
+    // most fleets); the policy still checks it below.
+    const to = literalAddress(host)
+      ? { address: await resolveAllowed(host, policy), port }
+      : await within(timeoutMs, target(host, port, timeoutMs, policy));
     const r = await status(to.address, to.port, { timeout: timeoutMs, enableSRV: false });
     return {
       online: true,

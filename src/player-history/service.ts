@@ -1,10 +1,10 @@
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../db/client";
 import { bans, players, playerSessions, serverStatus, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
-import type { PingResult } from "../monitoring/ping";
+import type { PingResult, SampledPlayer } from "../monitoring/ping";
 import { rowsOf } from "../monitoring/sql";
 import { requireServerRole } from "../servers/access";
 import { activeBan, applyJoin, banOut, closeSessions, ts } from "../servers/players";
@@ -58,24 +58,41 @@ export class PlayerHistoryService {
   ) {}
 
   /**
-   * One ping's contribution. Ignored while the agent is running (its events are exact); else
+   * What pings contribute. Ignored while the agent is running (its events are exact); else
    * each listed player's session is kept open or opened, and when the answer lists everyone
    * online (or the server is down) the ping sessions of players not listed are closed at the
-   * last sample that listed them.
+   * last sample that listed them. Many pings at once (a pinger's shared write, at most one per
+   * server).
    */
-  async fromSample(serverId: string, r: Pick<PingResult, "online" | "playersOnline" | "sample">, at = new Date()) {
-    const listed = r.online ? (r.sample ?? []) : [];
-    const complete = !r.online || (r.playersOnline !== null && listed.length >= r.playersOnline);
-    if (listed.length === 0 && !complete) return;
-    // Most pings of an empty server have nothing to close: one indexed look instead of a transaction.
-    if (listed.length === 0) {
-      const [open] = await this.db
-        .select({ id: playerSessions.id })
+  async fromSamples(
+    samples: readonly { serverId: string; result: Pick<PingResult, "online" | "playersOnline" | "sample"> }[],
+    at = new Date(),
+  ) {
+    const work = samples.flatMap(({ serverId, result: r }) => {
+      const listed = r.online ? (r.sample ?? []) : [];
+      const complete = !r.online || (r.playersOnline !== null && listed.length >= r.playersOnline);
+      return listed.length === 0 && !complete ? [] : [{ serverId, r, listed, complete }];
+    });
+    // Most pings of an empty server have nothing to close: one indexed look for all of them
+    // instead of a transaction each.
+    const empty = work.filter((w) => w.listed.length === 0).map((w) => w.serverId);
+    const open = new Set<string>();
+    if (empty.length > 0)
+      for (const row of await this.db
+        .selectDistinct({ serverId: playerSessions.serverId })
         .from(playerSessions)
-        .where(and(eq(playerSessions.serverId, serverId), isNull(playerSessions.leftAt)))
-        .limit(1);
-      if (!open) return;
-    }
+        .where(and(inArray(playerSessions.serverId, empty), isNull(playerSessions.leftAt))))
+        open.add(row.serverId);
+    const settled = await Promise.allSettled(
+      work
+        .filter((w) => w.listed.length > 0 || open.has(w.serverId))
+        .map((w) => this.applySample(w.serverId, w.r.online, w.listed, w.complete, at)),
+    );
+    const failed = settled.flatMap((s) => (s.status === "rejected" ? [s.reason] : []));
+    if (failed.length > 0) throw new AggregateError(failed, "player sessions from ping samples failed");
+  }
+
+  private async applySample(serverId: string, online: boolean, listed: SampledPlayer[], complete: boolean, at: Date) {
     await this.db.transaction(async (tx) => {
       // Serialised with the agent's batches for this server (they lock the same row).
       const [row] = await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
@@ -113,12 +130,12 @@ export class PlayerHistoryService {
               sql`, `,
             )})`;
       // Down: nobody is playing, whoever opened the session (an agent still running would have returned above).
-      const which = r.online ? sql`s.source = 'ping' and ${notListed}` : sql`true`;
+      const which = online ? sql`s.source = 'ping' and ${notListed}` : sql`true`;
       await closeSessions(
         tx,
         sql`s.server_id = ${serverId} and ${which}`,
         sql`coalesce(s.seen_at, s.joined_at)`,
-        r.online ? "not_seen" : "server_offline",
+        online ? "not_seen" : "server_offline",
       );
     });
   }

@@ -18,26 +18,48 @@ export class ServerAlerts {
     private readonly opts: { downAfterFailures: number; agentSilenceSeconds: number },
   ) {}
 
-  /** Feeds one stored ping result (a monitoring consumer). */
-  async fromSample(serverId: string, r: PingResult) {
-    const online = r.online;
+  /**
+   * Feeds a batch of stored ping results (a monitoring consumer), at most one per server, in ONE
+   * statement: a statement per ping was most of the pinger's database work.
+   */
+  async fromSamples(all: readonly { serverId: string; result: PingResult; changed: boolean }[]) {
+    // Up now and up at the check before: that check reset the count (only the pinger writes
+    // `online`), so there is nothing to change; most checks of a healthy fleet stop here.
+    const samples = all.filter((s) => !s.result.online || s.changed);
+    if (samples.length === 0) return;
+    const input = JSON.stringify(samples.map((s) => ({ server_id: s.serverId, online: s.result.online })));
+    const byServer = new Map(samples.map((s) => [s.serverId, s.result]));
+    // A server deleted since its sample was stored is skipped rather than failing the batch.
     const result = await this.db.execute(sql`
-      with prev as (select failed_pings, down from server_alert_state where server_id = ${serverId}),
+      with input as (
+        select x.server_id, x.online from json_to_recordset(${input}::json) as x(server_id uuid, online boolean)
+         where exists (select 1 from servers s where s.id = x.server_id)),
       next as (
-        select case when ${online} then 0 else coalesce((select failed_pings from prev), 0) + 1 end as failed_pings),
+        select i.server_id, i.online, coalesce(p.down, false) as was_down,
+               case when i.online then 0 else coalesce(p.failed_pings, 0) + 1 end as failed_pings
+          from input i left join server_alert_state p on p.server_id = i.server_id),
       up as (
         insert into server_alert_state as s (server_id, failed_pings, down)
-        select ${serverId}, n.failed_pings,
-               not ${online} and (coalesce((select down from prev), false) or n.failed_pings >= ${this.opts.downAfterFailures})
-          from next n
+        select server_id, failed_pings, not online and (was_down or failed_pings >= ${this.opts.downAfterFailures})
+          from next
+         order by server_id
         on conflict (server_id) do update set failed_pings = excluded.failed_pings, down = excluded.down
-        returning s.failed_pings, s.down)
-      select up.failed_pings, up.down, coalesce((select down from prev), false) as was_down from up`);
-    const [row] = rowsOf<{ failed_pings: number; down: boolean; was_down: boolean }>(result);
-    if (!row || row.down === row.was_down) return;
-    if (row.down)
-      this.events.emit({ serverId }, "server.down", { failed_pings: row.failed_pings, error: r.error ?? null });
-    else this.events.emit({ serverId }, "server.up", { latency_ms: r.latencyMs, players_online: r.playersOnline });
+        returning s.server_id, s.failed_pings, s.down)
+      select up.server_id, up.failed_pings, up.down from up join next n on n.server_id = up.server_id
+       where up.down <> n.was_down`);
+    for (const row of rowsOf<{ server_id: string; failed_pings: number; down: boolean }>(result)) {
+      const r = byServer.get(row.server_id)!;
+      if (row.down)
+        this.events.emit({ serverId: row.server_id }, "server.down", {
+          failed_pings: row.failed_pings,
+          error: r.error ?? null,
+        });
+      else
+        this.events.emit({ serverId: row.server_id }, "server.up", {
+          latency_ms: r.latencyMs,
+          players_online: r.playersOnline,
+        });
+    }
   }
 
   /**
