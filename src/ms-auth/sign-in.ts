@@ -1,6 +1,5 @@
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
-import { sessions } from "../db/schema";
 import { runChain } from "../identity/chain";
 import type { DenialCode } from "../identity/types";
 import type { Clock } from "../lib/clock";
@@ -55,19 +54,13 @@ export class SignInFlow {
     return this.requests.send(row, { type: "DENY", error });
   }
 
-  /** Approve: authorized with a fresh session, created in the same transaction as the status change. */
+  /** Approve: authorized with a fresh session, written in the same statement as the status change. */
   approve(row: LoginRequestRow) {
-    return this.requests.send(row, { type: "APPROVE" }, undefined, async (tx, updated) => {
-      const id = crypto.randomUUID();
-      await tx.insert(sessions).values({
-        id,
-        tokenHash: sha256(this.links.sessionToken(id)),
-        clientId: updated.clientId,
-        loginRequestId: updated.id,
-        mcUuid: updated.context.mcUuid!,
-        mcUsername: updated.context.mcUsername!,
-        expiresAt: new Date(this.clock.now() + this.config.SESSION_TTL_SECONDS * 1000),
-      });
+    const id = crypto.randomUUID();
+    return this.requests.send(row, { type: "APPROVE" }, undefined, {
+      id,
+      tokenHash: sha256(this.links.sessionToken(id)),
+      expiresAt: new Date(this.clock.now() + this.config.SESSION_TTL_SECONDS * 1000),
     });
   }
 
