@@ -144,7 +144,7 @@ export function loginBrowserRoutes(services: Services) {
         const decision = form.get("decision");
         if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny"))
           throw new AppError("bad_request", "The consent form is incomplete.");
-        const row = await login.loadCurrent(id);
+        const row = await login.loadForDecision(id);
         const browser = readCookie(request, COOKIE_PREFIX + id);
         // Only the browser that signed in, with the form we gave it, can decide.
         if (
@@ -161,7 +161,13 @@ export function loginBrowserRoutes(services: Services) {
         const clear = { "set-cookie": cookieFor(id, "", 0) };
         if (row.status !== "authenticated") return finish(row, clear);
         const result = decision === "approve" ? await login.approve(row) : await login.deny(row, "consent_denied");
-        return finish(result!.row, clear);
+        // Null: the request was deleted meanwhile (its client was).
+        if (!result)
+          throw new AppError(
+            "bad_request",
+            "This sign-in is no longer valid. Start the sign-in again from your launcher.",
+          );
+        return finish(result.row, clear);
       },
       { parse: "none" },
     );

@@ -31,6 +31,11 @@ export class SignInFlow {
     return this.requests.loadCurrent(id);
   }
 
+  /** For the consent decision, whose approve or deny is a versioned write: see the store's `loadForSend`. */
+  loadForDecision(id: string): Promise<LoginRequestRow | null> {
+    return this.requests.loadForSend(id);
+  }
+
   /** Runs the identity chain for a callback and moves the request on. */
   async completeSignIn(row: LoginRequestRow, code: string, browserSecret: string): Promise<TransitionResult | null> {
     if (row.status !== "pending") return { row, applied: false };

@@ -14,6 +14,7 @@ import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";
 import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
+import { BoundedCache } from "../lib/bounded-cache";
 
 export type LoginRequestRow = typeof loginRequests.$inferSelect;
 
@@ -42,13 +43,18 @@ export class LoginRequestStore {
   private readonly byIdWithSession;
   private readonly insertQuery;
   private readonly updateQuery;
+  private readonly written: ((row: LoginRequestRow, sessionId: string | null) => void)[] = [];
+  /** Rows as this instance last wrote them: see `loadForSend`. */
+  private readonly recent: BoundedCache<string, LoginRequestRow>;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly metrics: Metrics | null = null,
     private readonly events: TeamEventSink = NO_TEAM_EVENTS,
+    recent: { maxEntries: number; ttlMs: number } = { maxEntries: 10_000, ttlMs: 10 * 60_000 },
   ) {
+    this.recent = new BoundedCache(recent.maxEntries, recent.ttlMs, () => clock.now());
     this.byId = db
       .select()
       .from(loginRequests)
@@ -102,6 +108,18 @@ export class LoginRequestStore {
   /** Loads a request, first expiring it if its deadline has passed. */
   async loadCurrent(id: string): Promise<LoginRequestRow | null> {
     const row = await this.load(id);
+    return row && this.current(row);
+  }
+
+  /**
+   * Like `loadCurrent`, but from the row this instance last wrote when it has one. Only for a
+   * caller whose next step is `send`: if another instance changed the request meanwhile, the
+   * version check refuses the write and `send` applies the event to the row read then, so the
+   * outcome is the one a fresh read would have given. (Not for the callback: there a stale
+   * "pending" would run the chain again on a code already redeemed.)
+   */
+  async loadForSend(id: string): Promise<LoginRequestRow | null> {
+    const row = this.recent.get(id) ?? (await this.load(id));
     return row && this.current(row);
   }
 
@@ -175,6 +193,9 @@ export class LoginRequestStore {
             next.status === "authorized" ? null : (next.context.error ?? next.status),
           );
         if (own) this.announce(updated);
+        if (FINAL_STATUSES.includes(next.status)) this.recent.delete(updated.id);
+        else this.recent.set(updated.id, updated, this.recent.epoch);
+        for (const listener of this.written) listener(updated, own && session ? session.id : null);
         return { row: updated, applied: own };
       }
       current = await this.load(seen.id);
@@ -219,6 +240,14 @@ export class LoginRequestStore {
         returning id)
       select id from s`);
     return rowsOf(result).length === 1;
+  }
+
+  /**
+   * Calls `listener` with every row this instance writes (and the session it created with it,
+   * if any), after the write: a poll's answer for a final status is known without reading it.
+   */
+  onWritten(listener: (row: LoginRequestRow, sessionId: string | null) => void) {
+    this.written.push(listener);
   }
 
   /** A sign-in's outcome for the client's team: authorized (who) or denied (why). */
