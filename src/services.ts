@@ -131,12 +131,17 @@ export async function createServices(config: Config, database: Database, log: Lo
   const edge = new Edge(config, () => clock.now(), metrics);
   const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
-  // /dev-idp, and the chain calls its handler directly rather than through a loopback socket.
+  // /dev-idp, and the chain calls its handler directly rather than through a loopback socket
+  // (unless DEV_IDP_CHAIN_IN_PROCESS=false).
   const devIdp =
     config.DEV_IDP_ENABLED && !config.DEV_IDP_URL
       ? createDevProvider({ basePath: "/dev-idp", keyring, store: new DbGrantStore(db) })
       : undefined;
-  const links = new LoginLinks(keyring, config, devIdp && inProcessTransport(devIdp, `${config.PUBLIC_URL}/dev-idp`));
+  const links = new LoginLinks(
+    keyring,
+    config,
+    devIdp && config.DEV_IDP_CHAIN_IN_PROCESS ? inProcessTransport(devIdp, `${config.PUBLIC_URL}/dev-idp`) : undefined,
+  );
   const assertions = new SessionAssertions(
     db,
     keyring,
