@@ -10,9 +10,10 @@
  *   REDIS_URL=redis://127.0.0.1:6379 DATABASE_URL=... node_modules/.bin/bun bench/login.ts   # counters in Redis
  *   BENCH_ONLY=flows ...   # the complete flows alone (e.g. with BENCH_PROFILE, so the profile is theirs only)
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { load, table, type LoadResult } from "./lib/load";
 import { launcherClient, loginFlow } from "./lib/login-flow";
 import { benchDatabase, startTarget } from "./lib/targets";
@@ -94,6 +95,30 @@ for (let r = 0; r < rounds; r++) {
 let flows = 0;
 let flowErrors = 0;
 const flowLat: number[] = [];
+// CPU per flow, so runs on a busy machine compare: the app's process, this load generator, and
+// (PostgreSQL) the server backends of the bench's database.
+const ticks = (pid: number) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+};
+const backendPids = async () => {
+  if (!db.url) return [];
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const rows = await sql<
+    { pid: number }[]
+  >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  await sql.end();
+  return rows.map((r) => r.pid);
+};
+const cpuBefore = {
+  app: ticks(app.pid),
+  self: process.cpuUsage(),
+  pg: new Map((await backendPids()).map((p) => [p, ticks(p)])),
+};
 const end = performance.now() + flowSeconds * 1000;
 await Promise.all(
   Array.from({ length: flowConcurrency }, async (_, w) => {
@@ -110,12 +135,21 @@ await Promise.all(
   }),
 );
 flowLat.sort((a, b) => a - b);
+const TICK_MS = 1000 / 100;
+const appCpuMs = (ticks(app.pid) - cpuBefore.app) * TICK_MS;
+const selfCpuMs = (() => {
+  const u = process.cpuUsage(cpuBefore.self);
+  return (u.user + u.system) / 1000;
+})();
+let pgCpuMs = 0;
+for (const pid of await backendPids()) pgCpuMs += (ticks(pid) - (cpuBefore.pg.get(pid) ?? 0)) * TICK_MS;
 await app.stop();
 
 const printFlows = () =>
   console.log(
     `\ncomplete login flows (start, provider page, sign-in, callback with the chain, consent, approve, poll: 11 HTTP requests through the app each, 6 from the launcher and the browser and the chain's 5 to the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
-      `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}`,
+      `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}` +
+      `\nCPU per flow: app ${(appCpuMs / flows).toFixed(2)} ms, load generator ${(selfCpuMs / flows).toFixed(2)} ms${db.url ? `, postgres backends ${(pgCpuMs / flows).toFixed(2)} ms` : ""}`,
   );
 if (flowsOnly) {
   rmSync(dataDir, { recursive: true, force: true });
