@@ -35,6 +35,26 @@ describe("browser-facing pages", () => {
     expect(csp(bad.headers)).toContain("frame-ancestors 'none'");
   });
 
+  test("a consent form over 8 KiB is refused with 413 (a page), declared or chunked, before anything is read", async () => {
+    const server = await sharedServer();
+    const big = `auth_request_id=${"a".repeat(9000)}`;
+    const headers = { "content-type": "application/x-www-form-urlencoded" };
+    const declared = await fetch(`${server.url}/client/ms-auth/authorize`, { method: "POST", headers, body: big });
+    expect(declared.status).toBe(413);
+    const chunked = await fetch(`${server.url}/client/ms-auth/authorize`, {
+      method: "POST",
+      headers,
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 3; i++) c.enqueue(new TextEncoder().encode(big.slice(i * 3000, (i + 1) * 3000 + 1)));
+          c.close();
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.headers.get("content-type")).toContain("text/html");
+  });
+
   test("the API reference page: CSP without inline scripts, frame-ancestors 'none'", async () => {
     const server = await sharedServer();
     const docs = await fetch(`${server.url}/docs`);

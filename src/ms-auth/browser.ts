@@ -3,7 +3,7 @@ import type { DenialCode } from "../identity/types";
 import { requestInfo } from "../http/request";
 import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
-import { readLimited } from "../lib/body";
+import { readRequestBody } from "../lib/body";
 import { consentPage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
@@ -138,7 +138,7 @@ export function loginBrowserRoutes(services: Services) {
         const type = request.headers.get("content-type") ?? "";
         if (!type.startsWith("application/x-www-form-urlencoded"))
           throw new AppError("unsupported_media_type", "Submit the consent form.");
-        const body = request.body ? await readLimited(request.body, MAX_FORM_BYTES) : new Uint8Array();
+        const body = await readRequestBody(request, MAX_FORM_BYTES);
         const form = new URLSearchParams(new TextDecoder().decode(body));
         const id = form.get("auth_request_id") ?? "";
         const decision = form.get("decision");

@@ -16,7 +16,10 @@ export function inProcessTransport(
   return (url, init) => {
     // Anything else (never asked for by the chain) takes the network as before.
     if (!url.startsWith(prefix)) return fetch(url, init);
-    const request = new Request(`http://in-process/dev-idp/${url.slice(prefix.length)}`, init);
+    // The chain's bodies are strings: their length is declared, as fetch would send it.
+    const headers = new Headers(init.headers);
+    if (typeof init.body === "string") headers.set("content-length", String(Buffer.byteLength(init.body)));
+    const request = new Request(`http://in-process/dev-idp/${url.slice(prefix.length)}`, { ...init, headers });
     const signal = init.signal;
     if (!signal) return provider.fetch(request);
     if (signal.aborted) return Promise.reject(signal.reason);
