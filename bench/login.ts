@@ -147,7 +147,7 @@ await app.stop();
 
 const printFlows = () =>
   console.log(
-    `\ncomplete login flows (start, provider page, sign-in, callback with the chain, consent, approve, poll: 11 HTTP requests through the app each, 6 from the launcher and the browser and the chain's 5 to the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
+    `\ncomplete login flows (start, provider page, sign-in, callback with the chain, consent, approve, poll: 6 HTTP requests from the launcher and the browser, plus the chain's 5 calls to the built-in development provider, ${process.env.DEV_IDP_CHAIN_IN_PROCESS === "false" ? "over HTTP through the app" : "in process"}), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
       `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}` +
       `\nCPU per flow: app ${(appCpuMs / flows).toFixed(2)} ms, load generator ${(selfCpuMs / flows).toFixed(2)} ms${db.url ? `, postgres backends ${(pgCpuMs / flows).toFixed(2)} ms` : ""}`,
   );
