@@ -8,10 +8,12 @@
  *   node_modules/.bin/bun bench/login.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login.ts
  *   REDIS_URL=redis://127.0.0.1:6379 DATABASE_URL=... node_modules/.bin/bun bench/login.ts   # counters in Redis
+ *   BENCH_ONLY=flows ...   # the complete flows alone (e.g. with BENCH_PROFILE, so the profile is theirs only)
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { load, table, type LoadResult } from "./lib/load";
 import { launcherClient, loginFlow } from "./lib/login-flow";
 import { benchDatabase, startTarget } from "./lib/targets";
@@ -49,7 +51,8 @@ const validateBody = { ...creds, svc_session_token: token };
 const assertionBody = { ...validateBody, assertion: true };
 const pollBody = { ...creds, auth_request_id: requestId };
 const opts = { seconds, connections, method: "POST" as const };
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const flowsOnly = process.env.BENCH_ONLY === "flows";
+const rounds = flowsOnly ? 0 : Number(process.env.BENCH_ROUNDS ?? 3);
 console.log(
   `database: ${db.url ? "postgres" : "pglite"}; rate-limit counters: ${process.env.REDIS_URL ? "redis" : db.url ? "database, batched" : "memory"}; ${connections} connections, ${seconds}s per case, median of ${rounds} interleaved rounds`,
 );
@@ -57,7 +60,7 @@ console.log(
 // On PostgreSQL the raw baseline runs beside the app, and the cases alternate round by round,
 // so a burst of other work on the machine weighs on both sides alike. PGlite is one process
 // per data directory: there the baseline runs after the app has stopped.
-let raw = db.url ? await startTarget("bench/raw-login-baseline.ts", env) : undefined;
+let raw = db.url && !flowsOnly ? await startTarget("bench/raw-login-baseline.ts", env) : undefined;
 const cases = {
   rawValidate: [] as LoadResult[],
   appValidate: [] as LoadResult[],
@@ -72,7 +75,8 @@ const measureRaw = async (base: string) => {
   cases.rawValidate.push(await load({ url: `${base}/client/ms-auth/session/validate`, body: validateBody, ...opts }));
   cases.rawPoll.push(await load({ url: `${base}/client/ms-auth/poll`, body: pollBody, ...opts }));
 };
-await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
+if (!flowsOnly)
+  await load({ url: `${app.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
 if (raw) await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
 for (let r = 0; r < rounds; r++) {
   if (raw) await measureRaw(raw.url);
@@ -91,6 +95,30 @@ for (let r = 0; r < rounds; r++) {
 let flows = 0;
 let flowErrors = 0;
 const flowLat: number[] = [];
+// CPU per flow, so runs on a busy machine compare: the app's process, this load generator, and
+// (PostgreSQL) the server backends of the bench's database.
+const ticks = (pid: number) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+};
+const backendPids = async () => {
+  if (!db.url) return [];
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const rows = await sql<
+    { pid: number }[]
+  >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  await sql.end();
+  return rows.map((r) => r.pid);
+};
+const cpuBefore = {
+  app: ticks(app.pid),
+  self: process.cpuUsage(),
+  pg: new Map((await backendPids()).map((p) => [p, ticks(p)])),
+};
 const end = performance.now() + flowSeconds * 1000;
 await Promise.all(
   Array.from({ length: flowConcurrency }, async (_, w) => {
@@ -107,8 +135,28 @@ await Promise.all(
   }),
 );
 flowLat.sort((a, b) => a - b);
+const TICK_MS = 1000 / 100;
+const appCpuMs = (ticks(app.pid) - cpuBefore.app) * TICK_MS;
+const selfCpuMs = (() => {
+  const u = process.cpuUsage(cpuBefore.self);
+  return (u.user + u.system) / 1000;
+})();
+let pgCpuMs = 0;
+for (const pid of await backendPids()) pgCpuMs += (ticks(pid) - (cpuBefore.pg.get(pid) ?? 0)) * TICK_MS;
 await app.stop();
 
+const printFlows = () =>
+  console.log(
+    `\ncomplete login flows (start, provider page, sign-in, callback with the chain, consent, approve, poll: 6 HTTP requests from the launcher and the browser, plus the chain's 5 calls to the built-in development provider, ${process.env.DEV_IDP_CHAIN_IN_PROCESS === "false" ? "over HTTP through the app" : "in process"}), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
+      `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}` +
+      `\nCPU per flow: app ${(appCpuMs / flows).toFixed(2)} ms, load generator ${(selfCpuMs / flows).toFixed(2)} ms${db.url ? `, postgres backends ${(pgCpuMs / flows).toFixed(2)} ms` : ""}`,
+  );
+if (flowsOnly) {
+  rmSync(dataDir, { recursive: true, force: true });
+  await db.drop();
+  printFlows();
+  process.exit(0);
+}
 if (!raw) {
   raw = await startTarget("bench/raw-login-baseline.ts", env);
   await load({ url: `${raw.url}/client/ms-auth/session/validate`, body: validateBody, ...opts, seconds: 1 });
@@ -143,8 +191,5 @@ console.log(
     `flows >= 300/s (${(flows / flowSeconds).toFixed(1)}); ` +
     `validate with assertion / without >= 0.9 (${(assertValidate.rps / appValidate.rps).toFixed(2)}: the session's assertion is reused, not signed per call)`,
 );
-console.log(
-  `\ncomplete login flows (7 HTTP requests each, chain against the in-process development provider), ${flowConcurrency} concurrent for ${flowSeconds}s: ` +
-    `${(flows / flowSeconds).toFixed(1)} flows/s, p50 ${flowLat[Math.floor(flowLat.length / 2)]?.toFixed(1)} ms, p99 ${flowLat[Math.floor(flowLat.length * 0.99)]?.toFixed(1)} ms, errors ${flowErrors}`,
-);
+printFlows();
 console.log(`load tool: ${appValidate.tool}`);

@@ -53,7 +53,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(analyticsSocket(services))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
-  if (config.DEV_IDP_ENABLED && !config.DEV_IDP_URL) app.use(devIdentityProvider(services));
+  if (services.devIdp) app.use(devIdentityProvider(services.devIdp));
   return app;
 }
 

@@ -76,6 +76,12 @@ const ConfigSchema = z
     DEV_IDP_ENABLED: bool.optional(),
     /** Use a development identity provider running elsewhere (e.g. standalone) instead of the built-in one. */
     DEV_IDP_URL: z.url().optional(),
+    /**
+     * With the built-in provider, the chain calls it in this process (its handler, no socket).
+     * Off: the chain's calls go out to PUBLIC_URL/dev-idp over HTTP, as to a real provider
+     * (through a load balancer, to any instance).
+     */
+    DEV_IDP_CHAIN_IN_PROCESS: bool.default(true),
     IDENTITY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
     IDENTITY_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
 

@@ -2,6 +2,7 @@ import { AccessTokens, loadSigningPem } from "./auth/jwt";
 import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
+import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
 import { LoginThrottle } from "./auth/throttle";
@@ -129,7 +130,18 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   const edge = new Edge(config, () => clock.now(), metrics);
   const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
-  const links = new LoginLinks(keyring, config);
+  // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
+  // /dev-idp, and the chain calls its handler directly rather than through a loopback socket
+  // (unless DEV_IDP_CHAIN_IN_PROCESS=false).
+  const devIdp =
+    config.DEV_IDP_ENABLED && !config.DEV_IDP_URL
+      ? createDevProvider({ basePath: "/dev-idp", keyring, store: new DbGrantStore(db) })
+      : undefined;
+  const links = new LoginLinks(
+    keyring,
+    config,
+    devIdp && config.DEV_IDP_CHAIN_IN_PROCESS ? inProcessTransport(devIdp, `${config.PUBLIC_URL}/dev-idp`) : undefined,
+  );
   const assertions = new SessionAssertions(
     db,
     keyring,
@@ -194,6 +206,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     clients,
     msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
     assertions,
+    devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { devIdp, sharedServer, startTestServer } from "./harness";
+import { api } from "./helpers";
 import { hiddenFields, newClient, start } from "./ms-auth-helpers";
 
 const csp = (h: Headers) => h.get("content-security-policy") ?? "";
@@ -33,6 +34,57 @@ describe("browser-facing pages", () => {
     const bad = await fetch(`${server.url}/client/ms-auth/callback?state=nope`, { redirect: "manual" });
     expect(bad.status).toBe(400);
     expect(csp(bad.headers)).toContain("frame-ancestors 'none'");
+  });
+
+  test("the consent page allows images only when it shows the client's logo", async () => {
+    const server = await sharedServer();
+    const c = await newClient(server);
+    const consent = async () => {
+      const started = await start(server, c);
+      const page = await fetch(started.auth_url);
+      const form = new URLSearchParams({ ...hiddenFields(await page.text()), username: "Logo", outcome: "success" });
+      const submitted = await fetch(started.auth_url.split("?")[0]!, {
+        method: "POST",
+        body: form,
+        redirect: "manual",
+      });
+      const callback = await fetch(submitted.headers.get("location")!, { redirect: "manual" });
+      expect(callback.status).toBe(200);
+      return { policy: csp(callback.headers), html: await callback.text() };
+    };
+    const withLogo = await consent();
+    expect(withLogo.policy).toContain("img-src https: data:");
+    expect(withLogo.html).toContain('<img class="logo" src="https://cdn.example.com/logo.png"');
+    const cleared = await api(server, "PATCH", `/client/apps/${c.clientId}`, {
+      token: c.owner.token,
+      body: { logo_url: null },
+    });
+    expect(cleared.status).toBe(200);
+    const without = await consent();
+    expect(without.policy).not.toContain("img-src");
+    expect(without.policy).toContain("default-src 'none'");
+    expect(without.html).not.toContain("<img");
+    expect(without.html).toContain("Blocky Launcher");
+  });
+
+  test("a consent form over 8 KiB is refused with 413 (a page), declared or chunked, before anything is read", async () => {
+    const server = await sharedServer();
+    const big = `auth_request_id=${"a".repeat(9000)}`;
+    const headers = { "content-type": "application/x-www-form-urlencoded" };
+    const declared = await fetch(`${server.url}/client/ms-auth/authorize`, { method: "POST", headers, body: big });
+    expect(declared.status).toBe(413);
+    const chunked = await fetch(`${server.url}/client/ms-auth/authorize`, {
+      method: "POST",
+      headers,
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 3; i++) c.enqueue(new TextEncoder().encode(big.slice(i * 3000, (i + 1) * 3000 + 1)));
+          c.close();
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.headers.get("content-type")).toContain("text/html");
   });
 
   test("the API reference page: CSP without inline scripts, frame-ancestors 'none'", async () => {

@@ -22,6 +22,10 @@ const via = (url: string, target: RunningServer) => {
  * Before the provider signed its codes and tokens, each instance kept them in its own memory:
  * the code issued by B's form submit was unknown to whichever instance answered the token
  * request, the chain got invalid_grant, and the login ended denied / identity_error.
+ *
+ * The chain's calls go over HTTP here (DEV_IDP_CHAIN_IN_PROCESS=false), as they would to a real
+ * provider; the last test runs the default, where each instance's chain calls its own provider
+ * in process.
  */
 describe.skipIf(!usingPostgres())("the built-in provider across instances", () => {
   const instances: RunningServer[] = [];
@@ -49,7 +53,13 @@ describe.skipIf(!usingPostgres())("the built-in provider across instances", () =
   afterAll(() => balancer.stop(true));
 
   async function startThree(extra: Record<string, string> = {}) {
-    const common = { DATA_DIR: tempDir(), PUBLIC_URL: publicUrl, DEV_IDP_URL: undefined, ...extra };
+    const common = {
+      DATA_DIR: tempDir(),
+      PUBLIC_URL: publicUrl,
+      DEV_IDP_URL: undefined,
+      DEV_IDP_CHAIN_IN_PROCESS: "false",
+      ...extra,
+    };
     instances.splice(0);
     for (let i = 0; i < 3; i++) instances.push(await startTestServer(common));
     return instances as [RunningServer, RunningServer, RunningServer];
@@ -128,5 +138,32 @@ describe.skipIf(!usingPostgres())("the built-in provider across instances", () =
     // token, xbl (429), xbl again on the next instance, xsts, login, profile
     expect(providerHits).toHaveLength(6);
     expect(providerHits[2]).not.toBe(providerHits[1]);
+  });
+
+  test("in process (the default): C's chain redeems the code B issued without a network call, once", async () => {
+    const [a, , c] = await startThree({ DEV_IDP_CHAIN_IN_PROCESS: "true" });
+    const { client, started, code, callback, html } = await login("InProc_lb", "success");
+    expect(callback.status).toBe(200);
+    expect(html).toContain("InProc_lb");
+    expect(providerHits).toHaveLength(0);
+    const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
+    const approved = await fetch(`${c.url}/client/ms-auth/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams({ ...hiddenFields(html), decision: "approve" }),
+      redirect: "manual",
+    });
+    expect(new URL(approved.headers.get("location")!).searchParams.get("status")).toBe("authorized");
+    expect((await poll(a, client, started.auth_request_id)).body).toMatchObject({
+      status: "authorized",
+      mc_username: "InProc_lb",
+    });
+    // The redemption was recorded in the shared database: no instance takes the code again.
+    const again = await fetch(via(`${publicUrl}/dev-idp/consumers/oauth2/v2.0/token`, a), {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: "dev-client" }),
+    });
+    expect(await again.json()).toMatchObject({ error: "invalid_grant" });
   });
 });

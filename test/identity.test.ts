@@ -7,6 +7,7 @@ import {
   createDevProvider,
   DEV_IDP_OUTCOMES,
   type DevOutcome,
+  inProcessTransport,
   MemoryGrantStore,
   startDevProvider,
 } from "../src/identity/dev-provider";
@@ -409,6 +410,60 @@ describe("the provider mounted in-process under /dev-idp", () => {
       profile: { id: offlineUuid("Mounted"), name: "Mounted" },
     });
     expect((await fetch(`${url}/consumers/oauth2/v2.0/token`, { method: "POST" })).status).toBe(404);
+  });
+});
+
+describe("the in-process transport (the chain of a service that serves the provider itself)", () => {
+  const mounted = () =>
+    createDevProvider({
+      basePath: "/dev-idp",
+      keyring: Keyring.fromSecret("in-process"),
+      store: new MemoryGrantStore(),
+    });
+
+  test("runs the same chain with no socket: it succeeds after the provider's listener has stopped", async () => {
+    const provider = mounted();
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => provider.fetch(req) });
+    const url = `http://127.0.0.1:${server.port}`;
+    const base = identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url }));
+    const config = { ...base, timeoutMs: 2000, retries: 1, transport: inProcessTransport(provider, `${url}/dev-idp`) };
+    // The browser's part goes over HTTP, as a browser's does; then the listener is gone.
+    const s = await signIn("InProcess", "success", { config });
+    await server.stop(true);
+    expect(await fetch(config.endpoints.token, { method: "POST" }).catch(() => "refused")).toBe("refused");
+    expect(await runChain(config, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier })).toEqual({
+      ok: true,
+      profile: { id: offlineUuid("InProcess"), name: "InProcess" },
+    });
+    // The provider's own rules hold on this path too: the code was redeemed once.
+    expect(await runChain(config, { code: s.code!, redirectUri: REDIRECT_URI, codeVerifier: s.verifier })).toEqual({
+      ok: false,
+      error: "identity_error",
+      detail: "microsoft token: HTTP 400 invalid_grant",
+    });
+  });
+
+  test("a provider that never answers times out per attempt, as over the network", async () => {
+    let calls = 0;
+    const stuck = {
+      fetch: () => {
+        calls++;
+        return new Promise<Response>(() => {});
+      },
+    };
+    const url = "http://127.0.0.1:9";
+    const config = {
+      ...identityConfig(parseConfig({ NODE_ENV: "development", PUBLIC_URL: url })),
+      timeoutMs: 200,
+      retries: 1,
+      transport: inProcessTransport(stuck, `${url}/dev-idp`),
+    };
+    expect(await runChain(config, { code: "c", redirectUri: REDIRECT_URI, codeVerifier: "v" })).toEqual({
+      ok: false,
+      error: "upstream_unavailable",
+      detail: "microsoft token: timed out after 200 ms (2 attempts)",
+    });
+    expect(calls).toBe(2);
   });
 });
 

@@ -135,7 +135,11 @@ async function call(cfg: IdentityConfig, step: string, url: string, init: Reques
         let res: Response;
         let text: string;
         try {
-          res = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(cfg.timeoutMs) });
+          res = await (cfg.transport ?? fetch)(url, {
+            ...init,
+            redirect: "manual",
+            signal: AbortSignal.timeout(cfg.timeoutMs),
+          });
           text = await res.text();
         } catch (err) {
           const name = err instanceof Error ? err.name : "";

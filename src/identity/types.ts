@@ -33,6 +33,13 @@ export interface IdentityConfig {
   timeoutMs: number;
   /** Extra attempts for timeouts, network errors, 429 and 5xx, with exponential backoff. */
   retries: number;
+  /**
+   * How a request reaches the endpoints: `fetch` when absent. Set only when the development
+   * provider is served by this same process: its handler then takes the very requests the
+   * chain builds (same URLs, headers, bodies, timeouts and retries) and answers the same
+   * responses, without the loopback socket and the edge a network request passes.
+   */
+  transport?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 export interface McProfile {

@@ -34,6 +34,18 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   return value as Record<string, unknown>;
 }
 
+/**
+ * A request's body within `maxBytes`, whichever way it is framed: a declared length (checked
+ * first) frames it exactly, so it is read whole; a chunked body is counted as it arrives.
+ */
+export async function readRequestBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && !(Number(declared) <= maxBytes))
+    throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
+  if (!request.body) return new Uint8Array();
+  return declared !== null ? new Uint8Array(await request.arrayBuffer()) : readLimited(request.body, maxBytes);
+}
+
 /** Reads a body stream, giving up as soon as it passes the limit (chunked bodies declare no length). */
 export async function readLimited(
   body: ReadableStream<Uint8Array>,

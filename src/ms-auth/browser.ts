@@ -3,7 +3,7 @@ import type { DenialCode } from "../identity/types";
 import { requestInfo } from "../http/request";
 import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
-import { readLimited } from "../lib/body";
+import { readRequestBody } from "../lib/body";
 import { consentPage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
@@ -138,13 +138,13 @@ export function loginBrowserRoutes(services: Services) {
         const type = request.headers.get("content-type") ?? "";
         if (!type.startsWith("application/x-www-form-urlencoded"))
           throw new AppError("unsupported_media_type", "Submit the consent form.");
-        const body = request.body ? await readLimited(request.body, MAX_FORM_BYTES) : new Uint8Array();
+        const body = await readRequestBody(request, MAX_FORM_BYTES);
         const form = new URLSearchParams(new TextDecoder().decode(body));
         const id = form.get("auth_request_id") ?? "";
         const decision = form.get("decision");
         if (!/^[0-9a-f-]{36}$/.test(id) || (decision !== "approve" && decision !== "deny"))
           throw new AppError("bad_request", "The consent form is incomplete.");
-        const row = await login.loadCurrent(id);
+        const row = await login.loadForDecision(id);
         const browser = readCookie(request, COOKIE_PREFIX + id);
         // Only the browser that signed in, with the form we gave it, can decide.
         if (
@@ -161,7 +161,13 @@ export function loginBrowserRoutes(services: Services) {
         const clear = { "set-cookie": cookieFor(id, "", 0) };
         if (row.status !== "authenticated") return finish(row, clear);
         const result = decision === "approve" ? await login.approve(row) : await login.deny(row, "consent_denied");
-        return finish(result!.row, clear);
+        // Null: the request was deleted meanwhile (its client was).
+        if (!result)
+          throw new AppError(
+            "bad_request",
+            "This sign-in is no longer valid. Start the sign-in again from your launcher.",
+          );
+        return finish(result.row, clear);
       },
       { parse: "none" },
     );

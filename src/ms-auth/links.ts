@@ -16,8 +16,9 @@ export class LoginLinks {
   constructor(
     private readonly keyring: Keyring,
     config: Config,
+    transport?: IdentityConfig["transport"],
   ) {
-    this.identity = identityConfig(config);
+    this.identity = { ...identityConfig(config), ...(transport && { transport }) };
     this.callbackUrl = `${config.PUBLIC_URL}/client/ms-auth/callback`;
   }
 

@@ -45,7 +45,8 @@ export function consentPage(v: ConsentView, redirectOrigin: string | null, heade
     {
       title: `Sign in to ${v.title}`,
       css: CSS,
-      imgSrc: ["https:", "data:"],
+      // Only a page that shows the client's logo allows images (and renders whole: see renderPage).
+      ...(v.logoUrl && { imgSrc: ["https:", "data:"] }),
       formAction: ["'self'", ...(redirectOrigin ? [redirectOrigin] : [])],
       headers,
     },

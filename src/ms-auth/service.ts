@@ -66,6 +66,14 @@ export class MsAuthService {
       .where(eq(sessions.tokenHash, sql.placeholder("hash")))
       .limit(1)
       .prepare("launcher_session_by_hash");
+    // A final status this instance wrote is the poll's answer from then on: the poll that
+    // follows an approval is answered without reading the request back.
+    requests.onWritten((row, sessionId) => {
+      const status = row.status as LoginStatus;
+      if (!FINAL_STATUSES.includes(status) || (status === "authorized" && !sessionId)) return;
+      const out = this.answerFor(status, row, sessionId);
+      this.endedPolls.set(row.id, { clientId: row.clientId, out }, this.endedPolls.epoch);
+    });
     bus?.onNotice((n) => {
       if (n.type !== "launcher_session_revoked") return;
       this.sessionCache.deleteWhere((s) => s.id === n.session_id);

@@ -1,6 +1,5 @@
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
-import { sessions } from "../db/schema";
 import { runChain } from "../identity/chain";
 import type { DenialCode } from "../identity/types";
 import type { Clock } from "../lib/clock";
@@ -32,6 +31,11 @@ export class SignInFlow {
     return this.requests.loadCurrent(id);
   }
 
+  /** For the consent decision, whose approve or deny is a versioned write: see the store's `loadForSend`. */
+  loadForDecision(id: string): Promise<LoginRequestRow | null> {
+    return this.requests.loadForSend(id);
+  }
+
   /** Runs the identity chain for a callback and moves the request on. */
   async completeSignIn(row: LoginRequestRow, code: string, browserSecret: string): Promise<TransitionResult | null> {
     if (row.status !== "pending") return { row, applied: false };
@@ -55,19 +59,13 @@ export class SignInFlow {
     return this.requests.send(row, { type: "DENY", error });
   }
 
-  /** Approve: authorized with a fresh session, created in the same transaction as the status change. */
+  /** Approve: authorized with a fresh session, written in the same statement as the status change. */
   approve(row: LoginRequestRow) {
-    return this.requests.send(row, { type: "APPROVE" }, undefined, async (tx, updated) => {
-      const id = crypto.randomUUID();
-      await tx.insert(sessions).values({
-        id,
-        tokenHash: sha256(this.links.sessionToken(id)),
-        clientId: updated.clientId,
-        loginRequestId: updated.id,
-        mcUuid: updated.context.mcUuid!,
-        mcUsername: updated.context.mcUsername!,
-        expiresAt: new Date(this.clock.now() + this.config.SESSION_TTL_SECONDS * 1000),
-      });
+    const id = crypto.randomUUID();
+    return this.requests.send(row, { type: "APPROVE" }, undefined, {
+      id,
+      tokenHash: sha256(this.links.sessionToken(id)),
+      expiresAt: new Date(this.clock.now() + this.config.SESSION_TTL_SECONDS * 1000),
     });
   }
 

@@ -9,13 +9,21 @@ import {
 } from "../../machines/login-request";
 import type { Db } from "../db/client";
 import { loginRequests, sessions } from "../db/schema";
+import { rowsOf } from "../monitoring/sql";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";
 import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
+import { BoundedCache } from "../lib/bounded-cache";
 
 export type LoginRequestRow = typeof loginRequests.$inferSelect;
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+/** The session an approval creates with it; the rest of its row comes from the request. */
+export interface NewSession {
+  id: string;
+  tokenHash: string;
+  expiresAt: Date;
+}
 
 export interface TransitionResult {
   row: LoginRequestRow;
@@ -33,13 +41,20 @@ const MAX_ATTEMPTS = 5;
 export class LoginRequestStore {
   private readonly byId;
   private readonly byIdWithSession;
+  private readonly insertQuery;
+  private readonly updateQuery;
+  private readonly written: ((row: LoginRequestRow, sessionId: string | null) => void)[] = [];
+  /** Rows as this instance last wrote them: see `loadForSend`. */
+  private readonly recent: BoundedCache<string, LoginRequestRow>;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly metrics: Metrics | null = null,
     private readonly events: TeamEventSink = NO_TEAM_EVENTS,
+    recent: { maxEntries: number; ttlMs: number } = { maxEntries: 10_000, ttlMs: 10 * 60_000 },
   ) {
+    this.recent = new BoundedCache(recent.maxEntries, recent.ttlMs, () => clock.now());
     this.byId = db
       .select()
       .from(loginRequests)
@@ -53,26 +68,58 @@ export class LoginRequestStore {
       .where(eq(loginRequests.id, sql.placeholder("id")))
       .limit(1)
       .prepare("login_request_with_session");
+    this.insertQuery = db
+      .insert(loginRequests)
+      .values({
+        id: sql.placeholder("id"),
+        clientId: sql.placeholder("clientId"),
+        status: "pending",
+        context: {},
+        expiresAt: sql.placeholder("expiresAt"),
+        clientState: sql.placeholder("clientState"),
+      })
+      .returning()
+      .prepare("login_request_insert");
+    this.updateQuery = db
+      .update(loginRequests)
+      // Raw placeholders (update's set does not take typed ones): the values go as text and are cast here.
+      .set({
+        status: sql`${sql.placeholder("status")}`,
+        context: sql`${sql.placeholder("context")}::jsonb`,
+        version: sql`${sql.placeholder("nextVersion")}`,
+        updatedAt: sql`${sql.placeholder("updatedAt")}::timestamptz`,
+        browserHash: sql`${sql.placeholder("browserHash")}`,
+      })
+      .where(and(eq(loginRequests.id, sql.placeholder("id")), eq(loginRequests.version, sql.placeholder("version"))))
+      .returning({ id: loginRequests.id })
+      .prepare("login_request_update");
   }
 
   async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
-    const [row] = await this.db
-      .insert(loginRequests)
-      .values({
-        id: values.id,
-        clientId: values.clientId,
-        status: "pending",
-        context: {},
-        expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
-        clientState: values.clientState,
-      })
-      .returning();
+    const [row] = await this.insertQuery.execute({
+      id: values.id,
+      clientId: values.clientId,
+      expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
+      clientState: values.clientState,
+    });
     return row!;
   }
 
   /** Loads a request, first expiring it if its deadline has passed. */
   async loadCurrent(id: string): Promise<LoginRequestRow | null> {
     const row = await this.load(id);
+    return row && this.current(row);
+  }
+
+  /**
+   * Like `loadCurrent`, but from the row this instance last wrote when it has one. Only for a
+   * caller whose next step is `send`: if another instance changed the request meanwhile, the
+   * version check refuses the write and `send` applies the event to the row read then, so the
+   * outcome is the one a fresh read would have given. (Not for the callback: there a stale
+   * "pending" would run the chain again on a code already redeemed.)
+   */
+  async loadForSend(id: string): Promise<LoginRequestRow | null> {
+    const row = this.recent.get(id) ?? (await this.load(id));
     return row && this.current(row);
   }
 
@@ -114,7 +161,7 @@ export class LoginRequestStore {
     row: LoginRequestRow,
     event: LoginEvent,
     patch: Partial<Pick<LoginRequestRow, "browserHash">> = {},
-    inTx?: (tx: Tx, updated: LoginRequestRow) => Promise<void>,
+    session?: NewSession,
   ): Promise<TransitionResult | null> {
     let current: LoginRequestRow | null = row;
     for (let attempt = 0; attempt < MAX_ATTEMPTS && current; attempt++) {
@@ -126,25 +173,19 @@ export class LoginRequestStore {
       );
       if (!next) return { row: seen, applied: false };
       const own = effective === event;
-      const write = async (q: Db | Tx) => {
-        const [u] = await q
-          .update(loginRequests)
-          .set({
-            status: next.status,
-            context: next.context,
-            version: seen.version + 1,
-            updatedAt: this.clock.date(),
-            ...(own ? patch : {}),
-          })
-          .where(and(eq(loginRequests.id, seen.id), eq(loginRequests.version, seen.version)))
-          .returning();
-        if (u && own && inTx) await inTx(q as Tx, u);
-        return u;
+      // The version check proves the stored row was `seen` (every write passes here and bumps
+      // it), so the written row is `seen` with what was set: nothing needs to be read back.
+      const updated: LoginRequestRow = {
+        ...seen,
+        status: next.status,
+        context: next.context,
+        version: seen.version + 1,
+        updatedAt: this.clock.date(),
+        ...(own ? patch : {}),
       };
-      // One UPDATE is atomic on its own; a transaction (three more round trips) only when
-      // something must be written with it.
-      const updated = own && inTx ? await this.db.transaction(write) : await write(this.db);
-      if (updated) {
+      const landed =
+        own && session ? await this.writeWithSession(seen, updated, session) : await this.write(seen, updated);
+      if (landed) {
         // Counted by the instance whose write ended the request: once per request.
         if (this.metrics && FINAL_STATUSES.includes(next.status))
           this.metrics.loginOutcome(
@@ -152,12 +193,61 @@ export class LoginRequestStore {
             next.status === "authorized" ? null : (next.context.error ?? next.status),
           );
         if (own) this.announce(updated);
+        if (FINAL_STATUSES.includes(next.status)) this.recent.delete(updated.id);
+        else this.recent.set(updated.id, updated, this.recent.epoch);
+        for (const listener of this.written) listener(updated, own && session ? session.id : null);
         return { row: updated, applied: own };
       }
       current = await this.load(seen.id);
     }
     if (!current) return null;
     throw new AppError("conflict", "The login request is changing too fast; try again.");
+  }
+
+  /** One prepared UPDATE, atomic on its own; false when the version moved (or the row is gone). */
+  private async write(seen: LoginRequestRow, updated: LoginRequestRow): Promise<boolean> {
+    const rows = await this.updateQuery.execute({
+      id: seen.id,
+      version: seen.version,
+      status: updated.status,
+      context: JSON.stringify(updated.context),
+      nextVersion: updated.version,
+      updatedAt: updated.updatedAt.toISOString(),
+      browserHash: updated.browserHash,
+    });
+    return rows.length === 1;
+  }
+
+  /**
+   * The status change and the session it authorizes in ONE statement (a data-modifying CTE):
+   * both land or neither does, without a transaction's three extra round trips. The session
+   * is inserted only from the updated row, so a lost version race writes no session.
+   */
+  private async writeWithSession(seen: LoginRequestRow, updated: LoginRequestRow, s: NewSession): Promise<boolean> {
+    const ctx = updated.context as LoginContext;
+    const result = await this.db.execute(sql`
+      with u as (
+        update login_requests
+           set status = ${updated.status}, context = ${JSON.stringify(updated.context)}::jsonb,
+               version = ${updated.version}, updated_at = ${updated.updatedAt.toISOString()}::timestamptz
+         where id = ${seen.id} and version = ${seen.version}
+        returning id, client_id),
+      s as (
+        insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at)
+        select ${s.id}, ${s.tokenHash}, u.client_id, u.id, ${ctx.mcUuid ?? null}, ${ctx.mcUsername ?? null},
+               ${s.expiresAt.toISOString()}::timestamptz
+          from u
+        returning id)
+      select id from s`);
+    return rowsOf(result).length === 1;
+  }
+
+  /**
+   * Calls `listener` with every row this instance writes (and the session it created with it,
+   * if any), after the write: a poll's answer for a final status is known without reading it.
+   */
+  onWritten(listener: (row: LoginRequestRow, sessionId: string | null) => void) {
+    this.written.push(listener);
   }
 
   /** A sign-in's outcome for the client's team: authorized (who) or denied (why). */

@@ -5,6 +5,7 @@ import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { HealthService } from "../health/service";
+import type { DevProvider } from "../identity/dev-provider/handlers";
 import type { Edge } from "../http/edge";
 import type { BackgroundTask } from "../lib/background";
 import type { Clock } from "../lib/clock";
@@ -36,6 +37,8 @@ export interface Services {
   config: Config;
   log: Logger;
   database: Database;
+  /** The development identity provider when this process serves it at /dev-idp. */
+  devIdp?: DevProvider;
   tokens: AccessTokens;
   auth: AuthService;
   teams: TeamsService;

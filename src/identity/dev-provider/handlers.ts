@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { readLimited } from "../../lib/body";
+import { readRequestBody } from "../../lib/body";
 import { AppError } from "../../lib/errors";
 import type { Keyring } from "../../lib/keyring";
 import { pkceChallenge } from "../chain";
@@ -53,9 +53,8 @@ async function readBody(
   if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return refuse(413, "The body is too large.");
   if (!(req.headers.get("content-type") ?? "").toLowerCase().startsWith(type))
     return refuse(415, `Send the body as ${type}.`);
-  if (!req.body) return "";
   try {
-    return new TextDecoder().decode(await readLimited(req.body, MAX_BODY_BYTES));
+    return new TextDecoder().decode(await readRequestBody(req, MAX_BODY_BYTES));
   } catch (err) {
     if (err instanceof AppError && err.appCode === "payload_too_large") return refuse(413, "The body is too large.");
     throw err;

@@ -1,20 +1,14 @@
 import { Elysia } from "elysia";
-import type { Database } from "../../db/client";
-import type { Keyring } from "../../lib/keyring";
-import { DbGrantStore } from "./db-store";
-import { createDevProvider } from "./handlers";
+import type { DevProvider } from "./handlers";
 
 /**
- * The provider inside the service, at `/dev-idp`. Codes and tokens are signed with a key
- * derived from the service's signing key and the marks kept in its database, so behind a load
- * balancer any instance can take any step of a sign-in another instance began.
+ * The provider inside the service, at `/dev-idp` (built in src/services.ts). Codes and tokens
+ * are signed with a key derived from the service's signing key and the marks kept in its
+ * database, so behind a load balancer any instance can take any step of a sign-in another
+ * instance began. The browser reaches it here; this process's own identity chain calls the
+ * same provider directly (src/identity/dev-provider/in-process.ts).
  */
-export function devIdentityProvider(deps: { keyring: Keyring; database: Database }) {
-  const provider = createDevProvider({
-    basePath: "/dev-idp",
-    keyring: deps.keyring,
-    store: new DbGrantStore(deps.database.db),
-  });
+export function devIdentityProvider(provider: DevProvider) {
   // parse "none": the provider reads (and bounds) the body itself.
   return new Elysia({ name: "dev-identity-provider", prefix: "/dev-idp" }).all(
     "/*",
