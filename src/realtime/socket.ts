@@ -197,7 +197,7 @@ class Connection {
    * Two numbers the shared ticker acts on, not a timer and closures per socket. Whatever a socket
    * allocates once authenticated lives as long as it is open, scattered among the garbage its
    * authentication left (query results, token checks), and each such survivor keeps an allocator
-   * page from being returned: per-socket timers and the principal object cost 5-15 KiB of RSS per
+   * page from being returned: per-socket timers and the principal object cost 5 to 20 KiB of RSS per
    * idle socket on PGlite, against about 0.2 KiB of JS heap.
    */
   private scheduleExpiry(exp?: number) {
