@@ -211,6 +211,7 @@ class Connection {
 
   /** Called by the ticker: the notice once, then the end of the stream at expiry. */
   expire(now: number) {
+    if (this.closed) return;
     if (this.noticeAt && this.noticeAt <= now) {
       this.noticeAt = 0;
       this.control("token_expiring", {
