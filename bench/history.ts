@@ -16,7 +16,7 @@
  *
  * With BENCH_HISTORY_RAW=1 this file is the baseline server itself (the benchmark starts it so).
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
