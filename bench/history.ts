@@ -16,7 +16,7 @@
  *
  * With BENCH_HISTORY_RAW=1 this file is the baseline server itself (the benchmark starts it so).
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -27,6 +27,7 @@ import type { Services } from "../src/trpc/context";
 import { newSecret, sha256 } from "../src/lib/secrets";
 import { rowsOf } from "../src/monitoring/sql";
 import { requireServerRole } from "../src/servers/access";
+import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
 import { monthOfHistory, SAMPLES } from "./lib/history-fixture";
 import { load, table } from "./lib/load";
 import { rawMetrics30d, rawUptime30d } from "./lib/raw-history";
@@ -68,27 +69,6 @@ async function rawHeartbeat(req: Request, services: Services) {
     .values({ serverId: agent.serverId, ...values })
     .onConflictDoUpdate({ target: serverStatus.serverId, set: values });
   return send({ server_id: agent.serverId, received_at: values.heartbeatAt.toISOString() });
-}
-
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-/** CPU seconds of every process named postgres on the machine (other work on it included). */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") total += cpuSeconds(Number(pid));
-    } catch {}
-  }
-  return total;
 }
 
 interface IngestResult {

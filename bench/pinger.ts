@@ -38,6 +38,7 @@ import { servers, teams } from "../src/db/schema";
 import { createLogger } from "../src/lib/log";
 import { sha256 } from "../src/lib/secrets";
 import { rowsOf } from "../src/monitoring/sql";
+import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
 import { benchDatabase } from "./lib/targets";
 
 const count = Number(process.env.BENCH_RESPONDERS ?? 200);
@@ -152,11 +153,40 @@ monitoring.onSample(() => {
 });
 monitoring.start();
 
+/**
+ * CPU seconds spent over a window, per part: this process (the bare loop, or the app with its
+ * pinger; on PGlite the database too), the responders' process, and on PostgreSQL the backends
+ * of the bench's own database (not the rest of the server, nor its WAL writer and checkpointer).
+ */
+const dbName = db.url ? decodeURIComponent(new URL(db.url).pathname.slice(1)) : "";
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return {
+    self: (u.user + u.system) / 1e6,
+    responders: cpuSeconds(host.pid),
+    pg: dbName ? postgresCpuSeconds(dbName) : 0,
+  };
+};
+type Cpu = ReturnType<typeof cpuNow>;
+const cpuSince = (from: Cpu): Cpu => {
+  const to = cpuNow();
+  return { self: to.self - from.self, responders: to.responders - from.responders, pg: to.pg - from.pg };
+};
+/** CPU per check of each window, in microseconds. */
+const bareCpu: Cpu[] = [];
+const pingerCpu: Cpu[] = [];
+const perCheck = (c: Cpu, n: number): Cpu => ({
+  self: (c.self / n) * 1e6,
+  responders: (c.responders / n) * 1e6,
+  pg: (c.pg / n) * 1e6,
+});
+
 /** The bare loop for one window: N workers, each pinging the responders in turn until time is up. */
 async function bareWindow(): Promise<number> {
   let next = 0;
   let ok = 0;
   const end = performance.now() + windowMs;
+  const cpu0 = cpuNow();
   const t = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -172,7 +202,9 @@ async function bareWindow(): Promise<number> {
       }
     }),
   );
-  return (ok / (performance.now() - t)) * 1000;
+  const rate = (ok / (performance.now() - t)) * 1000;
+  bareCpu.push(perCheck(cpuSince(cpu0), ok));
+  return rate;
 }
 
 /** Everything due at once, then the pinger's own loop for one window, after it got going. */
@@ -181,12 +213,17 @@ async function pingerWindow(): Promise<number> {
   const first = stored;
   while (stored === first) await Bun.sleep(5);
   const from = stored;
+  const cpu0 = cpuNow();
   const t = performance.now();
   await Bun.sleep(windowMs);
   const rate = ((stored - from) / (performance.now() - t)) * 1000;
   // Nothing due until the next window; let the claimed rest drain.
   await d.execute(sql`update servers set next_check_at = now() + interval '1 hour'`);
   await Bun.sleep(500);
+  // The window's sums reach the buckets now rather than in the next (bare) window: CPU per
+  // check counts the window, the drain and this flush over every check stored in them.
+  await monitoring.buffer.flush();
+  pingerCpu.push(perCheck(cpuSince(cpu0), stored - from));
   return rate;
 }
 
@@ -226,6 +263,29 @@ console.log(`${"case".padEnd(36)}${"servers/s".padEnd(12)}${"windows".padEnd(30)
 console.log(`${"bare status() loop".padEnd(36)}${steadyBare.toFixed(0).padEnd(12)}${all(bareRates).padEnd(30)}`);
 console.log(
   `${"pinger (own loop, as in production)".padEnd(36)}${steadyPinger.toFixed(0).padEnd(12)}${all(pingerRates).padEnd(30)}${(steadyPinger / steadyBare).toFixed(2)}`,
+);
+const cpuMedian = (xs: Cpu[]): Cpu => ({
+  self: median(xs.map((x) => x.self)),
+  responders: median(xs.map((x) => x.responders)),
+  pg: median(xs.map((x) => x.pg)),
+});
+const bc = cpuMedian(bareCpu);
+const pc = cpuMedian(pingerCpu);
+const us = (x: number) => x.toFixed(0);
+// With every core busy, checks per second go as 1 / CPU per check: the pinger's extra (app
+// bookkeeping and database work beyond the status() call) must stay under ~11% of a bare check.
+console.log("\nCPU per check, microseconds (median of the windows)");
+console.log(`${"case".padEnd(36)}${"own process".padEnd(14)}${"postgres".padEnd(12)}${"responders".padEnd(12)}total`);
+const cpuRow = (name: string, c: Cpu) =>
+  console.log(
+    `${name.padEnd(36)}${us(c.self).padEnd(14)}${(dbName ? us(c.pg) : "-").padEnd(12)}${us(c.responders).padEnd(12)}${us(c.self + c.pg + c.responders)}`,
+  );
+cpuRow("bare status() loop", bc);
+cpuRow(dbName ? "pinger (app)" : "pinger (app + PGlite)", pc);
+console.log(
+  `extra per check over the bare loop: ${us(pc.self + pc.pg - bc.self)} us ` +
+    `(${(((pc.self + pc.pg - bc.self) / (bc.self + bc.responders)) * 100).toFixed(0)}% of a bare check's ${us(bc.self + bc.responders)} us); ` +
+    `ratio if CPU-bound: ${((bc.self + bc.responders) / (pc.self + pc.pg + pc.responders)).toFixed(2)}x`,
 );
 console.log(`\nper round (earlier method): ${ports.length} rows due, ${rounds} rounds each (median, best)`);
 console.log(`\n${"case".padEnd(36)}${"servers/s".padEnd(12)}${"best".padEnd(10)}${"checked".padEnd(10)}ratio to bare`);
