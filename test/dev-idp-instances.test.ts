@@ -86,6 +86,18 @@ describe.skipIf(!usingPostgres())("the built-in provider across instances", () =
     return { a, b, c, client, started, code, callback, html: await callback.text() };
   }
 
+  /** Approves on `target` the consent page a callback answered; the status the redirect carries. */
+  async function approveOn(target: { url: string }, callback: Response, html: string) {
+    const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
+    const approved = await fetch(`${target.url}/client/ms-auth/authorize`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      body: new URLSearchParams({ ...hiddenFields(html), decision: "approve" }),
+      redirect: "manual",
+    });
+    return new URL(approved.headers.get("location")!).searchParams.get("status");
+  }
+
   test("sign-in page on A, form on B, callback on C: authorized, and the session validates", async () => {
     await startThree();
     const { a, b, c, client, started, code, callback, html } = await login("Balanced", "success");
@@ -93,14 +105,7 @@ describe.skipIf(!usingPostgres())("the built-in provider across instances", () =
     // The five provider calls of the chain were spread over the instances.
     expect(providerHits).toHaveLength(5);
     expect(new Set(providerHits).size).toBe(3);
-    const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
-    const approved = await fetch(`${c.url}/client/ms-auth/authorize`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams({ ...hiddenFields(html), decision: "approve" }),
-      redirect: "manual",
-    });
-    expect(new URL(approved.headers.get("location")!).searchParams.get("status")).toBe("authorized");
+    expect(await approveOn(c, callback, html)).toBe("authorized");
     const polled = await poll(a, client, started.auth_request_id);
     expect(polled.body).toMatchObject({ status: "authorized", mc_username: "Balanced" });
     const valid = await api(b, "POST", "/client/ms-auth/session/validate", {
@@ -146,14 +151,7 @@ describe.skipIf(!usingPostgres())("the built-in provider across instances", () =
     expect(callback.status).toBe(200);
     expect(html).toContain("InProc_lb");
     expect(providerHits).toHaveLength(0);
-    const cookie = callback.headers.get("set-cookie")!.split(";")[0]!;
-    const approved = await fetch(`${c.url}/client/ms-auth/authorize`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-      body: new URLSearchParams({ ...hiddenFields(html), decision: "approve" }),
-      redirect: "manual",
-    });
-    expect(new URL(approved.headers.get("location")!).searchParams.get("status")).toBe("authorized");
+    expect(await approveOn(c, callback, html)).toBe("authorized");
     expect((await poll(a, client, started.auth_request_id)).body).toMatchObject({
       status: "authorized",
       mc_username: "InProc_lb",
