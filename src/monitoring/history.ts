@@ -139,7 +139,7 @@ function buildBucketReads(db: Db) {
     // through the driver and drizzle's row mapper cost more CPU than the rest of the request.
     return db
       .select({
-        rows: sql<BucketSums[] | string>`coalesce(json_agg(${sql.identifier("g")} order by ${sql.identifier("g")}.${sql.identifier("start_ms")}), '[]'::json)`,
+        rows: sql<BucketSums[] | string>`coalesce(json_agg(g order by g.start_ms), '[]'::json)`,
         ...(withP95 && { p95: p95Field(t) }),
       })
       .from(grouped)
