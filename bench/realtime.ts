@@ -7,6 +7,7 @@
  *   node_modules/.bin/bun bench/realtime.ts
  *   BENCH_SUBSCRIBERS=2000 BENCH_RATE=100 BENCH_SECONDS=5 node_modules/.bin/bun bench/realtime.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/realtime.ts
+ *   BENCH_PROFILE=/tmp/rt node_modules/.bin/bun bench/realtime.ts   # the app's CPU profile, written when it stops
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -125,7 +126,13 @@ const env = {
 };
 
 // --- the app ---
-const app = await startTarget("bench/lib/app-gc.ts", env);
+// BENCH_PROFILE=<dir>: the app writes a CPU profile there (bun --cpu-prof) when it stops.
+const profile = process.env.BENCH_PROFILE;
+const app = await startTarget(
+  "bench/lib/app-gc.ts",
+  env,
+  profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, "--cpu-prof-md"] : [],
+);
 await post(`${app.url}/auth/signup`, { email: "rt@example.test", password: "bench password" });
 const { access_token } = await post(`${app.url}/auth/login`, { email: "rt@example.test", password: "bench password" });
 const { team_id } = await post(`${app.url}/teams`, { name: "rt" }, access_token);
