@@ -19,7 +19,8 @@ import { Elysia } from "elysia";
 import { adoptRequestInfo, pathOf, requestInfo } from "../http/request";
 import { readLimited } from "../lib/body";
 import { AppError, toErrorBody } from "../lib/errors";
-import type { Context, Services } from "./context";
+import type { Services } from "./context";
+import { invokeProcedure } from "./invoke";
 import { makeContext } from "./rest";
 import type { AppRouter } from "./router";
 
@@ -120,16 +121,6 @@ const SUCCESS_HEADERS: [string, string][] = [
   ["content-type", "application/json"],
 ];
 
-/** A procedure as tRPC's resolver invokes it. */
-type Invoke = (opts: {
-  ctx: Context;
-  getRawInput: () => Promise<unknown>;
-  path: string;
-  type: "query" | "mutation";
-  signal: undefined;
-  batchIndex: number;
-}) => Promise<unknown>;
-
 /** An error's own headers (Retry-After, RateLimit), sent with it; most answers have none. */
 function errorHeaders(errors: readonly TRPCError[]): Headers {
   const headers = new Headers();
@@ -209,7 +200,7 @@ export function trpcDoor(router: AppRouter, services: Services, opts: { adapterO
     const ctx = makeContext(services, request);
     let failure: { error: TRPCError; path: string | undefined; input: unknown };
     try {
-      const data = await (procedure as unknown as Invoke)({
+      const data = await invokeProcedure(procedure, {
         ctx,
         getRawInput,
         path,

@@ -4,6 +4,7 @@ import { requestInfo } from "../http/request";
 import { json } from "../http/responses";
 import { readJsonBody } from "../lib/body";
 import type { Context, Services } from "./context";
+import { invokeProcedure } from "./invoke";
 import type { Meta } from "./init";
 
 export interface RestRoute {
@@ -40,19 +41,9 @@ export function makeContext(services: Services, request: Request): Context {
   return { requestId: info.id, headers: request.headers, ip: info.ip, services, resHeaders: info.headers };
 }
 
-/** A procedure as tRPC's own caller invokes it (`createCaller` adds a proxy per request around this). */
-type Invoke = (opts: {
-  ctx: Context;
-  getRawInput: () => Promise<unknown>;
-  input: undefined;
-  path: string;
-  type: string;
-  signal: undefined;
-}) => Promise<unknown>;
-
 /**
  * The REST door: each procedure's method and path become a native Elysia route that calls
- * the procedure through a tRPC caller. Path parameters, query parameters and the JSON body
+ * the procedure as tRPC's caller does (`invokeProcedure`). Path parameters, query parameters and the JSON body
  * merge into the procedure's input (path parameters win); selector headers stay headers and
  * reach procedures through the context. Errors, logging and limits are the edge's.
  */
@@ -62,9 +53,8 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
 
   for (const route of restRoutes(router)) {
     const procedure = router._def.procedures[route.procedurePath] as AnyTRPCProcedure;
-    const invoke = procedure as unknown as Invoke;
     const { procedurePath: path } = route;
-    const type = procedure._def.type;
+    const type = procedure._def.type as "query" | "mutation";
     const withBody = route.method === "POST" || route.method === "PATCH" || route.method === "PUT";
     const elysiaPath = route.path.replace(/\{(\w+)\}/g, ":$1");
 
@@ -80,7 +70,7 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       const body = withBody ? await readJsonBody(request, maxBytes) : undefined;
       const input = { ...query, ...body, ...params };
       const ctx = makeContext(services, request);
-      const out = await invoke({
+      const out = await invokeProcedure(procedure, {
         ctx,
         getRawInput: async () => input,
         input: undefined,
