@@ -56,57 +56,24 @@ export function pageCsp(opts: Pick<PageOptions, "css" | "formAction" | "imgSrc">
   ].join("; ");
 }
 
-/** The document around a page's body, per style sheet: rendered by React once, then reused. */
-const frames = new Map<string, [string, string, string]>();
-const TITLE_MARK = "\u{E000}title\u{E000}";
-const BODY_MARK = "\u{E000}body\u{E000}";
-
-function document(css: string, title: string, body: ReactNode) {
-  return (
+/** Renders `body` inside the page frame and answers it with the page's headers. */
+export function renderPage(body: ReactNode, opts: PageOptions): Response {
+  const html = renderToStaticMarkup(
     <html lang="en">
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{title}</title>
+        <title>{opts.title}</title>
         {/* A constant of ours, not user input; React would escape CSS selectors such as `>`. */}
         {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the page's own constant style sheet */}
-        <style dangerouslySetInnerHTML={{ __html: css }} />
+        <style dangerouslySetInnerHTML={{ __html: opts.css }} />
       </head>
       <body>
         <main>{body}</main>
       </body>
-    </html>
+    </html>,
   );
-}
-
-function frame(css: string): [string, string, string] {
-  let f = frames.get(css);
-  if (!f) {
-    const html = `<!doctype html>${renderToStaticMarkup(document(css, TITLE_MARK, BODY_MARK))}`;
-    const [beforeTitle, rest] = html.split(TITLE_MARK) as [string, string];
-    const [between, after] = rest.split(BODY_MARK) as [string, string];
-    f = [beforeTitle, between, after];
-    // The pages' style sheets are a handful of constants; the bound only guards a misuse.
-    if (frames.size < 64) frames.set(css, f);
-  }
-  return f;
-}
-
-/**
- * Renders `body` inside the page frame and answers it with the page's headers. Only the body
- * goes through React per request; the frame around it is the same markup every time, and the
- * title is escaped as React escapes text.
- */
-export function renderPage(body: ReactNode, opts: PageOptions): Response {
-  let html: string;
-  if (opts.imgSrc?.length) {
-    // React hoists a preload of each image into the head: a page that may show one renders whole.
-    html = `<!doctype html>${renderToStaticMarkup(document(opts.css, opts.title, body))}`;
-  } else {
-    const [beforeTitle, between, after] = frame(opts.css);
-    html = beforeTitle + Bun.escapeHTML(opts.title) + between + renderToStaticMarkup(body) + after;
-  }
-  return new Response(html, {
+  return new Response(`<!doctype html>${html}`, {
     status: opts.status ?? 200,
     headers: pageHeaders(pageCsp(opts), opts.headers),
   });
