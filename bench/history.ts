@@ -25,7 +25,7 @@ import { openDatabase } from "../src/db/client";
 import { servers, serverStatus } from "../src/db/schema";
 import type { Services } from "../src/trpc/context";
 import { newSecret, sha256 } from "../src/lib/secrets";
-import { rowsOf } from "../src/monitoring/sql";
+import { rowsOf } from "../src/db/rows";
 import { requireServerRole } from "../src/servers/access";
 import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
 import { monthOfHistory, SAMPLES } from "./lib/history-fixture";

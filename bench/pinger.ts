@@ -37,7 +37,7 @@ import { loadConfig } from "../src/config";
 import { servers, teams } from "../src/db/schema";
 import { createLogger } from "../src/lib/log";
 import { sha256 } from "../src/lib/secrets";
-import { rowsOf } from "../src/monitoring/sql";
+import { rowsOf } from "../src/db/rows";
 import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
 import { benchDatabase } from "./lib/targets";
 

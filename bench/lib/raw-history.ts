@@ -4,7 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../src/db/client";
-import { rowsOf } from "../../src/monitoring/sql";
+import { rowsOf } from "../../src/db/rows";
 
 const ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
 

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/log";
 import { floorTo, type MinuteCloser, type Reading, SERIES, type Series, TIERS, type Tier } from "./history";
-import { rowsOf } from "./sql";
+import { rowsOf } from "../db/rows";
 
 /** Partial sums of one (server, bucket): merged into the stored row by adding, `least`, `greatest`. */
 interface Acc {

@@ -4,7 +4,7 @@ import { serverMetricsHour, serverMetricsMinute } from "../db/schema";
 import type { Db } from "../db/client";
 import type { Logger } from "../lib/log";
 import type { ServerEventSink } from "../realtime/events";
-import { rowsOf } from "./sql";
+import { rowsOf } from "../db/rows";
 
 /**
  * Metric history: two tiers of buckets per server (one minute, one hour), each row holding a

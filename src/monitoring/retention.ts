@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rowsOf } from "./sql";
+import { rowsOf } from "../db/rows";
 
 /** How long an agent event id is remembered for de-duplicating retried batches. */
 export const EVENT_ID_DAYS = 7;

@@ -9,7 +9,7 @@ import { ping, type PingResult } from "./ping";
 import { Clock } from "../lib/clock";
 import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
-import { rowsOf } from "./sql";
+import { rowsOf } from "../db/rows";
 import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
 
 export interface Target {

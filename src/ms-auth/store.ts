@@ -9,7 +9,7 @@ import {
 } from "../../machines/login-request";
 import type { Db } from "../db/client";
 import { loginRequests, sessions } from "../db/schema";
-import { rowsOf } from "../monitoring/sql";
+import { rowsOf } from "../db/rows";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";

@@ -5,7 +5,7 @@ import { bans, players, playerSessions, serverStatus, servers } from "../db/sche
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import type { PingResult, SampledPlayer } from "../monitoring/ping";
-import { rowsOf } from "../monitoring/sql";
+import { rowsOf } from "../db/rows";
 import { requireServerRole } from "../servers/access";
 import { activeBan, applyJoin, banOut, closeSessions, ts } from "../servers/players";
 

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import type { TeamEventSink } from "../lib/events";
-import { rowsOf } from "../monitoring/sql";
+import { rowsOf } from "../db/rows";
 import type { PingResult } from "../monitoring/ping";
 import type { ServerEventSink, ServerEventType } from "../realtime/events";
 

@@ -11,7 +11,7 @@ import { LIMITS, overLimit } from "../lib/limits";
 import type { Logger } from "../lib/log";
 import { iso } from "../lib/schemas";
 import { requireTeamRole } from "../teams/access";
-import { rowsOf } from "../monitoring/sql";
+import { rowsOf } from "../db/rows";
 import { newMessageId, newWebhookSecret, secretLabel } from "./signing";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;

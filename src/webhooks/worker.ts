@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import type { TeamEventSink } from "../lib/events";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
-import { rowsOf } from "../monitoring/sql";
+import { rowsOf } from "../db/rows";
 import { discordBody, type EventBody, slackBody } from "./formats";
 import { type SendResult, sendOnce } from "./send";
 import { signedHeaders } from "./signing";
