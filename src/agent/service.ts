@@ -6,7 +6,7 @@ import { Clock } from "../lib/clock";
 import type { MetricBuffer } from "../monitoring/buffer";
 import { iso } from "../lib/schemas";
 import { LIMITS } from "../lib/limits";
-import { NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
+import { afterSends, NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
@@ -80,6 +80,7 @@ export class AgentService {
       },
       receivedAt,
     );
+    await afterSends();
     // The agent runs and has reported no leave: its open sessions were seen now (docs/history.md).
     // Sessions an event batch holds are skipped: it is setting them itself, and waiting for it
     // while holding the status row and other sessions could deadlock with its own order.

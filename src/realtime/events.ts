@@ -12,3 +12,11 @@ export interface ServerEventSink {
 
 /** For code paths (and tests) with no realtime layer. */
 export const NO_EVENTS: ServerEventSink = { publish() {} };
+
+/**
+ * Resolves on the event loop's next turn. Bun sends what was published to a topic only when
+ * the loop turns, so a handler that publishes and then runs synchronous work (a PGlite query
+ * runs on this thread) holds every subscriber's copy until that work ends; awaiting this
+ * between the two lets the sends go first.
+ */
+export const afterSends = () => new Promise<void>((resolve) => setImmediate(resolve));
