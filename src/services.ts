@@ -22,6 +22,7 @@ import { Clock } from "./lib/clock";
 import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
+import { WATCH_ANNOUNCE_MS } from "./realtime/watchers";
 import { Edge } from "./http/edge";
 import { MemoryRateLimitStore, RateLimiter } from "./lib/rate-limit";
 import { BatchedRateLimitStore, DbRateLimitStore } from "./db/rate-limit-store";
@@ -156,7 +157,11 @@ export async function createServices(config: Config, database: Database, log: Lo
   const ranks = new RanksService(db, realtime);
   const historyLog = log.child({ component: "history" });
   // Heartbeats and pings are summed in memory and reach the buckets in one statement a flush.
-  const metricBuffer = new MetricBuffer(db, historyLog, new MinuteCloser(db, realtime, historyLog));
+  const metricBuffer = new MetricBuffer(
+    db,
+    historyLog,
+    new MinuteCloser(db, realtime, historyLog, (id) => realtime.watchers.watched(id)),
+  );
   const monitoring = new MonitoringService(
     db,
     config,
@@ -168,8 +173,9 @@ export async function createServices(config: Config, database: Database, log: Lo
   const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
+  // A flip goes out always; any other result only where some instance has a live view of the server.
   monitoring.onSample((serverId, r, changed) =>
-    realtime.publish(serverId, "status", {
+    (changed ? realtime.publish : realtime.publishIfWatched).call(realtime, serverId, "status", {
       online: r.online,
       latency_ms: r.latencyMs,
       players_online: r.playersOnline,
@@ -224,6 +230,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     metrics,
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
+      every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),

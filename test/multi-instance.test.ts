@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import postgres from "postgres";
 import type { RunningServer } from "../src/app";
 import { devIdp, startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
@@ -96,6 +97,40 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     expect(seqB).toEqual(seqC);
     onB.close();
     onC.close();
+  });
+
+  test("a ping result goes on the bus only for servers some instance watches; a flip always does", async () => {
+    const { startStatusResponder } = await import("../scripts/demo-mc-server");
+    const mc = await startStatusResponder({ port: 0 });
+    // A plain LISTEN on the bus channel: every event any instance sends, as PostgreSQL carries it.
+    const listener = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    const heard: { server_id: string; type: string; data: { changed?: boolean } }[] = [];
+    try {
+      await listener.listen("mcp_server_events", (payload) => {
+        const parsed = JSON.parse(payload);
+        heard.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+      });
+      const watched = await newServer(a, { host: "127.0.0.1", port: mc.port });
+      const unwatched = await newServer(a, { host: "127.0.0.1", port: mc.port });
+      const onB = await WsClient.connect(b, watched.serverId, { authorization: `Bearer ${watched.owner.token}` });
+      await onB.until("snapshot");
+      // Past the instances' first seconds, when they treat every server as watched.
+      await Bun.sleep(2_100);
+      for (let round = 0; round < 2; round++)
+        for (const f of [watched, unwatched]) expect(await a.services.monitoring.checkNow(f.serverId)).not.toBeNull();
+      // The watched server's second result (no flip) reaches the socket on the other instance.
+      const statuses = await onB.until("status", 5000);
+      expect(statuses.at(-1)!.data).toMatchObject({ online: true });
+      await Bun.sleep(300);
+      const status = (id: string) => heard.filter((e) => e.server_id === id && e.type === "status");
+      expect(status(watched.serverId).map((e) => e.data.changed)).toEqual([true, false]);
+      // Nobody watches the other: only its first result, the flip from unknown to up, went out.
+      expect(status(unwatched.serverId).map((e) => e.data.changed)).toEqual([true]);
+      onB.close();
+    } finally {
+      await listener.end({ timeout: 2 });
+      await mc.close();
+    }
   });
 
   test("a rate limit counts requests across instances, exactly with RATE_LIMIT_FLUSH_MS=0", async () => {

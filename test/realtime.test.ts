@@ -318,3 +318,35 @@ describe("analytics stream: the pinger's own loop", () => {
     }
   }, 40_000);
 });
+
+describe("watched servers (which ping results go on the bus)", () => {
+  test("a new instance treats all as watched until others answered; announcements last three periods", async () => {
+    const { InProcessBus } = await import("../src/realtime/bus");
+    const { Watchers, WATCH_ANNOUNCE_MS } = await import("../src/realtime/watchers");
+    const { createLogger } = await import("../src/lib/log");
+    const bus = new InProcessBus(createLogger("silent"));
+    let now = 1_000_000;
+    const clock = () => now;
+    // Two instances on one bus: `viewer` has a live view of server s1, `pinger` has none.
+    const viewerLocal = new Set(["s1"]);
+    const viewer = new Watchers(bus, () => viewerLocal, (id) => viewerLocal.has(id), clock);
+    const pinger = new Watchers(bus, () => [], () => false, clock);
+    expect(pinger.watched("s2")).toBe(true);
+    now += 2_001;
+    // The pinger's start asked, and the viewer answered with s1.
+    expect(pinger.watched("s1")).toBe(true);
+    expect(pinger.watched("s2")).toBe(false);
+    expect(viewer.watched("s1")).toBe(true);
+    // A new live view is announced at once.
+    viewerLocal.add("s2");
+    await viewer.started("s2");
+    expect(pinger.watched("s2")).toBe(true);
+    // Without a repeat, an announcement expires after three periods; a repeat renews it.
+    viewerLocal.delete("s2");
+    now += 3 * WATCH_ANNOUNCE_MS - 1;
+    await viewer.announce();
+    now += 2;
+    expect(pinger.watched("s1")).toBe(true);
+    expect(pinger.watched("s2")).toBe(false);
+  });
+});

@@ -251,6 +251,8 @@ export class MinuteCloser {
     private readonly db: Db,
     private readonly sink: ServerEventSink,
     private readonly log: Logger,
+    /** Whether some instance has a live view of the server: only those minutes are read and announced. */
+    private readonly watched: (serverId: string) => boolean = () => true,
   ) {}
 
   /**
@@ -258,7 +260,9 @@ export class MinuteCloser {
    * minute, read in one statement. Never throws: the figures are stored whatever becomes of
    * their announcement.
    */
-  async openedMany(list: { serverId: string; at: number }[]) {
+  async openedMany(opened: { serverId: string; at: number }[]) {
+    const list = opened.filter((o) => this.watched(o.serverId));
+    if (list.length === 0) return;
     try {
       await this.announce(list);
     } catch (err) {

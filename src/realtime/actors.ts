@@ -31,7 +31,19 @@ export class ServerActors {
     /** Publishes to a topic's local subscribers (Bun pub/sub). */
     private readonly broadcast: (topic: string, message: string) => void,
     private readonly idleMs: number,
+    /** Runs when an actor starts, before it is seeded: tells the other instances it is watched. */
+    private readonly onStart: (serverId: string) => Promise<unknown> = async () => {},
   ) {}
+
+  /** Whether this instance has an actor (a live view) for the server. */
+  has(serverId: string) {
+    return this.entries.has(serverId);
+  }
+
+  /** The servers this instance has actors for. */
+  servers() {
+    return this.entries.keys();
+  }
 
   /** Running actors and local subscribers, for health and tests. */
   stats(serverId?: string) {
@@ -47,18 +59,20 @@ export class ServerActors {
     let entry = this.entries.get(serverId);
     if (!entry) {
       const created: Entry = { pending: [], subscribers: 0, lastActivity: Date.now(), ready: Promise.resolve() };
-      created.ready = this.seed(serverId).then((seed) => {
-        const actor = createActor(
-          serverMachine.provide({
-            actions: { broadcast: (_, p) => this.broadcast(topicOf(serverId), JSON.stringify(p.event)) },
-          }),
-          { input: seed },
-        );
-        actor.start();
-        for (const e of created.pending) actor.send({ type: "EVENT", event: e });
-        created.pending = [];
-        created.actor = actor;
-      });
+      created.ready = this.onStart(serverId)
+        .then(() => this.seed(serverId))
+        .then((seed) => {
+          const actor = createActor(
+            serverMachine.provide({
+              actions: { broadcast: (_, p) => this.broadcast(topicOf(serverId), JSON.stringify(p.event)) },
+            }),
+            { input: seed },
+          );
+          actor.start();
+          for (const e of created.pending) actor.send({ type: "EVENT", event: e });
+          created.pending = [];
+          created.actor = actor;
+        });
       created.ready.catch(() => this.entries.delete(serverId));
       this.entries.set(serverId, created);
       entry = created;

@@ -14,7 +14,10 @@ export type AccountNotice =
   | { type: "client_changed"; client_id: string }
   | { type: "team_clients_gone"; team_id: string }
   | { type: "launcher_session_revoked"; session_id: string }
-  | { type: "assertion_keys_changed" };
+  | { type: "assertion_keys_changed" }
+  /** The servers an instance has live views of, and a starting instance asking for them (watchers.ts). */
+  | { type: "watching"; server_ids: string[] }
+  | { type: "watching_query" };
 
 /**
  * Carries server events to every instance. An event published anywhere reaches every

@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { ServerActors } from "./actors";
 import type { Bus } from "./bus";
 import type { ServerEvent, ServerEventSink, ServerEventType } from "./events";
+import { Watchers } from "./watchers";
 
 /**
  * The realtime layer: services report changes here (after their write commits); the bus
@@ -10,6 +11,7 @@ import type { ServerEvent, ServerEventSink, ServerEventType } from "./events";
  */
 export class Realtime implements ServerEventSink {
   readonly actors: ServerActors;
+  readonly watchers: Watchers;
   private broadcaster: (topic: string, message: string) => void = () => {};
   private unsubscribe: () => void;
 
@@ -19,7 +21,17 @@ export class Realtime implements ServerEventSink {
     private readonly log: Logger,
     idleMs: number,
   ) {
-    this.actors = new ServerActors(db, (t, m) => this.broadcaster(t, m), idleMs);
+    this.actors = new ServerActors(
+      db,
+      (t, m) => this.broadcaster(t, m),
+      idleMs,
+      (id) => this.watchers.started(id),
+    );
+    this.watchers = new Watchers(
+      bus,
+      () => this.actors.servers(),
+      (id) => this.actors.has(id),
+    );
     this.unsubscribe = bus.subscribe((e) => this.actors.deliver(e));
   }
 
@@ -34,6 +46,14 @@ export class Realtime implements ServerEventSink {
     this.bus
       .publish(event)
       .catch((err) => this.log.error("realtime publish failed", { err, type, server_id: serverId }));
+  }
+
+  /**
+   * For events that only refresh what a viewer sees and that the next one replaces (a ping
+   * result without a flip): published only when some instance has a live view of the server.
+   */
+  publishIfWatched(serverId: string, type: ServerEventType, data: Record<string, unknown>, ts?: Date) {
+    if (this.watchers.watched(serverId)) this.publish(serverId, type, data, ts);
   }
 
   async close() {
