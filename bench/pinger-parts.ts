@@ -1,0 +1,113 @@
+/**
+ * Where the pinger's database time goes, per row, on PostgreSQL: each statement the pinger runs
+ * in production (claim, shared sample and status write, the consumers, the bucket flush, a status
+ * event's NOTIFY), run 20 times over a bench database of 5,000 servers, with the CPU seconds of
+ * that database's backends (from /proc) and of this process over the rows they handled. A
+ * breakdown for bench/pinger.ts's "CPU per check", not a target: no baseline.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/pinger-parts.ts
+ */
+import { sql } from "drizzle-orm";
+import { startServer } from "../src/app";
+import { loadConfig } from "../src/config";
+import { servers, teams } from "../src/db/schema";
+import { createLogger } from "../src/lib/log";
+import { sha256 } from "../src/lib/secrets";
+import { postgresCpuSeconds } from "./lib/cpu";
+import { benchDatabase } from "./lib/targets";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+if (!process.env.DATABASE_URL) {
+  console.error("bench/pinger-parts.ts reads PostgreSQL backends' CPU: set DATABASE_URL");
+  process.exit(2);
+}
+const db = await benchDatabase();
+const config = loadConfig({
+  DATA_DIR: mkdtempSync(join(tmpdir(), "x-")),
+  DATABASE_URL: db.url,
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "silent",
+  PINGER_ENABLED: "false",
+  OUTBOUND_ALLOW_PRIVATE: "true",
+  PING_INTERVAL_SECONDS: "1",
+});
+const app = await startServer(config, createLogger("silent"));
+const d = app.services.database.db;
+const m = app.services.monitoring as any;
+const [team] = await d.insert(teams).values({ name: "bench" }).returning();
+const N = 5000;
+for (let i = 0; i < N; i += 1000)
+  await d.insert(servers).values(
+    Array.from({ length: 1000 }, (_, k) => ({
+      teamId: team!.id,
+      name: `r${i + k}`,
+      host: "127.0.0.1",
+      port: 25565,
+      kind: "single" as const,
+      agentTokenHash: sha256(`b-${i + k}`),
+      agentTokenPrefix: "x",
+    })),
+  );
+const dbName = decodeURIComponent(new URL(db.url!).pathname.slice(1));
+async function part(name: string, rows: number, fn: () => Promise<unknown>) {
+  await fn();
+  const c0 = postgresCpuSeconds(dbName);
+  const u0 = process.cpuUsage();
+  const t0 = performance.now();
+  const reps = 20;
+  for (let i = 0; i < reps; i++) await fn();
+  const pg = postgresCpuSeconds(dbName) - c0;
+  const u = process.cpuUsage(u0);
+  console.log(
+    `${name.padEnd(40)} pg ${((pg / (reps * rows)) * 1e6).toFixed(1)} us/row  app ${(((u.user + u.system) / 1e6 / (reps * rows)) * 1e6).toFixed(1)} us/row  wall ${((performance.now() - t0) / reps).toFixed(1)} ms/stmt`,
+  );
+}
+const ids = (await d.select({ id: servers.id }).from(servers)).map((r) => r.id);
+// All due, on a freshly vacuumed table: the warm-up and 20 claims of 128 take 2,688 of the 5,000 rows.
+await d.execute(sql`update servers set next_check_at = now() - interval '1 hour'`);
+await d.execute(sql`vacuum analyze servers`);
+await part("claim 128 (next_check_at pushed on)", 128, () => m.claim(128));
+const result = {
+  online: true,
+  latencyMs: 1,
+  playersOnline: 3,
+  playersMax: 100,
+  version: "1.21",
+  motd: "hi",
+  error: null,
+  sample: null,
+};
+// Each batch a millisecond later than the last: a new sample row each time, as the pinger writes.
+let t = Date.now();
+const batch = () => {
+  t += 1;
+  return ids.slice(0, 128).map((serverId) => ({ serverId, result, at: t, done() {}, failed() {} }));
+};
+await part("storeMany 128 (samples + status)", 128, () => m.storeMany(batch()));
+await part("feed 128 (consumers)", 128, () =>
+  m.feed(batch().map((b) => ({ serverId: b.serverId, result, changed: false }))),
+);
+for (const id of ids) m.buffer.add(id, Date.now(), { online: true, latency: 1, players: 3 });
+await part("buffer flush 5000 servers (1 minute row each)", N, async () => {
+  for (const id of ids) m.buffer.add(id, Date.now(), { online: true, latency: 1, players: 3 });
+  await m.buffer.flush();
+});
+await part("publish 128 status events (NOTIFY, heard back)", 128, async () => {
+  for (const id of ids.slice(0, 128))
+    app.services.realtime.publish(id, "status", {
+      online: true,
+      latency_ms: 1,
+      players_online: 3,
+      players_max: 100,
+      version: "1.21",
+      motd: "hi",
+      changed: false,
+    });
+  await Bun.sleep(20);
+});
+await app.stop();
+await db.drop();
+process.exit(0);
