@@ -12,6 +12,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
 import { benchDatabase, collectSettled, startTarget } from "./lib/targets";
 
 const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 2000);
@@ -82,8 +83,13 @@ async function openSockets(wsUrl: string, n: number, headers: Record<string, str
   return sockets;
 }
 
-/** Publishes at a fixed rate for the duration, then waits for stragglers. */
-async function drive(publish: () => Promise<unknown>, f: Fanout) {
+/**
+ * Publishes at a fixed rate for the duration, then waits for stragglers. CPU seconds over the
+ * run: the target's process, the bench database's PostgreSQL backends, and this process (the
+ * clients receiving every copy), which share the machine's cores.
+ */
+async function drive(publish: () => Promise<unknown>, f: Fanout, pid: number) {
+  const cpu0 = { target: cpuSeconds(pid), pg: pgCpu(), clients: ownCpu() };
   const start = performance.now();
   let sent = 0;
   while (performance.now() - start < seconds * 1000) {
@@ -102,6 +108,7 @@ async function drive(publish: () => Promise<unknown>, f: Fanout) {
   const elapsed = (performance.now() - start) / 1000;
   f.lat.sort((x, y) => x - y);
   return {
+    cpu: { target: cpuSeconds(pid) - cpu0.target, pg: pgCpu() - cpu0.pg, clients: ownCpu() - cpu0.clients, elapsed },
     sent,
     expected,
     delivered: f.delivered,
@@ -111,8 +118,18 @@ async function drive(publish: () => Promise<unknown>, f: Fanout) {
   };
 }
 
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+let pgCpu = () => 0;
+
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-"));
 const db = await benchDatabase();
+if (db.url) {
+  const name = decodeURIComponent(new URL(db.url).pathname.slice(1));
+  pgCpu = () => postgresCpuSeconds(name);
+}
 const env = {
   DATA_DIR: dataDir,
   HOST: "127.0.0.1",
@@ -152,7 +169,7 @@ const appMem = await socketMemory(app.pid, () =>
 );
 const appSockets = appMem.sockets;
 const hb = { tps: 20, mspt: 12.5, players_online: 10, memory_used_mb: 2048, memory_max_mb: 4096 };
-const appResult = await drive(() => post(`${app.url}/agent/heartbeat`, hb, srv.agent_token), appFan);
+const appResult = await drive(() => post(`${app.url}/agent/heartbeat`, hb, srv.agent_token), appFan, app.pid);
 for (const s of appSockets) s.close();
 // With the sockets closed again, what RSS stays above the level before them is memory the
 // allocator kept from their setup (upgrades, authentications), not state the sockets hold.
@@ -205,7 +222,7 @@ const rawMem = await socketMemory(raw.pid, () =>
   openSockets(`${raw.url.replace("http", "ws")}/ws/bench`, subscribers, {}, rawFan),
 );
 const rawSockets = rawMem.sockets;
-const rawResult = await drive(() => post(`${raw.url}/publish`, hb), rawFan);
+const rawResult = await drive(() => post(`${raw.url}/publish`, hb), rawFan, raw.pid);
 for (const s of rawSockets) s.close();
 await raw.stop();
 rmSync(dataDir, { recursive: true, force: true });
@@ -228,6 +245,11 @@ console.log(
 );
 line("raw Bun.serve pub/sub", rawResult, rawMem);
 line("app (heartbeat -> actor -> ws)", appResult, appMem, rawResult);
+const cores = (r: typeof appResult) =>
+  `target ${(r.cpu.target / r.cpu.elapsed).toFixed(2)}, postgres ${(r.cpu.pg / r.cpu.elapsed).toFixed(2)}, clients ${(r.cpu.clients / r.cpu.elapsed).toFixed(2)}`;
+console.log(
+  `\ncores busy during the fan-out (CPU seconds / wall seconds): raw: ${cores(rawResult)}; app: ${cores(appResult)}`,
+);
 const p99Ratio = appResult.p99 / rawResult.p99;
 console.log(
   `\ntargets: delivery p99 within 1.5x raw: ${p99Ratio.toFixed(2)}x (${p99Ratio <= 1.5 ? "met" : "not met"}); ` +
