@@ -8,41 +8,26 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/pinger-parts.ts
  */
 import { sql } from "drizzle-orm";
-import { startServer } from "../src/app";
-import { loadConfig } from "../src/config";
-import { servers, teams } from "../src/db/schema";
-import { createLogger } from "../src/lib/log";
+import { servers } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
 import { postgresCpuSeconds } from "./lib/cpu";
+import { pingerApp } from "./lib/pinger-app";
 import { benchDatabase } from "./lib/targets";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 if (!process.env.DATABASE_URL) {
   console.error("bench/pinger-parts.ts reads PostgreSQL backends' CPU: set DATABASE_URL");
   process.exit(2);
 }
 const db = await benchDatabase();
-const config = loadConfig({
-  DATA_DIR: mkdtempSync(join(tmpdir(), "x-")),
-  DATABASE_URL: db.url,
-  PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "silent",
-  PINGER_ENABLED: "false",
-  OUTBOUND_ALLOW_PRIVATE: "true",
-  PING_INTERVAL_SECONDS: "1",
-});
-const app = await startServer(config, createLogger("silent"));
+const { app, teamId, stop } = await pingerApp(db.url);
 const d = app.services.database.db;
+// Private members: the statements the pinger runs, called one by one.
 const m = app.services.monitoring as any;
-const [team] = await d.insert(teams).values({ name: "bench" }).returning();
 const N = 5000;
 for (let i = 0; i < N; i += 1000)
   await d.insert(servers).values(
     Array.from({ length: 1000 }, (_, k) => ({
-      teamId: team!.id,
+      teamId,
       name: `r${i + k}`,
       host: "127.0.0.1",
       port: 25565,
@@ -108,6 +93,6 @@ await part("publish 128 status events (NOTIFY, heard back)", 128, async () => {
     });
   await Bun.sleep(20);
 });
-await app.stop();
+await stop();
 await db.drop();
 process.exit(0);

@@ -27,18 +27,14 @@
  *   BENCH_RESPONDERS=200 BENCH_ROUNDS=5 BENCH_STEADY_SERVERS=5000 BENCH_WINDOW_MS=3000 BENCH_WINDOWS=3 \
  *     PING_CONCURRENCY=32 bun bench/pinger.ts
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { status } from "minecraft-server-util";
-import { startServer } from "../src/app";
-import { loadConfig } from "../src/config";
-import { servers, teams } from "../src/db/schema";
-import { createLogger } from "../src/lib/log";
+import { servers } from "../src/db/schema";
 import { sha256 } from "../src/lib/secrets";
 import { rowsOf } from "../src/db/rows";
 import { cpuSeconds, postgresCpuSeconds } from "./lib/cpu";
+import { pingerApp } from "./lib/pinger-app";
 import { benchDatabase } from "./lib/targets";
 
 const count = Number(process.env.BENCH_RESPONDERS ?? 200);
@@ -88,27 +84,15 @@ async function bareRound(): Promise<number> {
   return ok;
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-pinger-"));
 const db = await benchDatabase();
-const config = loadConfig({
-  DATA_DIR: dataDir,
-  DATABASE_URL: db.url,
-  PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "silent",
-  PINGER_ENABLED: "false",
-  // The responders listen on loopback.
-  OUTBOUND_ALLOW_PRIVATE: "true",
+// Every row is due again a second after its check: more due than any pinger here can check.
+const { app, teamId, stop } = await pingerApp(db.url, {
   PING_CONCURRENCY: String(concurrency),
   PING_TIMEOUT_MS: String(timeoutMs),
-  // Every row is due again a second after its check: more due than any pinger here can check.
-  PING_INTERVAL_SECONDS: "1",
 });
-const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
-const [team] = await d.insert(teams).values({ name: "bench" }).returning();
 const serverRow = (i: number, nextCheckAt?: Date) => ({
-  teamId: team!.id,
+  teamId,
   name: `r${i}`,
   host: "127.0.0.1",
   port: ports[i % ports.length]!,
@@ -246,10 +230,9 @@ const [{ up, checked, samples, bucketed }] = rowsOf<{ up: number; checked: numbe
   ),
 ) as [{ up: number; checked: number; samples: number; bucketed: number }];
 
-await app.stop();
+await stop();
 host.kill();
 await host.exited;
-rmSync(dataDir, { recursive: true, force: true });
 await db.drop();
 
 console.log(
