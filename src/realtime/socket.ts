@@ -2,8 +2,8 @@ import { Elysia } from "elysia";
 import { AppError } from "../lib/errors";
 import { hasPrefix } from "../lib/secrets";
 import type { Services } from "../trpc/context";
-import { requireServerRole } from "../servers/access";
-import type { Principal } from "../auth/principal";
+import { serverRoleOf } from "../servers/access";
+import { roleAtLeast } from "../auth/principal";
 import { topicOf } from "./actors";
 
 /** Close codes of the analytics stream (docs/realtime.md). */
@@ -139,24 +139,22 @@ class Connection {
     });
   }
 
-  /** Who the token is and whether it may read this server; a close code when not. */
-  private async check(
-    token: string,
-  ): Promise<{ principal: Principal; exp?: number } | { close: number; reason: string }> {
-    const { auth, tokens, database } = this.hub.services;
+  /**
+   * Whether the token may read this server, and when it expires (epoch seconds; undefined: an
+   * API key, no expiry); a close code when it may not. A database failure rejects instead: it
+   * says nothing about the credential.
+   */
+  private async check(token: string): Promise<{ exp: number | undefined } | { close: number; reason: string }> {
+    const { auth, database } = this.hub.services;
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
     const principal = await auth.authenticate(token);
     if (!principal) return { close: CLOSE.unauthenticated, reason: "invalid, expired or revoked credential" };
     // The same gate as the server routes: outside the caller's teams is the same as unknown.
-    const visible =
-      UUID.test(this.serverId) &&
-      (await requireServerRole(database.db, principal, this.serverId, "viewer").then(
-        () => true,
-        () => false,
-      ));
-    if (!visible) return { close: CLOSE.unknownServer, reason: "unknown server" };
-    const exp = principal.kind === "user" ? (await tokens.verify(token))?.exp : undefined;
-    return { principal, exp };
+    // Only the role is read back, not the server's row: each socket's authentication leaves
+    // less garbage around the little it keeps (see scheduleExpiry).
+    const role = UUID.test(this.serverId) ? await serverRoleOf(database.db, principal, this.serverId) : undefined;
+    if (!role || !roleAtLeast(role, "viewer")) return { close: CLOSE.unknownServer, reason: "unknown server" };
+    return { exp: principal.kind === "user" ? principal.exp : undefined };
   }
 
   private async authenticate(token: string) {
