@@ -174,19 +174,19 @@ class Connection {
     const authOk = { expires_at: result.exp ? new Date(result.exp * 1000).toISOString() : null };
     if (this.subscribed) return this.control("auth_ok", authOk);
     this.subscribed = true;
-    let snapshot: Awaited<ReturnType<typeof realtime.actors.acquire>>;
     try {
-      snapshot = await realtime.actors.acquire(this.serverId);
+      await realtime.actors.acquire(this.serverId);
     } catch (err) {
       log.error("analytics snapshot failed", { err, server_id: this.serverId });
       this.subscribed = false;
       return this.end(1011, "internal error");
     }
     if (this.closed) return realtime.actors.release(this.serverId);
-    // Snapshot first, then the topic: anything later than the snapshot arrives as an event.
+    // Snapshot first, then the topic, in one synchronous step: anything later than the
+    // snapshot arrives as an event.
     this.control("auth_ok", authOk);
     this.hub.services.metrics?.socketMessage("out");
-    this.ws.send(JSON.stringify(snapshot));
+    this.ws.send(realtime.actors.snapshot(this.serverId));
     this.ws.subscribe(topicOf(this.serverId));
     this.register();
   }
