@@ -183,7 +183,7 @@ class Connection {
       );
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.token = token;
+    this.token = this.hub.services.tokens.shared(token);
     this.scheduleExpiry(result.exp);
     const authOk = { expires_at: result.exp ? new Date(result.exp * 1000).toISOString() : null };
     if (this.subscribed) return this.control("auth_ok", authOk);
