@@ -20,7 +20,8 @@ export interface AccessClaims {
  * authenticated read, and a valid signature stays valid.
  */
 export class AccessTokens {
-  private cache = new Map<string, AccessClaims>();
+  /** By token text: the claims, and the text itself (`shared`). */
+  private cache = new Map<string, { claims: AccessClaims; token: string }>();
 
   private constructor(
     private readonly privateKey: CryptoKey,
@@ -57,7 +58,7 @@ export class AccessTokens {
     const now = Math.floor(Date.now() / 1000);
     const hit = this.cache.get(token);
     if (hit) {
-      if (hit.exp > now) return hit;
+      if (hit.claims.exp > now) return hit.claims;
       this.cache.delete(token);
       return null;
     }
@@ -71,11 +72,20 @@ export class AccessTokens {
         return null;
       const claims = { sub: payload.sub, sid: payload.sid, exp: payload.exp };
       if (this.cache.size >= 10_000) this.cache.clear();
-      this.cache.set(token, claims);
+      this.cache.set(token, { claims, token });
       return claims;
     } catch {
       return null;
     }
+  }
+
+  /**
+   * The cache's own copy of a verified token's text, else the token given. Whoever keeps a token
+   * for long (an analytics socket, to check it again) keeps this one: the same text in a second
+   * string of its own would cost its size again, for every socket.
+   */
+  shared(token: string): string {
+    return this.cache.get(token)?.token ?? token;
   }
 }
 

@@ -5,7 +5,12 @@ export type Role = "owner" | "admin" | "viewer";
 
 /** Who is calling: a signed-in person, or a team API key acting within its team and role. */
 export type Principal =
-  | { kind: "user"; userId: string }
+  | {
+      kind: "user";
+      userId: string;
+      /** When the access token it came from expires (epoch seconds): a long-lived socket needs it. */
+      exp: number;
+    }
   | { kind: "api_key"; keyId: string; teamId: string; role: Role };
 
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };

@@ -114,7 +114,7 @@ export class AuthService {
     // Signed by us, yet possibly for an account or login that is gone: only a live session counts.
     if (!claims || !UUID.test(claims.sub) || !UUID.test(claims.sid)) return null;
     if (!(await this.sessions.isLive(claims.sid, claims.sub))) return null;
-    return { kind: "user", userId: claims.sub };
+    return { kind: "user", userId: claims.sub, exp: claims.exp };
   }
 
   private async issue(userId: string, familyId: string): Promise<TTokenPair> {

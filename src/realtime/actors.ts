@@ -14,7 +14,17 @@ interface Entry {
   pending: ServerEvent[];
   subscribers: number;
   lastActivity: number;
+  /**
+   * The `snapshot` message of the actor's current state and when it was built: sockets that
+   * subscribe together (a reconnect after a restart, many viewers of one server) share one string
+   * instead of building their own. Dropped whenever an event reaches the actor.
+   */
+  snapshot?: string;
+  snapshotAt: number;
 }
+
+/** How long a snapshot message of an unchanged actor is reused, so its `ts` stays the time it is sent, near enough. */
+const SNAPSHOT_REUSE_MS = 1000;
 
 export const topicOf = (serverId: string) => `server:${serverId}`;
 
@@ -54,11 +64,20 @@ export class ServerActors {
     return { actors: this.entries.size, subscribers };
   }
 
-  /** Registers a subscriber and returns the `snapshot` message to send before any event. */
-  async acquire(serverId: string): Promise<ServerEvent<"snapshot">> {
+  /**
+   * Registers a subscriber; resolves once the server's actor is running. The subscriber then
+   * takes `snapshot` and subscribes to the topic in one synchronous step.
+   */
+  async acquire(serverId: string): Promise<void> {
     let entry = this.entries.get(serverId);
     if (!entry) {
-      const created: Entry = { pending: [], subscribers: 0, lastActivity: Date.now(), ready: Promise.resolve() };
+      const created: Entry = {
+        pending: [],
+        subscribers: 0,
+        lastActivity: Date.now(),
+        ready: Promise.resolve(),
+        snapshotAt: 0,
+      };
       created.ready = this.onStart(serverId)
         .then(() => this.seed(serverId))
         .then((seed) => {
@@ -85,13 +104,29 @@ export class ServerActors {
       entry.subscribers--;
       throw err;
     }
-    const snap = entry.actor!.getSnapshot();
-    return {
-      type: "snapshot",
-      server_id: serverId,
-      ts: new Date().toISOString(),
-      data: snapshotData(snap.context, String(snap.value)),
-    };
+  }
+
+  /**
+   * The `snapshot` message (JSON) of a server whose `acquire` has resolved: everything up to
+   * now. Anything later reaches the topic, so a subscriber must subscribe before the event loop
+   * turns again.
+   */
+  snapshot(serverId: string): string {
+    const entry = this.entries.get(serverId);
+    if (!entry?.actor) throw new Error(`no running actor for server ${serverId}`);
+    const now = Date.now();
+    if (entry.snapshot === undefined || now - entry.snapshotAt >= SNAPSHOT_REUSE_MS) {
+      const snap = entry.actor.getSnapshot();
+      const message: ServerEvent<"snapshot"> = {
+        type: "snapshot",
+        server_id: serverId,
+        ts: new Date(now).toISOString(),
+        data: snapshotData(snap.context, String(snap.value)),
+      };
+      entry.snapshot = JSON.stringify(message);
+      entry.snapshotAt = now;
+    }
+    return entry.snapshot;
   }
 
   release(serverId: string) {
@@ -106,6 +141,7 @@ export class ServerActors {
     const entry = this.entries.get(event.server_id);
     if (!entry) return;
     entry.lastActivity = Date.now();
+    entry.snapshot = undefined;
     if (entry.actor) entry.actor.send({ type: "EVENT", event });
     else entry.pending.push(event);
   }

@@ -29,28 +29,43 @@ const NOT_FOUND = "Server not found.";
  * low learns only that (403), which reveals nothing new to them.
  */
 function buildGate(db: Db) {
+  // A key reaches the servers of its own team; a user, those of the teams they are a member of.
+  const ofKeyTeam = and(eq(servers.id, sql.placeholder("serverId")), eq(servers.teamId, sql.placeholder("teamId")));
+  const membership = and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, sql.placeholder("userId")));
+  const byId = eq(servers.id, sql.placeholder("serverId"));
   return {
-    byKey: db
-      .select()
-      .from(servers)
-      .where(and(eq(servers.id, sql.placeholder("serverId")), eq(servers.teamId, sql.placeholder("teamId"))))
-      .limit(1)
-      .prepare("server_gate_by_key"),
+    byKey: db.select().from(servers).where(ofKeyTeam).limit(1).prepare("server_gate_by_key"),
     byMember: db
       .select({ server: servers, role: teamMembers.role })
       .from(servers)
-      .innerJoin(
-        teamMembers,
-        and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, sql.placeholder("userId"))),
-      )
-      .where(eq(servers.id, sql.placeholder("serverId")))
+      .innerJoin(teamMembers, membership)
+      .where(byId)
       .limit(1)
       .prepare("server_gate_by_member"),
+    // The same answers without the server's row, for callers that need only the role (the
+    // analytics socket, at every authentication and revalidation): one column read back, not twelve.
+    keyReaches: db.select({ id: servers.id }).from(servers).where(ofKeyTeam).limit(1).prepare("server_reach_by_key"),
+    memberRole: db
+      .select({ role: teamMembers.role })
+      .from(servers)
+      .innerJoin(teamMembers, membership)
+      .where(byId)
+      .limit(1)
+      .prepare("server_role_by_member"),
   };
 }
-// Every server-scoped request passes the gate: its two statements are built and prepared once
+// Every server-scoped request passes the gate: its statements are built and prepared once
 // per database, not per call.
 const gates = new WeakMap<Db, ReturnType<typeof buildGate>>();
+
+function gateOf(db: Db) {
+  let gate = gates.get(db);
+  if (!gate) {
+    gate = buildGate(db);
+    gates.set(db, gate);
+  }
+  return gate;
+}
 
 export async function requireServerRole(
   db: Db,
@@ -58,11 +73,7 @@ export async function requireServerRole(
   serverId: string,
   min: Role,
 ): Promise<{ server: ServerRow; role: Role }> {
-  let gate = gates.get(db);
-  if (!gate) {
-    gate = buildGate(db);
-    gates.set(db, gate);
-  }
+  const gate = gateOf(db);
   let server: ServerRow | undefined;
   let role: Role | undefined;
   if (principal.kind === "api_key") {
@@ -75,4 +86,19 @@ export async function requireServerRole(
   }
   if (!server || !role) throw new AppError("not_found", NOT_FOUND);
   return { server, role: requireAtLeast(role, min) };
+}
+
+/**
+ * The caller's role on the server, by the same rule as `requireServerRole`, or undefined when the
+ * server is unknown or outside the caller's teams (not told apart, as there). `serverId` must be
+ * a UUID.
+ */
+export async function serverRoleOf(db: Db, principal: Principal, serverId: string): Promise<Role | undefined> {
+  const gate = gateOf(db);
+  if (principal.kind === "api_key") {
+    const [reached] = await gate.keyReaches.execute({ serverId, teamId: principal.teamId });
+    return reached ? principal.role : undefined;
+  }
+  const [row] = await gate.memberRole.execute({ serverId, userId: principal.userId });
+  return row?.role;
 }
