@@ -74,6 +74,10 @@ export const serverMachine = setup({
   guards: {
     wentUp: ({ event }) => event.event.type === "status" && event.event.data.online === true,
     wentDown: ({ event }) => event.event.type === "status" && event.event.data.online === false,
+    // A reading older than the one applied: on PostgreSQL an instance shows its own heartbeats at
+    // once and others' when NOTIFY brings them, so two of one server can arrive out of order.
+    staleHeartbeat: ({ context, event }) =>
+      event.event.type === "heartbeat" && context.lastHeartbeatAt !== null && event.event.ts < context.lastHeartbeatAt,
   },
 }).createMachine({
   id: "server",
@@ -94,6 +98,8 @@ export const serverMachine = setup({
   },
   on: {
     EVENT: [
+      // Dropped, not broadcast: the newer reading is already shown.
+      { guard: "staleHeartbeat" },
       {
         guard: "wentUp",
         target: ".up",

@@ -99,6 +99,34 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     onC.close();
   });
 
+  test("a heartbeat reaches a socket on its own instance once (at once, not again from NOTIFY) and one on another", async () => {
+    const f = await newServer(a);
+    const onA = await WsClient.connect(a, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    const onB = await WsClient.connect(b, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    await onA.until("snapshot");
+    await onB.until("snapshot");
+    for (const tps of [19.1, 19.2])
+      expect(
+        (
+          await agentApi(a, f.agentToken, "POST", "/agent/heartbeat", {
+            tps,
+            mspt: 20,
+            players_online: 1,
+            memory_used_mb: 1,
+            memory_max_mb: 2,
+          })
+        ).status,
+      ).toBe(200);
+    // A marker through the bus, after both heartbeats' notifications: everything before it has arrived.
+    a.services.realtime.publish(f.serverId, "status", { online: true, latency_ms: 9, changed: true });
+    const onATypes = (await onA.until("status", 5000)).map((m) => (m.type === "heartbeat" ? m.data.tps : m.type));
+    const onBTypes = (await onB.until("status", 5000)).map((m) => (m.type === "heartbeat" ? m.data.tps : m.type));
+    expect(onATypes).toEqual([19.1, 19.2, "status"]);
+    expect(onBTypes).toEqual([19.1, 19.2, "status"]);
+    onA.close();
+    onB.close();
+  });
+
   test("a ping result goes on the bus only for servers some instance watches; a flip always does", async () => {
     const { startStatusResponder } = await import("../scripts/demo-mc-server");
     const mc = await startStatusResponder({ port: 0 });
@@ -108,7 +136,7 @@ describe.skipIf(!usingPostgres())("several instances on one PostgreSQL", () => {
     try {
       await listener.listen("mcp_server_events", (payload) => {
         const parsed = JSON.parse(payload);
-        heard.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+        heard.push(...(Array.isArray(parsed) ? parsed : "e" in parsed ? parsed.e : [parsed]));
       });
       const watched = await newServer(a, { host: "127.0.0.1", port: mc.port });
       const unwatched = await newServer(a, { host: "127.0.0.1", port: mc.port });

@@ -72,6 +72,15 @@ describe("server actor machine (pure)", () => {
     });
   });
 
+  test("a heartbeat older than the one applied is dropped, not broadcast", () => {
+    const { actor, broadcast } = run(seed());
+    actor.send({ type: "EVENT", event: ev("heartbeat", { tps: 20 }, "2026-01-01T00:00:02.000Z") });
+    actor.send({ type: "EVENT", event: ev("heartbeat", { tps: 5 }, "2026-01-01T00:00:01.000Z") });
+    actor.send({ type: "EVENT", event: ev("heartbeat", { tps: 19 }, "2026-01-01T00:00:02.000Z") });
+    expect(broadcast.map((e) => e.data.tps)).toEqual([20, 19]);
+    expect(actor.getSnapshot().context.tps).toBe(19);
+  });
+
   test("a leave for a player it never saw join changes nothing", () => {
     const { actor } = run(seed({ players: { u2: "Steve" } }));
     actor.send({ type: "EVENT", event: ev("player_leave", { uuid: "u7", name: "Ghost" }) });

@@ -78,14 +78,20 @@ export class InProcessBus implements Bus {
 }
 
 const CHANNEL = "mcp_server_events";
+/** What a notification on CHANNEL holds: events with the sending instance's mark, or (earlier versions) an array or one event. */
+type Notification = { o: string; e: ServerEvent[] } | ServerEvent[] | ServerEvent;
 const NOTICE_CHANNEL = "mcp_account_notices";
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7900;
 
 /**
  * PostgreSQL LISTEN/NOTIFY. Every instance listens on one channel; an instance hears its own
- * notifications too and delivers only what it hears, so all instances see one order (the
- * order PostgreSQL commits the NOTIFYs in).
+ * notifications too and delivers what it hears, so all instances see one order (the order
+ * PostgreSQL commits the NOTIFYs in). One exception: a `heartbeat` is delivered here at once
+ * and skipped when its own notification comes back. Under load the NOTIFY round trip (two
+ * PostgreSQL processes to wake) was most of a live chart's delay; a heartbeat replaces only the
+ * readings it carries, which no other event sets, and an older one arriving after a newer is
+ * dropped by the actor, so its place among other instances' events changes nothing shown.
  */
 export class PgBus implements Bus {
   private fanout: Fanout<ServerEvent>;
@@ -95,6 +101,8 @@ export class PgBus implements Bus {
   private outbox: string[] = [];
   private nextSend: Promise<void> | undefined;
   private lastSend: Promise<void> = Promise.resolve();
+  /** Marks this instance's notifications, whose heartbeats it has delivered already. */
+  private readonly origin = crypto.randomUUID();
 
   private constructor(
     private readonly sql: postgres.Sql,
@@ -107,9 +115,12 @@ export class PgBus implements Bus {
   static async connect(url: string, log: Logger, makeClient: (url: string) => postgres.Sql): Promise<PgBus> {
     // One connection: it holds the LISTEN, and publishing through it keeps this instance's order.
     const bus = new PgBus(makeClient(url), log);
-    // A notification carries the events one instance published together, in order (or one event).
-    await bus.listenJson(CHANNEL, "event", (events: ServerEvent | ServerEvent[]) => {
-      for (const event of Array.isArray(events) ? events : [events]) bus.fanout.deliver(event);
+    // A notification carries the events one instance published together, in order, with that
+    // instance's mark (`{o, e}`; an array or one event from an instance of an earlier version).
+    await bus.listenJson(CHANNEL, "event", (payload: Notification) => {
+      const own = !Array.isArray(payload) && "e" in payload && payload.o === bus.origin;
+      const events = Array.isArray(payload) ? payload : "e" in payload ? payload.e : [payload];
+      for (const event of events) if (!(own && event.type === "heartbeat")) bus.fanout.deliver(event);
     });
     await bus.listenJson(NOTICE_CHANNEL, "account notice", (notice: AccountNotice) => bus.notices.deliver(notice));
     return bus;
@@ -138,11 +149,12 @@ export class PgBus implements Bus {
    */
   publish(event: ServerEvent): Promise<void> {
     let payload = JSON.stringify(event);
-    if (payload.length > MAX_PAYLOAD - 2) {
+    if (payload.length > MAX_PAYLOAD - 64) {
       this.log.warn("bus: event too large for NOTIFY, sent without data", { type: event.type, bytes: payload.length });
       payload = JSON.stringify({ ...event, data: { truncated: true } });
     }
     this.outbox.push(payload);
+    if (event.type === "heartbeat") this.fanout.deliver(event);
     if (!this.nextSend) {
       const send = this.lastSend.then(() => this.sendOutbox());
       this.nextSend = send;
@@ -156,18 +168,20 @@ export class PgBus implements Bus {
     this.nextSend = undefined;
     const batch = this.outbox;
     this.outbox = [];
+    const head = `{"o":"${this.origin}","e":[`;
+    const wrap = (chunk: string[]) => `${head}${chunk.join(",")}]}`;
     let chunk: string[] = [];
-    let size = 2;
+    let size = head.length + 2;
     for (const payload of batch) {
       if (chunk.length > 0 && size + payload.length + 1 > MAX_PAYLOAD) {
-        await this.sql`select pg_notify(${CHANNEL}, ${`[${chunk.join(",")}]`})`;
+        await this.sql`select pg_notify(${CHANNEL}, ${wrap(chunk)})`;
         chunk = [];
-        size = 2;
+        size = head.length + 2;
       }
       chunk.push(payload);
       size += payload.length + 1;
     }
-    if (chunk.length > 0) await this.sql`select pg_notify(${CHANNEL}, ${`[${chunk.join(",")}]`})`;
+    if (chunk.length > 0) await this.sql`select pg_notify(${CHANNEL}, ${wrap(chunk)})`;
   }
 
   subscribe(handler: (e: ServerEvent) => void) {
