@@ -174,8 +174,8 @@ export async function createServices(config: Config, database: Database, log: Lo
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.
-  monitoring.onSample((serverId, r, changed) =>
-    (changed ? realtime.publish : realtime.publishIfWatched).call(realtime, serverId, "status", {
+  monitoring.onSample((serverId, r, changed) => {
+    const data = {
       online: r.online,
       latency_ms: r.latencyMs,
       players_online: r.playersOnline,
@@ -183,8 +183,10 @@ export async function createServices(config: Config, database: Database, log: Lo
       version: r.version,
       motd: r.motd,
       changed,
-    }),
-  );
+    };
+    if (changed) realtime.publish(serverId, "status", data);
+    else realtime.publishIfWatched(serverId, "status", data);
+  });
   return {
     config,
     log,

@@ -329,18 +329,8 @@ describe("watched servers (which ping results go on the bus)", () => {
     const clock = () => now;
     // Two instances on one bus: `viewer` has a live view of server s1, `pinger` has none.
     const viewerLocal = new Set(["s1"]);
-    const viewer = new Watchers(
-      bus,
-      () => viewerLocal,
-      (id) => viewerLocal.has(id),
-      clock,
-    );
-    const pinger = new Watchers(
-      bus,
-      () => [],
-      () => false,
-      clock,
-    );
+    const viewer = new Watchers(bus, { has: (id) => viewerLocal.has(id), servers: () => viewerLocal }, clock);
+    const pinger = new Watchers(bus, { has: () => false, servers: () => [] }, clock);
     expect(pinger.watched("s2")).toBe(true);
     now += 2_001;
     // The pinger's start asked, and the viewer answered with s1.

@@ -8,17 +8,9 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * else that is not a JSON object is the caller's error, answered before any work.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > maxBytes) {
-    throw new AppError("payload_too_large", `The body is larger than ${maxBytes} bytes.`);
-  }
-  if (declared === "0" || !request.body) return {};
-  const type = request.headers.get("content-type");
-  // A declared length frames the body exactly (checked above), so it can be read whole without
-  // the stream's per-chunk cost; only chunked bodies need counting as they arrive.
-  const buf =
-    declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request.body, maxBytes);
+  const buf = await readRequestBody(request, maxBytes);
   if (buf.byteLength === 0) return {};
+  const type = request.headers.get("content-type");
   if (!type || !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "Send the body as JSON with `content-type: application/json`.");
   }

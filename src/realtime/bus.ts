@@ -21,8 +21,9 @@ export type AccountNotice =
 
 /**
  * Carries server events to every instance. An event published anywhere reaches every
- * subscriber on every instance, in the same order everywhere. Account notices travel the
- * same way on a channel of their own.
+ * subscriber on every instance, in the same order everywhere, except that an instance may show
+ * its own `heartbeat` events at once (PgBus). Account notices travel the same way on a channel
+ * of their own.
  */
 export interface Bus {
   publish(event: ServerEvent): Promise<void>;
@@ -80,6 +81,8 @@ export class InProcessBus implements Bus {
 const CHANNEL = "mcp_server_events";
 /** What a notification on CHANNEL holds: events with the sending instance's mark, or (earlier versions) an array or one event. */
 type Notification = { o: string; e: ServerEvent[] } | ServerEvent[] | ServerEvent;
+/** Events an instance delivers itself when it publishes them, and skips when its notification comes back. */
+const shownAtOnce = (event: ServerEvent) => event.type === "heartbeat";
 const NOTICE_CHANNEL = "mcp_account_notices";
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7900;
@@ -120,7 +123,7 @@ export class PgBus implements Bus {
     await bus.listenJson(CHANNEL, "event", (payload: Notification) => {
       const own = !Array.isArray(payload) && "e" in payload && payload.o === bus.origin;
       const events = Array.isArray(payload) ? payload : "e" in payload ? payload.e : [payload];
-      for (const event of events) if (!(own && event.type === "heartbeat")) bus.fanout.deliver(event);
+      for (const event of events) if (!(own && shownAtOnce(event))) bus.fanout.deliver(event);
     });
     await bus.listenJson(NOTICE_CHANNEL, "account notice", (notice: AccountNotice) => bus.notices.deliver(notice));
     return bus;
@@ -154,7 +157,7 @@ export class PgBus implements Bus {
       payload = JSON.stringify({ ...event, data: { truncated: true } });
     }
     this.outbox.push(payload);
-    if (event.type === "heartbeat") this.fanout.deliver(event);
+    if (shownAtOnce(event)) this.fanout.deliver(event);
     if (!this.nextSend) {
       const send = this.lastSend.then(() => this.sendOutbox());
       this.nextSend = send;

@@ -27,11 +27,7 @@ export class Realtime implements ServerEventSink {
       idleMs,
       (id) => this.watchers.started(id),
     );
-    this.watchers = new Watchers(
-      bus,
-      () => this.actors.servers(),
-      (id) => this.actors.has(id),
-    );
+    this.watchers = new Watchers(bus, this.actors);
     this.unsubscribe = bus.subscribe((e) => this.actors.deliver(e));
   }
 

@@ -28,9 +28,8 @@ export class Watchers {
 
   constructor(
     private readonly bus: Bus,
-    /** The servers this instance has actors for. */
-    private readonly local: () => Iterable<string>,
-    private readonly isLocal: (serverId: string) => boolean,
+    /** The servers this instance has actors for (ServerActors). */
+    private readonly local: { has(serverId: string): boolean; servers(): Iterable<string> },
     private readonly now: () => number = Date.now,
   ) {
     this.openUntil = now() + STARTUP_OPEN_MS;
@@ -44,7 +43,7 @@ export class Watchers {
   }
 
   watched(serverId: string): boolean {
-    if (this.isLocal(serverId)) return true;
+    if (this.local.has(serverId)) return true;
     const now = this.now();
     if (now < this.openUntil) return true;
     const until = this.remote.get(serverId);
@@ -63,7 +62,7 @@ export class Watchers {
   async announce() {
     const now = this.now();
     for (const [id, until] of this.remote) if (until <= now) this.remote.delete(id);
-    const ids = [...this.local()];
+    const ids = [...this.local.servers()];
     for (let i = 0; i < ids.length; i += IDS_PER_NOTICE)
       await this.bus.publishNotice({ type: "watching", server_ids: ids.slice(i, i + IDS_PER_NOTICE) });
   }
