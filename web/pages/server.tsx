@@ -144,8 +144,8 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
               <p>
                 <strong>{u.uptime === null ? "no checks yet" : `${(u.uptime * 100).toFixed(2)} %`}</strong>{" "}
                 <span className="muted">
-                  over {u.samples} checks · latency avg {fmt(u.latency_ms.avg, 0, " ms")}, p95{" "}
-                  {fmt(u.latency_ms.p95, 0, " ms")}
+                  over {u.samples} check{u.samples === 1 ? "" : "s"} · latency avg {fmt(u.latency_ms.avg, 0, " ms")},
+                  p95 {fmt(u.latency_ms.p95, 0, " ms")}
                 </span>
               </p>
               {incidents.length === 0 ? (
@@ -583,8 +583,11 @@ function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
       {shown && <ShownOnce label="Agent token" value={shown} onDone={() => setShown(null)} />}
       <p>Install and run it next to the server:</p>
       <pre className="cmd">
-        {`MCP_AGENT_URL=${url} MCP_AGENT_TOKEN=${shown ?? "<agent token>"} \\\n` +
-          "MCP_AGENT_RCON_PASSWORD=<rcon password> MCP_AGENT_SERVER_DIR=/path/to/server \\\n" +
+        {/* One variable a line: on a phone a long line wrapped in the middle of a name. */}
+        {`MCP_AGENT_URL=${url} \\\n` +
+          `MCP_AGENT_TOKEN=${shown ?? "<agent token>"} \\\n` +
+          "MCP_AGENT_RCON_PASSWORD=<rcon password> \\\n" +
+          "MCP_AGENT_SERVER_DIR=/path/to/server \\\n" +
           "bunx @mc-platform/agent"}
       </pre>
       {canWrite && (
