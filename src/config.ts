@@ -172,6 +172,13 @@ const ConfigSchema = z
     PING_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     PING_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
     PING_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+    /**
+     * How long one claim holds a server for the instance that made it: the instance checks it
+     * every interval from memory, with no statement, until the lease ends and the server is due
+     * for anyone again. A crashed instance's servers wait at most this long; a stopped one's are
+     * handed back at once. Never shorter than PING_INTERVAL_SECONDS.
+     */
+    PING_LEASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
     PINGER_ENABLED: bool.default(true),
     /**
      * Outbound connections (pings, later webhooks) to loopback, RFC 1918, IPv6 ULA, link-local

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { serverMetricsHour, serverMetricsMinute, servers, serverSamples, serverStatus } from "../src/db/schema";
 import { addRawSamplesToBuckets } from "../src/monitoring/history";
+import { MonitoringService } from "../src/monitoring/service";
 import { sha256 } from "../src/lib/secrets";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
@@ -169,13 +170,15 @@ describe("monitoring with Server List Ping", () => {
     // The dead one costs one timeout, run beside the others rather than before them.
     expect(elapsed).toBeLessThan(server.services.config.PING_TIMEOUT_MS + 3000);
 
-    // Checked servers are scheduled about one interval ahead, with jitter.
-    const interval = server.services.config.PING_INTERVAL_SECONDS * 1000;
+    // Checked servers are leased to this instance: each row is due for anyone again a lease
+    // ahead (±10%), and this instance checks them every interval meanwhile.
+    const { PING_LEASE_SECONDS, PING_INTERVAL_SECONDS } = server.services.config;
+    const lease = Math.max(PING_LEASE_SECONDS, PING_INTERVAL_SECONDS) * 1000;
     const rows = await db.select({ next: servers.nextCheckAt }).from(servers).where(eq(servers.teamId, teamId));
     for (const r of rows) {
       const ahead = r.next.getTime() - Date.now();
-      expect(ahead).toBeGreaterThan(interval * 0.9 - elapsed - 2000);
-      expect(ahead).toBeLessThanOrEqual(interval * 1.1 + 1000);
+      expect(ahead).toBeGreaterThan(lease * 0.9 - elapsed - 2000);
+      expect(ahead).toBeLessThanOrEqual(lease * 1.1 + 1000);
     }
   }, 30_000);
 
@@ -277,6 +280,177 @@ describe("monitoring with Server List Ping", () => {
     const again = (await monitoring.claim(100)).filter((t) => ids.includes(t.id));
     expect(again).toEqual([]);
   });
+});
+
+describe("ping leases", () => {
+  /**
+   * Pingers as other instances would run them, on the shared server's database: a one-second
+   * interval, so a held server is due again within the test. Not started: the tests drive them.
+   */
+  const pingers: MonitoringService[] = [];
+  const pinger = (leaseSeconds: number, config: Partial<RunningServer["services"]["config"]> = {}) => {
+    const p = new MonitoringService(
+      server.services.database.db,
+      { ...server.services.config, PING_INTERVAL_SECONDS: 1, PING_LEASE_SECONDS: leaseSeconds, ...config },
+      server.services.log,
+    );
+    pingers.push(p);
+    return p;
+  };
+  /** The ids of the servers each of `ps` stores a result for, from now on. */
+  const watch = (...ps: MonitoringService[]) =>
+    ps.map((p) => {
+      const seen: string[] = [];
+      p.onSample((id) => seen.push(id));
+      return seen;
+    });
+  const nextCheckAt = async (id: string) =>
+    (await server.services.database.db.select({ at: servers.nextCheckAt }).from(servers).where(eq(servers.id, id)))[0]!
+      .at;
+  const samples = async (id: string) =>
+    (
+      await server.services.database.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(serverSamples)
+        .where(eq(serverSamples.serverId, id))
+    )[0]!.n;
+  // These pingers claim whatever is due: other tests' servers (on PostgreSQL, every earlier test
+  // file's) are put an hour off, so only the servers below compete for their slots.
+  beforeAll(async () => {
+    await server.services.database.db.update(servers).set({ nextCheckAt: sql`now() + interval '1 hour'` });
+  });
+  afterAll(async () => {
+    await Promise.all(pingers.map((p) => p.stop()));
+  });
+
+  test("a claim leases the server: the holder checks it every interval from memory, the row untouched, and no other instance claims it meanwhile", async () => {
+    const mc = await responder({ players: 4 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const [a, b] = [pinger(30), pinger(30)];
+    const [seenA, seenB] = watch(a, b) as [string[], string[]];
+    await a.pingDue();
+    expect(seenA).toContain(s.serverId);
+    const leased = await nextCheckAt(s.serverId);
+    const ahead = leased.getTime() - Date.now();
+    expect(ahead).toBeGreaterThan(30_000 * 0.9 - 2000);
+    expect(ahead).toBeLessThanOrEqual(30_000 * 1.1);
+
+    await b.pingDue();
+    expect(seenB).not.toContain(s.serverId);
+    await Bun.sleep(1200);
+    await a.pingDue();
+    expect(seenA.filter((id) => id === s.serverId).length).toBe(2);
+    expect(await samples(s.serverId)).toBe(2);
+    expect((await nextCheckAt(s.serverId)).getTime()).toBe(leased.getTime());
+    expect(seenB).not.toContain(s.serverId);
+  }, 30_000);
+
+  test("a stopped instance hands its servers back due at their next check; a crashed one's are taken over when the lease ends", async () => {
+    const [one, two] = await Promise.all([responder(), responder()]);
+    const handed = await newServer(server, { host: "127.0.0.1", port: one.port });
+    const a = pinger(30);
+    await a.pingDue();
+    await a.stop();
+    // Due again about an interval after its check, not a lease after.
+    expect((await nextCheckAt(handed.serverId)).getTime() - Date.now()).toBeLessThan(1500);
+
+    const crashed = pinger(2);
+    const orphan = await newServer(server, { host: "127.0.0.1", port: two.port });
+    await crashed.pingDue();
+    expect(await samples(orphan.serverId)).toBe(1);
+    // `crashed` is never stopped and never checks again: as if its process died.
+    const b = pinger(30);
+    const seenB = watch(b)[0]!;
+    await b.pingDue();
+    expect(seenB).not.toContain(orphan.serverId);
+    await Bun.sleep(Math.max(0, (await nextCheckAt(handed.serverId)).getTime() - Date.now()) + 50);
+    await b.pingDue();
+    expect(seenB).toContain(handed.serverId);
+    expect(seenB).not.toContain(orphan.serverId);
+    await Bun.sleep(Math.max(0, (await nextCheckAt(orphan.serverId)).getTime() - Date.now()) + 50);
+    await b.pingDue();
+    expect(seenB).toContain(orphan.serverId);
+    expect(await samples(orphan.serverId)).toBe(2);
+    // The crashed instance's lease ran out: were it alive, it would not check the server again.
+    await crashed.pingDue();
+    expect(await samples(orphan.serverId)).toBe(2);
+  }, 30_000);
+
+  test("pause() keeps the leases: started again, the instance checks what it held without a new claim; stop() hands them back", async () => {
+    const mc = await responder({ players: 1 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const p = pinger(30);
+    const [seen] = watch(p) as [string[]];
+    const waitFor = async (n: number) => {
+      const deadline = Date.now() + 10_000;
+      while (seen.filter((id) => id === s.serverId).length < n && Date.now() < deadline) await Bun.sleep(50);
+      return seen.filter((id) => id === s.serverId).length;
+    };
+    p.start();
+    expect(await waitFor(1)).toBeGreaterThanOrEqual(1);
+    await p.pause();
+    const leased = await nextCheckAt(s.serverId);
+    expect(p.held).toBeGreaterThanOrEqual(1);
+    const checked = seen.length;
+    await Bun.sleep(1300);
+    expect(seen.length).toBe(checked);
+    p.start();
+    expect(await waitFor(2)).toBeGreaterThanOrEqual(2);
+    // Checked from memory: the row still carries the lease of the first claim.
+    expect((await nextCheckAt(s.serverId)).getTime()).toBe(leased.getTime());
+    await p.stop();
+    expect(p.held).toBe(0);
+    expect((await nextCheckAt(s.serverId)).getTime() - Date.now()).toBeLessThan(1500);
+  }, 30_000);
+
+  test("past capacity, a server the instance does not hold yet still gets a lease and a check within ticks, not after a lease", async () => {
+    // Two slots, six servers that hang for the whole one-second timeout, checked every second:
+    // three times what the slots can do.
+    const p = pinger(60, { PING_CONCURRENCY: 2, PING_TIMEOUT_MS: 1000 });
+    const hung = await Promise.all(Array.from({ length: 6 }, () => countingListener(true)));
+    const hungIds: string[] = [];
+    for (const h of hung) hungIds.push((await newServer(server, { host: "127.0.0.1", port: h.port })).serverId);
+    p.start();
+    await Bun.sleep(2500);
+    const mc = await responder({ players: 2 });
+    const late = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const [seen] = watch(p) as [string[]];
+    const deadline = Date.now() + 10_000;
+    while (!seen.includes(late.serverId) && Date.now() < deadline) await Bun.sleep(100);
+    await p.stop();
+    expect(seen).toContain(late.serverId);
+    // Handed back due now: gone, so the next tests' rounds do not wait on them.
+    await server.services.database.db.delete(servers).where(inArray(servers.id, hungIds));
+  }, 30_000);
+
+  test("a moved server: the new address is checked at once by another instance, and the holder's check of the old one is refused, not stored, and not repeated", async () => {
+    const old = await countingListener();
+    const s = await newServer(server, { host: "127.0.0.1", port: old.port });
+    const [a, b] = [pinger(30), pinger(30)];
+    await a.pingDue();
+    expect(old.connections()).toBe(1);
+    const mc = await responder({ players: 5 });
+    const moved = await api(server, "PATCH", `/server/servers/${s.serverId}`, {
+      token: s.owner.token,
+      body: { port: mc.port },
+    });
+    expect(moved.status).toBe(200);
+    await b.pingDue();
+    const status = async () =>
+      (await server.services.database.db.select().from(serverStatus).where(eq(serverStatus.serverId, s.serverId)))[0];
+    expect(await status()).toMatchObject({ online: true, playersOnline: 5 });
+
+    const seenA = watch(a)[0]!;
+    await Bun.sleep(1200);
+    await a.pingDue();
+    expect(old.connections()).toBe(2);
+    expect(seenA).not.toContain(s.serverId);
+    expect(await status()).toMatchObject({ online: true, playersOnline: 5 });
+    expect(await samples(s.serverId)).toBe(2);
+    await Bun.sleep(1200);
+    await a.pingDue();
+    expect(old.connections()).toBe(2);
+  }, 30_000);
 });
 
 describe("uptime statistics", () => {

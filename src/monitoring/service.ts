@@ -6,6 +6,7 @@ import type { Metrics } from "../lib/metrics";
 import { requireServerRole } from "../servers/access";
 import type { Principal } from "../auth/principal";
 import { ping, type PingResult } from "./ping";
+import TinyQueue from "tinyqueue";
 import { Clock } from "../lib/clock";
 import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
@@ -43,14 +44,28 @@ const RETENTION_EVERY_MS = 3600_000;
 const WRITE_WAIT_MS = 100;
 const WRITE_MAX = 512;
 /**
- * Servers one claim statement takes, in ping slots: claimed rows wait in the queue (at most a
- * few hundred ms at full speed; a crash skips them one interval), so the claim is paid per
- * several slots' worth of checks, and the next one runs while the queue still holds a slot's worth.
+ * Servers one claim statement takes, in ping slots: claimed servers wait in the schedule until
+ * a slot frees (at most a few hundred ms at full speed), so the claim is paid per several slots'
+ * worth of servers, and the next one runs while the schedule still holds a slot's worth.
  */
 const CLAIM_SLOTS = 4;
 
+/** A server this instance holds: it checks it from memory every interval until `end`. */
+export interface Lease extends Target {
+  /**
+   * `next_check_at` as the claim set it. Each write carries it and is refused once the row says
+   * otherwise: another claim (`checkNow`, a lapsed lease taken over), a new address, a deletion.
+   */
+  token: string;
+  /** Local time from which the row is due for anyone again: no check of it starts after. */
+  end: number;
+  /** When its next check is due (local ms); 0 when claimed and not yet checked. */
+  due: number;
+}
+
 interface PendingWrite {
   serverId: string;
+  token: string;
   result: PingResult;
   at: number;
   done: (changed: boolean | null) => void;
@@ -64,20 +79,29 @@ function isForeignKeyViolation(err: unknown) {
   return code === "23503" || /foreign key/i.test(`${(err as Error)?.message ?? err} ${cause?.message ?? ""}`);
 }
 
+/** Held servers by next check, soonest first. */
+const newSchedule = () => new TinyQueue<Lease>([], (a, b) => a.due - b.due);
+
+/** An interval with the ±10% jitter that keeps a fleet's checks from bunching. */
+const jittered = (ms: number) => ms * (0.9 + Math.random() * 0.2);
+
 /**
- * The pinger. Each tick claims as many due servers as there are free ping slots and starts
- * each ping on its own, so a server that times out holds one slot and delays nobody else.
- * Claiming pushes `next_check_at` forward (with jitter) in the same statement that selects
- * the rows with FOR UPDATE SKIP LOCKED: several instances on one database share the work
- * and never check the same server twice in an interval.
+ * The pinger. A claim statement takes due servers with FOR UPDATE SKIP LOCKED and leases them
+ * (`next_check_at` pushed PING_LEASE_SECONDS ahead, ±10%): several instances on one database
+ * share the work and never check the same server twice in an interval. The instance then checks
+ * each leased server every interval (±10%) from an in-memory schedule, with no statement of its
+ * own, until the lease ends and the row is due for anyone again: the claim's row update (not a
+ * HOT update: `next_check_at` is indexed) is paid once per lease, not once per check. Each ping
+ * runs on its own slot, so a server that times out holds one slot and delays nobody else.
  */
 export class MonitoringService {
   readonly name = "pinger";
   private timer: ReturnType<typeof setInterval> | undefined;
   private retentionTimer: ReturnType<typeof setInterval> | undefined;
   private inflight = new Set<Promise<void>>();
-  /** Claimed, not yet started: one claim statement feeds many slots instead of one each. */
-  private queue: Target[] = [];
+  /** The servers this instance holds, by id; each is in `schedule` or being checked, not both. */
+  private leases = new Map<string, Lease>();
+  private schedule = newSchedule();
   private launched = 0;
   /** Pings under way: a slot is free once its ping is answered, while the result waits for its write. */
   private pinging = 0;
@@ -98,6 +122,7 @@ export class MonitoringService {
     private readonly config: Pick<
       Config,
       | "PING_INTERVAL_SECONDS"
+      | "PING_LEASE_SECONDS"
       | "PING_TIMEOUT_MS"
       | "PING_CONCURRENCY"
       | "SAMPLE_RETENTION_DAYS"
@@ -111,9 +136,15 @@ export class MonitoringService {
     private readonly observed: Metrics | null = null,
   ) {}
 
+  private get intervalMs() {
+    return this.config.PING_INTERVAL_SECONDS * 1000;
+  }
+
+  /** Starts the loop, or resumes it after `pause()`; a stopped pinger starts again and claims afresh. */
   start() {
-    if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => void this.tick(), Math.min(TICK_MS, this.config.PING_INTERVAL_SECONDS * 1000));
+    if (this.timer) return;
+    this.stopped = false;
+    this.timer = setInterval(() => void this.tick(), Math.min(TICK_MS, this.intervalMs));
     this.retentionTimer = setInterval(
       () => void this.retention().catch((err) => this.log.error("sample retention failed", { err })),
       RETENTION_EVERY_MS,
@@ -121,15 +152,48 @@ export class MonitoringService {
     void this.tick();
   }
 
-  /** Stops claiming, waits for pings already under way to be written, and flushes their sums to the buckets. */
-  async stop() {
+  /**
+   * Stops starting checks and waits for those under way to be written, keeping its leases: after
+   * `start()` it goes on where it was (a lease that ended meanwhile is let go, not checked).
+   */
+  async pause() {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.retentionTimer);
     this.timer = this.retentionTimer = undefined;
+    await this.claiming?.catch(() => {});
     await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Pauses, hands its leases back (each server due again when its next check was, for whichever
+   * instance claims it), and flushes the sums to the buckets.
+   */
+  async stop() {
+    await this.pause();
+    await this.release().catch((err) => this.log.error("handing back ping leases failed", { err }));
     // The buffer's own task may have flushed before these results arrived.
     await this.buffer.flush().catch((err) => this.log.error("metric flush failed", { err }));
+  }
+
+  /** How many servers this instance holds a lease on. */
+  get held(): number {
+    return this.leases.size;
+  }
+
+  private async release() {
+    const held = [...this.leases.values()];
+    this.leases.clear();
+    this.schedule = newSchedule();
+    if (held.length === 0) return;
+    const rows = JSON.stringify(
+      held.map((l) => ({ id: l.id, token: l.token, due: new Date(Math.max(l.due, this.clock.now())).toISOString() })),
+    );
+    // Only rows still as this instance's claim left them: a moved or re-claimed one is not ours.
+    await this.db.execute(sql`
+      update servers s set next_check_at = r.due
+        from json_to_recordset(${rows}::json) as r(id uuid, token timestamptz, due timestamptz)
+       where s.id = r.id and s.next_check_at = r.token`);
   }
 
   /** Called after every stored sample; `changed` when up/down flipped. For live views. */
@@ -147,7 +211,10 @@ export class MonitoringService {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      await this.fill();
+      // Each tick claims whether or not held servers are due: past capacity, servers this
+      // instance does not hold yet (a new one, a lapsed lease) still get a lease within a tick and
+      // join the round, rather than wait until some lease ends.
+      await this.fill(true, this.clock.now(), true);
     } catch (err) {
       this.log.error("pinger tick failed", { err });
     } finally {
@@ -155,22 +222,34 @@ export class MonitoringService {
     }
   }
 
-  /** Claims as many due servers as there are free slots and starts their checks; how many it started. */
-  private async fill(claim = true): Promise<{ started: number; more: boolean }> {
-    if (this.config.PING_CONCURRENCY - this.pinging <= 0) return { started: 0, more: true };
-    // A slot frees as each ping ends; claiming per slot made one claim statement per ping.
-    // Claimed rows wait here at most one slot's turn; a crash skips them one round, as before.
-    if (claim && this.queue.length < this.config.PING_CONCURRENCY - this.pinging) await this.claimIntoQueue();
-    return { started: this.launchQueued(), more: this.dueLeft };
+  /** Whether a held server's check is due by `by`. */
+  private hasDue(by: number) {
+    const next = this.schedule.peek();
+    return next !== undefined && next.due <= by;
+  }
+
+  /**
+   * Starts the held servers' checks due by `by` on the free slots; when slots stay free and none
+   * is due (or `always`), claims more servers from the database, which are checked first.
+   * Returns whether the last claim was full.
+   */
+  private async fill(claim = true, by = this.clock.now(), always = false): Promise<{ more: boolean }> {
+    if (!always && this.config.PING_CONCURRENCY - this.pinging <= 0) return { more: true };
+    this.launchDue(by);
+    if (claim && (always || (this.config.PING_CONCURRENCY - this.pinging > 0 && !this.hasDue(by)))) {
+      await this.claimMore();
+      this.launchDue(by);
+    }
+    return { more: this.dueLeft };
   }
 
   /** One claim at a time, however many callers want one; a full claim means more may be due. */
-  private claimIntoQueue(): Promise<void> {
+  private claimMore(): Promise<void> {
     const size = this.config.PING_CONCURRENCY * CLAIM_SLOTS;
     this.claiming ??= this.claim(size)
       .then((claimed) => {
         this.dueLeft = claimed.length === size;
-        this.queue.push(...claimed);
+        for (const lease of claimed) this.hold(lease);
       })
       .finally(() => {
         this.claiming = undefined;
@@ -178,36 +257,73 @@ export class MonitoringService {
     return this.claiming;
   }
 
-  private launchQueued(): number {
-    const free = this.config.PING_CONCURRENCY - this.pinging;
-    const targets = this.stopped || free <= 0 ? [] : this.queue.splice(0, free);
-    for (const target of targets) this.launch(target);
-    return targets.length;
+  /** Takes a claimed server into the schedule, replacing a lease it had on it before. */
+  private hold(lease: Lease) {
+    this.leases.set(lease.id, lease);
+    this.schedule.push(lease);
   }
 
-  private launch(target: Target): Promise<void> {
+  /** The next held server due by `by`, skipping entries whose lease was dropped or replaced. */
+  private nextDue(by: number): Lease | undefined {
+    while (this.hasDue(by)) {
+      const lease = this.schedule.pop()!;
+      if (this.leases.get(lease.id) !== lease) continue;
+      // Its row is due for anyone now: another instance may be checking it.
+      if (this.clock.now() >= lease.end) {
+        this.leases.delete(lease.id);
+        continue;
+      }
+      return lease;
+    }
+    return undefined;
+  }
+
+  private launchDue(by: number) {
+    while (!this.stopped && this.config.PING_CONCURRENCY - this.pinging > 0) {
+      const lease = this.nextDue(by);
+      if (!lease) return;
+      this.launch(lease);
+    }
+  }
+
+  private launch(lease: Lease): Promise<void> {
     this.launched++;
     this.pinging++;
+    const startedAt = this.clock.now();
+    if (lease.due > 0) this.observed?.pingLagged((startedAt - lease.due) / 1000);
     let pinged = false;
     const slotFree = () => {
       if (pinged) return;
       pinged = true;
       this.pinging--;
-      // Start the next claimed target at once, without waiting for the next tick.
-      const next = !this.stopped && this.queue.shift();
-      if (next) this.launch(next);
-      // The queue runs low while the last claim was full: claim now, so the slots find the
-      // next servers queued rather than wait for the claim or the next tick (one claim in flight at a time).
-      if (!this.stopped && this.dueLeft && !this.claiming && this.queue.length < this.config.PING_CONCURRENCY)
-        void this.claimIntoQueue()
-          .then(() => this.launchQueued())
+      // Start the next due check at once, without waiting for the next tick.
+      const now = this.clock.now();
+      this.launchDue(now);
+      // Nothing held is due while the last claim was full: claim now, so the slots find the
+      // next servers held rather than wait for the claim or the next tick (one claim in flight at a time).
+      if (!this.stopped && this.dueLeft && !this.claiming && !this.hasDue(now))
+        void this.claimMore()
+          .then(() => this.launchDue(this.clock.now()))
           .catch((err) => this.log.error("pinger claim failed", { err }));
     };
-    const job = this.check(target, slotFree)
-      .then(() => undefined)
+    const job = this.check(lease, slotFree)
+      .then((stored) => {
+        // Refused (moved, re-claimed, deleted): the lease is gone. Otherwise the next check is an
+        // interval after this one started, if the lease still covers it; else the row's own
+        // schedule takes over at the lease's end, about when that check would have been.
+        if (this.leases.get(lease.id) !== lease) return;
+        const next = startedAt + jittered(this.intervalMs);
+        if (stored === null || next >= lease.end) {
+          this.leases.delete(lease.id);
+          return;
+        }
+        lease.due = next;
+        this.schedule.push(lease);
+      })
       .catch((err) => {
+        this.leases.delete(lease.id);
         this.observed?.pingResult("error");
-        this.log.warn("storing a ping result failed", { server_id: target.id, err });
+        this.log.warn("storing a ping result failed", { server_id: lease.id, err });
       })
       .finally(() => {
         slotFree();
@@ -217,39 +333,63 @@ export class MonitoringService {
     return job;
   }
 
-  /** Claims up to `limit` due servers and schedules each one's next check an interval (±10%) ahead. */
-  async claim(limit: number, only?: string): Promise<Target[]> {
-    // One named server waits for a lock another claimer holds rather than skipping it.
+  /**
+   * Claims up to `limit` due servers and leases them for PING_LEASE_SECONDS (±10%; never less
+   * than an interval). `only` claims that one server, due or not, for one interval, waiting for a
+   * lock another claimer holds rather than skipping it.
+   */
+  async claim(limit: number, only?: string): Promise<Lease[]> {
     const filter: SQL = only ? sql`id = ${only}` : sql`next_check_at <= now()`;
     const lock: SQL = only ? sql`for update` : sql`for update skip locked`;
-    // The old next_check_at comes back too: how late the claim is (the pinger's lag).
+    const leaseSeconds = only
+      ? this.config.PING_INTERVAL_SECONDS
+      : Math.max(this.config.PING_LEASE_SECONDS, this.config.PING_INTERVAL_SECONDS);
+    const sentAt = this.clock.now();
+    // The old next_check_at comes back too: how late the claim is (the pinger's lag). The update
+    // finds its rows by primary key: joining the claimed rows to `servers` made the planner hash
+    // them against a sequential scan of the whole table (dead versions included), per claim.
     const result = await this.db.execute(sql`
-      update servers s
-         set next_check_at = now() + make_interval(secs => ${this.config.PING_INTERVAL_SECONDS}::float8 * (0.9 + random() * 0.2))
-        from (
-         select id, next_check_at as due from servers
-          where ${filter}
-          order by next_check_at
-          limit ${limit}
-          ${lock}) d
-       where s.id = d.id
-      returning s.id, s.host, s.port, extract(epoch from now() - d.due)::float8 as lag_s`);
-    const rows = rowsOf<Target & { lag_s: number }>(result);
+      with d as materialized (
+        select id, next_check_at as due from servers
+         where ${filter}
+         order by next_check_at
+         limit ${limit}
+         ${lock}),
+      u as (
+        update servers s
+           set next_check_at = now() + make_interval(secs => ${leaseSeconds}::float8 * (0.9 + random() * 0.2))
+         where s.id = any(array(select id from d))
+        returning s.id, s.host, s.port, s.next_check_at)
+      select u.id, u.host, u.port, u.next_check_at::text as token,
+             extract(epoch from u.next_check_at - now())::float8 * 1000 as lease_ms,
+             extract(epoch from now() - d.due)::float8 as lag_s
+        from u join d using (id)`);
+    const rows = rowsOf<Target & { token: string; lease_ms: number; lag_s: number }>(result);
     if (this.observed && !only) for (const r of rows) this.observed.pingLagged(Number(r.lag_s));
-    return rows.map(({ id, host, port }) => ({ id, host, port }));
+    // Timed from before the statement: the lease ends no later here than in the database.
+    return rows.map(({ id, host, port, token, lease_ms }) => ({
+      id,
+      host,
+      port,
+      token,
+      end: sentAt + Number(lease_ms),
+      due: 0,
+    }));
   }
 
   /**
-   * Runs every check that is due now and waits for them all (bounded by PING_CONCURRENCY):
-   * what the loop does over time, at once. Tests and operators use it instead of waiting.
+   * Runs every check that is due now, held or claimable, and waits for them all (bounded by
+   * PING_CONCURRENCY): what the loop does over time, at once. Tests and operators use it
+   * instead of waiting.
    */
   async pingDue(): Promise<number> {
     const before = this.launched;
-    // Once a claim comes back short, the rest of the round only drains what is claimed: a claim
+    const by = this.clock.now();
+    // Once a claim comes back short, the rest of the round only drains what is held: a claim
     // per finished ping that finds nothing was a statement each.
     let more = true;
     for (;;) {
-      if (!(await this.fill(more)).more) more = false;
+      if (!(await this.fill(more, by)).more) more = false;
       // Checks the background loop started count as due too: wait for them as well.
       if (this.inflight.size === 0) break;
       await Promise.race(this.inflight);
@@ -261,39 +401,47 @@ export class MonitoringService {
 
   /** Checks one server now, whatever its schedule, and returns what was stored. */
   async checkNow(serverId: string): Promise<PingResult | null> {
-    const [target] = await this.claim(1, serverId);
-    if (!target) return null;
-    const result = await this.check(target);
+    const [lease] = await this.claim(1, serverId);
+    if (!lease) return null;
+    // The claim moved the row on: a lease this instance held on it is void.
+    this.leases.delete(serverId);
+    const result = await this.ping(lease);
+    await this.store(lease, result);
     await this.buffer.flush();
     return result;
   }
 
-  private async check(target: Target, pinged?: () => void): Promise<PingResult> {
+  private async ping(target: Target, pinged?: () => void): Promise<PingResult> {
     const result = await ping(target.host, target.port, this.config.PING_TIMEOUT_MS, {
       allowPrivate: this.config.OUTBOUND_ALLOW_PRIVATE,
     });
     pinged?.();
     this.observed?.pingResult(result.online ? "up" : "down");
-    const changed = await this.store(target.id, result);
-    if (changed === null) return result;
-    for (const l of this.listeners) l(target.id, result, changed);
     return result;
+  }
+
+  /** One check: the ping, its result stored and told to listeners; null when the write was refused. */
+  private async check(lease: Lease, pinged?: () => void): Promise<boolean | null> {
+    return this.store(lease, await this.ping(lease, pinged));
   }
 
   /**
    * Queues a result for the next shared write (at most WRITE_WAIT_MS away); resolves with whether
-   * up/down flipped, or null when the server is gone meanwhile, once the consumers have had it.
+   * up/down flipped, once the consumers and listeners have had it, or null when the write was
+   * refused: the server is gone, or its row no longer carries this claim's lease.
    */
-  private store(serverId: string, result: PingResult): Promise<boolean | null> {
-    return new Promise((done, failed) => {
+  private async store(lease: Lease, result: PingResult): Promise<boolean | null> {
+    const changed = await new Promise<boolean | null>((done, failed) => {
       // One row per server in a write: a multi-row upsert cannot update a row twice.
-      if (this.batchServers.has(serverId)) this.writeBatch();
-      this.batch.push({ serverId, result, at: this.clock.now(), done, failed });
-      this.batchServers.add(serverId);
+      if (this.batchServers.has(lease.id)) this.writeBatch();
+      this.batch.push({ serverId: lease.id, token: lease.token, result, at: this.clock.now(), done, failed });
+      this.batchServers.add(lease.id);
       // With no ping under way no other result is coming to share the write.
       if (this.batch.length >= WRITE_MAX || this.pinging === 0) this.writeBatch();
       else this.batchTimer ??= setTimeout(() => this.writeBatch(), WRITE_WAIT_MS);
     });
+    if (changed !== null) for (const l of this.listeners) l(lease.id, result, changed);
+    return changed;
   }
 
   private writeBatch() {
@@ -348,16 +496,19 @@ export class MonitoringService {
 
   /**
    * Stores samples and latest statuses of many servers in one statement, then adds the samples
-   * to the metric buffer. Per write, in order: whether up/down flipped. A server deleted since
-   * its claim fails the statement on the foreign keys (the caller then writes each alone and
-   * drops that one): looking each server up first cost a fifth of the statement, for a rare race.
-   * A flip (or a first status) is when `changed_at` becomes this check's time, so the row's state
-   * before the statement need not be read.
+   * to the metric buffer. Per write, in order: whether up/down flipped, or null when refused.
+   * A result is written only while its server's row still carries the lease it was checked
+   * under (one primary-key lookup each, a correlated subquery so the planner cannot turn it into
+   * a scan of the table): a deleted server, a new address or another claim refuses it. A server
+   * deleted between that lookup and the insert fails the statement on the foreign keys (the
+   * caller then writes each alone and drops that one). A flip (or a first status) is when
+   * `changed_at` becomes this check's time, so the row's state before the statement need not be read.
    */
   private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
     const rows = JSON.stringify(
-      batch.map(({ serverId, result: r, at }) => ({
+      batch.map(({ serverId, token, result: r, at }) => ({
         server_id: serverId,
+        lease: token,
         ts: new Date(at).toISOString(),
         online: r.online,
         latency_ms: r.latencyMs,
@@ -369,9 +520,10 @@ export class MonitoringService {
       })),
     );
     const result = await this.db.execute(sql`
-      with input as (
-        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, ts timestamptz, online boolean, latency_ms int,
-               players_online int, players_max int, version text, motd text, error text)),
+      with input as materialized (
+        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz, ts timestamptz, online boolean,
+               latency_ms int, players_online int, players_max int, version text, motd text, error text)
+         where x.lease = (select next_check_at from servers where id = x.server_id)),
       sample as (
         insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
         select server_id, ts, online, latency_ms, players_online, players_max from input
