@@ -73,6 +73,18 @@ export async function startTestServer(overrides: Record<string, string | undefin
   return server;
 }
 
+/**
+ * Stops one server before the run ends. A test whose server runs background work on the shared
+ * database (a running pinger claims every due server) stops it, so later files' tests do not
+ * find it working beside theirs.
+ */
+export async function stopTestServer(server: RunningServer) {
+  const i = owned.findIndex((o) => o.server === server);
+  const [entry] = i >= 0 ? owned.splice(i, 1) : [];
+  await server.stop();
+  if (entry?.dir) rmSync(entry.dir, { recursive: true, force: true });
+}
+
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
   for (const { server, dir } of owned.splice(0)) {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { RunningServer } from "../src/app";
 import { CLOSE } from "../src/realtime/socket";
-import { sharedServer, startTestServer } from "./harness";
+import { sharedServer, startTestServer, stopTestServer } from "./harness";
 import { addMember, api, newApiKey, newUser } from "./helpers";
 import { newServer, type ServerFixture } from "./servers-fixture";
 import { closeCode, WsClient } from "./ws-helpers";
@@ -304,8 +304,9 @@ describe("analytics stream: the pinger's own loop", () => {
   test("with the pinger running, status events arrive without anyone asking", async () => {
     const { startStatusResponder } = await import("../scripts/demo-mc-server");
     const mc = await startStatusResponder({ port: 0 });
+    // Stopped at the end: on PostgreSQL its pinger would go on claiming later files' servers.
+    const srv = await startTestServer({ PINGER_ENABLED: "true", PING_INTERVAL_SECONDS: "1" });
     try {
-      const srv = await startTestServer({ PINGER_ENABLED: "true", PING_INTERVAL_SECONDS: "1" });
       const f = await newServer(srv, { host: "127.0.0.1", port: mc.port });
       const c = await WsClient.connect(srv, f.serverId, bearer(f.owner.token));
       await c.until("snapshot");
@@ -314,6 +315,7 @@ describe("analytics stream: the pinger's own loop", () => {
       expect(status.data).toMatchObject({ online: true });
       c.close();
     } finally {
+      await stopTestServer(srv);
       await mc.close();
     }
   }, 40_000);
