@@ -64,12 +64,8 @@ export async function startTestServer(overrides: Record<string, string | undefin
     loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })),
   );
   owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir, shared: overrides.__shared === "1" });
-  while (usingPostgres() && owned.filter((o) => !o.shared).length > MAX_LIVE_ON_POSTGRES) {
-    const oldest = owned.find((o) => !o.shared)!;
-    owned.splice(owned.indexOf(oldest), 1);
-    await oldest.server.stop();
-    if (oldest.dir) rmSync(oldest.dir, { recursive: true, force: true });
-  }
+  while (usingPostgres() && owned.filter((o) => !o.shared).length > MAX_LIVE_ON_POSTGRES)
+    await stopTestServer(owned.find((o) => !o.shared)!.server);
   return server;
 }
 
@@ -87,10 +83,7 @@ export async function stopTestServer(server: RunningServer) {
 
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
-  for (const { server, dir } of owned.splice(0)) {
-    await server.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }
+  while (owned.length > 0) await stopTestServer(owned[0]!.server);
 }
 
 declare global {
