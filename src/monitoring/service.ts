@@ -321,7 +321,8 @@ export class MonitoringService {
         this.schedule.push(lease);
       })
       .catch((err) => {
-        this.leases.delete(lease.id);
+        // Only this lease: a claim made meanwhile may hold the server under a new one.
+        if (this.leases.get(lease.id) === lease) this.leases.delete(lease.id);
         this.observed?.pingResult("error");
         this.log.warn("storing a ping result failed", { server_id: lease.id, err });
       })
