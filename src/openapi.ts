@@ -317,7 +317,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
       "The realtime analytics stream (WebSocket) is described at [/docs/asyncapi](/docs/asyncapi) (`/asyncapi.json`).",
     version: pkg.version,
     baseUrl,
-    license: { name: "Proprietary", url: `${baseUrl}/docs` },
+    license: { name: "MIT", identifier: "MIT" },
     securitySchemes: {
       bearerAuth: {
         type: "http",
