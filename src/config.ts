@@ -303,6 +303,9 @@ const ConfigSchema = z
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** Every variable the service reads: docs/configuration.md describes each (test/docs.test.ts checks). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(ConfigSchema.in.shape);
+
 export class ConfigError extends Error {}
 
 /** Parses an environment once. Every problem is reported, each naming its variable. */
