@@ -1,6 +1,6 @@
 /**
  * A Minecraft status responder: answers Server List Ping like a real server (it is
- * minecraft-protocol's server), with no world behind it. For the README walkthrough, the
+ * minecraft-protocol's server), with no world behind it. For the servers guide (docs/guides/servers.md), the
  * tests and the pinger benchmark.
  *
  *   bun scripts/demo-mc-server.ts                  # 127.0.0.1:25565

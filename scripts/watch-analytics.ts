@@ -3,7 +3,7 @@
  *
  *   node_modules/.bin/bun scripts/watch-analytics.ts <server_id> <token> [base_url]
  *
- * `base_url` defaults to $BASE (as the README's walkthrough sets it), then http://localhost:3000.
+ * `base_url` defaults to $BASE (as the guides' walkthroughs set it), then http://localhost:3000.
  * `token` is a user access token or a team API key (viewer or higher). With WATCH_AUTH=message
  * it authenticates the way a browser must, with a first `auth` message instead of a header.
  */
