@@ -8,7 +8,7 @@ import { startStatusResponder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
 import { hasChromium, launchChromium, PASSWORD, signUpInBrowser } from "./dashboard-driver";
 import { sharedServer, startTestServer, stopTestServer, tempDir } from "./harness";
-import { api, expectError, newTeam, newUser, uniqueEmail } from "./helpers";
+import { api, expectError, newTeam, newUser, type TestUser, uniqueEmail } from "./helpers";
 
 /**
  * The dashboard's first minutes: the session in an HttpOnly cookie (reloads, new tabs, two tabs
@@ -293,6 +293,24 @@ function watch(page: Page) {
   return problems;
 }
 
+/** The sign-in form the page shows when signed out, filled and sent. */
+async function signInOnForm(page: Page, email: string) {
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+/** A server of a new team of `user`, registered through the API. */
+async function addServer(srv: RunningServer, user: TestUser, name: string, port: number): Promise<string> {
+  const teamId = await newTeam(srv, user, `${name} Team`);
+  const created = await api(srv, "POST", "/server/servers", {
+    token: user.token,
+    body: { team_id: teamId, name, host: "127.0.0.1", port, kind: "single" },
+  });
+  expect(created.status).toBe(201);
+  return created.body.server_id;
+}
+
 async function signedInContext(email: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser!.newContext();
   const page = await context.newPage();
@@ -363,21 +381,14 @@ describe("the dashboard session in a real browser", () => {
     "a deep link opened while signed out shows sign-in, then lands on the linked server",
     async () => {
       const user = await newUser(server, "deeplink");
-      const teamId = await newTeam(server, user, "Deep Team");
-      const created = await api(server, "POST", "/server/servers", {
-        token: user.token,
-        body: { team_id: teamId, name: "Linked Survival", host: "127.0.0.1", port: 25565, kind: "single" },
-      });
-      expect(created.status).toBe(201);
+      const serverId = await addServer(server, user, "Linked Survival", 25565);
       const context = await browser!.newContext();
       const page = await context.newPage();
       const problems = watch(page);
       try {
-        const link = `${server.url}/#/servers/${created.body.server_id}`;
+        const link = `${server.url}/#/servers/${serverId}`;
         await page.goto(link);
-        await page.getByLabel("Email").fill(user.email);
-        await page.getByLabel("Password").fill(PASSWORD);
-        await page.getByRole("button", { name: "Sign in", exact: true }).click();
+        await signInOnForm(page, user.email);
         await page.getByRole("heading", { name: /Linked Survival/ }).waitFor();
         expect(page.url()).toBe(link);
         // A reload of the deep link stays there, signed in.
@@ -400,20 +411,13 @@ describe("the dashboard session in a real browser", () => {
       const port = String(own.port);
       const responder = await startStatusResponder({ players: 3, maxPlayers: 20 });
       const user = await newUser(own, "outage");
-      const teamId = await newTeam(own, user, "Outage Team");
-      const created = await api(own, "POST", "/server/servers", {
-        token: user.token,
-        body: { team_id: teamId, name: "Uptime", host: "127.0.0.1", port: responder.port, kind: "single" },
-      });
-      const serverId = created.body.server_id as string;
+      const serverId = await addServer(own, user, "Uptime", responder.port);
       const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
       const page = await context.newPage();
       const problems = watch(page);
       try {
         await page.goto(`${own.url}/#/servers/${serverId}`);
-        await page.getByLabel("Email").fill(user.email);
-        await page.getByLabel("Password").fill(PASSWORD);
-        await page.getByRole("button", { name: "Sign in", exact: true }).click();
+        await signInOnForm(page, user.email);
         await page.waitForSelector('[data-live="true"]');
         await own.services.monitoring.checkNow(serverId);
         const badge = page.locator("h1 .badge");
