@@ -158,7 +158,7 @@ describe("the dashboard session routes", () => {
     expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
   });
 
-  test("bad input is a 4xx in the envelope: field issues, not JSON, wrong password", async () => {
+  test("bad input is a 4xx in the envelope: field issues, not JSON, too large, wrong password", async () => {
     const bad = expectError(
       await api(server, "POST", "/dashboard/session", { headers: DASH, body: { email: "nope", password: "" } }),
       400,
@@ -180,6 +180,14 @@ describe("the dashboard session routes", () => {
       }),
       400,
       "invalid_json",
+    );
+    expectError(
+      await api(server, "POST", "/dashboard/session", {
+        headers: DASH,
+        body: { email: "a@example.test", password: "x".repeat(5_000) },
+      }),
+      413,
+      "payload_too_large",
     );
     const user = await newUser(server, "wrongpw");
     const wrong = await dashboardSignIn(user.email, "not the password");
