@@ -328,7 +328,7 @@ async function signedInContext(email: string): Promise<{ context: BrowserContext
 
 describe("the dashboard session in a real browser", () => {
   test.skipIf(!hasChromium)(
-    "a reload and a new tab stay signed in; two tabs rotating at the same moment both stay signed in; nothing readable holds the token",
+    "a reload and a new tab stay signed in; two tabs rotating at the same moment both stay signed in; nothing readable holds the token; sign-out and sign-in reach the other tab",
     async () => {
       const user = await newUser(server, "tabs");
       const teamId = await newTeam(server, user, "Tab Team");
@@ -377,6 +377,10 @@ describe("the dashboard session in a real browser", () => {
         expect((await context.cookies()).find((c) => c.name === "mcp_dashboard_refresh")).toBeUndefined();
         await b.reload();
         await b.getByRole("button", { name: "Sign in", exact: true }).waitFor();
+        // And a sign-in in one tab signs the other in, without a reload.
+        await signInOnForm(a, user.email);
+        await b.getByRole("button", { name: "Sign out" }).waitFor();
+        await b.getByRole("heading", { name: "Account" }).waitFor();
         expect([...problems, ...bProblems].map((p) => p.text)).toEqual([]);
       } finally {
         await context.close();

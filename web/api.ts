@@ -165,9 +165,10 @@ if (tabs)
   tabs.onmessage = (m) => {
     if (m.data === "signed-out" && signedIn) session.end("You signed out in another tab.");
     else if (m.data === "signed-in") {
-      // Another tab's sign-in replaced this browser's login, perhaps with another account.
-      queryClient.clear();
-      void session.restore();
+      // Another tab's sign-in replaced this browser's login, perhaps with another account: what
+      // this tab shows is read again under the new one.
+      const was = signedIn;
+      void session.restore().then((ok) => ok && was && queryClient.resetQueries());
     }
   };
 
