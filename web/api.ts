@@ -168,7 +168,9 @@ if (tabs)
       // Another tab's sign-in replaced this browser's login, perhaps with another account: what
       // this tab shows is read again under the new one.
       const was = signedIn;
-      void session.restore().then((ok) => ok && was && queryClient.resetQueries());
+      void session.restore().then((ok) => {
+        if (ok && was) void queryClient.resetQueries();
+      });
     }
   };
 
