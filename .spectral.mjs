@@ -16,6 +16,7 @@ export default {
         "**#/paths/~1auth~1login/post",
         "**#/paths/~1auth~1refresh/post",
         "**#/paths/~1auth~1logout/post",
+        "**#/paths/~1dashboard~1session/post",
         "**#/paths/~1client~1ms-auth~1start/post",
         "**#/paths/~1client~1ms-auth~1poll/post",
         "**#/paths/~1client~1ms-auth~1session~1validate/post",

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Config } from "./config";
+import { dashboardSessionRoutes } from "./auth/browser";
 import { dashboardPlugin } from "./dashboard/plugin";
 import { openDatabase } from "./db/client";
 import { devIdentityProvider } from "./identity/dev-provider/plugin";
@@ -49,6 +50,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.

@@ -219,6 +219,127 @@ const BROWSER_PATHS = {
   },
 };
 
+const dashboardToken = {
+  description: "A new access token for the page; the rotated refresh token is only in the cookie",
+  headers: {
+    "Set-Cookie": {
+      description:
+        "`mcp_dashboard_refresh=<refresh token>; Path=/dashboard/session; Max-Age=<REFRESH_TOKEN_TTL_SECONDS>; HttpOnly; Secure; SameSite=Strict` (Secure over https and on loopback)",
+      schema: { type: "string", maxLength: 512 },
+    },
+  },
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["access_token", "token_type", "expires_in"],
+        properties: {
+          access_token: { type: "string", maxLength: 2048 },
+          token_type: { type: "string", enum: ["Bearer"] },
+          expires_in: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+        },
+      },
+    },
+  },
+};
+const dashboardHeader = {
+  name: "x-mcp-dashboard",
+  in: "header",
+  required: true,
+  description: "Must be `1`. No other origin may send it (it is not allowed by CORS), which keeps other sites out.",
+  schema: { type: "string", enum: ["1"] },
+};
+const clearsCookie = {
+  "Set-Cookie": {
+    description: "Clears the session cookie (`Max-Age=0`)",
+    schema: { type: "string", maxLength: 512 },
+  },
+};
+
+/**
+ * The dashboard's session in the browser: the same logins as /auth/*, with the refresh token in an
+ * HttpOnly cookie instead of the body (src/auth/browser.ts). Plain routes, described here by hand.
+ */
+const DASHBOARD_SESSION_PATHS = {
+  "/dashboard/session": {
+    post: {
+      operationId: "dashboardSession-signIn",
+      tags: ["auth"],
+      summary: "Sign in to the dashboard (browser): access token in the body, refresh token in an HttpOnly cookie",
+      description:
+        "For the dashboard's own page. The same credentials, throttle and login as `POST /auth/login`, but the refresh token is set as the `mcp_dashboard_refresh` cookie (HttpOnly, SameSite=Strict, scoped to `/dashboard/session`) and never appears in the body. A login this browser already held is ended. Needs the `x-mcp-dashboard: 1` header; an `Origin` other than this service's is refused (403).",
+      security: [],
+      parameters: [dashboardHeader],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["email", "password"],
+              properties: {
+                email: { type: "string", format: "email", maxLength: 254 },
+                password: { type: "string", minLength: 1, maxLength: 256 },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "200": dashboardToken,
+        "400": { description: STATUS_TEXT["400"] },
+        "401": { description: "The email or password is wrong" },
+        "403": { description: "Not the dashboard's own origin, or the header is missing" },
+        "413": { description: STATUS_TEXT["413"] },
+        "415": { description: STATUS_TEXT["415"] },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+  "/dashboard/session/refresh": {
+    post: {
+      operationId: "dashboardSession-refresh",
+      tags: ["auth"],
+      summary: "Rotate the dashboard session (browser): a new access token, a new refresh cookie",
+      description:
+        "Exchanges the refresh token in the cookie for a new one (the old one stops working; one used twice ends the whole login, as on `POST /auth/refresh`). No cookie: 204, this browser is not signed in. A refused cookie: 401, and the cookie is cleared.",
+      security: [{ dashboardSession: [] }],
+      parameters: [dashboardHeader],
+      responses: {
+        "200": dashboardToken,
+        "204": { description: "No session cookie: this browser is not signed in" },
+        "401": { description: "The session has ended (expired, signed out or reused)", headers: clearsCookie },
+        "403": { description: "Not the dashboard's own origin, or the header is missing" },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+  "/dashboard/session/logout": {
+    post: {
+      operationId: "dashboardSession-logout",
+      tags: ["auth"],
+      summary: "Sign out of the dashboard (browser): revoke the login and clear the cookie",
+      description:
+        "Ends the login the cookie belongs to on every instance (its refresh tokens and access tokens stop working, analytics sockets close with 4011) and clears the cookie. Without a cookie it only clears.",
+      security: [{ dashboardSession: [] }],
+      parameters: [dashboardHeader],
+      responses: {
+        "200": {
+          description: "Signed out",
+          headers: clearsCookie,
+          content: {
+            "application/json": {
+              schema: { type: "object", required: ["ok"], properties: { ok: { type: "boolean", enum: [true] } } },
+            },
+          },
+        },
+        "403": { description: "Not the dashboard's own origin, or the header is missing" },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+};
+
 /** Keys for verifying the signed session assertions poll and validate return on request. */
 const WELL_KNOWN_PATHS = {
   "/.well-known/jwks.json": {
@@ -325,7 +446,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`).",
       },
     },
-    paths: { ...BROWSER_PATHS, ...WELL_KNOWN_PATHS } as never,
+    paths: { ...BROWSER_PATHS, ...DASHBOARD_SESSION_PATHS, ...WELL_KNOWN_PATHS } as never,
   }) as Json;
 
   const errorDoc = createDocument({
@@ -335,6 +456,14 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
   }) as Json;
   doc.components ??= {};
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ...errorDoc.components.schemas };
+  // Added after generation: the generator offers every scheme to every procedure, and only the
+  // dashboard session routes take this one.
+  doc.components.securitySchemes.dashboardSession = {
+    type: "apiKey",
+    in: "cookie",
+    name: "mcp_dashboard_refresh",
+    description: "The dashboard's refresh token, set by `POST /dashboard/session` (HttpOnly; the page never reads it).",
+  };
   doc.webhooks = webhookEvents();
   // What the service sends: bounded as its responses are.
   for (const item of Object.values<Json>(doc.webhooks))

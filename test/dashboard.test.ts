@@ -260,20 +260,23 @@ describe("the dashboard in a real browser", () => {
   test.skipIf(!hasChromium)(
     "a session revoked elsewhere ends with a clear message, and a reload keeps a live session",
     async () => {
-      const page = await (await browser!.newContext()).newPage();
+      const context = await browser!.newContext();
+      const page = await context.newPage();
+      const refreshCookie = async () => (await context.cookies()).find((c) => c.name === "mcp_dashboard_refresh");
       try {
         await signUpInBrowser(page, server.url, uniqueEmail("dash-session"));
         await createTeamInBrowser(page, "Session Team");
         await page.reload();
         await page.getByRole("button", { name: "Sign out" }).waitFor();
-        const refresh = await page.evaluate(() => sessionStorage.getItem("mcp.refresh"));
+        // The dashboard's refresh token is the API's too: ending it there ends this login.
+        const refresh = (await refreshCookie())!.value;
         expect((await api(server, "POST", "/auth/logout", { body: { refresh_token: refresh } })).status).toBe(200);
         // Next request: the access token is dead, the rotation is refused, the session ends.
         await page.getByRole("link", { name: "Client apps" }).click();
         await page.getByText("Your session has ended. Please sign in again.").waitFor();
-        expect(await page.evaluate(() => sessionStorage.getItem("mcp.refresh"))).toBeNull();
+        expect(await refreshCookie()).toBeUndefined();
       } finally {
-        await page.close();
+        await context.close();
       }
     },
     60_000,

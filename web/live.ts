@@ -1,10 +1,13 @@
 import { useEffect, useRef, useState } from "react";
 import { session } from "./api";
+import { connection } from "./connection";
 
 /**
  * The analytics socket of one server, authenticated with the first `auth` message (browsers
- * cannot set headers on a WebSocket). Reconnects with backoff; renews the token when the server
- * says it is expiring.
+ * cannot set headers on a WebSocket). Reconnects with backoff, and at once when the service is
+ * back after an outage (web/connection.ts); renews the token when the server says it is expiring.
+ * While a socket that was open is down, what it reported is not known to be true any more:
+ * `lost` says so, and the badge shows "unknown" (`liveOnline`).
  */
 
 export interface LiveEvent {
@@ -16,6 +19,8 @@ export interface LiveEvent {
 
 export interface LiveState {
   connected: boolean;
+  /** The socket closed and has not come back yet. */
+  lost: boolean;
   online: boolean | null;
   latency_ms: number | null;
   players_online: number | null;
@@ -30,6 +35,7 @@ export interface LiveState {
 
 const EMPTY: LiveState = {
   connected: false,
+  lost: false,
   online: null,
   latency_ms: null,
   players_online: null,
@@ -50,6 +56,7 @@ export function reduce(s: LiveState, e: LiveEvent): LiveState {
     case "snapshot":
       return {
         connected: true,
+        lost: false,
         online: typeof d.online === "boolean" ? d.online : null,
         latency_ms: n(d.latency_ms),
         // The snapshot counts the players the agent reported; without an agent the ping's count
@@ -97,6 +104,19 @@ export function reduce(s: LiveState, e: LiveEvent): LiveState {
   }
 }
 
+/**
+ * Online, offline or unknown for a badge: the socket's word while it is open, the last reading
+ * (`fallback`, from the API) before it first opens, and unknown while it is down.
+ */
+export function liveOnline(live: LiveState, fallback: boolean | null): boolean | null {
+  if (live.connected) return live.online;
+  return live.lost ? null : fallback;
+}
+
+/** What the socket is doing, in a word or three. */
+export const liveLabel = (live: LiveState) =>
+  live.connected ? "live" : live.lost ? "reconnecting… (last known figures)" : "connecting…";
+
 /** Live state of a server, plus every event handed to `onEvent` (for charts, invalidations). */
 export function useLive(serverId: string, onEvent?: (e: LiveEvent) => void): LiveState {
   const [state, setState] = useState<LiveState>(EMPTY);
@@ -108,6 +128,8 @@ export function useLive(serverId: string, onEvent?: (e: LiveEvent) => void): Liv
     let retry: ReturnType<typeof setTimeout> | undefined;
     let attempt = 0;
     const connect = async () => {
+      // While the service is out of reach, the connection's return starts the next attempt.
+      if (!connection.reachable()) return;
       const token = await session.freshToken();
       if (stopped || !token) return;
       const proto = location.protocol === "https:" ? "wss:" : "ws:";
@@ -125,15 +147,24 @@ export function useLive(serverId: string, onEvent?: (e: LiveEvent) => void): Liv
         handler.current?.(e);
       };
       ws.onclose = (c) => {
-        setState((s) => ({ ...s, connected: false }));
+        setState((s) => ({ ...s, connected: false, lost: true }));
         // 4004: no such server (or not ours); retrying cannot help.
         if (stopped || c.code === 4004) return;
+        // 1006: dropped without a close frame, as when the service stops.
+        if (c.code === 1006) connection.verify();
         retry = setTimeout(connect, Math.min(30_000, 500 * 2 ** attempt++));
       };
     };
     void connect();
+    const off = connection.subscribe((ok) => {
+      if (!ok || stopped || ws?.readyState === WebSocket.OPEN || ws?.readyState === WebSocket.CONNECTING) return;
+      clearTimeout(retry);
+      attempt = 0;
+      void connect();
+    });
     return () => {
       stopped = true;
+      off();
       clearTimeout(retry);
       ws?.close();
     };

@@ -1,7 +1,8 @@
 import { QueryClientProvider, useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useEffect, useState, useSyncExternalStore } from "react";
 import { createRoot } from "react-dom/client";
 import { queryClient, session, trpc } from "./api";
+import { connection } from "./connection";
 import { type Current, CurrentCtx } from "./current";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
@@ -9,7 +10,7 @@ import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, TeamPage, TeamSwitcher } from "./pages/team";
 import "./styles.css";
-import { ErrorState, go, Loading, Toasts, useRoute } from "./ui";
+import { ErrorState, Loading, Toasts, useRoute } from "./ui";
 
 const TEAM_KEY = "mcp.team";
 const THEME_KEY = "mcp.theme";
@@ -39,7 +40,8 @@ function Shell() {
   const [teamId, setTeamId] = useState(() => localStorage.getItem(TEAM_KEY));
   if (me.isPending) return <Loading what="Loading your account" />;
   // A 401 has already ended the session (the App shows the sign-in form); anything else is said.
-  if (me.error || !me.data)
+  // A failed re-read during an outage keeps what is known on screen.
+  if (!me.data)
     return (
       <main id="main">
         <ErrorState error={me.error} />
@@ -109,25 +111,47 @@ function Shell() {
   );
 }
 
+/** Shown while the service cannot be reached; the page reconnects by itself. */
+function Reconnecting() {
+  const reachable = useSyncExternalStore(connection.subscribe, connection.reachable);
+  return (
+    <div className="connection" role="status">
+      {!reachable && (
+        <p className="reconnecting" data-testid="reconnecting">
+          Connection to the service lost. Reconnecting…
+        </p>
+      )}
+    </div>
+  );
+}
+
 function App() {
+  // Whether this browser holds a sign-in is only known by asking (the cookie is out of script's reach).
   const [state, setState] = useState<{ signedIn: boolean; ended?: string; checking: boolean }>({
     signedIn: false,
-    checking: session.hasRefresh(),
+    checking: true,
   });
   useEffect(() => {
     const off = session.subscribe((s) => setState({ ...s, checking: false }));
-    if (session.hasRefresh())
-      void session.refresh().then((ok) => !ok && setState({ signedIn: false, checking: false }));
+    void session.restore().then((ok) => !ok && setState((s) => ({ ...s, signedIn: false, checking: false })));
     return () => void off();
   }, []);
-  if (state.checking) return <Loading what="Restoring your session" />;
-  if (!state.signedIn)
-    return (
+  // The address stays as it is through sign-in, so a deep link opens once signed in.
+  let body: React.ReactNode;
+  if (state.checking) body = <Loading what="Restoring your session" />;
+  else if (!state.signedIn)
+    body = (
       <main id="main">
-        <AuthPage ended={state.ended} onSignedIn={() => go("servers")} />
+        <AuthPage ended={state.ended} />
       </main>
     );
-  return <Shell />;
+  else body = <Shell />;
+  return (
+    <>
+      <Reconnecting />
+      {body}
+    </>
+  );
 }
 
 createRoot(document.getElementById("root")!).render(

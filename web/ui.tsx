@@ -8,7 +8,7 @@ import {
   useRef,
   useState,
 } from "react";
-import { errorMessage } from "./api";
+import { errorMessage, isUnreachable } from "./api";
 
 /* Routing by hash: a reload never asks the server for a path the API owns. */
 const readRoute = () => location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
@@ -97,7 +97,8 @@ export function Q<T>({
   q: { isPending: boolean; error: unknown; data: T | undefined };
   children: (data: T) => ReactNode;
 }) {
-  if (q.error) return <ErrorState error={q.error} />;
+  // During an outage a failed re-read keeps the last data on screen (the banner says why).
+  if (q.error && !(q.data !== undefined && isUnreachable(q.error))) return <ErrorState error={q.error} />;
   if (q.isPending || q.data === undefined) return <Loading />;
   return <>{children(q.data)}</>;
 }

@@ -2,13 +2,14 @@ import { join } from "node:path";
 import { Elysia } from "elysia";
 import { AppError } from "../lib/errors";
 import { pageHeaders } from "../lib/page";
-import { staticResponse } from "../http/responses";
+import { serveStatic, type StaticFile, staticFile } from "../http/static";
 
 /**
  * The web dashboard (web/), bundled by Bun from the repository: no CDN, nothing fetched at run
  * time. Assets get content-hashed names and a year of cache; the page itself is never cached,
- * so a deploy is picked up on the next load. Routing in the browser is by hash (`/#/servers/…`),
- * so a reload never asks the server for a path the API owns (`/teams`, `/auth/…`).
+ * so a deploy is picked up on the next load (an ETag makes that check a 304). Every body is sent
+ * compressed as the browser accepts (src/http/static.ts). Routing in the browser is by hash
+ * (`/#/servers/…`), so a reload never asks the server for a path the API owns (`/teams`, `/auth/…`).
  */
 
 const ENTRY = join(import.meta.dir, "../../web/main.tsx");
@@ -25,9 +26,19 @@ export const DASHBOARD_CSP = [
   "form-action 'none'",
 ].join("; ");
 
+/** A grass block: one SVG for every size, in the tab and in bookmarks. */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">
+<rect width="16" height="16" rx="3" fill="#8a5a34"/>
+<path d="M3 0h10a3 3 0 0 1 3 3v3h-2v2h-3V6H8v3H6V6H3v2H0V3a3 3 0 0 1 3-3z" fill="#3f9b3a"/>
+<path d="M0 3a3 3 0 0 1 3-3h10a3 3 0 0 1 3 3H0z" fill="#5cc04f"/>
+<path d="M3 11h2v2H3zm7 1h2v2h-2zm2-3h2v2h-2z" fill="#6b4427"/>
+</svg>
+`;
+const favicon = staticFile(FAVICON, "image/svg+xml", "public, max-age=86400");
+
 export interface DashboardBundle {
-  html: string;
-  assets: Map<string, { body: ArrayBuffer; type: string }>;
+  page: StaticFile;
+  assets: Map<string, StaticFile>;
 }
 
 let building: Promise<DashboardBundle> | undefined;
@@ -43,22 +54,23 @@ export function buildDashboard(): Promise<DashboardBundle> {
       define: { "process.env.NODE_ENV": '"production"' },
     });
     if (!out.success) throw new Error(`dashboard build failed: ${out.logs.map(String).join("\n")}`);
-    const assets = new Map<string, { body: ArrayBuffer; type: string }>();
+    const assets = new Map<string, StaticFile>();
     const scripts: string[] = [];
     const styles: string[] = [];
     for (const file of out.outputs) {
       const name = file.path.replace(/^.*[\\/]/, "");
-      assets.set(name, { body: await file.arrayBuffer(), type: file.type });
+      assets.set(name, staticFile(await file.arrayBuffer(), file.type, "public, max-age=31536000, immutable"));
       if (file.kind === "entry-point") scripts.push(name);
       else if (name.endsWith(".css")) styles.push(name);
     }
     const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mc-platform dashboard</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${styles.map((s) => `<link rel="stylesheet" href="/assets/${s}">`).join("\n")}
 ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join("\n")}
 </head><body><div id="root"></div></body></html>`;
-    return { html, assets };
+    return { page: staticFile(html, "text/html; charset=utf-8", "no-cache"), assets };
   })();
   building.catch(() => {
     building = undefined;
@@ -66,17 +78,23 @@ ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join(
   return building;
 }
 
-/** Serves the dashboard at `/` and its assets at `/assets/*`; nothing else. */
+/** Serves the dashboard at `/`, its assets at `/assets/*` and its icon; nothing else. */
 export function dashboardPlugin(opts: { prebuild: boolean }) {
   if (opts.prebuild) buildDashboard().catch(() => {});
-  return new Elysia({ name: "dashboard" })
-    .get("/", async () => {
-      const { html } = await buildDashboard();
-      return new Response(html, { headers: pageHeaders(DASHBOARD_CSP, { "cache-control": "no-cache" }) });
-    })
-    .get("/assets/:file", async ({ params }) => {
-      const asset = (await buildDashboard()).assets.get(params.file);
-      if (!asset) throw new AppError("not_found", "No such asset.");
-      return staticResponse(asset.body, asset.type, { "cache-control": "public, max-age=31536000, immutable" });
-    });
+  return (
+    new Elysia({ name: "dashboard" })
+      .get("/", async ({ request }) => {
+        const { page } = await buildDashboard();
+        const { "content-type": _, ...headers } = pageHeaders(DASHBOARD_CSP);
+        return serveStatic(request, page, headers);
+      })
+      .get("/assets/:file", async ({ params, request }) => {
+        const asset = (await buildDashboard()).assets.get(params.file);
+        if (!asset) throw new AppError("not_found", "No such asset.");
+        return serveStatic(request, asset);
+      })
+      // Browsers ask for /favicon.ico on pages that name no icon (the API documents, a JSON answer).
+      .get("/favicon.svg", ({ request }) => serveStatic(request, favicon))
+      .get("/favicon.ico", ({ request }) => serveStatic(request, favicon))
+  );
 }

@@ -13,7 +13,8 @@ export function doorOf(route: string): string {
   if (route === "/metrics") return "metrics";
   if (route === "/docs" || route.startsWith("/docs/") || route === "/openapi.json" || route === "/asyncapi.json")
     return "docs";
-  if (route === "/" || route.startsWith("/assets/")) return "dashboard";
+  if (route === "/" || route.startsWith("/assets/") || route.startsWith("/dashboard/") || route.startsWith("/favicon."))
+    return "dashboard";
   if (route === "/client/ms-auth/callback" || route === "/client/ms-auth/authorize" || route.startsWith("/dev-idp"))
     return "browser";
   if (route.startsWith("(")) return "edge";

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { errorMessage, fieldErrors, publicClient, session } from "../api";
 import { TextField } from "../ui";
 
-export function AuthPage({ ended, onSignedIn }: { ended?: string; onSignedIn: () => void }) {
+export function AuthPage({ ended }: { ended?: string }) {
   const [mode, setMode] = useState<"signin" | "signup">("signin");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
@@ -17,8 +17,7 @@ export function AuthPage({ ended, onSignedIn }: { ended?: string; onSignedIn: ()
     setFields({});
     try {
       if (mode === "signup") await publicClient.auth.signup.mutate({ email, password });
-      session.adopt(await publicClient.auth.login.mutate({ email, password }));
-      onSignedIn();
+      await session.signIn(email, password);
     } catch (err) {
       setError(errorMessage(err));
       setFields(fieldErrors(err));

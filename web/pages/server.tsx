@@ -4,7 +4,7 @@ import { errorMessage, fieldErrors, forServer, trpc } from "../api";
 import { Chart } from "../chart";
 import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
-import { type LiveEvent, useLive } from "../live";
+import { type LiveEvent, liveLabel, liveOnline, useLive } from "../live";
 import { appendPoint, loadSeries, type Series, type Window } from "../series";
 import {
   Badge,
@@ -59,15 +59,15 @@ export function ServerPage({ serverId }: { serverId: string }) {
         <>
           <div className="page-head">
             <h1>
-              {s.name} <Badge online={live.connected ? live.online : s.status.online} />
+              {s.name} <Badge online={liveOnline(live, s.status.online)} />
             </h1>
             <a href="#/servers">All servers</a>
           </div>
           <p className="muted" data-live={live.connected}>
             {s.host}:{s.port} · {s.kind}
-            {s.network_name ? ` (${s.network_name})` : ""} · {live.connected ? "live" : "connecting…"}
+            {s.network_name ? ` (${s.network_name})` : ""} · {liveLabel(live)}
           </p>
-          <section className="stats" aria-label="Live status">
+          <section className={live.lost ? "stats stale" : "stats"} aria-label="Live status">
             <Stat label="Latency" value={fmt(live.latency_ms ?? s.status.latency_ms, 0, " ms")} />
             <Stat
               label="Players"

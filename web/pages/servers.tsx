@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { fieldErrors, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
-import { useLive } from "../live";
+import { liveOnline, useLive } from "../live";
 import { Badge, Empty, ErrorState, Field, go, Q } from "../ui";
 
 interface ServerRow {
@@ -18,11 +18,11 @@ interface ServerRow {
 /** One row with its own analytics socket, so the badge and the count move live. */
 function ServerItem({ s }: { s: ServerRow }) {
   const live = useLive(s.server_id);
-  const online = live.connected ? live.online : s.status.online;
+  const online = liveOnline(live, s.status.online);
   const players = live.players_online ?? s.status.players_online;
   const max = live.players_max ?? s.status.players_max;
   return (
-    <li className="card server-item" data-server={s.name}>
+    <li className={live.lost ? "card server-item stale" : "card server-item"} data-server={s.name}>
       <div className="page-head">
         <h2>
           <a href={`#/servers/${s.server_id}`}>{s.name}</a>
