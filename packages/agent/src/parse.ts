@@ -110,14 +110,15 @@ const NOTHING: LogLine = { fact: null, at: null };
  *   [25Nov2026 12:34:56.789] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: msg  Forge 1.13+, NeoForge
  *   [18:04:05] [Server thread/INFO] (Minecraft) msg          Fabric with its own log configuration
  *   [Mon, 4. Oct 2021 18:34:46 UTC INFO] msg                 a date and zone in the time bracket
- * The day part of the time bracket is anything up to the time (the JVM prints month names in its locale).
+ * The day part of the time bracket is anything up to the time (the JVM prints month names in its locale);
+ * it is tried last, so the common undated layouts cost one pass.
  * A logger in brackets counts only with its colon, and one in parentheses only after a thread, so a
  * message that starts with `[Name]` (`/say`, chat plugins) is never taken for one.
  */
 const BRACKETED =
-  /^\[(?:([^\]]*?) )?(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d{1,9})?(?: ([A-Z]{2,5}))?(?: ([A-Z]+))?\](?: \[[^\]]*\/([A-Z]+)\](?: \[[^\]]*\]:| \([^)]*\)|:)?| \[[^\]]*\]:|:)?(?: (.*))?$/;
+  /^\[(?:([^\]]*?) )??(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d{1,9})?(?: ([A-Z]{2,5}))?(?: ([A-Z]+))?\](?: \[[^\]]*\/([A-Z]+)\](?: \[[^\]]*\]:| \([^)]*\)|:)?| \[[^\]]*\]:|:)?(?: |$)/;
 /** BungeeCord's own files (proxy.log.0) `14:24:22 [INFO] msg`, and pre-1.7 server.log `2019-02-16 00:25:12 [INFO] msg`; the level is in the JVM's language. */
-const BARE = /^(?:(\S+) )?(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d{1,9})? \[([^\]\s]+)\] (.*)$/;
+const BARE = /^(?:(\S+) )??(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d{1,9})? \[([^\]\s]+)\] /;
 /**
  * Levels that are not INFO (BungeeCord's in Chinese too: 警告, 严重). Any other level, such as
  * BungeeCord's `[信息]` or `[INFORMATION]` in other languages, counts as INFO: every fact is an INFO line.
@@ -145,11 +146,13 @@ export function splitLogLine(line: string): LogLayout | null {
     const b = BRACKETED.exec(text);
     const level = b && (b[7] ?? b[6] ?? b[5]);
     if (!level) return null;
-    return { date: b[1], h: Number(b[2]), m: Number(b[3]), s: Number(b[4]), level, msg: b[8] ?? "" };
+    return { date: b[1], h: Number(b[2]), m: Number(b[3]), s: Number(b[4]), level, msg: text.slice(b[0].length) };
   }
   if (first < 48 || first > 57) return null;
   const b = BARE.exec(text);
-  return b && { date: b[1], h: Number(b[2]), m: Number(b[3]), s: Number(b[4]), level: b[5]!, msg: b[6]! };
+  return (
+    b && { date: b[1], h: Number(b[2]), m: Number(b[3]), s: Number(b[4]), level: b[5]!, msg: text.slice(b[0].length) }
+  );
 }
 
 /**
@@ -205,10 +208,13 @@ function bungeeName(handle: string): string | null {
 
 function factOf(msg: string): LogFact | null {
   // Chat (`<Steve> …`, `[Not Secure] <Steve> …`) never passes: every expression is anchored at the start and a name has no spaces or brackets.
-  if (msg.endsWith(" the game")) {
+  if (msg.endsWith(" joined the game")) {
     const join = JOINED.exec(msg);
-    if (join && isPlayerName(join[1]!) && (join[2] === undefined || isPlayerName(join[2])))
-      return join[2] ? { kind: "join", name: join[1]!, formerly: join[2] } : { kind: "join", name: join[1]! };
+    if (!join || !isPlayerName(join[1]!)) return null;
+    if (join[2] === undefined) return { kind: "join", name: join[1]! };
+    return isPlayerName(join[2]) ? { kind: "join", name: join[1]!, formerly: join[2] } : null;
+  }
+  if (msg.endsWith(" left the game")) {
     const leave = LEFT.exec(msg);
     return leave && isPlayerName(leave[1]!) ? { kind: "leave", name: leave[1]! } : null;
   }
@@ -218,6 +224,8 @@ function factOf(msg: string): LogFact | null {
       ? { kind: "uuid", name: id[1]!, uuid: id[2]!.toLowerCase() }
       : null;
   }
+  // Every proxy line starts with the connection in brackets; no other fact does.
+  if (msg.charCodeAt(0) === 91) return proxyFactOf(msg);
   if (msg.includes(" logged in with entity id ")) {
     const login = LOGGED_IN.exec(msg);
     return login && isPlayerName(login[1]!) ? { kind: "join", name: login[1]! } : null;
@@ -226,6 +234,10 @@ function factOf(msg: string): LogFact | null {
     const lost = LOST.exec(msg);
     return lost && isPlayerName(lost[1]!) ? { kind: "leave", name: lost[1]!, reason: lost[2]! } : null;
   }
+  return versionOf(msg);
+}
+
+function proxyFactOf(msg: string): LogFact | null {
   if (msg.startsWith("[connected player] ")) {
     const v = VELOCITY_PLAYER.exec(msg);
     if (!v || !isPlayerName(v[1]!)) return null;
@@ -253,7 +265,7 @@ function factOf(msg: string): LogFact | null {
       ? { kind: "join", name, proxy: "bungeecord" }
       : { kind: "leave", name, proxy: "bungeecord" };
   }
-  return versionOf(msg);
+  return null;
 }
 
 function versionOf(msg: string): LogFact | null {
@@ -261,7 +273,7 @@ function versionOf(msg: string): LogFact | null {
     return { kind: "version", version: msg.slice("Starting minecraft server version ".length) };
   if (msg.startsWith("Booting up Velocity ") && msg.endsWith("..."))
     return { kind: "version", version: msg.slice("Booting up ".length, -3) };
-  const proxy = /^Enabled (\S+) version (git:\S+)$/.exec(msg);
+  const proxy = msg.startsWith("Enabled ") ? /^Enabled (\S+) version (git:\S+)$/.exec(msg) : null;
   return proxy ? { kind: "version", version: `${proxy[1]} ${proxy[2]}` } : null;
 }
 

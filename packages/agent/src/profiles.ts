@@ -7,6 +7,7 @@ import type { ProxyKind } from "./parse";
  * A proxy's log names players but never gives their UUIDs. In offline mode the UUID follows from
  * the name, as the proxy computes it (Java's UUID.nameUUIDFromBytes("OfflinePlayer:" + name), a
  * version 3 UUID); in online mode it is the account's, which Mojang's profile API answers by name.
+ * The service computes the same in src/identity/protocol.ts; the agent ships on its own, so it keeps a copy.
  */
 export function offlineUuid(name: string): string {
   const b = createHash("md5").update(`OfflinePlayer:${name}`, "utf8").digest();

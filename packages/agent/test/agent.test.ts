@@ -560,13 +560,19 @@ describe("server families and proxies", () => {
 
 describe("agent configuration", () => {
   test("every bad value is named at once and the agent exits 2", async () => {
-    const a = spawnAgent({ MCP_AGENT_URL: "ftp://x", MCP_AGENT_TOKEN: "nope", MCP_AGENT_RCON_PORT: "99999" });
+    const a = spawnAgent({
+      MCP_AGENT_URL: "ftp://x",
+      MCP_AGENT_TOKEN: "nope",
+      MCP_AGENT_RCON_PORT: "99999",
+      MCP_AGENT_PROFILE_URL: "mojang",
+    });
     expect(await a.proc.exited).toBe(2);
     const err = await a.stderr();
     expect(err).toContain("MCP_AGENT_URL must be an http(s) URL");
     expect(err).toContain("MCP_AGENT_TOKEN must be an agent token");
     expect(err).toContain("MCP_AGENT_RCON_PORT must be an integer from 1 to 65535");
     expect(err).toContain("MCP_AGENT_RCON_PASSWORD is required");
+    expect(err).toContain('MCP_AGENT_PROFILE_URL must be an http(s) URL the player\'s name is appended to, or "off"');
     expect(err).not.toContain("nope");
   });
 

@@ -10,6 +10,7 @@ import {
   splitLogLine,
   tellraw,
 } from "../src/parse";
+import { offlineUuid } from "../src/profiles";
 import fixture from "./fixtures/log-lines.json";
 
 interface FixtureLine {
@@ -186,6 +187,11 @@ test("tps figures: Paper's 1 minute TPS, vanilla's achieved rate; unknown answer
   });
   expect(parsePaperTps("Unknown or incomplete command, see below for error")).toBeNull();
   expect(parseTickQuery("Unknown or incomplete command, see below for error")).toBeNull();
+});
+
+test("offline-mode UUIDs are the ones Java's UUID.nameUUIDFromBytes gives a proxy", () => {
+  expect(offlineUuid("Notch")).toBe("b50ad385-829d-3141-a216-7e7d7539ba7f");
+  expect(offlineUuid("Steve")).toBe("5627dd98-e6be-3c21-b8a8-e92344183641");
 });
 
 test("list uuids, -Xmx, tellraw colours and backoff bounds", () => {
