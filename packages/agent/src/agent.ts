@@ -86,7 +86,7 @@ const EMPTY: AgentState = {
 };
 const BATCH_EVENTS = 200;
 /** Lines read with none in a known layout before the agent says it cannot read this server's log (stack trace lines aside). */
-export const UNRECOGNISED_LINES = 50;
+const UNRECOGNISED_LINES = 50;
 /** A join line for a player already online this close to the last one is the same login's other line (login and join message). */
 const SAME_LOGIN_MS = 5000;
 const BATCH_BYTES = 48 * 1024;
