@@ -9,6 +9,8 @@ import { errorText, type Logger } from "./log";
 import {
   isPlayerName,
   isUuid,
+  type LogFact,
+  type ProxyKind,
   parseBanlist,
   parseList,
   parseLogLine,
@@ -19,6 +21,7 @@ import {
   parseXmx,
   tellraw,
 } from "./parse";
+import { lookupUuid, offlineUuid, proxyOnlineMode } from "./profiles";
 import { Rcon } from "./rcon";
 import { DiskQueue, type QueuedEvent, readJson, writeAtomic } from "./store";
 import { LogTail, type TailPosition } from "./tail";
@@ -82,6 +85,10 @@ const EMPTY: AgentState = {
   rankHashes: {},
 };
 const BATCH_EVENTS = 200;
+/** Lines read with none in a known layout before the agent says it cannot read this server's log (stack trace lines aside). */
+const UNRECOGNISED_LINES = 50;
+/** A join line for a player already online this close to the last one is the same login's other line (login and join message). */
+const SAME_LOGIN_MS = 5000;
 const BATCH_BYTES = 48 * 1024;
 const REMEMBERED = 2000;
 
@@ -121,6 +128,14 @@ export class Agent {
   private announcements = new Map<string, { key: string; stop(): void }>();
   private serverPid: number | null;
   private serviceDown = false;
+  /** Until a line in a known layout is read: how many were not, and the first of them. */
+  private layoutKnown = false;
+  private unknownLines = 0;
+  private unknownSample = "";
+  /** Per UUID online: when the session's first line was logged, and (Velocity) its connection. */
+  private joinedAt = new Map<string, number>();
+  private connection = new Map<string, string>();
+  private onlineMode: Partial<Record<ProxyKind, boolean>> = {};
   version: string | null = null;
 
   constructor(
@@ -134,7 +149,15 @@ export class Agent {
     this.statePath = join(config.stateDir, "state.json");
     this.state = { ...EMPTY, ...readJson<AgentState>(this.statePath) };
     this.serverPid = config.serverPid;
-    if (config.serverDir) this.tail = new LogTail(join(config.serverDir, "logs", "latest.log"), this.state.tail);
+    if (config.serverDir) this.tail = new LogTail(this.logFile(), this.state.tail);
+  }
+
+  /** logs/latest.log, as every server and Velocity and Waterfall write; BungeeCord writes proxy.log.0 beside its jar. */
+  private logFile(): string {
+    const dir = this.config.serverDir!;
+    const latest = join(dir, "logs", "latest.log");
+    const bungee = join(dir, "proxy.log.0");
+    return !existsSync(latest) && existsSync(bungee) ? bungee : latest;
   }
 
   async start() {
@@ -214,39 +237,109 @@ export class Agent {
 
   private async readLog(): Promise<QueuedEvent[]> {
     if (!this.tail) return [];
+    if (!this.tail.opened && this.logFile() !== this.tail.path)
+      this.tail = new LogTail(this.logFile(), this.state.tail);
     const events: QueuedEvent[] = [];
-    let listed: Map<string, string> | null = null;
+    const listed: { map?: Map<string, string> | null } = {};
     for (const line of this.tail.poll()) {
       const parsed = parseLogLine(line.text);
-      if (!parsed) continue;
+      if (!this.layoutKnown) this.watchLayout(line.text, parsed !== null);
+      if (!parsed?.fact) continue;
       const { fact, at } = parsed;
+      const id = `log.${line.id}`;
       if (fact.kind === "uuid") this.state.names[fact.name] = fact.uuid;
       else if (fact.kind === "version") {
         this.version = fact.version;
         this.log.info("server_version", { version: fact.version });
-      } else if (fact.kind === "join") {
-        let uuid = this.state.names[fact.name];
-        if (!uuid) {
-          // The "UUID of player" line was before our window (or the server is offline-mode): ask the server.
-          listed ??= await this.onlineUuids();
-          uuid = listed?.get(fact.name);
-        }
-        if (!uuid) {
-          this.log.warn("join_without_uuid", { name: fact.name });
-          continue;
-        }
-        this.state.names[fact.name] = uuid;
-        this.state.online[uuid] = fact.name;
-        events.push({ event_id: `log.${line.id}`, type: "join", uuid, name: fact.name, at: at.toISOString() });
       } else if (fact.kind === "leave") {
-        const uuid =
-          Object.entries(this.state.online).find(([, n]) => n === fact.name)?.[0] ?? this.state.names[fact.name];
-        if (!uuid) continue;
-        delete this.state.online[uuid];
-        events.push({ event_id: `log.${line.id}`, type: "leave", uuid, name: fact.name, at: at.toISOString() });
+        const event = this.left(fact, at, id);
+        if (event) events.push(event);
+      } else if (fact.kind === "server" && this.uuidOnline(fact.name)) {
+        // The protocol has no field for the server a player is on; the hop stays in the agent's log.
+        this.log.debug("player_server", { name: fact.name, server: fact.server });
+      } else {
+        const event = await this.joined(fact, at, id, listed);
+        if (event) events.push(event);
       }
     }
     return events;
+  }
+
+  /** Once: the log is in no layout the agent knows, so joins and leaves will not be seen (heartbeats still arrive). */
+  private watchLayout(text: string, known: boolean) {
+    if (known) {
+      this.layoutKnown = true;
+      return;
+    }
+    // Stack frames and blank lines continue a line of any layout.
+    if (text === "" || text.charCodeAt(0) === 9 || text.charCodeAt(0) === 32) return;
+    if (this.unknownLines++ === 0) this.unknownSample = text.slice(0, 200);
+    if (this.unknownLines !== UNRECOGNISED_LINES) return;
+    this.log.warn("log_format_unrecognised", {
+      file: this.tail?.path,
+      lines: this.unknownLines,
+      sample: this.unknownSample,
+      detail: "no line is in a layout the agent knows: joins and leaves are not collected",
+    });
+  }
+
+  private uuidOnline(name: string): string | undefined {
+    return Object.entries(this.state.online).find(([, n]) => n === name)?.[0];
+  }
+
+  private async joined(
+    fact: Extract<LogFact, { kind: "join" | "server" }>,
+    at: Date,
+    id: string,
+    listed: { map?: Map<string, string> | null },
+  ): Promise<QueuedEvent | null> {
+    const { name, proxy } = fact;
+    const formerly = fact.kind === "join" ? fact.formerly : undefined;
+    // A rename keeps the UUID: the one known under the former name is the player's.
+    let uuid = this.state.names[name] ?? (formerly ? this.state.names[formerly] : undefined);
+    if (!uuid && proxy) uuid = await this.proxyUuid(name, proxy);
+    else if (!uuid) {
+      // The "UUID of player" line was before our window (or the server is offline-mode): ask the server.
+      if (!("map" in listed)) listed.map = await this.onlineUuids();
+      uuid = listed.map?.get(name);
+    }
+    if (!uuid) {
+      this.log.warn("join_without_uuid", { name });
+      return null;
+    }
+    this.state.names[name] = uuid;
+    const since = this.joinedAt.get(uuid);
+    const sameLogin =
+      this.state.online[uuid] !== undefined && since !== undefined && at.getTime() - since <= SAME_LOGIN_MS;
+    this.state.online[uuid] = name;
+    if (fact.kind === "join" && fact.address) this.connection.set(uuid, fact.address);
+    if (sameLogin) return null;
+    this.joinedAt.set(uuid, at.getTime());
+    if (fact.kind === "server") this.log.debug("player_server", { name, server: fact.server });
+    return { event_id: id, type: "join", uuid, name, at: at.toISOString() };
+  }
+
+  private left(fact: Extract<LogFact, { kind: "leave" }>, at: Date, id: string): QueuedEvent | null {
+    // A leave for a player not online is the second line of a leave already sent, or of a join never seen.
+    const uuid = this.uuidOnline(fact.name);
+    if (!uuid) return null;
+    // Velocity: a leave of an older connection of a player connected again (kick-existing-players).
+    const current = this.connection.get(uuid);
+    if (fact.address && current && fact.address !== current) return null;
+    delete this.state.online[uuid];
+    this.joinedAt.delete(uuid);
+    this.connection.delete(uuid);
+    return { event_id: id, type: "leave", uuid, name: fact.name, at: at.toISOString() };
+  }
+
+  /** Offline mode: derived from the name; online mode: asked of the profile API, and remembered (state.names). */
+  private async proxyUuid(name: string, proxy: ProxyKind): Promise<string | undefined> {
+    this.onlineMode[proxy] ??= proxyOnlineMode(this.config.serverDir, proxy);
+    if (!this.onlineMode[proxy]) return offlineUuid(name);
+    if (!this.config.profileUrl) return undefined;
+    const found = await lookupUuid(this.config.profileUrl, name, this.config.requestTimeoutMs);
+    if (found === "unavailable") this.log.warn("profile_lookup_failed", { name, url: this.config.profileUrl });
+    return found === "unavailable" || found === null ? undefined : found;
   }
 
   private async onlineUuids(): Promise<Map<string, string> | null> {
@@ -652,7 +745,7 @@ export class Agent {
       out.push({ name: "rcon", ok: false, detail: `${this.config.rconHost}:${this.config.rconPort}: ${errorText(e)}` });
     }
     if (this.config.serverDir) {
-      const log = join(this.config.serverDir, "logs", "latest.log");
+      const log = this.logFile();
       out.push({ name: "log", ok: existsSync(log), detail: existsSync(log) ? `${log} readable` : `${log} not found` });
     }
     this.rcon.close();

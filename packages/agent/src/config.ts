@@ -22,6 +22,8 @@ export interface AgentConfig {
   backoffMinMs: number;
   backoffMaxMs: number;
   requestTimeoutMs: number;
+  /** Where a UUID is asked for by name, for players a proxy's log names (online mode); null: never asked. */
+  profileUrl: string | null;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -48,6 +50,11 @@ const FIELDS = {
   backoffMinMs: { env: "MCP_AGENT_BACKOFF_MIN_MS", key: "backoff_min_ms", fallback: "1000" },
   backoffMaxMs: { env: "MCP_AGENT_BACKOFF_MAX_MS", key: "backoff_max_ms", fallback: "60000" },
   requestTimeoutMs: { env: "MCP_AGENT_REQUEST_TIMEOUT_MS", key: "request_timeout_ms", fallback: "10000" },
+  profileUrl: {
+    env: "MCP_AGENT_PROFILE_URL",
+    key: "profile_url",
+    fallback: "https://api.mojang.com/users/profiles/minecraft/",
+  },
   logLevel: { env: "MCP_AGENT_LOG_LEVEL", key: "log_level", fallback: "info" },
 } satisfies Record<keyof AgentConfig, Field>;
 
@@ -105,6 +112,19 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
       problems.push(`${url.where} must be an http(s) URL such as https://platform.example.com, got "${url.value}"`);
     }
   }
+  const profile = raw("profileUrl");
+  let profileUrl: string | null = null;
+  if (profile.value && profile.value !== "off") {
+    try {
+      const u = new URL(profile.value);
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
+      profileUrl = profile.value;
+    } catch {
+      problems.push(
+        `${profile.where} must be an http(s) URL the player's name is appended to, or "off", got "${profile.value}"`,
+      );
+    }
+  }
   const token = raw("token");
   if (token.value !== undefined && !TOKEN.test(token.value))
     problems.push(
@@ -151,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
     backoffMinMs: int("backoffMinMs", 10, 600_000),
     backoffMaxMs: int("backoffMaxMs", 10, 3_600_000),
     requestTimeoutMs: int("requestTimeoutMs", 100, 600_000),
+    profileUrl,
     logLevel: level.value as AgentConfig["logLevel"],
   };
   if (config.backoffMaxMs < config.backoffMinMs)

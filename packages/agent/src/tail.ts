@@ -30,9 +30,14 @@ export class LogTail {
   private pos = 0;
 
   constructor(
-    private readonly path: string,
+    readonly path: string,
     private saved: TailPosition | null,
   ) {}
+
+  /** Whether the file has been found yet. */
+  get opened() {
+    return this.fd !== null;
+  }
 
   get position(): TailPosition | null {
     return this.fd !== null && this.head ? { ino: this.ino, head: this.head, offset: this.pos } : this.saved;

@@ -7,6 +7,7 @@ import { agentEvents, playerSessions } from "../../../src/db/schema";
 import { freePort, sharedServer, startTestServer, tempDir } from "../../../test/harness";
 import { api } from "../../../test/helpers";
 import { newServer, type ServerFixture } from "../../../test/servers-fixture";
+import { offlineUuid } from "../src/profiles";
 import { type FakeRcon, startFakeRcon } from "./fake-rcon";
 import { type AgentProcess, serverDir, spawnAgent, trackPlayers, until, vanilla } from "./support";
 
@@ -375,15 +376,203 @@ describe("agent process against the service and a fake RCON server", () => {
   });
 });
 
+describe("server families and proxies", () => {
+  const p2 = (n: number) => String(n).padStart(2, "0");
+  const clock = () => {
+    const d = new Date();
+    return `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  };
+  const months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(" ");
+  /** Forge 1.16.5+ and NeoForge: a dated time and the logger segment. */
+  const forge = (logger: string, message: string, thread = "Server thread") => {
+    const d = new Date();
+    return `[${p2(d.getDate())}${months[d.getMonth()]}${d.getFullYear()} ${clock()}.123] [${thread}/INFO] [${logger}/]: ${message}\n`;
+  };
+  const events = async (s: ServerFixture) =>
+    (await service.services.database.db.select().from(agentEvents).where(eq(agentEvents.serverId, s.serverId))).length;
+  const sessionsOf = async (s: ServerFixture) =>
+    service.services.database.db.select().from(playerSessions).where(eq(playerSessions.serverId, s.serverId));
+
+  test("Forge/NeoForge: joins, leaves and UUIDs in the dated layout; a renamed player keeps the UUID; each login's two lines count once", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    trackPlayers(rcon);
+    const dir = serverDir();
+    const agent = start(agentEnv(service, s, rcon, dir));
+    await started(agent);
+    const steve = crypto.randomUUID();
+    const login = "net.minecraft.server.network.ServerLoginPacketListenerImpl";
+    appendFileSync(log(dir), forge(login, `UUID of player Steve is ${steve}`, "User Authenticator #1"));
+    appendFileSync(
+      log(dir),
+      forge(
+        "net.minecraft.server.players.PlayerList",
+        "Steve[/127.0.0.1:50412] logged in with entity id 7 at (0.5, 64.0, 0.5)",
+      ),
+    );
+    appendFileSync(log(dir), forge("net.minecraft.server.MinecraftServer", "Steve joined the game"));
+    appendFileSync(log(dir), forge("net.minecraft.server.MinecraftServer", "<Alex> Steve left the game"));
+    appendFileSync(
+      log(dir),
+      forge("net.minecraft.server.network.ServerGamePacketListenerImpl", "Steve lost connection: Disconnected"),
+    );
+    appendFileSync(log(dir), forge("net.minecraft.server.MinecraftServer", "Steve left the game"));
+    // The account was renamed between two sessions; the server says so, with no UUID line this time.
+    appendFileSync(
+      log(dir),
+      forge("net.minecraft.server.MinecraftServer", "Alex (formerly known as Steve) joined the game"),
+    );
+
+    const list = await until("the renamed player online", async () => {
+      const p = await players(service, s);
+      return p.players.length === 1 && p.players[0].name === "Alex" && p.players[0].online && p;
+    });
+    expect(list.players[0].uuid).toBe(steve);
+    expect(await events(s)).toBe(3);
+    expect((await sessionsOf(s)).map((x) => x.leftAt !== null).sort()).toEqual([false, true]);
+    expect(agent.lines.some((l) => l.msg === "join_without_uuid")).toBe(false);
+  });
+
+  test("beside Velocity: network-wide sessions with UUIDs from the profile API; hops are not sessions; a refused second login is not a leave", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    trackPlayers(rcon);
+    const accounts: Record<string, string> = { Steve: crypto.randomUUID(), Alex: crypto.randomUUID() };
+    const asked: string[] = [];
+    const profiles = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        const name = decodeURIComponent(new URL(req.url).pathname.split("/").pop()!);
+        asked.push(name);
+        const id = accounts[name];
+        return id ? Response.json({ id: id.replace(/-/g, ""), name }) : new Response(null, { status: 404 });
+      },
+    });
+    try {
+      const dir = serverDir();
+      writeFileSync(join(dir, "velocity.toml"), 'bind = "0.0.0.0:25577"\nonline-mode = true\n');
+      const agent = start(
+        agentEnv(service, s, rcon, dir, {
+          MCP_AGENT_PROFILE_URL: `http://127.0.0.1:${profiles.port}/users/profiles/minecraft/`,
+          MCP_AGENT_LOG_LEVEL: "debug",
+        }),
+      );
+      await started(agent);
+      const velocity = (message: string) =>
+        `[${clock()}] [Netty epoll Worker #3/INFO] [com.velocitypowered.proxy]: ${message}\n`;
+      appendFileSync(log(dir), velocity("[connected player] Steve (/10.0.0.5:50412) has connected"));
+      appendFileSync(log(dir), velocity("[server connection] Steve -> lobby has connected"));
+      appendFileSync(log(dir), velocity("[connected player] Alex (/10.0.0.6:50413) has connected"));
+      appendFileSync(log(dir), velocity("[server connection] Alex -> lobby has connected"));
+      appendFileSync(
+        log(dir),
+        velocity("[connected player] Steve (/10.0.0.5:50412): kicked from server lobby: Server closed"),
+      );
+      appendFileSync(log(dir), velocity("[server connection] Steve -> survival has connected"));
+      appendFileSync(
+        log(dir),
+        velocity(
+          "[connected player] Alex (/10.0.0.9:50999) has disconnected: You are already connected to this proxy!",
+        ),
+      );
+      // kick-existing-players: Alex connects again; the old connection's leave is not the player's.
+      appendFileSync(log(dir), velocity("[connected player] Alex (/10.0.0.8:51000) has connected"));
+      appendFileSync(
+        log(dir),
+        velocity("[connected player] Alex (/10.0.0.6:50413) has disconnected: You logged in from another location"),
+      );
+      appendFileSync(log(dir), velocity("[connected player] Steve (/10.0.0.5:50412) has disconnected"));
+      appendFileSync(log(dir), velocity("[connected player] Ghost (/10.0.0.7:50414) has connected"));
+
+      const list = await until("Steve gone, Alex still on", async () => {
+        const p = await players(service, s);
+        return p.players.length === 2 && p.players.every((x: any) => x.online === (x.name === "Alex")) && p;
+      });
+      expect(Object.fromEntries(list.players.map((p: any) => [p.name, p.uuid]))).toEqual(accounts);
+      expect(await events(s)).toBe(3);
+      expect(agent.lines.filter((l) => l.msg === "player_server").map((l) => `${l.name}>${l.server}`)).toEqual([
+        "Steve>lobby",
+        "Alex>lobby",
+        "Steve>survival",
+      ]);
+      await until("the unknown account reported", () =>
+        agent.lines.some((l) => l.msg === "join_without_uuid" && l.name === "Ghost"),
+      );
+      expect(asked.sort()).toEqual(["Alex", "Ghost", "Steve"]);
+    } finally {
+      profiles.stop(true);
+    }
+  });
+
+  test("beside BungeeCord: proxy.log.0 read, offline-mode UUIDs derived from names, the first server connect is the join and the UpstreamBridge line the leave", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    trackPlayers(rcon);
+    const dir = tempDir("mcp-bungee-");
+    writeFileSync(join(dir, "config.yml"), "listeners:\n- host: 0.0.0.0:25577\nonline_mode: false\nip_forward: true\n");
+    const file = join(dir, "proxy.log.0");
+    writeFileSync(
+      file,
+      `${clock()} [INFO] Enabled BungeeCord version git:BungeeCord-Bootstrap:1.21-R0.1-SNAPSHOT:abc1234:1900\n`,
+    );
+    const agent = start(agentEnv(service, s, rcon, dir, { MCP_AGENT_PROFILE_URL: "off" }));
+    await started(agent);
+    const bungee = (message: string) => `${clock()} [INFO] ${message}\n`;
+    appendFileSync(file, bungee("[/10.0.0.5:50412] <-> InitialHandler has connected"));
+    appendFileSync(file, bungee("[Steve] <-> ServerConnector [lobby] has connected"));
+    appendFileSync(file, bungee("[Steve] <-> ServerConnector [survival] has connected"));
+    appendFileSync(file, bungee("[Steve] <-> DownstreamBridge <-> [lobby] has disconnected"));
+    appendFileSync(file, bungee("[Steve] disconnected with: Kicked whilst connecting to survival: Server closed"));
+    appendFileSync(file, bungee("[Steve] -> UpstreamBridge has disconnected"));
+
+    const list = await until("Steve's session closed", async () => {
+      const p = await players(service, s);
+      return p.players.length === 1 && !p.players[0].online && p;
+    });
+    expect(list.players[0].uuid).toBe(offlineUuid("Steve"));
+    expect(await events(s)).toBe(2);
+    expect((await sessionsOf(s)).map((x) => x.leftAt !== null)).toEqual([true]);
+    expect(agent.lines.some((l) => l.msg === "log_format_unrecognised")).toBe(false);
+  });
+
+  test("a log in no known layout is reported once, not on every line", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    trackPlayers(rcon);
+    const dir = serverDir();
+    const agent = start(agentEnv(service, s, rcon, dir));
+    await started(agent);
+    const lines = Array.from(
+      { length: 130 },
+      (_, i) => `${new Date().toISOString()} player${i} connected\n\tat frame ${i}\n`,
+    );
+    appendFileSync(log(dir), lines.join(""));
+    await until("the warning", () => agent.lines.some((l) => l.msg === "log_format_unrecognised"));
+    appendFileSync(log(dir), lines.join(""));
+    await Bun.sleep(1000);
+    const warnings = agent.lines.filter((l) => l.msg === "log_format_unrecognised");
+    expect(warnings.length).toBe(1);
+    expect(warnings[0].sample).toContain("player0 connected");
+    expect(warnings[0].file).toBe(log(dir));
+  });
+});
+
 describe("agent configuration", () => {
   test("every bad value is named at once and the agent exits 2", async () => {
-    const a = spawnAgent({ MCP_AGENT_URL: "ftp://x", MCP_AGENT_TOKEN: "nope", MCP_AGENT_RCON_PORT: "99999" });
+    const a = spawnAgent({
+      MCP_AGENT_URL: "ftp://x",
+      MCP_AGENT_TOKEN: "nope",
+      MCP_AGENT_RCON_PORT: "99999",
+      MCP_AGENT_PROFILE_URL: "mojang",
+    });
     expect(await a.proc.exited).toBe(2);
     const err = await a.stderr();
     expect(err).toContain("MCP_AGENT_URL must be an http(s) URL");
     expect(err).toContain("MCP_AGENT_TOKEN must be an agent token");
     expect(err).toContain("MCP_AGENT_RCON_PORT must be an integer from 1 to 65535");
     expect(err).toContain("MCP_AGENT_RCON_PASSWORD is required");
+    expect(err).toContain('MCP_AGENT_PROFILE_URL must be an http(s) URL the player\'s name is appended to, or "off"');
     expect(err).not.toContain("nope");
   });
 
