@@ -241,7 +241,9 @@ describe("fuzzing every operation of /openapi.json", () => {
           ? "x-team-id"
           : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers")
             ? "x-server-id"
-            : "";
+            : op.path.startsWith("/dashboard/session")
+              ? "x-mcp-dashboard"
+              : "";
       expect(`${op.key}: ${declared}`).toBe(`${op.key}: ${selector}`);
     }
   });
