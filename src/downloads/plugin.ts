@@ -8,7 +8,7 @@ import type { Logger } from "../lib/log";
 import { buildPackage, DOWNLOADS, type DownloadName, isDownload, type PackageName } from "./catalog";
 
 interface Served {
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   etag: string;
 }
 
@@ -42,7 +42,8 @@ export function downloadsPlugin(opts: { dir: string | null; log: Logger }) {
         }
         const served = new Map<DownloadName, Served>();
         for (const [name, body] of raw) {
-          served.set(name, { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"` });
+          const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
+          served.set(name, { body: new Uint8Array(body), etag });
         }
         return served;
       })();

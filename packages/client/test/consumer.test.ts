@@ -28,7 +28,14 @@ test("a Node project (NodeNext, strict, no Bun types) installs the packed SDK, t
   const tarball = join(work, readdirSync(work).find((f) => f.endsWith(".tgz"))!);
   const files = await run(["tar", "tzf", tarball], work);
   expect(files.split("\n").sort()).toEqual(
-    ["", "package/README.md", "package/dist/index.d.ts", "package/dist/index.js", "package/package.json"].sort(),
+    [
+      "",
+      "package/LICENSE",
+      "package/README.md",
+      "package/dist/index.d.ts",
+      "package/dist/index.js",
+      "package/package.json",
+    ].sort(),
   );
 
   // A copy of the consumer project, with the tarball installed from the file like a registry package.
