@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RunningServer } from "../src/app";
 import { startServer } from "../src/app";
 import { loadConfig } from "../src/config";
 import { downloadsPlugin } from "../src/downloads/plugin";
+import { edgePlugin } from "../src/http/edge";
 import { createLogger } from "../src/lib/log";
 import { freePort, sharedServer, tempDir, testEnv } from "./harness";
 import { api, expectError } from "./helpers";
@@ -188,5 +190,42 @@ describe("where the files come from", () => {
       expect(`${name} ${res.status} ${await res.text()}`).toBe(`${name} 200 ${body}`);
     }
     expect(lines.filter((l) => l.includes("download built"))).toEqual([]);
+  });
+
+  test("where a package cannot be built, the answer is a 503 in the envelope, and the build is not tried again on every request", async () => {
+    const server = await sharedServer();
+    const { services } = server;
+    let builds = 0;
+    const lines: string[] = [];
+    const app = new Elysia()
+      .use(edgePlugin({ edge: services.edge, log: services.log, inflight: { count: 0 }, maxBodyBytes: 1024 }))
+      .use(
+        downloadsPlugin({
+          dir: join(work, "no-such-dir"),
+          log: createLogger("info", {}, { write: (_l, line) => lines.push(line) }),
+          build: async () => {
+            builds++;
+            throw new Error("dts-bundle-generator is not installed");
+          },
+        }),
+      )
+      .listen({ port: 0, hostname: "127.0.0.1" });
+    try {
+      const url = `http://127.0.0.1:${app.server!.port}`;
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${url}/downloads/mc-platform-client.tgz`);
+        const text = await res.text();
+        expect(`${res.status} ${text}`).toStartWith('503 {"error":{"code":"unavailable"');
+        expect(text).toContain("npm run build");
+        expect(text).not.toContain("dts-bundle-generator");
+      }
+      expect(builds).toBe(1);
+      // The cause is in the log for the operator.
+      expect(
+        lines.filter((l) => l.includes("download build failed") && l.includes("dts-bundle-generator")),
+      ).toHaveLength(1);
+    } finally {
+      app.stop(true);
+    }
   });
 });

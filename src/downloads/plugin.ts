@@ -7,6 +7,8 @@ import { AppError } from "../lib/errors";
 import type { Logger } from "../lib/log";
 import { buildPackage, DOWNLOADS, type DownloadName, isDownload, type PackageName } from "./catalog";
 
+const RETRY_BUILD_MS = 60_000;
+
 interface Served {
   body: Uint8Array<ArrayBuffer>;
   etag: string;
@@ -20,8 +22,13 @@ interface Served {
  * instance does not pay for it), and kept in memory. The URLs carry no version, so answers
  * are revalidated every time: an ETag, and a 304 to a client that holds the current bytes.
  */
-export function downloadsPlugin(opts: { dir: string | null; log: Logger }) {
-  const { log } = opts;
+export function downloadsPlugin(opts: {
+  dir: string | null;
+  log: Logger;
+  /** How a package is built when `dir` does not hold its files (tests give a failing one). */
+  build?: typeof buildPackage;
+}) {
+  const { log, build = buildPackage } = opts;
   const loaded = new Map<PackageName, Promise<Map<DownloadName, Served>>>();
 
   const prebuilt = (pkg: PackageName): Map<DownloadName, Uint8Array> | null => {
@@ -37,7 +44,7 @@ export function downloadsPlugin(opts: { dir: string | null; log: Logger }) {
         const started = performance.now();
         let raw = prebuilt(pkg);
         if (!raw) {
-          raw = await buildPackage(pkg);
+          raw = await build(pkg);
           log.info("download built", { package: pkg, duration_ms: Math.round(performance.now() - started) });
         }
         const served = new Map<DownloadName, Served>();
@@ -48,10 +55,11 @@ export function downloadsPlugin(opts: { dir: string | null; log: Logger }) {
         return served;
       })();
       loaded.set(pkg, files);
-      // A failed build is tried again on the next request, not remembered.
+      // A failed build is tried again a minute later: not on every request, which would start a
+      // build process each time where it cannot succeed (no build tools, no dist/).
       files.catch((err) => {
-        loaded.delete(pkg);
         log.error("download build failed", { package: pkg, err });
+        setTimeout(() => loaded.delete(pkg), RETRY_BUILD_MS).unref();
       });
     }
     return files;
