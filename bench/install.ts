@@ -10,8 +10,8 @@
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import postgres from "postgres";
-import { copyRepository, diskUsage, pageBlock, sh, startService } from "../test/install-steps";
+import { copyRepository, diskUsage, pageBlock, productionEnv, sh, startService } from "../test/install-steps";
+import { freshDatabase } from "../test/shared";
 
 const ADMIN = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -41,26 +41,15 @@ async function install(name: string, script: string): Promise<Install> {
 }
 
 async function idleRss(dir: string): Promise<number> {
-  const admin = postgres(ADMIN, { max: 1, onnotice: () => {} });
-  const name = `mcp_bench_install_${Date.now()}`;
-  await admin.unsafe(`create database "${name}"`);
-  const url = new URL(ADMIN);
-  url.pathname = `/${name}`;
+  const db = await freshDatabase(ADMIN, "mcp_bench_install");
   try {
-    const service = await startService(dir, {
-      NODE_ENV: "production",
-      DATABASE_URL: url.toString(),
-      PUBLIC_URL: "https://mc.example.test",
-      DEV_IDP_ENABLED: "true",
-      LOG_LEVEL: "warn",
-    });
+    const service = await startService(dir, productionEnv(db.url, "warn"));
     await Bun.sleep(IDLE_MS);
     const rss = rssMiB(service.pid);
     await service.stop();
     return rss;
   } finally {
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

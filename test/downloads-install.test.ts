@@ -14,6 +14,7 @@ import {
 import { sharedServer, tempDir } from "./harness";
 import { api, uniqueEmail } from "./helpers";
 import { newServer } from "./servers-fixture";
+import { runCommand } from "./shared";
 
 /**
  * The downloads as a server owner and a launcher developer use them: npm installs them from
@@ -54,15 +55,7 @@ const npmEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function run(cmd: string[], cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn(cmd, { cwd, env, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { out, err, code };
-}
+const run = (cmd: string[], cwd: string, env: Record<string, string>) => runCommand(cmd, { cwd, env });
 
 function project(name: string, manifest: Record<string, unknown> = {}) {
   const dir = join(work, name);

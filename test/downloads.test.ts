@@ -10,6 +10,7 @@ import { edgePlugin } from "../src/http/edge";
 import { createLogger } from "../src/lib/log";
 import { freePort, sharedServer, tempDir, testEnv } from "./harness";
 import { api, expectError } from "./helpers";
+import { runCommand } from "./shared";
 
 const ROOT = resolve(import.meta.dir, "..");
 const work = tempDir("mcp-downloads-");
@@ -26,17 +27,6 @@ const text = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
 async function download(server: RunningServer, file: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}/downloads/${file}`, { headers });
   return { res, body: new Uint8Array(await res.arrayBuffer()) };
-}
-
-async function run(cmd: string[], cwd: string) {
-  const proc = Bun.spawn(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${out}\n${err}`);
-  return out;
 }
 
 describe("GET /downloads", () => {
@@ -134,7 +124,11 @@ describe("GET /downloads", () => {
       ["client", "mc-platform-client.tgz"],
     ] as const) {
       // npm runs the package's prepack (its build) first, which prints before the JSON.
-      const out = await run(["npm", "pack", "--dry-run", "--json", "--loglevel=error"], join(ROOT, "packages", pkg));
+      const { code, out, err } = await runCommand(["npm", "pack", "--dry-run", "--json", "--loglevel=error"], {
+        cwd: join(ROOT, "packages", pkg),
+      });
+      // npm writes the prepack banner to stderr: only a failure's is of interest.
+      expect(`${code}${code ? ` ${err}` : ""}`).toBe("0");
       const packed = JSON.parse(out.slice(out.search(/^\[/m)));
       const published = packed[0].files.map((f: { path: string }) => `package/${f.path}`).sort();
       const served = [...(await unpack((await download(server, file)).body)).keys()].sort();

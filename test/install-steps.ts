@@ -5,7 +5,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { freePort } from "./shared";
+import { freePort, runCommand } from "./shared";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const PAGE = "docs/production-install.md";
@@ -50,17 +50,10 @@ export const PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 
 /** Runs a script in bash, stopping at the first failing command; its output, whatever happens. */
 export async function sh(script: string, cwd: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn(["bash", "-c", `set -euo pipefail\n${script}`], {
+  const { code, out, err } = await runCommand(["bash", "-c", `set -euo pipefail\n${script}`], {
     cwd,
     env: { ...process.env, PATH, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   return { code, output: out + err };
 }
 
@@ -69,6 +62,18 @@ export function diskUsage(path: string): number {
   const du = Bun.spawnSync(["du", "-sk", path]);
   return Number(du.stdout.toString().split("\t")[0]) * 1024;
 }
+
+/**
+ * What production requires to start, the page's step 3 with a database of the caller's: no
+ * Microsoft application here, so the development identity provider turned on explicitly.
+ */
+export const productionEnv = (databaseUrl: string, logLevel = "info") => ({
+  NODE_ENV: "production",
+  DATABASE_URL: databaseUrl,
+  PUBLIC_URL: "https://mc.example.test",
+  DEV_IDP_ENABLED: "true",
+  LOG_LEVEL: logLevel,
+});
 
 export interface Started {
   url: string;

@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { tempDir, usingPostgres } from "./harness";
-import { copyRepository, pageBlock, sh, startService } from "./install-steps";
+import { copyRepository, pageBlock, productionEnv, sh, startService } from "./install-steps";
+import { freshDatabase } from "./shared";
 
 /**
  * docs/production-install.md as an operator follows it: its build-and-prune commands, run in a
@@ -42,19 +42,9 @@ test.skipIf(!usingPostgres())(
       "mc-platform-client.tgz",
     ]);
 
-    const admin = postgres(process.env.MCP_ADMIN_DATABASE_URL!, { max: 1, onnotice: () => {} });
-    const name = `mcp_prod_install_${Date.now()}`;
-    await admin.unsafe(`create database "${name}"`);
-    const url = new URL(process.env.MCP_ADMIN_DATABASE_URL!);
-    url.pathname = `/${name}`;
+    const db = await freshDatabase(process.env.MCP_ADMIN_DATABASE_URL!, "mcp_prod_install");
     try {
-      const service = await startService(dir, {
-        NODE_ENV: "production",
-        DATABASE_URL: url.toString(),
-        PUBLIC_URL: "https://mc.example.test",
-        DEV_IDP_ENABLED: "true",
-        LOG_LEVEL: "info",
-      });
+      const service = await startService(dir, productionEnv(db.url));
       try {
         const health = await (await fetch(`${service.url}/health`)).json();
         expect(health).toMatchObject({ status: "ok", database: "ok" });
@@ -82,8 +72,7 @@ test.skipIf(!usingPostgres())(
         expect(await service.stop()).toBe(0);
       }
     } finally {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
+      await db.drop();
     }
   },
   240_000,
