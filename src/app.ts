@@ -3,6 +3,8 @@ import type { Config } from "./config";
 import { dashboardSessionRoutes } from "./auth/browser";
 import { dashboardPlugin } from "./dashboard/plugin";
 import { openDatabase } from "./db/client";
+import { DOWNLOADS_DIR } from "./downloads/catalog";
+import { downloadsPlugin } from "./downloads/plugin";
 import { devIdentityProvider } from "./identity/dev-provider/plugin";
 import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
@@ -53,6 +55,9 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))
+    // A production install serves what its build step made; elsewhere each package is built on
+    // its first request, so a stale dist/ never hides a change to packages/.
+    .use(downloadsPlugin({ dir: config.NODE_ENV === "production" ? DOWNLOADS_DIR : null, log }))
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
   if (services.devIdp) app.use(devIdentityProvider(services.devIdp));

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
-import { freePort } from "../../test/shared";
+import { freePort, freshDatabase } from "../../test/shared";
 
 /**
  * With DATABASE_URL set, a database of the bench's own on that server, dropped afterwards;
@@ -11,18 +10,7 @@ import { freePort } from "../../test/shared";
 export async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = process.env.DATABASE_URL;
   if (!admin) return { url: "", drop: async () => {} };
-  const name = `mcp_bench_${Date.now()}`;
-  const sql = postgres(admin, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`create database "${name}"`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      await sql.unsafe(`drop database if exists "${name}" with (force)`);
-      await sql.end();
-    },
-  };
+  return freshDatabase(admin, "mcp_bench");
 }
 
 /**

@@ -1,14 +1,29 @@
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
+import { AppError } from "../lib/errors";
 import { pageHeaders } from "../lib/page";
 import { renderAsyncApiPage } from "./asyncapi-page";
 import { staticResponse } from "./responses";
 
 const require = createRequire(import.meta.url);
-// The package exports no path to its browser bundle; it sits beside the main entry.
-// Streamed from disk on each request: 4 MiB that an idle instance need not hold.
-const SCALAR_JS = join(dirname(require.resolve("@scalar/api-reference")), "browser/standalone.js");
+
+/**
+ * The reference viewer's browser bundle, from the package (which exports no path to it: it sits
+ * beside the main entry). A production install has it from its build step instead (dist/docs):
+ * the package is a development dependency that brings ~200 MB of its own for this one file.
+ * Streamed from disk on each request: 4 MiB that an idle instance need not hold.
+ */
+export const SCALAR_BUILT = join(import.meta.dir, "../../dist/docs/scalar.js");
+
+export function scalarBundle(): string | null {
+  try {
+    return join(dirname(require.resolve("@scalar/api-reference")), "browser/standalone.js");
+  } catch {
+    return existsSync(SCALAR_BUILT) ? SCALAR_BUILT : null;
+  }
+}
 
 const DOCS_CSP = [
   "default-src 'self'",
@@ -41,6 +56,7 @@ export function docsRoutes(documents: { openapi: () => unknown; asyncapi: () => 
   let asyncapiDoc: Record<string, unknown> | undefined;
   let asyncapiJson: string | undefined;
   let asyncapiPage: string | undefined;
+  let scalarJs: string | undefined;
   const asyncapi = () => (asyncapiDoc ??= documents.asyncapi() as Record<string, unknown>);
   return new Elysia({ name: "docs" })
     .get("/openapi.json", () => {
@@ -56,10 +72,12 @@ export function docsRoutes(documents: { openapi: () => unknown; asyncapi: () => 
       asyncapiPage ??= renderAsyncApiPage(asyncapi());
       return new Response(asyncapiPage, { headers: pageHeaders(DOCS_CSP, { "cache-control": "no-cache" }) });
     })
-    .get("/docs/scalar.js", () =>
-      staticResponse(Bun.file(SCALAR_JS), "text/javascript; charset=utf-8", {
+    .get("/docs/scalar.js", () => {
+      scalarJs ??= scalarBundle() ?? undefined;
+      if (!scalarJs) throw new AppError("unavailable", "The reference viewer is not built: run `npm run build`.");
+      return staticResponse(Bun.file(scalarJs), "text/javascript; charset=utf-8", {
         "cache-control": "public, max-age=86400",
-      }),
-    )
+      });
+    })
     .get("/docs/init.js", () => staticResponse(DOCS_INIT, "text/javascript; charset=utf-8"));
 }

@@ -22,3 +22,14 @@ export function errorResponse(err: unknown, request: Request, log: Logger): Resp
 export function staticResponse(body: BodyInit, type: string, extra: Record<string, string> = {}): Response {
   return new Response(body, { headers: { "content-type": type, "x-content-type-options": "nosniff", ...extra } });
 }
+
+/**
+ * Whether the request's If-None-Match names this entity tag (RFC 9110 13.1.2: weak comparison,
+ * a list of tags, or `*`), so the answer is a 304 with no body.
+ */
+export function notModified(request: Request, etag: string): boolean {
+  const header = request.headers.get("if-none-match");
+  if (!header) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+  return header.trim() === "*" || header.split(",").some((tag) => opaque(tag) === opaque(etag));
+}

@@ -1,7 +1,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server";
 import { Elysia } from "elysia";
 import { requestInfo } from "../http/request";
-import { json } from "../http/responses";
+import { json, notModified } from "../http/responses";
 import { readJsonBody } from "../lib/body";
 import type { Context, Services } from "./context";
 import { invokeProcedure } from "./invoke";
@@ -80,16 +80,7 @@ export function restDoor(router: AnyTRPCRouter, services: Services) {
       });
       // A read that set an ETag answers 304 to a client that already holds that version.
       const etag = ctx.resHeaders.etag;
-      if (
-        route.method === "GET" &&
-        etag &&
-        request.headers
-          .get("if-none-match")
-          ?.split(/\s*,\s*/)
-          .includes(etag)
-      ) {
-        return new Response(null, { status: 304 });
-      }
+      if (route.method === "GET" && etag && notModified(request, etag)) return new Response(null, { status: 304 });
       return json(out ?? null, route.status);
     };
 

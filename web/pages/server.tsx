@@ -558,6 +558,69 @@ function Announcements({ serverId }: { serverId: string }) {
   );
 }
 
+/** The agent's commands for this service and this server: the token is in them while the page holds it. */
+function agentCommands(origin: string, token: string | null) {
+  // Placeholders a shell takes as words (`<x>` would be a redirection): left unchanged, the agent
+  // itself says which setting is wrong.
+  const env = [
+    `MCP_AGENT_URL=${origin}`,
+    `MCP_AGENT_TOKEN=${token ?? "your-agent-token"}`,
+    "MCP_AGENT_RCON_PASSWORD=your-rcon-password",
+    "MCP_AGENT_SERVER_DIR=/path/to/server",
+  ];
+  // One variable a line: on a phone a long line wrapped in the middle of a name.
+  const run = `${env.join(" \\\n")} \\\nnpx --yes ${origin}/downloads/mc-platform-agent.tgz`;
+  const service = [
+    "[Unit]",
+    "Description=mc-platform agent",
+    "After=network-online.target",
+    "Wants=network-online.target",
+    "",
+    "[Service]",
+    "# The user the Minecraft server runs as: it reads the logs and keeps its state beside them.",
+    "User=minecraft",
+    "EnvironmentFile=/etc/mc-platform-agent.env",
+    "ExecStart=/usr/bin/env node /usr/local/lib/mc-platform-agent.mjs",
+    "Restart=always",
+    "RestartSec=5",
+    "",
+    "[Install]",
+    "WantedBy=multi-user.target",
+  ];
+  const systemd = [
+    `sudo curl -fsSLo /usr/local/lib/mc-platform-agent.mjs ${origin}/downloads/mc-platform-agent.mjs`,
+    "sudo install -m 600 /dev/null /etc/mc-platform-agent.env",
+    "sudo tee /etc/mc-platform-agent.env >/dev/null <<'EOF'",
+    ...env,
+    "EOF",
+    "sudo tee /etc/systemd/system/mc-platform-agent.service >/dev/null <<'EOF'",
+    ...service,
+    "EOF",
+    "sudo systemctl daemon-reload && sudo systemctl enable --now mc-platform-agent",
+  ].join("\n");
+  return { run, systemd };
+}
+
+function CopyBlock({ label, text, testId }: { label: string; text: string; testId: string }) {
+  const toast = useToast();
+  const copy = () => {
+    const failed = () => toast("Copy failed: select the text and copy it", "error");
+    // The clipboard API exists only on https and localhost pages.
+    if (!navigator.clipboard) return failed();
+    navigator.clipboard.writeText(text).then(() => toast("Copied"), failed);
+  };
+  return (
+    <>
+      <pre className="cmd" data-testid={testId}>
+        {text}
+      </pre>
+      <button type="button" onClick={copy}>
+        Copy {label.toLowerCase()}
+      </button>
+    </>
+  );
+}
+
 function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
   const { canWrite } = useCurrent();
   const toast = useToast();
@@ -572,24 +635,34 @@ function Agent({ serverId, prefix }: { serverId: string; prefix: string }) {
       onError: (e) => toast(errorMessage(e), "error"),
     }),
   );
-  const url = location.origin;
+  const { run, systemd } = agentCommands(location.origin, shown);
   return (
     <section className="card" aria-labelledby="agent-h">
       <h2 id="agent-h">Agent</h2>
       <p className="muted">
-        The agent runs beside the Minecraft server and pushes heartbeats, joins, leaves and bans. Current token:{" "}
+        The agent runs beside the Minecraft server and pushes heartbeats, joins, leaves and bans. It needs Node.js 18 or
+        later, and RCON on (<code>enable-rcon=true</code> in <code>server.properties</code>). Current token:{" "}
         <code>{prefix}…</code>
       </p>
       {shown && <ShownOnce label="Agent token" value={shown} onDone={() => setShown(null)} />}
-      <p>Install and run it next to the server:</p>
-      <pre className="cmd">
-        {/* One variable a line: on a phone a long line wrapped in the middle of a name. */}
-        {`MCP_AGENT_URL=${url} \\\n` +
-          `MCP_AGENT_TOKEN=${shown ?? "<agent token>"} \\\n` +
-          "MCP_AGENT_RCON_PASSWORD=<rcon password> \\\n" +
-          "MCP_AGENT_SERVER_DIR=/path/to/server \\\n" +
-          "bunx @mc-platform/agent"}
-      </pre>
+      <p>
+        Run it next to the server, with <code>your-rcon-password</code> replaced by <code>rcon.password</code> from{" "}
+        <code>server.properties</code> and <code>/path/to/server</code> by the server's folder (the one holding{" "}
+        <code>logs/</code>):
+      </p>
+      <CopyBlock label="Command" text={run} testId="agent-command" />
+      <p className="muted">
+        {shown
+          ? "The command holds this server's token: keep it private. "
+          : "The token was shown once, when the server was added. Lost it? Rotate it below and the new one appears in the commands (the running agent stops until it has it). "}
+        Add <code>--check</code> to test the settings, the service, RCON and the log, then exit. Without npm: download{" "}
+        <a href="/downloads/mc-platform-agent.mjs">mc-platform-agent.mjs</a> and run{" "}
+        <code>node mc-platform-agent.mjs</code> with the same variables.
+      </p>
+      <details>
+        <summary>Keep it running with systemd</summary>
+        <CopyBlock label="Setup" text={systemd} testId="agent-systemd" />
+      </details>
       {canWrite && (
         <ConfirmButton
           label="Rotate agent token"

@@ -1,4 +1,4 @@
-#!/usr/bin/env bun
+#!/usr/bin/env node
 import { Agent } from "./agent";
 import { ConfigError, loadConfig } from "./config";
 import { createLogger } from "./log";

@@ -37,8 +37,13 @@ export interface AgentProcess {
   stderr: () => Promise<string>;
 }
 
-export function spawnAgent(env: Record<string, string>, args: string[] = []): AgentProcess {
-  const proc = Bun.spawn([process.execPath, CLI, ...args], {
+/** The agent from source under Bun, or `command` (an installed bin, a bundle under Node). */
+export function spawnAgent(
+  env: Record<string, string>,
+  args: string[] = [],
+  command: string[] = [process.execPath, CLI],
+): AgentProcess {
+  const proc = Bun.spawn([...command, ...args], {
     env: { PATH: process.env.PATH ?? "", MCP_AGENT_LOG_LEVEL: "debug", ...env },
     stdout: "pipe",
     stderr: "pipe",

@@ -1,7 +1,8 @@
 /**
  * Builds what `npm pack` ships: dist/index.js (ESM for Node, dependencies left as imports) and
  * dist/index.d.ts, one declaration file with everything of ours inlined, so a consumer needs
- * neither the server's source nor Bun's types, whatever its moduleResolution.
+ * neither the server's source nor Bun's types, whatever its moduleResolution. The service's
+ * /downloads builds it into a directory of its own, given as the argument.
  */
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
@@ -12,11 +13,12 @@ const DIR = resolve(import.meta.dir, "..");
 const DIST = resolve(DIR, "dist");
 const external = Object.keys(pkg.dependencies);
 
-export async function build(): Promise<void> {
-  rmSync(DIST, { recursive: true, force: true });
+/** Builds into `outDir` (the package's dist/ by default). */
+export async function build(outDir = DIST): Promise<void> {
+  rmSync(outDir, { recursive: true, force: true });
   const js = await Bun.build({
     entrypoints: [resolve(DIR, "src/index.ts")],
-    outdir: DIST,
+    outdir: outDir,
     target: "node",
     format: "esm",
     external,
@@ -33,11 +35,12 @@ export async function build(): Promise<void> {
   const strays = imported.filter((m) => !external.some((dep) => m === dep || m.startsWith(`${dep}/`)));
   if (strays.length > 0 || /reference types=|bun-types|"bun"/.test(dts!))
     throw new Error(`dist/index.d.ts refers to something a consumer does not have: ${strays.join(", ")}`);
-  await Bun.write(resolve(DIST, "index.d.ts"), dts!);
+  await Bun.write(resolve(outDir, "index.d.ts"), dts!);
 }
 
 if (import.meta.main) {
   const started = performance.now();
-  await build();
-  console.log(`built dist/index.js and dist/index.d.ts in ${Math.round(performance.now() - started)} ms`);
+  const outDir = process.argv[2] ? resolve(process.argv[2]) : DIST;
+  await build(outDir);
+  console.log(`built ${outDir}/index.js and index.d.ts in ${Math.round(performance.now() - started)} ms`);
 }

@@ -3,6 +3,7 @@ import { cpSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { api } from "../../../test/helpers";
 import { sharedServer, tempDir } from "../../../test/harness";
+import { runCommand } from "../../../test/shared";
 import { decide, newClient, signIn } from "../../../test/ms-auth-helpers";
 import { build } from "../scripts/build";
 
@@ -11,12 +12,7 @@ const work = tempDir("mcp-sdk-consumer-");
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 async function run(cmd: string[], cwd: string) {
-  const proc = Bun.spawn(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const { code, out, err } = await runCommand(cmd, { cwd, env: { ...process.env, NO_COLOR: "1" } });
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${out}\n${err}`);
   return out;
 }
@@ -28,7 +24,14 @@ test("a Node project (NodeNext, strict, no Bun types) installs the packed SDK, t
   const tarball = join(work, readdirSync(work).find((f) => f.endsWith(".tgz"))!);
   const files = await run(["tar", "tzf", tarball], work);
   expect(files.split("\n").sort()).toEqual(
-    ["", "package/README.md", "package/dist/index.d.ts", "package/dist/index.js", "package/package.json"].sort(),
+    [
+      "",
+      "package/LICENSE",
+      "package/README.md",
+      "package/dist/index.d.ts",
+      "package/dist/index.js",
+      "package/package.json",
+    ].sort(),
   );
 
   // A copy of the consumer project, with the tarball installed from the file like a registry package.
