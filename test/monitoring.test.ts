@@ -8,7 +8,7 @@ import { MonitoringService } from "../src/monitoring/service";
 import { sha256 } from "../src/lib/secrets";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
-import { devIdp, sharedServer, startTestServer } from "./harness";
+import { devIdp, productionEnv, sharedServer, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser } from "./helpers";
 import { newServer } from "./servers-fixture";
 
@@ -684,11 +684,12 @@ describe("outbound address guard", () => {
     );
   });
 
-  describe("on a server without OUTBOUND_ALLOW_PRIVATE", () => {
+  describe("on a production server (NODE_ENV=production, OUTBOUND_ALLOW_PRIVATE unset)", () => {
     let guarded: RunningServer;
     beforeAll(async () => {
       const idp = await devIdp();
-      guarded = await startTestServer({ DEV_IDP_URL: idp.url, OUTBOUND_ALLOW_PRIVATE: "false" });
+      guarded = await startTestServer(productionEnv({ DEV_IDP_URL: idp.url }));
+      expect(guarded.services.config.OUTBOUND_ALLOW_PRIVATE).toBe(false);
     });
 
     test("registering or moving a server to a literal private or special address is a 400 naming host, and nothing is written", async () => {
@@ -746,7 +747,8 @@ describe("outbound address guard", () => {
     });
   });
 
-  test("with OUTBOUND_ALLOW_PRIVATE, loopback names and numeric forms are pinged", async () => {
+  test("outside production (OUTBOUND_ALLOW_PRIVATE unset), loopback names and numeric forms are pinged", async () => {
+    expect(server.services.config.OUTBOUND_ALLOW_PRIVATE).toBe(true);
     const mc = await responder({ players: 3 });
     const byName = await newServer(server, { host: "localhost", port: mc.port });
     expect(await server.services.monitoring.checkNow(byName.serverId)).toMatchObject({

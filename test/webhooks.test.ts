@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import type { RunningServer } from "../src/app";
 import { startStatusResponder } from "../scripts/demo-mc-server";
 import { sendOnce } from "../src/webhooks/send";
-import { devIdp, startTestServer } from "./harness";
+import { devIdp, productionEnv, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser } from "./helpers";
 import { decide, fullLogin, newClient, signIn, start } from "./ms-auth-helpers";
 import { newServer } from "./servers-fixture";
@@ -81,7 +81,8 @@ describe("webhook endpoints", () => {
   });
 
   test("URLs that could reach inside the network are refused with 400 at creation; metadata even when private targets are allowed", async () => {
-    const strict = await startTestServer({ OUTBOUND_ALLOW_PRIVATE: "false" });
+    const strict = await startTestServer(productionEnv());
+    expect(strict.services.config.WEBHOOK_ALLOW_PRIVATE).toBe(false);
     const { owner, teamId } = await ownerAndTeam(strict);
     for (const url of [
       "http://127.0.0.1:8080/x",

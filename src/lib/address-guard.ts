@@ -85,7 +85,7 @@ function judge(address: string, policy: OutboundPolicy): string | null {
   if (PRIVATE_RANGES.has(range)) {
     return policy.allowPrivate
       ? null
-      : `${normal} is a ${range} address (private targets are refused unless OUTBOUND_ALLOW_PRIVATE is set)`;
+      : `${normal} is a ${range} address (private targets are refused in production unless OUTBOUND_ALLOW_PRIVATE=true)`;
   }
   return `${normal} is a ${range} address`;
 }
