@@ -182,6 +182,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       players_max: r.playersMax,
       version: r.version,
       motd: r.motd,
+      down_reason: r.reason,
       changed,
     };
     if (changed) realtime.publish(serverId, "status", data);

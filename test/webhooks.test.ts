@@ -356,7 +356,12 @@ describe("events from the domains", () => {
     await check();
     await check();
     const down = await eventOf(r, "server.down");
-    expect(down.data).toMatchObject({ server_id: f.serverId, server_name: "Survival", failed_pings: 3 });
+    expect(down.data).toMatchObject({
+      server_id: f.serverId,
+      server_name: "Survival",
+      failed_pings: 3,
+      reason: "connection_refused",
+    });
     await check();
     await srv.services.webhooks.flush();
     await srv.services.webhookWorker.drain();
@@ -485,6 +490,12 @@ describe("the OpenAPI document", () => {
     ]);
     const body = down.requestBody.content["application/json"].schema;
     expect(body.properties.type.const).toBe("server.down");
-    expect(Object.keys(body.properties.data.properties)).toEqual(["server_id", "server_name", "failed_pings", "error"]);
+    expect(Object.keys(body.properties.data.properties)).toEqual([
+      "server_id",
+      "server_name",
+      "failed_pings",
+      "error",
+      "reason",
+    ]);
   });
 });
