@@ -33,7 +33,7 @@ export interface Delivery {
 
 export function startWebhookReceiver(opts: ReceiverOptions = {}) {
   const print = opts.print ?? ((line: string) => console.log(line));
-  const verifier = opts.secret ? new Webhook(opts.secret) : null;
+  let verifier = opts.secret ? new Webhook(opts.secret) : null;
   const deliveries: Delivery[] = [];
   const server = Bun.serve({
     port: opts.port ?? 9000,
@@ -83,6 +83,10 @@ export function startWebhookReceiver(opts: ReceiverOptions = {}) {
     url: `http://${server.hostname}:${server.port}/`,
     port: server.port!,
     deliveries,
+    /** Checks signatures from now on with this secret (known once the endpoint is created with this receiver's URL). */
+    verifyWith(secret: string) {
+      verifier = new Webhook(secret);
+    },
     stop: () => server.stop(true),
   };
 }

@@ -409,8 +409,13 @@ describe("backfilled heartbeats (a past `at`)", () => {
       headers: { "x-server-id": f.serverId },
     });
     // Players reach the uptime buckets; up and down are the pinger's alone.
-    expect(pointAt(uptime.body.buckets.map((b: any) => ({ ...b, ts: b.start })), now - 10 * DAY, 6 * 3600_000))
-      .toMatchObject({ players_avg: 5, up: 0, down: 0 });
+    expect(
+      pointAt(
+        uptime.body.buckets.map((b: any) => ({ ...b, ts: b.start })),
+        now - 10 * DAY,
+        6 * 3600_000,
+      ),
+    ).toMatchObject({ players_avg: 5, up: 0, down: 0 });
     expect(uptime.body.samples).toBe(0);
 
     // Older than the one-minute tier keeps: the hourly tier only.
@@ -437,7 +442,11 @@ describe("backfilled heartbeats (a past `at`)", () => {
     expect(tooOld.body.error.details.issues[0]).toMatchObject({ path: "at" });
     expect(tooOld.body.error.details.issues[0].message).toContain("90 days");
     for (const at of ["yesterday", "2026-11-25", "2026-11-25T10:00:00"]) {
-      expectError(await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", { at, tps: 20 }), 400, "validation_failed");
+      expectError(
+        await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", { at, tps: 20 }),
+        400,
+        "validation_failed",
+      );
     }
     await flush();
     expect(await hourRows(f.serverId)).toEqual([]);
