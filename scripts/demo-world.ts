@@ -40,6 +40,8 @@ export interface ServerSpec {
   /** MSPT with nobody online, and what each player adds. */
   msptBase: number;
   msptPerPlayer: number;
+  /** Casual players online at the busiest hour, besides the regulars. */
+  visitors: number;
 }
 
 export const NETWORK = "Blockworks";
@@ -54,6 +56,7 @@ export const SERVERS: ServerSpec[] = [
     memoryMaxMb: 3072,
     msptBase: 4,
     msptPerPlayer: 0.35,
+    visitors: 9,
   },
   {
     key: "survival",
@@ -65,6 +68,7 @@ export const SERVERS: ServerSpec[] = [
     memoryMaxMb: 8192,
     msptBase: 11,
     msptPerPlayer: 1.6,
+    visitors: 20,
   },
   {
     key: "bedwars",
@@ -76,6 +80,7 @@ export const SERVERS: ServerSpec[] = [
     memoryMaxMb: 6144,
     msptBase: 8,
     msptPerPlayer: 1.9,
+    visitors: 15,
   },
   {
     key: "creative",
@@ -86,6 +91,7 @@ export const SERVERS: ServerSpec[] = [
     memoryMaxMb: 4096,
     msptBase: 6,
     msptPerPlayer: 0.9,
+    visitors: 6,
   },
 ];
 
@@ -146,15 +152,14 @@ export function makePlayers(rng: Random, count: number): Player[] {
 }
 
 /**
- * How busy the servers are at a moment, 0..1: a daily curve peaking at 20:00 UTC and lowest in
- * the morning, a third more from Friday to Sunday.
+ * How busy the servers are at a moment, 0..1: a daily curve peaking at 20:00 UTC and at about a
+ * third of that in the morning, a third more from Friday to Sunday than on weekdays.
  */
 export function activity(at: number): number {
   const d = new Date(at);
   const hour = d.getUTCHours() + d.getUTCMinutes() / 60;
-  const daily = 0.55 + 0.45 * Math.cos((2 * Math.PI * (hour - 20)) / 24);
-  const weekend = [0, 5, 6].includes(d.getUTCDay()) ? 1.35 : 1;
-  return Math.min(1, daily * weekend * 0.8);
+  const daily = 0.65 + 0.35 * Math.cos((2 * Math.PI * (hour - 20)) / 24);
+  return daily * ([0, 5, 6].includes(d.getUTCDay()) ? 1 : 0.75);
 }
 
 export interface Session {
@@ -163,6 +168,8 @@ export interface Session {
   start: number;
   /** When they leave; null while they are still online at `now`. */
   end: number | null;
+  /** When they mean to leave: `end`, or for an open session a time after `now`. */
+  planned: number;
 }
 
 /** An outage in the past: no readings and nobody online from `start` to `end`. */
@@ -200,7 +207,7 @@ export function makeHistory(
     const cut = outages.find((o) => o.server === server && start < o.end && end > o.start);
     if (cut && start >= cut.start) return;
     const stop = cut ? cut.start : end;
-    sessions.push({ server, player, start, end: stop > now ? null : stop });
+    sessions.push({ server, player, start, end: stop > now ? null : stop, planned: stop });
   };
   for (let day = from - (from % DAY); day < now; day += DAY) {
     const weekend = [0, 5, 6].includes(new Date(day).getUTCDay()) ? 1.4 : 1;
@@ -224,15 +231,57 @@ export function makeHistory(
       }
     }
   }
-  // A player has one session at a time on a server: a later one that overlaps is dropped.
+  return oneAtATime(sessions);
+}
+
+/** A player is on one server of a network (or the standalone) at a time: a later overlapping session is dropped. */
+function oneAtATime(sessions: Session[]) {
   sessions.sort((a, b) => a.start - b.start);
   const busyUntil = new Map<string, number>();
+  const group = (server: string) => SERVERS.find((s) => s.key === server)?.network_name ?? server;
   return sessions.filter((s) => {
-    const key = `${s.server}|${s.player.uuid}`;
+    const key = `${group(s.server)}|${s.player.uuid}`;
     if ((busyUntil.get(key) ?? 0) > s.start) return false;
-    busyUntil.set(key, s.end ?? Number.POSITIVE_INFINITY);
+    busyUntil.set(key, s.planned);
     return true;
   });
+}
+
+/** How long a casual visit lasts, on average. */
+const CASUAL_MINUTES = 45;
+
+/**
+ * The casual players of the last `hours` (and the visits still going on then): they arrive so that
+ * about `visitors` x activity are online, and stay 15 to 75 minutes. Regulars alone make a quiet
+ * server; these make it look like one with a few hundred players, at the cost of a few hundred
+ * events instead of tens of thousands. Older history counts them in the readings only
+ * (`playersAt`).
+ */
+export function makeCasuals(
+  rng: Random,
+  now: number,
+  hours: number,
+  network: Player[],
+  standalone: Player[],
+  taken: Session[],
+) {
+  const sessions: Session[] = [];
+  for (const spec of SERVERS) {
+    const pool = spec.kind === "single" ? standalone : network;
+    for (let t = now - hours * HOUR - 75 * MIN; t < now; t += MIN) {
+      if (!rng.chance((spec.visitors * activity(t)) / CASUAL_MINUTES)) continue;
+      const planned = t + rng.between(15, 75) * MIN;
+      sessions.push({
+        server: spec.key,
+        player: rng.pick(pool),
+        start: t,
+        end: planned > now ? null : planned,
+        planned,
+      });
+    }
+  }
+  const all = oneAtATime([...taken, ...sessions]);
+  return sessions.filter((s) => all.includes(s));
 }
 
 export interface Reading {
@@ -263,7 +312,24 @@ export function reading(rng: Random, spec: ServerSpec, players: number, at: numb
   };
 }
 
-/** Players online on `server` at `at`. */
+/**
+ * Players online on a server at `at`, for a reading: counted from the sessions since `exactFrom`
+ * (regulars and casuals, every one of them joined by an event); before it, the regulars' sessions
+ * and the casuals the curve expects there, give or take a fifth.
+ */
+export function playersAt(
+  rng: Random,
+  spec: ServerSpec,
+  world: { regulars: Session[]; casuals: Session[] },
+  at: number,
+  exactFrom: number,
+) {
+  const regulars = onlineAt(world.regulars, spec.key, at);
+  if (at >= exactFrom) return regulars + onlineAt(world.casuals, spec.key, at);
+  return regulars + Math.max(0, Math.round(spec.visitors * activity(at) * rng.between(0.8, 1.2)));
+}
+
+/** Players with a session on `server` at `at`. */
 export function onlineAt(sessions: Session[], server: string, at: number) {
   let n = 0;
   for (const s of sessions) if (s.server === server && s.start <= at && (s.end === null || s.end > at)) n++;
@@ -271,10 +337,10 @@ export function onlineAt(sessions: Session[], server: string, at: number) {
 }
 
 /**
- * The times the agent's backfilled readings are for: every minute of the last hour, every 15
- * minutes of the last day, every two hours of the last week, every six hours before: a reading in
- * each bucket of the 1h and 30d charts, and one every few of the 24h and 7d charts' (their lines
- * join the gaps), at a fraction of a real agent's one a minute.
+ * The times the agent's backfilled readings are for: every two minutes of the last hour, every
+ * 20 minutes of the last day, every three hours of the last week, every six hours before: a
+ * reading in every bucket of the 30d chart and in one of every two to four of the others' (their
+ * lines join the gaps), a fiftieth of a real agent's one a minute.
  */
 export function readingTimes(now: number, days: number): number[] {
   const out: number[] = [];
@@ -282,8 +348,8 @@ export function readingTimes(now: number, days: number): number[] {
     for (let t = from - (from % every) + every; t < to; t += every) out.push(t);
   };
   step(now - days * DAY, now - 7 * DAY, 6 * HOUR);
-  step(now - 7 * DAY, now - DAY, 2 * HOUR);
-  step(now - DAY, now - HOUR, 15 * MIN);
-  step(now - HOUR, now - MIN, MIN);
+  step(now - 7 * DAY, now - DAY, 3 * HOUR);
+  step(now - DAY, now - HOUR, 20 * MIN);
+  step(now - HOUR, now - MIN, 2 * MIN);
   return out;
 }

@@ -19,13 +19,14 @@ import { offlineUuid } from "../src/identity/protocol";
 import { type Responder, startStatusResponder } from "./demo-mc-server";
 import {
   activity,
+  makeCasuals,
   makeHistory,
   makePlayers,
-  onlineAt,
   type Outage,
   type Player,
   type Random,
   random,
+  playersAt,
   reading,
   readingTimes,
   SERVERS,
@@ -45,6 +46,8 @@ const DAY = 24 * HOUR;
 const BATCH = 300;
 /** Backfilled readings in flight at once per agent. */
 const IN_FLIGHT = 6;
+/** The last hours in which every player online is a named one with a session (scripts/demo-world.ts, makeCasuals). */
+const CASUAL_HOURS = 3;
 
 export class DemoError extends Error {}
 
@@ -76,6 +79,8 @@ async function call<T = any>(
 /** A server's simulated agent: the plugin's side of docs/agent-protocol.md. */
 class Agent {
   readonly online = new Map<string, string>();
+  /** When each player online means to leave. */
+  readonly leaving = new Map<string, number>();
   private seq = 0;
   private etag: string | undefined;
   /** Bans the dashboard issued that this agent has applied. */
@@ -88,7 +93,7 @@ class Agent {
     readonly serverId: string,
     readonly token: string,
     public responder: Responder,
-    private readonly rng: Random,
+    readonly rng: Random,
     private readonly say: (line: string) => void,
   ) {}
 
@@ -103,7 +108,11 @@ class Agent {
     }
   }
 
-  heartbeat(at?: number, players = this.online.size) {
+  get playersOnline() {
+    return this.online.size;
+  }
+
+  heartbeat(at?: number, players = this.playersOnline) {
     const r = reading(this.rng, this.spec, players, at ?? Date.now());
     return call(this.base, "POST", "/agent/heartbeat", {
       token: this.token,
@@ -113,13 +122,14 @@ class Agent {
 
   /** What the next ping reports: the count and up to 12 names, as vanilla does. */
   showOnline() {
-    this.responder.players = this.online.size;
+    this.responder.players = this.playersOnline;
     this.responder.sample = [...this.online].slice(0, 12).map(([id, name]) => ({ id, name }));
   }
 
-  async join(p: Player) {
+  async join(p: Player, leaveAt: number) {
     if (!this.running || this.online.has(p.uuid)) return;
     this.online.set(p.uuid, p.name);
+    this.leaving.set(p.uuid, leaveAt);
     this.showOnline();
     await this.send([{ type: "join", uuid: p.uuid, name: p.name }]);
     this.say(`${this.spec.name}: ${p.name} joined`);
@@ -129,6 +139,7 @@ class Agent {
     const name = this.online.get(uuid);
     if (!this.running || name === undefined) return;
     this.online.delete(uuid);
+    this.leaving.delete(uuid);
     this.showOnline();
     await this.send([{ type: "leave", uuid, name }]);
     this.say(`${this.spec.name}: ${name} left`);
@@ -176,6 +187,7 @@ class Agent {
       at: new Date(crashedAt).toISOString(),
     }));
     this.online.clear();
+    this.leaving.clear();
     this.showOnline();
     if (gone.length > 0) await this.send(gone);
     await this.heartbeat();
@@ -201,6 +213,8 @@ export interface DemoOptions {
   seed?: number;
   /** Keep the network living after the backfill: joins, leaves, heartbeats, a crash now and then (true). */
   live?: boolean;
+  /** With `live`: the anticheat ban a minute in and the BedWars crashes (true). */
+  incidents?: boolean;
   /** Progress and, with `verbose`, every simulated happening. */
   print?: (line: string) => void;
   verbose?: boolean;
@@ -240,8 +254,11 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
 
   try {
     // --- Accounts, team, members, API key -------------------------------------------------------
-    await call(base, "POST", "/auth/signup", { body: { email: DEMO_EMAIL, password: DEMO_PASSWORD } });
-    await call(base, "POST", "/auth/signup", { body: { email: DEMO_VIEWER_EMAIL, password: DEMO_PASSWORD } });
+    await Promise.all(
+      [DEMO_EMAIL, DEMO_VIEWER_EMAIL].map((email) =>
+        call(base, "POST", "/auth/signup", { body: { email, password: DEMO_PASSWORD } }),
+      ),
+    );
     const { access_token: token } = (
       await call(base, "POST", "/auth/login", { body: { email: DEMO_EMAIL, password: DEMO_PASSWORD } })
     ).body;
@@ -309,13 +326,20 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
     await community(base, token, agents);
 
     // --- Thirty days of history -----------------------------------------------------------------------
-    const network = makePlayers(rng, 28);
-    const standalone = makePlayers(random((opts.seed ?? 20261125) + 1), 12).filter(
+    const network = makePlayers(rng, 24);
+    const standalone = makePlayers(random((opts.seed ?? 20261125) + 1), 10).filter(
       (p) => !network.some((n) => n.name === p.name),
     );
     const outageStart = now - 4 * DAY - ((now - 4 * DAY) % DAY) + 21 * HOUR + 10 * MIN;
     const outages: Outage[] = days > 4 ? [{ server: "bedwars", start: outageStart, end: outageStart + 25 * MIN }] : [];
-    const sessions = makeHistory(rng, now, days, network, standalone, outages);
+    const regulars = makeHistory(rng, now, days, network, standalone, outages);
+    const known = new Set([...network, ...standalone].map((p) => p.name));
+    const fresh = (players: Player[]) => players.filter((p) => !known.has(p.name));
+    const networkCasuals = fresh(makePlayers(random((opts.seed ?? 20261125) + 2), 120));
+    const standaloneCasuals = fresh(makePlayers(random((opts.seed ?? 20261125) + 3), 40));
+    const exactFrom = now - CASUAL_HOURS * HOUR;
+    const casuals = makeCasuals(rng, now, CASUAL_HOURS, networkCasuals, standaloneCasuals, regulars);
+    const sessions = [...regulars, ...casuals];
     const bans = pastBans(now, days);
     await Promise.all(
       [...agents.values()].map(async (a) => {
@@ -325,7 +349,7 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
             (t) => !outages.some((o) => o.server === a.spec.key && t >= o.start && t < o.end),
           ),
           IN_FLIGHT,
-          (t) => a.heartbeat(t, onlineAt(sessions, a.spec.key, t)),
+          (t) => a.heartbeat(t, playersAt(rng, a.spec, { regulars, casuals }, t, exactFrom)),
         );
       }),
     );
@@ -342,7 +366,16 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
     }
     print(`${sessions.length} sessions and ${days} days of readings sent by ${agents.size} agents`);
 
-    if (opts.live ?? true) live(agents, network, standalone, rng, timers, say);
+    if (opts.live ?? true)
+      live(
+        agents,
+        [...network, ...networkCasuals],
+        [...standalone, ...standaloneCasuals],
+        rng,
+        timers,
+        say,
+        opts.incidents ?? true,
+      );
 
     return {
       email: DEMO_EMAIL,
@@ -600,7 +633,11 @@ async function backfillEvents(a: Agent, sessions: Session[], bans: PastBan[]) {
   }
   timeline.sort((x, y) => x.at - y.at);
   await a.send(timeline.map((t) => ({ ...t.event, at: new Date(t.at).toISOString() })));
-  for (const s of mine) if (s.end === null) a.online.set(s.player.uuid, s.player.name);
+  for (const s of mine) {
+    if (s.end !== null) continue;
+    a.online.set(s.player.uuid, s.player.name);
+    a.leaving.set(s.player.uuid, s.planned);
+  }
   a.showOnline();
 }
 
@@ -617,6 +654,7 @@ function live(
   rng: Random,
   timers: ReturnType<typeof setInterval>[],
   say: (line: string) => void,
+  incidents: boolean,
 ) {
   const safely = (what: string, work: () => Promise<unknown>) =>
     work().catch((err) => say(`demo: ${what} failed: ${err instanceof Error ? err.message : err}`));
@@ -628,21 +666,24 @@ function live(
     Promise.all([...agents.values()].filter((a) => a.running).map((a) => a.heartbeat())),
   );
   every(30_000, "config polls", () => Promise.all([...agents.values()].map((a) => a.pollConfig())));
-  // Each second a few players may come or go; how many want to be online follows the daily curve.
+  // Each second: players whose time is up leave, and new ones arrive at the rate that keeps about
+  // the curve's number online (visits of 4 to 20 minutes, so the dashboard moves).
   every(1_000, "joins and leaves", async () => {
-    const busy = activity(Date.now());
+    const now = Date.now();
     for (const a of agents.values()) {
       if (!a.running) continue;
-      const pool = a.spec.kind === "single" ? standalone : network;
-      const want = Math.round(pool.length * busy * (a.spec.key === "lobby" ? 0.25 : 0.45));
-      const leaveOdds = a.online.size > want ? 0.12 : 0.03;
-      if (a.online.size > 0 && rng.chance(leaveOdds)) await a.leave(rng.pick([...a.online.keys()]));
-      if (a.online.size < want && rng.chance(0.15)) {
-        const p = rng.pick(pool);
-        if (a.spec.key === "lobby" || a.spec.kind === "single" || p.likes === a.spec.key) await a.join(p);
-      }
+      for (const [uuid, at] of a.leaving) if (at <= now) await a.leave(uuid);
+      const expected = a.spec.visitors * 1.3 * activity(now);
+      if (!rng.chance(expected / (12 * 60))) continue;
+      const group = [...agents.values()].filter(
+        (o) => (o.spec.network_name ?? o.spec.key) === (a.spec.network_name ?? a.spec.key),
+      );
+      const p = rng.pick(a.spec.kind === "single" ? standalone : network);
+      // On a network a player is on one server at a time (the proxy moves them).
+      if (!group.some((o) => o.online.has(p.uuid))) await a.join(p, now + rng.between(4, 20) * MIN);
     }
   });
+  if (!incidents) return;
   timers.push(
     setTimeout(
       () =>

@@ -75,7 +75,8 @@ export function Chart({ series, label }: { series: Series; label: string }) {
         {},
         { label: "Latency (ms)", stroke: COLORS.latency, scale: "ms", spanGaps: true },
         { label: "Players", stroke: COLORS.players, scale: "players", spanGaps: true, width: 2 },
-        { label: "TPS", stroke: COLORS.tps, scale: "tps", spanGaps: true, points: { show: true, size: 5 } },
+        // uPlot shows points where they are sparse (a new server's first readings), not on a full line.
+        { label: "TPS", stroke: COLORS.tps, scale: "tps", spanGaps: true },
       ],
     };
     plot.current = new uPlot(opts, [[], [], [], []], el);
