@@ -750,11 +750,11 @@ async function main() {
   };
   process.once("SIGINT", () => void stop(0));
   process.once("SIGTERM", () => void stop(0));
+  // Ctrl-C reaches the service too, which may stop before this process hears it: only a failure is news.
   void service.exited.then((code) => {
-    if (!stopping) {
-      console.error(`The service exited (code ${code}); see its message above.`);
-      void stop(1);
-    }
+    if (stopping) return;
+    if (code !== 0) console.error(`The service exited (code ${code}); see its message above.`);
+    void stop(code === 0 ? 0 : 1);
   });
 
   const base = `http://127.0.0.1:${port}`;
