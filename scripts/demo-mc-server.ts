@@ -28,6 +28,8 @@ export async function startStatusResponder(
     motd: opts.motd ?? "A Minecraft Server",
     maxPlayers: opts.maxPlayers ?? 20,
     version: opts.version ?? "1.20.4",
+    // A pinger hangs up as soon as it has its answer; the reset it leaves is not worth a line.
+    hideErrors: true,
     beforePing: (response: { players: { online: number; sample: { name: string; id: string }[] } }) => {
       response.players.online = responder.players;
       response.players.sample = responder.sample;

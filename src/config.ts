@@ -181,10 +181,12 @@ const ConfigSchema = z
     PING_LEASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
     PINGER_ENABLED: bool.default(true),
     /**
-     * Outbound connections (pings, later webhooks) to loopback, RFC 1918, IPv6 ULA, link-local
-     * and CGNAT addresses: refused unless set, for self-hosters whose servers are on their LAN.
+     * Outbound connections (pings, webhooks) to loopback, RFC 1918, IPv6 ULA, link-local and
+     * CGNAT addresses. Unset: allowed outside production (a first run on a laptop pings
+     * `localhost:25565`), refused in production, where a user-registered address could reach
+     * the service's own network. Cloud metadata addresses are refused whatever this says.
      */
-    OUTBOUND_ALLOW_PRIVATE: bool.default(false),
+    OUTBOUND_ALLOW_PRIVATE: bool.optional(),
     // --- Webhooks ---
     /**
      * Webhook targets on loopback, RFC 1918, ULA, link-local and CGNAT addresses. Unset: the same
@@ -280,7 +282,8 @@ const ConfigSchema = z
     ...c,
     PUBLIC_URL: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ""),
     DEV_IDP_ENABLED: c.DEV_IDP_ENABLED ?? (!c.MS_CLIENT_ID && c.NODE_ENV !== "production"),
-    WEBHOOK_ALLOW_PRIVATE: c.WEBHOOK_ALLOW_PRIVATE ?? c.OUTBOUND_ALLOW_PRIVATE,
+    OUTBOUND_ALLOW_PRIVATE: c.OUTBOUND_ALLOW_PRIVATE ?? c.NODE_ENV !== "production",
+    WEBHOOK_ALLOW_PRIVATE: c.WEBHOOK_ALLOW_PRIVATE ?? c.OUTBOUND_ALLOW_PRIVATE ?? c.NODE_ENV !== "production",
   }))
   .superRefine((c, ctx) => {
     if (c.PORT_SHARING && !c.DATABASE_URL) {

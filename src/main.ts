@@ -30,12 +30,15 @@ try {
 // Startup's garbage (initdb and migration files, the documents' construction) is freed now,
 // not whenever the heap next grows: an idle instance would otherwise keep it.
 Bun.gc(true);
+// What to open next, on the line a first run reads.
 log.info("listening", {
   url: config.PUBLIC_URL,
   port: server.port,
   database: server.services.database.kind,
   data_dir: server.services.database.kind === "pglite" ? config.DATA_DIR : undefined,
+  dashboard: `${config.PUBLIC_URL}/`,
   docs: `${config.PUBLIC_URL}/docs`,
+  health: `${config.PUBLIC_URL}/health`,
 });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -161,6 +161,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     db,
     historyLog,
     new MinuteCloser(db, realtime, historyLog, (id) => realtime.watchers.watched(id)),
+    { minuteRetentionMs: config.METRICS_MINUTE_RETENTION_HOURS * 3600_000, clock },
   );
   const monitoring = new MonitoringService(
     db,
@@ -182,6 +183,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       players_max: r.playersMax,
       version: r.version,
       motd: r.motd,
+      down_reason: r.reason,
       changed,
     };
     if (changed) realtime.publish(serverId, "status", data);
@@ -222,7 +224,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     ranks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, serverEvents, clock, metricBuffer),
+    agent: new AgentService(db, ranks, serverEvents, clock, metricBuffer, {
+      backfillDays: config.SAMPLE_RETENTION_DAYS,
+    }),
     playerHistory,
     realtime,
     webhooks,

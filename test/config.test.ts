@@ -45,6 +45,33 @@ describe("config", () => {
   });
 });
 
+describe("private outbound targets", () => {
+  test("are allowed outside production, so a first run can ping a server on the same machine", () => {
+    for (const NODE_ENV of [undefined, "development", "test"]) {
+      const c = parseConfig({ NODE_ENV });
+      expect(c.OUTBOUND_ALLOW_PRIVATE).toBe(true);
+      expect(c.WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    }
+  });
+
+  test("are refused in production unless OUTBOUND_ALLOW_PRIVATE=true; webhooks follow it unless set on their own", () => {
+    const prod = { NODE_ENV: "production", DEV_IDP_ENABLED: "true" };
+    expect(parseConfig(prod)).toMatchObject({ OUTBOUND_ALLOW_PRIVATE: false, WEBHOOK_ALLOW_PRIVATE: false });
+    expect(parseConfig({ ...prod, OUTBOUND_ALLOW_PRIVATE: "true" })).toMatchObject({
+      OUTBOUND_ALLOW_PRIVATE: true,
+      WEBHOOK_ALLOW_PRIVATE: true,
+    });
+    expect(parseConfig({ ...prod, WEBHOOK_ALLOW_PRIVATE: "true" })).toMatchObject({
+      OUTBOUND_ALLOW_PRIVATE: false,
+      WEBHOOK_ALLOW_PRIVATE: true,
+    });
+    expect(parseConfig({ OUTBOUND_ALLOW_PRIVATE: "false" })).toMatchObject({
+      OUTBOUND_ALLOW_PRIVATE: false,
+      WEBHOOK_ALLOW_PRIVATE: false,
+    });
+  });
+});
+
 describe("identity provider configuration", () => {
   test("the development identity provider is on by default outside production", () => {
     expect(parseConfig({}).DEV_IDP_ENABLED).toBe(true);

@@ -30,13 +30,22 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // PostgreSQL: small pools that hand idle connections back keep a run under max_connections.
     DATABASE_POOL_MAX: "3",
     DATABASE_IDLE_TIMEOUT_SECONDS: "20",
-    // Status responders listen on loopback; the refusals have tests on a server without this.
-    OUTBOUND_ALLOW_PRIVATE: "true",
+    // Status responders listen on loopback: NODE_ENV=test allows private targets, as development
+    // does. The refusals have tests on servers started with NODE_ENV=production.
     // On PostgreSQL every test server shares one delivery queue: only servers a webhook test
     // starts (with its own retry timings) deliver, so theirs are not claimed by the others.
     WEBHOOK_CONCURRENCY: "0",
     ...overrides,
   };
+}
+
+/**
+ * Overrides that make a test server run as in production, where what differs from development
+ * is the subject of the test (private outbound targets refused by default). The development
+ * identity provider stays on explicitly, as production allows.
+ */
+export function productionEnv(overrides: Record<string, string | undefined> = {}) {
+  return { NODE_ENV: "production", DEV_IDP_ENABLED: "true", ...overrides };
 }
 
 export { freePort } from "./shared";

@@ -360,3 +360,103 @@ describe("metric history", () => {
     },
   );
 });
+
+describe("backfilled heartbeats (a past `at`)", () => {
+  const DAY = 86_400_000;
+  const hourRows = (serverId: string) =>
+    srv.services.database.db.select().from(serverMetricsHour).where(eq(serverMetricsHour.serverId, serverId));
+  const minuteRowsOf = (serverId: string) =>
+    srv.services.database.db.select().from(serverMetricsMinute).where(eq(serverMetricsMinute.serverId, serverId));
+  /** The read's point whose bucket holds `at`. */
+  const pointAt = (points: { ts: string }[], at: number, bucketMs: number) =>
+    points.find((p) => Date.parse(p.ts) <= at && at < Date.parse(p.ts) + bucketMs);
+
+  test("reach the buckets at their own time, so every window's read and uptime-stats show them; the status and live views are untouched", async () => {
+    const f = await newServer(srv);
+    const ws = await WsClient.connect(srv, f.serverId, { authorization: `Bearer ${f.owner.token}` });
+    await ws.until("snapshot");
+    const now = srv.services.clock.now();
+    const readings = [
+      { ago: 10 * DAY, tps: 18, players_online: 5 },
+      { ago: 3 * 3600_000, tps: 19, players_online: 8 },
+      { ago: 10 * MIN, tps: 17, players_online: 3, mspt: 40 },
+    ];
+    for (const { ago, ...r } of readings) {
+      const res = await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", {
+        at: new Date(now - ago).toISOString(),
+        ...r,
+      });
+      expect(res.status).toBe(200);
+    }
+    // Not news: no heartbeat message, and the record's latest reading is still none.
+    expect(await ws.quiet(200)).toEqual([]);
+    ws.close();
+    const record = await api(srv, "GET", `/server/servers/${f.serverId}`, { token: f.owner.token });
+    expect(record.body.agent).toBeNull();
+    await flush();
+
+    const series = async (window: string) => (await metrics(f, `window=${window}&metrics=players,tps`)).body;
+    const month = await series("30d");
+    expect(pointAt(month.metrics.players, now - 10 * DAY, 6 * 3600_000)).toMatchObject({ avg: 5 });
+    const week = await series("7d");
+    expect(pointAt(week.metrics.tps, now - 3 * 3600_000, 3600_000)).toMatchObject({ avg: 19 });
+    const day = await series("24h");
+    expect(pointAt(day.metrics.players, now - 3 * 3600_000, 300_000)).toMatchObject({ min: 8, max: 8 });
+    const hour = await series("1h");
+    expect(pointAt(hour.metrics.tps, now - 10 * MIN, MIN)).toMatchObject({ min: 17, max: 17 });
+    const uptime = await api(srv, "GET", "/server/uptime-stats?window=30d", {
+      token: f.owner.token,
+      headers: { "x-server-id": f.serverId },
+    });
+    // Players reach the uptime buckets; up and down are the pinger's alone.
+    expect(
+      pointAt(
+        uptime.body.buckets.map((b: any) => ({ ...b, ts: b.start })),
+        now - 10 * DAY,
+        6 * 3600_000,
+      ),
+    ).toMatchObject({ players_avg: 5, up: 0, down: 0 });
+    expect(uptime.body.samples).toBe(0);
+
+    // Older than the one-minute tier keeps: the hourly tier only.
+    const minutes = await minuteRowsOf(f.serverId);
+    expect(minutes.map((m) => m.bucket.getTime()).sort()).toEqual(
+      [now - 3 * 3600_000, now - 10 * MIN].map((t) => Math.floor(t / MIN) * MIN).sort(),
+    );
+    expect((await hourRows(f.serverId)).length).toBe(3);
+
+    // A current reading is the record's latest, as before.
+    const live = await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", { tps: 20, players_online: 4 });
+    const after = await api(srv, "GET", `/server/servers/${f.serverId}`, { token: f.owner.token });
+    expect(after.body.agent).toMatchObject({ tps: 20, players_online: 4, reported_at: live.body.received_at });
+  });
+
+  test("bounds: older than SAMPLE_RETENTION_DAYS is a 400 naming `at` with nothing stored; a future time is arrival time; not a time is a 400", async () => {
+    const f = await newServer(srv);
+    const now = srv.services.clock.now();
+    const tooOld = await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", {
+      at: new Date(now - 91 * DAY).toISOString(),
+      tps: 20,
+    });
+    expectError(tooOld, 400, "validation_failed");
+    expect(tooOld.body.error.details.issues[0]).toMatchObject({ path: "at" });
+    expect(tooOld.body.error.details.issues[0].message).toContain("90 days");
+    for (const at of ["yesterday", "2026-11-25", "2026-11-25T10:00:00"]) {
+      expectError(
+        await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", { at, tps: 20 }),
+        400,
+        "validation_failed",
+      );
+    }
+    await flush();
+    expect(await hourRows(f.serverId)).toEqual([]);
+
+    const future = await agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", {
+      at: new Date(now + 3600_000).toISOString(),
+      tps: 19.5,
+    });
+    expect(future.status).toBe(200);
+    const record = await api(srv, "GET", `/server/servers/${f.serverId}`, { token: f.owner.token });
+    expect(record.body.agent).toMatchObject({ tps: 19.5, reported_at: future.body.received_at });
+  });
+});

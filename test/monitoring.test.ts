@@ -4,11 +4,12 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { serverMetricsHour, serverMetricsMinute, servers, serverSamples, serverStatus } from "../src/db/schema";
 import { addRawSamplesToBuckets } from "../src/monitoring/history";
+import { ping } from "../src/monitoring/ping";
 import { MonitoringService } from "../src/monitoring/service";
 import { sha256 } from "../src/lib/secrets";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
-import { devIdp, sharedServer, startTestServer } from "./harness";
+import { devIdp, freePort, productionEnv, sharedServer, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser } from "./helpers";
 import { newServer } from "./servers-fixture";
 
@@ -119,6 +120,9 @@ describe("monitoring with Server List Ping", () => {
     });
     expect(Date.parse(third.changed_at)).toBeGreaterThan(Date.parse(first.status.changed_at));
     expect(third.changed_at).toBe(third.checked_at);
+    // The port no longer listens: refused, down since this check.
+    expect(third).toMatchObject({ down_reason: "connection_refused", down_since: third.changed_at });
+    expect(first.status).toMatchObject({ down_reason: null, down_since: null });
 
     // Figures agree with the samples stored (the background pinger may have added its own).
     const rows = await server.services.database.db
@@ -279,6 +283,74 @@ describe("monitoring with Server List Ping", () => {
     expect(claimed.length).toBe(20);
     const again = (await monitoring.claim(100)).filter((t) => ids.includes(t.id));
     expect(again).toEqual([]);
+  });
+});
+
+describe("down reasons", () => {
+  const lan = { allowPrivate: true };
+
+  test("a failed ping says why, as one of a fixed set: refused, timed out, bad answer, name not found, refused by policy", async () => {
+    const closed = freePort();
+    expect(await ping("127.0.0.1", closed, 2000, lan)).toMatchObject({
+      online: false,
+      reason: "connection_refused",
+      error: expect.stringContaining("ECONNREFUSED"),
+    });
+    const hangs = await countingListener(true);
+    expect(await ping("127.0.0.1", hangs.port, 300, lan)).toMatchObject({ online: false, reason: "timed_out" });
+    expect(hangs.connections()).toBe(1);
+    // Accepts and hangs up at once, and one that answers HTTP: both reachable, neither a Minecraft status.
+    const hangsUp = await countingListener(false);
+    expect(await ping("127.0.0.1", hangsUp.port, 2000, lan)).toMatchObject({ online: false, reason: "bad_answer" });
+    const http = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("not minecraft") });
+    try {
+      expect(await ping("127.0.0.1", http.port!, 2000, lan)).toMatchObject({ online: false, reason: "bad_answer" });
+    } finally {
+      http.stop(true);
+    }
+    // RFC 6761: a .invalid name never resolves.
+    expect(await ping("nothing-here.invalid", 25565, 2000, lan)).toMatchObject({
+      online: false,
+      reason: "name_not_found",
+    });
+    expect(await ping("127.0.0.1", closed, 2000, { allowPrivate: false })).toMatchObject({
+      online: false,
+      reason: "refused_by_policy",
+      error: expect.stringContaining("OUTBOUND_ALLOW_PRIVATE=true"),
+    });
+    expect(await ping("169.254.169.254", 80, 2000, lan)).toMatchObject({ reason: "refused_by_policy" });
+    const up = await responder({ players: 1 });
+    expect(await ping("127.0.0.1", up.port, 2000, lan)).toMatchObject({ online: true, reason: null, error: null });
+  });
+
+  test("the server record carries the reason and the time it went down, kept through the outage and cleared when it is back", async () => {
+    const mc = await responder({ players: 2 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const read = async () =>
+      (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
+    await server.services.monitoring.checkNow(s.serverId);
+    expect(await read()).toMatchObject({ online: true, down_reason: null, down_since: null });
+    await mc.close();
+    await server.services.monitoring.checkNow(s.serverId);
+    const down = await read();
+    expect(down).toMatchObject({ online: false, down_reason: "connection_refused", down_since: down.checked_at });
+    await Bun.sleep(5);
+    await server.services.monitoring.checkNow(s.serverId);
+    const still = await read();
+    expect(still.down_since).toBe(down.down_since);
+    expect(Date.parse(still.checked_at)).toBeGreaterThan(Date.parse(down.checked_at));
+    const listed = await api(server, "GET", "/server/servers", {
+      token: s.owner.token,
+      headers: { "x-team-id": s.teamId },
+    });
+    expect(listed.body.servers[0].status).toMatchObject({
+      down_reason: "connection_refused",
+      down_since: down.down_since,
+    });
+    const back = await startStatusResponder({ port: mc.port });
+    responders.push(back);
+    await server.services.monitoring.checkNow(s.serverId);
+    expect(await read()).toMatchObject({ online: true, down_reason: null, down_since: null });
   });
 });
 
@@ -684,11 +756,12 @@ describe("outbound address guard", () => {
     );
   });
 
-  describe("on a server without OUTBOUND_ALLOW_PRIVATE", () => {
+  describe("on a production server (NODE_ENV=production, OUTBOUND_ALLOW_PRIVATE unset)", () => {
     let guarded: RunningServer;
     beforeAll(async () => {
       const idp = await devIdp();
-      guarded = await startTestServer({ DEV_IDP_URL: idp.url, OUTBOUND_ALLOW_PRIVATE: "false" });
+      guarded = await startTestServer(productionEnv({ DEV_IDP_URL: idp.url }));
+      expect(guarded.services.config.OUTBOUND_ALLOW_PRIVATE).toBe(false);
     });
 
     test("registering or moving a server to a literal private or special address is a 400 naming host, and nothing is written", async () => {
@@ -740,13 +813,16 @@ describe("outbound address guard", () => {
         .select()
         .from(serverStatus)
         .where(eq(serverStatus.serverId, s.serverId));
-      expect(status).toMatchObject({ online: false });
+      expect(status).toMatchObject({ online: false, downReason: "refused_by_policy" });
       expect(status!.error).toMatch(/loopback/);
       expect(target.connections()).toBe(0);
+      const read = await api(guarded, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token });
+      expect(read.body.status).toMatchObject({ online: false, down_reason: "refused_by_policy" });
     });
   });
 
-  test("with OUTBOUND_ALLOW_PRIVATE, loopback names and numeric forms are pinged", async () => {
+  test("outside production (OUTBOUND_ALLOW_PRIVATE unset), loopback names and numeric forms are pinged", async () => {
+    expect(server.services.config.OUTBOUND_ALLOW_PRIVATE).toBe(true);
     const mc = await responder({ players: 3 });
     const byName = await newServer(server, { host: "localhost", port: mc.port });
     expect(await server.services.monitoring.checkNow(byName.serverId)).toMatchObject({

@@ -281,6 +281,7 @@ describe("analytics stream: events from the platform", () => {
         online: true,
         players_max: 42,
         changed: true,
+        down_reason: null,
         latency_ms: expect.any(Number),
       });
       expect(await c.quiet(150)).toEqual([]);
@@ -288,7 +289,10 @@ describe("analytics stream: events from the platform", () => {
       // The server goes down: the next check says so.
       await mc.close();
       await server.services.monitoring.checkNow(f.serverId);
-      expect(await c.next(5000)).toMatchObject({ type: "status", data: { online: false, changed: true } });
+      expect(await c.next(5000)).toMatchObject({
+        type: "status",
+        data: { online: false, changed: true, down_reason: "connection_refused" },
+      });
       const late = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
       const snap = (await late.until("snapshot")).at(-1)!;
       expect(snap.data).toMatchObject({ status: "down", online: false, tps: 19.8, players_online: 0, players_max: 42 });

@@ -109,6 +109,8 @@ describe("servers", () => {
       motd: null,
       checked_at: null,
       changed_at: null,
+      down_reason: null,
+      down_since: null,
     });
     expectError(
       await api(server, "GET", "/server/servers", { token: viewer.token, headers: { "x-team-id": a.teamId } }),

@@ -130,6 +130,16 @@ describe("a port already in use", () => {
     const port = freePort();
     const first = new Proc(port, { DATA_DIR: tempDir() });
     await first.healthy();
+    // The first's startup line names what to open, and each of those answers.
+    await first.printed('"msg":"listening"');
+    const listening = first.lines().find((l) => l.msg === "listening")!;
+    expect(listening).toMatchObject({
+      dashboard: `${first.url}/`,
+      docs: `${first.url}/docs`,
+      health: `${first.url}/health`,
+    });
+    for (const key of ["dashboard", "docs", "health"])
+      expect(`${key} ${(await fetch(String(listening[key]))).status}`).toBe(`${key} 200`);
     const second = new Proc(port, { DATA_DIR: tempDir() });
     const code = await second.exitWithin(60_000);
     expect(code).toBe(1);

@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import type { RunningServer } from "../src/app";
 import { startStatusResponder } from "../scripts/demo-mc-server";
 import { sendOnce } from "../src/webhooks/send";
-import { devIdp, startTestServer } from "./harness";
+import { devIdp, productionEnv, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser } from "./helpers";
 import { decide, fullLogin, newClient, signIn, start } from "./ms-auth-helpers";
 import { newServer } from "./servers-fixture";
@@ -81,7 +81,8 @@ describe("webhook endpoints", () => {
   });
 
   test("URLs that could reach inside the network are refused with 400 at creation; metadata even when private targets are allowed", async () => {
-    const strict = await startTestServer({ OUTBOUND_ALLOW_PRIVATE: "false" });
+    const strict = await startTestServer(productionEnv());
+    expect(strict.services.config.WEBHOOK_ALLOW_PRIVATE).toBe(false);
     const { owner, teamId } = await ownerAndTeam(strict);
     for (const url of [
       "http://127.0.0.1:8080/x",
@@ -355,7 +356,12 @@ describe("events from the domains", () => {
     await check();
     await check();
     const down = await eventOf(r, "server.down");
-    expect(down.data).toMatchObject({ server_id: f.serverId, server_name: "Survival", failed_pings: 3 });
+    expect(down.data).toMatchObject({
+      server_id: f.serverId,
+      server_name: "Survival",
+      failed_pings: 3,
+      reason: "connection_refused",
+    });
     await check();
     await srv.services.webhooks.flush();
     await srv.services.webhookWorker.drain();
@@ -484,6 +490,12 @@ describe("the OpenAPI document", () => {
     ]);
     const body = down.requestBody.content["application/json"].schema;
     expect(body.properties.type.const).toBe("server.down");
-    expect(Object.keys(body.properties.data.properties)).toEqual(["server_id", "server_name", "failed_pings", "error"]);
+    expect(Object.keys(body.properties.data.properties)).toEqual([
+      "server_id",
+      "server_name",
+      "failed_pings",
+      "error",
+      "reason",
+    ]);
   });
 });

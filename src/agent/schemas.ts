@@ -15,6 +15,10 @@ import {
 export const MAX_EVENTS_PER_BATCH = 500;
 
 export const ZHeartbeat = z.object({
+  at: ZTimestamp.optional().meta({
+    description:
+      "When the reading was taken; defaults to when it arrives. A past time backfills history (readings an agent kept while it could not reach the platform): it goes to the metric buckets only, and is refused when older than SAMPLE_RETENTION_DAYS. A future time is taken as arrival time",
+  }),
   tps: z.number().min(0).max(1000).optional(),
   mspt: z.number().min(0).max(600_000).optional(),
   players_online: z.number().int().min(0).max(1_000_000).optional(),

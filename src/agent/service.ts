@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { agentEvents, announcements, bans, servers } from "../db/schema";
 import { Clock } from "../lib/clock";
 import type { MetricBuffer } from "../monitoring/buffer";
+import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import { LIMITS } from "../lib/limits";
 import { afterSends, NO_EVENTS, type ServerEventSink, type ServerEventType } from "../realtime/events";
@@ -22,6 +23,11 @@ export interface AgentPrincipal {
 
 /** Events stamped later than this are clamped to arrival time: a plugin's clock may run fast. */
 const MAX_CLOCK_SKEW_MS = 60_000;
+/**
+ * A heartbeat stamped further back than this is a backfill (a reading kept while the agent could
+ * not reach the platform): history only, not news for the live views or the latest status.
+ */
+const LIVE_HEARTBEAT_MS = 60_000;
 
 /**
  * TPS and MSPT are stored as `real`; PostgreSQL refuses a double too small for it (1e-300 is
@@ -36,6 +42,7 @@ export class AgentService {
     private readonly sink: ServerEventSink = NO_EVENTS,
     private readonly clock: Clock = new Clock(),
     private readonly metrics?: MetricBuffer,
+    private readonly opts: { backfillDays: number } = { backfillDays: 90 },
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -52,11 +59,27 @@ export class AgentService {
   /**
    * The latest values on the server's status and its agent sessions' last seen time, in one
    * statement; the reading is summed in memory and reaches the metric buckets with the next flush.
+   * A reading stamped more than a minute in the past (`at`: a backfill) goes to the buckets at its
+   * time and nowhere else: it is not the server's latest state, nor news for live views.
    */
   async heartbeat(serverId: string, hb: z.infer<typeof ZHeartbeat>) {
-    const at = this.clock.now();
-    const receivedAt = new Date(at);
-    const ts = receivedAt.toISOString();
+    const now = this.clock.now();
+    const at = hb.at === undefined ? now : Math.min(Date.parse(hb.at), now);
+    const oldest = now - this.opts.backfillDays * 86_400_000;
+    if (at < oldest)
+      throw new AppError("validation_failed", "The request did not match the expected shape.", {
+        details: {
+          issues: [
+            {
+              path: "at",
+              message: `must be within the last ${this.opts.backfillDays} days (SAMPLE_RETENTION_DAYS): older readings would not be kept`,
+            },
+          ],
+        },
+      });
+    const receivedAt = new Date(now);
+    const takenAt = new Date(at);
+    const ts = takenAt.toISOString();
     const v = {
       tps: toReal(hb.tps),
       mspt: toReal(hb.mspt),
@@ -64,6 +87,10 @@ export class AgentService {
       memUsed: hb.memory_used_mb ?? null,
       memMax: hb.memory_max_mb ?? null,
     };
+    if (at < now - LIVE_HEARTBEAT_MS) {
+      this.metrics?.add(serverId, at, v);
+      return { server_id: serverId, received_at: iso(receivedAt) };
+    }
     // Live charts get the reading as soon as it is accepted, not after the write: the write is
     // still made (the answer waits for it), but its time on a busy database is no longer on
     // the sockets' path. A write that fails leaves one extra point on a live chart, which the
@@ -78,7 +105,7 @@ export class AgentService {
         memory_used_mb: v.memUsed,
         memory_max_mb: v.memMax,
       },
-      receivedAt,
+      takenAt,
     );
     await afterSends();
     // The agent runs and has reported no leave: its open sessions were seen now (docs/history.md).
@@ -95,7 +122,8 @@ export class AgentService {
       values (${serverId}, ${v.tps}::real, ${v.mspt}::real, ${v.players}::int, ${v.memUsed}::int, ${v.memMax}::int, ${ts}::timestamptz)
       on conflict (server_id) do update set
         tps = excluded.tps, mspt = excluded.mspt, agent_players_online = excluded.agent_players_online,
-        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at`);
+        memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
+       where server_status.heartbeat_at is null or server_status.heartbeat_at <= excluded.heartbeat_at`);
     this.metrics?.add(serverId, at, v);
     return { server_id: serverId, received_at: iso(receivedAt) };
   }

@@ -145,6 +145,8 @@ const status = {
   motd: "Blockworks Survival",
   checked_at: T1,
   changed_at: T0,
+  down_reason: null,
+  down_since: null,
 };
 const gameServer = {
   server_id: SERVER,

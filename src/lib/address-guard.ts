@@ -13,6 +13,13 @@ export interface OutboundPolicy {
 
 export class OutboundRefused extends Error {
   override name = "OutboundRefused";
+  constructor(
+    message: string,
+    /** `policy`: every address the host has is refused; `no_address`: the name resolved to nothing. */
+    readonly kind: "policy" | "no_address" = "policy",
+  ) {
+    super(message);
+  }
 }
 
 /** Reachable with allowPrivate; everything else that is not plain unicast is always refused. */
@@ -85,7 +92,7 @@ function judge(address: string, policy: OutboundPolicy): string | null {
   if (PRIVATE_RANGES.has(range)) {
     return policy.allowPrivate
       ? null
-      : `${normal} is a ${range} address (private targets are refused unless OUTBOUND_ALLOW_PRIVATE is set)`;
+      : `${normal} is a ${range} address (private targets are refused in production unless OUTBOUND_ALLOW_PRIVATE=true)`;
   }
   return `${normal} is a ${range} address`;
 }
@@ -103,7 +110,7 @@ const systemLookup: Lookup = async (host) =>
 export async function resolveAllowed(host: string, policy: OutboundPolicy, lookup: Lookup = systemLookup) {
   const literal = literalAddress(host);
   const addresses = literal ? [literal] : await lookup(host);
-  if (addresses.length === 0) throw new OutboundRefused(`${host} has no address`);
+  if (addresses.length === 0) throw new OutboundRefused(`${host} has no address`, "no_address");
   let first: string | null = null;
   for (const address of addresses) {
     const why = refusal(address, policy);

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { Clock } from "../lib/clock";
 import type { Logger } from "../lib/log";
 import { floorTo, type MinuteCloser, type Reading, SERIES, type Series, TIERS, type Tier } from "./history";
 import { rowsOf } from "../db/rows";
@@ -125,6 +126,11 @@ function upsertTier(tier: Tier, json: string) {
  */
 export class MetricBuffer {
   private pending = new Map<string, Acc>();
+  /**
+   * Readings older than the one-minute tier keeps (an agent's backfill), summed per (server,
+   * hour): they go to the hourly tier only, rather than into minute rows retention would delete.
+   */
+  private pendingHours = new Map<string, Acc>();
   private flushing: Promise<void> | undefined;
   private again = false;
 
@@ -132,23 +138,34 @@ export class MetricBuffer {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly closer?: MinuteCloser,
+    private readonly opts: {
+      /** How long the one-minute tier keeps a row (METRICS_MINUTE_RETENTION_HOURS); unset: every reading goes to both tiers. */
+      minuteRetentionMs?: number;
+      clock?: Clock;
+    } = {},
   ) {}
+
+  private now() {
+    return this.opts.clock?.now() ?? Date.now();
+  }
 
   /** Adds a reading taken at `at` (ms) to its server's minute. */
   add(serverId: string, at: number, r: Reading) {
-    const bucket = floorTo(at, TIERS.minute.seconds);
+    const old = at < this.now() - (this.opts.minuteRetentionMs ?? Number.POSITIVE_INFINITY);
+    const map = old ? this.pendingHours : this.pending;
+    const bucket = floorTo(at, old ? TIERS.hour.seconds : TIERS.minute.seconds);
     const key = `${serverId}|${bucket}`;
-    let a = this.pending.get(key);
+    let a = map.get(key);
     if (!a) {
       a = emptyAcc(serverId, bucket);
-      this.pending.set(key, a);
+      map.set(key, a);
     }
     addReading(a, r);
   }
 
-  /** (server, minute) pairs waiting for the next flush. */
+  /** (server, minute) pairs, and (server, hour) pairs of old readings, waiting for the next flush. */
   get size() {
-    return this.pending.size;
+    return this.pending.size + this.pendingHours.size;
   }
 
   /**
@@ -165,7 +182,7 @@ export class MetricBuffer {
         do {
           this.again = false;
           await this.flushOnce();
-        } while (this.again && this.pending.size > 0);
+        } while (this.again && this.size > 0);
       } finally {
         this.flushing = undefined;
       }
@@ -174,11 +191,13 @@ export class MetricBuffer {
   }
 
   private async flushOnce() {
-    if (this.pending.size === 0) return;
+    if (this.size === 0) return;
     const batch = this.pending;
+    const oldHours = this.pendingHours;
     this.pending = new Map();
+    this.pendingHours = new Map();
     const hours = new Map<string, Acc>();
-    for (const a of batch.values()) {
+    for (const a of [...batch.values(), ...oldHours.values()]) {
       const bucket = floorTo(a.bucket, TIERS.hour.seconds);
       const key = `${a.serverId}|${bucket}`;
       let h = hours.get(key);
@@ -199,15 +218,24 @@ export class MetricBuffer {
       opened = rowsOf<{ server_id: string; bucket_ms: number }>(result);
     } catch (err) {
       // Nothing was stored: keep the sums (with whatever arrived since) for the next flush.
-      for (const [key, a] of batch) {
-        const cur = this.pending.get(key);
-        if (cur) mergeAcc(a, cur);
-        this.pending.set(key, a);
+      for (const [from, into] of [
+        [batch, this.pending],
+        [oldHours, this.pendingHours],
+      ] as const) {
+        for (const [key, a] of from) {
+          const cur = into.get(key);
+          if (cur) mergeAcc(a, cur);
+          into.set(key, a);
+        }
       }
       throw err;
     }
-    if (opened.length > 0 && this.closer)
-      await this.closer.openedMany(opened.map((o) => ({ serverId: o.server_id, at: Number(o.bucket_ms) })));
+    // Only a minute opened now closes one worth announcing: a backfilled reading may open a row
+    // hours in the past, and live views have moved on from there.
+    const recent = floorTo(this.now(), TIERS.minute.seconds) - TIERS.minute.seconds * 1000;
+    const closing = opened.filter((o) => Number(o.bucket_ms) >= recent);
+    if (closing.length > 0 && this.closer)
+      await this.closer.openedMany(closing.map((o) => ({ serverId: o.server_id, at: Number(o.bucket_ms) })));
   }
 
   /** A background task: flushes every `ms`, and once more when stopped. */

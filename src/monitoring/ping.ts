@@ -1,6 +1,7 @@
 import { Resolver } from "node:dns/promises";
 import { status } from "minecraft-server-util";
 import { literalAddress, type OutboundPolicy, resolveAllowed } from "../lib/address-guard";
+import { type DownReason, downReason } from "./down-reason";
 
 export interface PingResult {
   online: boolean;
@@ -9,8 +10,10 @@ export interface PingResult {
   playersMax: number | null;
   version: string | null;
   motd: string | null;
-  /** Why the server counted as down (refused, timed out...). */
+  /** Why the server counted as down, as the error said it (refused, timed out...). */
   error: string | null;
+  /** The same, as one of a fixed set; null when up. */
+  reason: DownReason | null;
   /** The players the answer listed (a sample: vanilla lists at most 12), null when it listed none. */
   sample: SampledPlayer[] | null;
 }
@@ -93,6 +96,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       version: clip(String(r.version.name ?? ""), 200),
       motd: clip(r.motd.clean, 500),
       error: null,
+      reason: null,
       sample: players(r.players.sample),
     };
   } catch (err) {
@@ -105,6 +109,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       version: null,
       motd: null,
       error: clip(message, 200),
+      reason: downReason(err),
       sample: null,
     };
   }

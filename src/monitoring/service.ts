@@ -518,20 +518,21 @@ export class MonitoringService {
         version: r.version,
         motd: r.motd,
         error: r.error,
+        down_reason: r.reason,
       })),
     );
     const result = await this.db.execute(sql`
       with input as materialized (
         select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz, ts timestamptz, online boolean,
-               latency_ms int, players_online int, players_max int, version text, motd text, error text)
+               latency_ms int, players_online int, players_max int, version text, motd text, error text, down_reason text)
          where x.lease = (select next_check_at from servers where id = x.server_id)),
       sample as (
         insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
         select server_id, ts, online, latency_ms, players_online, players_max from input
         on conflict do nothing),
       stored as (
-        insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, checked_at, changed_at)
-        select server_id, online, latency_ms, players_online, players_max, version, motd, error, ts, ts from input
+        insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, checked_at, changed_at)
+        select server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, ts, ts from input
          order by server_id
         on conflict (server_id) do update set
           online = excluded.online,
@@ -541,6 +542,7 @@ export class MonitoringService {
           version = coalesce(excluded.version, st.version),
           motd = coalesce(excluded.motd, st.motd),
           error = excluded.error,
+          down_reason = excluded.down_reason,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
         returning st.server_id, st.changed_at = st.checked_at as changed)

@@ -1,5 +1,6 @@
 import pkg from "../../package.json";
 import { CLOSE } from "./socket";
+import { DOWN_REASONS } from "../monitoring/down-reason";
 
 type Json = Record<string, unknown>;
 
@@ -182,6 +183,11 @@ export function buildAsyncApiDocument(publicUrl: string) {
         players_online: nullable("integer"),
         players_max: nullable("integer"),
         version: nullable("string"),
+        down_reason: nullable("string", {
+          enum: [...DOWN_REASONS, null],
+          description:
+            "Why the check found the server down (as the server record's `status.down_reason`); null when up",
+        }),
         changed: { type: "boolean", description: "True when up/down differs from the previous check" },
       }),
       "A Server List Ping by the platform's pinger.",

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../lib/limits";
 import { ZName, ZTimestamp, ZUuid } from "../lib/schemas";
+import { DOWN_REASONS } from "../monitoring/down-reason";
 
 /** Selector headers: declared in the OpenAPI document, read from the context, never part of the input. */
 export const ZTeamHeader = z.object({ "x-team-id": ZUuid.meta({ description: "The team to act on" }) });
@@ -30,6 +31,17 @@ export const ZPingStatus = z.object({
   motd: z.string().nullable(),
   checked_at: ZTimestamp.nullable(),
   changed_at: ZTimestamp.nullable().meta({ description: "When `online` last changed" }),
+  down_reason: z
+    .enum(DOWN_REASONS)
+    .nullable()
+    .meta({
+      description:
+        "Why the last check found the server down; null while it is up or not yet checked. `connection_refused`: nothing listens on the port; `timed_out`: no answer within PING_TIMEOUT_MS; `name_not_found`: the host name has no address; `unreachable`: no route to the address; `refused_by_policy`: the address is private or special and the service does not connect there (OUTBOUND_ALLOW_PRIVATE); `bad_answer`: something answered, but not a Minecraft status",
+      examples: ["connection_refused"],
+    }),
+  down_since: ZTimestamp.nullable().meta({
+    description: "When the server went down (the first failed check of this outage); null while it is up",
+  }),
 });
 
 export const ZAgentStats = z.object({

@@ -10,10 +10,17 @@ import { LIMITS, overLimit } from "../lib/limits";
 import type { Principal } from "../auth/principal";
 import { requireServerRole, type ServerRow } from "./access";
 import type { TUpdateServer } from "./schemas";
+import type { DownReason } from "../monitoring/down-reason";
 
 type StatusRow = typeof serverStatus.$inferSelect;
 
 const isoOrNull = (d: Date | null | undefined) => (d ? iso(d) : null);
+
+/** Why the last check found the server down and since when; both null unless it is down. */
+function downState(st: StatusRow | null | undefined) {
+  if (st?.online !== false) return { down_reason: null, down_since: null };
+  return { down_reason: (st.downReason as DownReason | null) ?? null, down_since: isoOrNull(st.changedAt) };
+}
 
 export function serverOut(s: ServerRow, st: StatusRow | null | undefined) {
   return {
@@ -36,6 +43,7 @@ export function serverOut(s: ServerRow, st: StatusRow | null | undefined) {
       motd: st?.motd ?? null,
       checked_at: isoOrNull(st?.checkedAt),
       changed_at: isoOrNull(st?.changedAt),
+      ...downState(st),
     },
     agent: st?.heartbeatAt
       ? {

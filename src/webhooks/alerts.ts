@@ -53,6 +53,7 @@ export class ServerAlerts {
         this.events.emit({ serverId: row.server_id }, "server.down", {
           failed_pings: row.failed_pings,
           error: r.error ?? null,
+          reason: r.reason,
         });
       else
         this.events.emit({ serverId: row.server_id }, "server.up", {

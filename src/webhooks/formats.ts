@@ -24,6 +24,7 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
         color: RED,
         fields: [
           ["Failed pings", str(d.failed_pings)],
+          ["Reason", str(d.reason)],
           ["Error", str(d.error)],
         ],
       };

@@ -21,7 +21,7 @@ const err = [400, 401, 403, 404, 429];
 /** The events and their payloads, for the document; docs/webhooks.md has the full description. */
 export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard Webhooks headers \`webhook-id\` (the event id, \`msg_...\`, the same on every retry), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 of \`id.timestamp.body\` with the base64-decoded secret after \`whsec_\`; two signatures, space-separated, during a rotation's overlap). The body of a \`standard\` endpoint is \`{"type", "timestamp", "data"}\`:
 
-- \`server.down\` {server_id, server_name, failed_pings, error}: after WEBHOOK_DOWN_AFTER_FAILURES failed pings in a row
+- \`server.down\` {server_id, server_name, failed_pings, error, reason}: after WEBHOOK_DOWN_AFTER_FAILURES failed pings in a row
 - \`server.up\` {server_id, server_name, latency_ms, players_online}: the first answered ping after a \`server.down\`
 - \`player.banned\` {server_id, server_name, uuid, name, reason, source, origin, created, expires}
 - \`player.unbanned\` {server_id, server_name, uuid, source}

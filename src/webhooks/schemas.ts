@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TEAM_EVENT_TYPES } from "../lib/events";
 import { LIMITS } from "../lib/limits";
 import { ZTimestamp, ZUuid } from "../lib/schemas";
+import { DOWN_REASONS } from "../monitoring/down-reason";
 import { ZTeamRef } from "../teams/schemas";
 
 export const ZEventType = z.enum(TEAM_EVENT_TYPES);
@@ -118,7 +119,15 @@ const ZAgentSilence = z.object({
 export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { summary: string; data: z.ZodObject }> = {
   "server.down": {
     summary: "A server failed WEBHOOK_DOWN_AFTER_FAILURES pings in a row (once per outage)",
-    data: z.object({ ...ZServerRef, failed_pings: z.number().int(), error: z.string().max(500).nullable() }),
+    data: z.object({
+      ...ZServerRef,
+      failed_pings: z.number().int(),
+      error: z.string().max(500).nullable(),
+      reason: z
+        .enum(DOWN_REASONS)
+        .nullable()
+        .meta({ description: "The error as one of a fixed set, as the server record's `status.down_reason`" }),
+    }),
   },
   "server.up": {
     summary: "The first answered ping after a server.down",

@@ -62,7 +62,7 @@ export async function sendOnce(
     address = await resolveAllowed(u.hostname, opts.policy, opts.lookup);
   } catch (err) {
     // A refused address is refused next time too; a failed lookup may not be.
-    const refused = err instanceof OutboundRefused && !/has no address/.test(err.message);
+    const refused = err instanceof OutboundRefused && err.kind === "policy";
     return done({ ok: false, retryable: !refused, status: null, error: errorText(err), response: null });
   }
   const target = new URL(u);

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage, fieldErrors, forServer, trpc } from "../api";
 import { Chart } from "../chart";
+import { DownNote } from "../down";
 import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
 import { type LiveEvent, liveLabel, liveOnline, useLive } from "../live";
@@ -40,16 +41,18 @@ export function ServerPage({ serverId }: { serverId: string }) {
       const num = (v: unknown) => (typeof v === "number" ? v : null);
       if (e.type === "heartbeat")
         setSeries((s) => s && appendPoint(s, { t, tps: num(e.data.tps), players: num(e.data.players_online) }));
-      else if (e.type === "status")
+      else if (e.type === "status") {
         setSeries(
           (s) => s && appendPoint(s, { t, latency: num(e.data.latency_ms), players: num(e.data.players_online) }),
         );
-      else if (e.type === "ban_added" || e.type === "ban_lifted" || e.type.startsWith("player_"))
+        // A flip brings the record again: it has the reason and the time the server went down.
+        if (e.data.changed === true) void qc.invalidateQueries(trpc.servers.get.queryFilter({ server_id: serverId }));
+      } else if (e.type === "ban_added" || e.type === "ban_lifted" || e.type.startsWith("player_"))
         void qc.invalidateQueries(trpc.servers.players.queryFilter());
       else if (e.type === "ranks_changed") void qc.invalidateQueries(trpc.servers.ranks.queryFilter());
       else if (e.type === "announcements_changed") void qc.invalidateQueries(trpc.servers.announcements.queryFilter());
     },
-    [qc],
+    [qc, serverId],
   );
   const live = useLive(serverId, onEvent);
 
@@ -67,6 +70,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
             {s.host}:{s.port} · {s.kind}
             {s.network_name ? ` (${s.network_name})` : ""} · {liveLabel(live)}
           </p>
+          {liveOnline(live, s.status.online) === false && <DownNote status={s.status} detail />}
           <section className={live.lost ? "stats stale" : "stats"} aria-label="Live status">
             <Stat label="Latency" value={fmt(live.latency_ms ?? s.status.latency_ms, 0, " ms")} />
             <Stat

@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useCallback, useState } from "react";
 import { fieldErrors, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
-import { liveOnline, useLive } from "../live";
+import { type DownStatus, DownNote } from "../down";
+import { type LiveEvent, liveOnline, useLive } from "../live";
 import { Badge, Empty, ErrorState, Field, go, Q } from "../ui";
 
 interface ServerRow {
@@ -12,12 +13,23 @@ interface ServerRow {
   port: number;
   kind: "single" | "network";
   network_name: string | null;
-  status: { online: boolean | null; players_online: number | null; players_max: number | null };
+  status: { online: boolean | null; players_online: number | null; players_max: number | null } & DownStatus;
 }
 
 /** One row with its own analytics socket, so the badge and the count move live. */
 function ServerItem({ s }: { s: ServerRow }) {
-  const live = useLive(s.server_id);
+  const qc = useQueryClient();
+  // A flip brings the record again: it has the reason and the time the server went down.
+  const onEvent = useCallback(
+    (e: LiveEvent) => {
+      if (e.type === "status" && e.data.changed === true) {
+        void qc.invalidateQueries(trpc.servers.list.queryFilter());
+        void qc.invalidateQueries(trpc.servers.networks.queryFilter());
+      }
+    },
+    [qc],
+  );
+  const live = useLive(s.server_id, onEvent);
   const online = liveOnline(live, s.status.online);
   const players = live.players_online ?? s.status.players_online;
   const max = live.players_max ?? s.status.players_max;
@@ -33,6 +45,7 @@ function ServerItem({ s }: { s: ServerRow }) {
         {s.host}:{s.port}
         {s.network_name ? ` · network ${s.network_name}` : ""}
       </p>
+      {online === false && <DownNote status={s.status} />}
       <p>
         Players: <strong data-testid="players">{players ?? "—"}</strong>
         {max !== null ? ` / ${max}` : ""}

@@ -65,6 +65,8 @@ export const serverStatus = pgTable("server_status", {
   version: text("version"),
   motd: text("motd"),
   error: text("error"),
+  /** The error as one of a fixed set (src/monitoring/down-reason.ts); null when the last check found it up. */
+  downReason: text("down_reason"),
   checkedAt: tz("checked_at"),
   /** When `online` last flipped (or was first learned). */
   changedAt: tz("changed_at"),

@@ -1010,7 +1010,7 @@ export interface paths {
          * Create a webhook endpoint; its signing secret is shown only in this response
          * @description Every delivery is a POST with the Standard Webhooks headers `webhook-id` (the event id, `msg_...`, the same on every retry), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the base64-decoded secret after `whsec_`; two signatures, space-separated, during a rotation's overlap). The body of a `standard` endpoint is `{"type", "timestamp", "data"}`:
          *
-         *     - `server.down` {server_id, server_name, failed_pings, error}: after WEBHOOK_DOWN_AFTER_FAILURES failed pings in a row
+         *     - `server.down` {server_id, server_name, failed_pings, error, reason}: after WEBHOOK_DOWN_AFTER_FAILURES failed pings in a row
          *     - `server.up` {server_id, server_name, latency_ms, players_online}: the first answered ping after a `server.down`
          *     - `player.banned` {server_id, server_name, uuid, name, reason, source, origin, created, expires}
          *     - `player.unbanned` {server_id, server_name, uuid, source}
@@ -1719,6 +1719,13 @@ export interface components {
             /** @description When `online` last changed */
             changed_at: string | null;
             checked_at: string | null;
+            /**
+             * @description Why the last check found the server down; null while it is up or not yet checked. `connection_refused`: nothing listens on the port; `timed_out`: no answer within PING_TIMEOUT_MS; `name_not_found`: the host name has no address; `unreachable`: no route to the address; `refused_by_policy`: the address is private or special and the service does not connect there (OUTBOUND_ALLOW_PRIVATE); `bad_answer`: something answered, but not a Minecraft status
+             * @example connection_refused
+             */
+            down_reason: ("connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer") | null;
+            /** @description When the server went down (the first failed check of this outage); null while it is up */
+            down_since: string | null;
             latency_ms: number | null;
             motd: string | null;
             /** @description null until the first check */
@@ -2699,6 +2706,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the reading was taken; defaults to when it arrives. A past time backfills history (readings an agent kept while it could not reach the platform): it goes to the metric buckets only, and is refused when older than SAMPLE_RETENTION_DAYS. A future time is taken as arrival time
+                     */
+                    at?: string;
                     /** Format: int32 */
                     memory_max_mb?: number;
                     /** Format: int32 */
@@ -8496,7 +8508,9 @@ export interface operations {
                      *                 "version": "Paper 1.21.4",
                      *                 "motd": "Blockworks Survival",
                      *                 "checked_at": "2026-03-14T10:02:11.204Z",
-                     *                 "changed_at": "2026-03-14T09:26:53.589Z"
+                     *                 "changed_at": "2026-03-14T09:26:53.589Z",
+                     *                 "down_reason": null,
+                     *                 "down_since": null
                      *               },
                      *               "agent": {
                      *                 "tps": 19.97,
@@ -10518,7 +10532,9 @@ export interface operations {
                      *             "version": "Paper 1.21.4",
                      *             "motd": "Blockworks Survival",
                      *             "checked_at": "2026-03-14T10:02:11.204Z",
-                     *             "changed_at": "2026-03-14T09:26:53.589Z"
+                     *             "changed_at": "2026-03-14T09:26:53.589Z",
+                     *             "down_reason": null,
+                     *             "down_since": null
                      *           },
                      *           "agent": {
                      *             "tps": 19.97,
@@ -10755,7 +10771,9 @@ export interface operations {
                      *         "version": null,
                      *         "motd": null,
                      *         "checked_at": null,
-                     *         "changed_at": null
+                     *         "changed_at": null,
+                     *         "down_reason": null,
+                     *         "down_since": null
                      *       },
                      *       "agent": null,
                      *       "agent_token": "mcp_agent_Xy7vB2nM4qW6eR8tY0uI3oP5aS7dF9gH1jK3lZ5"
@@ -11005,7 +11023,9 @@ export interface operations {
                      *         "version": "Paper 1.21.4",
                      *         "motd": "Blockworks Survival",
                      *         "checked_at": "2026-03-14T10:02:11.204Z",
-                     *         "changed_at": "2026-03-14T09:26:53.589Z"
+                     *         "changed_at": "2026-03-14T09:26:53.589Z",
+                     *         "down_reason": null,
+                     *         "down_since": null
                      *       },
                      *       "agent": {
                      *         "tps": 19.97,
@@ -11420,7 +11440,9 @@ export interface operations {
                      *         "version": "Paper 1.21.4",
                      *         "motd": "Blockworks Survival",
                      *         "checked_at": "2026-03-14T10:02:11.204Z",
-                     *         "changed_at": "2026-03-14T09:26:53.589Z"
+                     *         "changed_at": "2026-03-14T09:26:53.589Z",
+                     *         "down_reason": null,
+                     *         "down_since": null
                      *       },
                      *       "agent": {
                      *         "tps": 19.97,
@@ -17212,6 +17234,8 @@ export interface operations {
                         error: string | null;
                         /** Format: int64 */
                         failed_pings: number;
+                        /** @description The error as one of a fixed set, as the server record's `status.down_reason` */
+                        reason: ("connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer") | null;
                         /** Format: uuid */
                         server_id: string;
                         server_name: string;

@@ -532,6 +532,8 @@ export type AppRouterRecord = {
           motd: null | string;
           checked_at: null | string;
           changed_at: null | string;
+          down_reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+          down_since: null | string;
         };
         agent: null | {
           tps: null | number;
@@ -568,6 +570,8 @@ export type AppRouterRecord = {
             motd: null | string;
             checked_at: null | string;
             changed_at: null | string;
+            down_reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+            down_since: null | string;
           };
           agent: null | {
             tps: null | number;
@@ -606,6 +610,8 @@ export type AppRouterRecord = {
               motd: null | string;
               checked_at: null | string;
               changed_at: null | string;
+              down_reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+              down_since: null | string;
             };
             agent: null | {
               tps: null | number;
@@ -648,6 +654,8 @@ export type AppRouterRecord = {
           motd: null | string;
           checked_at: null | string;
           changed_at: null | string;
+          down_reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+          down_since: null | string;
         };
         agent: null | {
           tps: null | number;
@@ -689,6 +697,8 @@ export type AppRouterRecord = {
           motd: null | string;
           checked_at: null | string;
           changed_at: null | string;
+          down_reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+          down_since: null | string;
         };
         agent: null | {
           tps: null | number;
@@ -1018,6 +1028,7 @@ export type AppRouterRecord = {
   agent: {
     heartbeat: TRPCMutationProcedure<{
       input: {
+        at?: undefined | string;
         tps?: undefined | number;
         mspt?: undefined | number;
         players_online?: undefined | number;

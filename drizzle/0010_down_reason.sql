@@ -1,0 +1,1 @@
+ALTER TABLE "server_status" ADD COLUMN "down_reason" text;
