@@ -37,7 +37,7 @@ const SHOWS: Record<string, RegExp[]> = {
     /^\[\{"min":\d/m,
   ],
   "docs/guides/launchers.md": [/status=authorized&state=xyz/, /^authorized$/m, /"valid":true/, /^false$/m],
-  "docs/guides/webhooks.md": [/^webhook\.test$/m, /"event":"webhook\.test"/],
+  "docs/guides/webhooks.md": [/^webhook\.test$/m, /webhook\.test .* signature verified$/m, /"status":"succeeded"/],
 };
 
 const PAGE_TIMEOUT_MS = 150_000;
@@ -108,9 +108,6 @@ beforeAll(async () => {
     // On by default: the servers guide waits for the pinger's first check, the webhooks guide for a delivery.
     PINGER_ENABLED: undefined,
     WEBHOOK_CONCURRENCY: undefined,
-    // The harness's setting, named here because the guides ping and post to loopback: drop it once
-    // loopback targets are allowed outside production without it, as the guides say they are.
-    OUTBOUND_ALLOW_PRIVATE: "true",
   });
   scratch = tempDir("mcp-guides-");
 });
