@@ -31,7 +31,8 @@ function ServerItem({ s }: { s: ServerRow }) {
   );
   const live = useLive(s.server_id, onEvent);
   const online = liveOnline(live, s.status.online);
-  const players = live.players_online ?? s.status.players_online;
+  // A server that is down has no players; the last count it reported would read as current.
+  const players = online === false ? null : (live.players_online ?? s.status.players_online);
   const max = live.players_max ?? s.status.players_max;
   return (
     <li className={live.lost ? "card server-item stale" : "card server-item"} data-server={s.name}>
