@@ -8,6 +8,7 @@ import { rowsOf } from "../db/rows";
 import { discordBody, type EventBody, slackBody } from "./formats";
 import { type SendResult, sendOnce } from "./send";
 import { signedHeaders } from "./signing";
+import { maskUrl } from "./urls";
 
 type WorkerConfig = Pick<
   Config,
@@ -18,6 +19,9 @@ type WorkerConfig = Pick<
   | "WEBHOOK_RETRY_SCHEDULE_SECONDS"
   | "WEBHOOK_DISABLE_AFTER_SECONDS"
   | "WEBHOOK_DISABLE_AFTER_FAILURES"
+  | "WEBHOOK_ENDPOINT_CONCURRENCY"
+  | "WEBHOOK_CIRCUIT_FAILURES"
+  | "WEBHOOK_CIRCUIT_PAUSE_SECONDS"
 >;
 
 interface Claimed {
@@ -44,7 +48,10 @@ const SUCCESS_WAIT_MS = 5;
  * Drains the delivery queue. Each tick claims as many due deliveries as there are free slots,
  * in one statement with FOR UPDATE SKIP LOCKED that also moves their `next_attempt_at` a lease
  * ahead: any instance can deliver any event, two never claim one row at once, and a row whose
- * instance died mid-request becomes due again when the lease runs out.
+ * instance died mid-request becomes due again when the lease runs out. Each endpoint gets at
+ * most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight and the claim takes turns between
+ * teams and endpoints, so an endpoint that never answers cannot hold every worker; one that
+ * keeps failing is paused (its circuit opens) until a probe succeeds or a person resumes it.
  */
 export class DeliveryWorker {
   readonly name = "webhook-delivery";
@@ -166,16 +173,58 @@ export class DeliveryWorker {
     this.inflight.add(job);
   }
 
+  /**
+   * Claims up to `limit` due deliveries, taking turns: the first due delivery of every team,
+   * then the second, and within a team its endpoints in turn. An endpoint gets no more than its
+   * share in flight (counting what every instance holds) and a paused one nothing until its
+   * pause ends, then one delivery: the probe.
+   *
+   * The endpoints with waiting deliveries are found by skipping through the (endpoint, due)
+   * index one endpoint at a time, so the cost follows the endpoints with work, not the rows
+   * waiting. Their rows are locked FOR NO KEY UPDATE SKIP LOCKED, so two instances do not count
+   * and claim one endpoint's share at once (and queueing, which only reads them, is not held
+   * up); the deliveries chosen are locked SKIP LOCKED as before, and their due condition is
+   * checked again on the row then current.
+   */
   async claim(limit: number): Promise<Claimed[]> {
-    // The due rows are picked in a CTE and joined by id: with `id in (subquery)` the planner
-    // scanned the whole table once it held many finished rows.
+    const K = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const result = await this.db.execute(sql`
-      with c as (
-        select q.id from webhook_deliveries q join webhook_endpoints qe on qe.id = q.endpoint_id
-         where q.status in ('pending', 'delivering') and q.next_attempt_at <= now() and qe.enabled
-         order by q.next_attempt_at
-         limit ${limit}
-         for update of q skip locked)
+      with recursive waiting(endpoint_id) as (
+        (select endpoint_id from webhook_deliveries
+          where status in ('pending', 'delivering') order by endpoint_id limit 1)
+        union all
+        select (select q.endpoint_id from webhook_deliveries q
+                 where q.status in ('pending', 'delivering') and q.endpoint_id > w.endpoint_id
+                 order by q.endpoint_id limit 1)
+          from waiting w where w.endpoint_id is not null),
+      open as (
+        select e.id, e.team_id, case when e.paused_at is null then ${K} else 1 end as share
+          from webhook_endpoints e
+         where e.id in (select endpoint_id from waiting where endpoint_id is not null)
+           and e.enabled and (e.paused_at is null or e.paused_until <= now())
+           for no key update of e skip locked),
+      candidates as (
+        select p.id, o.id as endpoint_id, o.team_id, p.next_attempt_at,
+               row_number() over (partition by o.id order by p.next_attempt_at) as turn
+          from open o
+          cross join lateral (
+            select q.id, q.next_attempt_at from webhook_deliveries q
+             where q.endpoint_id = o.id and q.status in ('pending', 'delivering') and q.next_attempt_at <= now()
+             order by q.next_attempt_at
+             limit greatest(0, o.share - (
+               select count(*) from (
+                 select 1 from webhook_deliveries b
+                  where b.endpoint_id = o.id and b.status = 'delivering' and b.next_attempt_at > now()
+                  limit o.share) busy))) p),
+      turns as (
+        select id, next_attempt_at,
+               row_number() over (partition by team_id order by turn, next_attempt_at) as team_turn
+          from candidates),
+      c as (
+        select q.id from webhook_deliveries q
+         where q.id in (select id from turns order by team_turn, next_attempt_at limit ${limit})
+           and q.status in ('pending', 'delivering') and q.next_attempt_at <= now()
+           for update of q skip locked)
       update webhook_deliveries d
          set status = 'delivering', attempts = d.attempts + 1, last_attempt_at = now(),
              next_attempt_at = now() + make_interval(secs => ${this.leaseMs / 1000}::float8)
@@ -267,7 +316,7 @@ export class DeliveryWorker {
          where d.id = v.id`);
       if (recovered.length)
         await this.db.execute(sql`
-          update webhook_endpoints set failing_since = null, consecutive_failures = 0
+          update webhook_endpoints set failing_since = null, consecutive_failures = 0, paused_at = null, paused_until = null
            where id in (select jsonb_array_elements_text(${JSON.stringify(recovered)}::jsonb)::uuid) and consecutive_failures > 0`);
       for (const b of batch) b.done();
     } catch (err) {
@@ -294,21 +343,71 @@ export class DeliveryWorker {
    * Counts a failed attempt against the endpoint. Past both thresholds (failing for
    * WEBHOOK_DISABLE_AFTER_SECONDS, at least WEBHOOK_DISABLE_AFTER_FAILURES attempts in a row)
    * it is disabled: its waiting deliveries fail, the endpoint shows `disabled_reason: failing`,
-   * and the team's other endpoints get `endpoint.disabled`.
+   * and the team's other endpoints get `endpoint.disabled`. Before that, at
+   * WEBHOOK_CIRCUIT_FAILURES in a row, its circuit opens: it is paused, its deliveries wait, and
+   * the team's other endpoints get `endpoint.paused` (once: a failed probe pauses it again quietly).
    */
   private async endpointFailed(endpointId: string) {
     const result = await this.db.execute(sql`
       update webhook_endpoints
          set failing_since = coalesce(failing_since, now()), consecutive_failures = consecutive_failures + 1
        where id = ${endpointId}
-      returning enabled, consecutive_failures,
+      returning team_id, url, enabled, consecutive_failures, paused_at,
+                coalesce(paused_until <= now(), paused_at is null) as probe_over,
                 coalesce(failing_since, now()) <= now() - make_interval(secs => ${this.config.WEBHOOK_DISABLE_AFTER_SECONDS}::float8) as long_enough`);
-    const [row] = rowsOf<{ enabled: boolean; consecutive_failures: number; long_enough: boolean }>(result);
-    if (!row?.enabled || !row.long_enough || row.consecutive_failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
-      return;
+    const [row] = rowsOf<{
+      team_id: string;
+      url: string;
+      enabled: boolean;
+      consecutive_failures: number;
+      paused_at: Date | string | null;
+      probe_over: boolean;
+      long_enough: boolean;
+    }>(result);
+    if (!row?.enabled) return;
+    if (row.long_enough && row.consecutive_failures >= this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
+      return this.disable(endpointId);
+    // Attempts already in flight when it paused fail too; they do not extend the pause.
+    if (row.consecutive_failures >= this.config.WEBHOOK_CIRCUIT_FAILURES && row.probe_over)
+      return this.pause(endpointId, row.paused_at === null);
+  }
+
+  private async pause(endpointId: string, opening: boolean) {
+    const seconds = this.config.WEBHOOK_CIRCUIT_PAUSE_SECONDS;
+    const [ep] = rowsOf<{
+      team_id: string;
+      url: string;
+      consecutive_failures: number;
+      paused_until: Date | string | null;
+    }>(
+      await this.db.execute(sql`
+        update webhook_endpoints
+           set paused_at = coalesce(paused_at, now()),
+               paused_until = case when ${seconds}::float8 > 0 then now() + make_interval(secs => ${seconds}::float8) end,
+               updated_at = now()
+         where id = ${endpointId} and enabled
+           and ${opening ? sql`paused_at is null` : sql`paused_at is not null and paused_until <= now()`}
+        returning team_id, url, consecutive_failures, paused_until`),
+    );
+    // Another instance paused it first, or a success closed it meanwhile.
+    if (!ep || !opening) return;
+    this.log.warn("webhook endpoint paused after failing", {
+      endpoint_id: endpointId,
+      consecutive_failures: ep.consecutive_failures,
+    });
+    this.events.emit({ teamId: ep.team_id }, "endpoint.paused", {
+      endpoint_id: endpointId,
+      url: maskUrl(ep.url),
+      consecutive_failures: ep.consecutive_failures,
+      paused_until: ep.paused_until ? new Date(ep.paused_until).toISOString() : null,
+    });
+  }
+
+  private async disable(endpointId: string) {
     const disabled = rowsOf<{ team_id: string; url: string; failing_since: Date | string }>(
       await this.db.execute(sql`
-        update webhook_endpoints set enabled = false, disabled_reason = 'failing', disabled_at = now(), updated_at = now()
+        update webhook_endpoints set enabled = false, disabled_reason = 'failing', disabled_at = now(), updated_at = now(),
+                                     paused_at = null, paused_until = null
          where id = ${endpointId} and enabled
         returning team_id, url, failing_since`),
     );
@@ -320,7 +419,7 @@ export class DeliveryWorker {
     this.log.warn("webhook endpoint disabled after failing", { endpoint_id: endpointId });
     this.events.emit({ teamId: ep.team_id }, "endpoint.disabled", {
       endpoint_id: endpointId,
-      url: ep.url,
+      url: maskUrl(ep.url),
       failing_since: new Date(ep.failing_since).toISOString(),
       reason: "failing",
     });

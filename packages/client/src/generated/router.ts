@@ -1212,7 +1212,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -1220,9 +1220,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1230,6 +1231,8 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         };
@@ -1246,9 +1249,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1256,9 +1260,20 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         }>;
+        usage: {
+          events_per_minute: number;
+          deliveries_per_minute: number;
+          events_available: number;
+          deliveries_available: number;
+          dropped_events: number;
+          dropped_deliveries: number;
+          last_dropped_at: null | string;
+        };
       };
       meta: object;
     }>;
@@ -1271,9 +1286,10 @@ export type AppRouterRecord = {
         endpoint_id: string;
         team_id: string;
         url: string;
+        url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1281,6 +1297,8 @@ export type AppRouterRecord = {
         previous_secret_expires_at: null | string;
         failing_since: null | string;
         consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
         created_at: string;
         updated_at: string;
       };
@@ -1293,16 +1311,17 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled?: boolean | undefined;
       };
       output: {
         endpoint_id: string;
         team_id: string;
         url: string;
+        url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1310,6 +1329,8 @@ export type AppRouterRecord = {
         previous_secret_expires_at: null | string;
         failing_since: null | string;
         consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
         created_at: string;
         updated_at: string;
       };
@@ -1336,9 +1357,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1346,10 +1368,39 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         };
         secret: string;
+      };
+      meta: object;
+    }>;
+    resume: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+      };
+      output: {
+        endpoint_id: string;
+        team_id: string;
+        url: string;
+        url_masked: boolean;
+        description: string;
+        kind: "standard" | "discord" | "slack";
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        enabled: boolean;
+        disabled_reason: null | "failing";
+        disabled_at: null | string;
+        secret_prefix: string;
+        previous_secret_expires_at: null | string;
+        failing_since: null | string;
+        consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
+        created_at: string;
+        updated_at: string;
       };
       meta: object;
     }>;
