@@ -1,13 +1,13 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { TEAM_EVENT_TYPES } from "../src/lib/events";
 import { discordBody, slackBody } from "../src/webhooks/formats";
-import { startTestServer, stopTestServer } from "./harness";
+import { startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser, trpcClient } from "./helpers";
 import { makePeople, makeTeam } from "./security/fixture";
 import { agentApi, eventId, newServer } from "./servers-fixture";
-import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver";
+import { receiversForFile, withWebhookServer } from "./webhook-receiver";
 
 /**
  * What a team could do with webhooks to others or learn through them: amplify its own calls
@@ -15,24 +15,7 @@ import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver"
  * (a credential) with a viewer's rights, or learn what a name resolves to inside the network.
  * Servers that deliver are stopped at the end of their test: on PostgreSQL they share a queue.
  */
-const receivers: Receiver[] = [];
-const receiver = (path?: string) => {
-  const r = startReceiver(path);
-  receivers.push(r);
-  return r;
-};
-afterAll(() => {
-  for (const r of receivers) r.stop();
-});
-
-async function withServer<T>(env: Record<string, string>, fn: (srv: RunningServer) => Promise<T>) {
-  const srv = await startTestServer({ ...FAST_WEBHOOKS, ...env });
-  try {
-    return await fn(srv);
-  } finally {
-    await stopTestServer(srv);
-  }
-}
+const receiver = receiversForFile();
 
 const create = (srv: RunningServer, who: TestUser, teamId: string, body: Record<string, unknown>) =>
   api(srv, "POST", `/teams/${teamId}/webhooks`, { token: who.token, body });
@@ -89,7 +72,7 @@ describe("amplification", () => {
 
   test("past a team's per-minute budget events are not queued but counted: in the team's webhook list and in the metrics", async () => {
     const TOKEN = "metrics-token-for-budget-test";
-    await withServer(
+    await withWebhookServer(
       { WEBHOOK_TEAM_EVENTS_PER_MIN: "4", WEBHOOK_TEAM_DELIVERIES_PER_MIN: "6", METRICS_TOKEN: TOKEN },
       async (srv) => {
         const bans = (n: number) => ({
@@ -147,7 +130,7 @@ describe("chat formats", () => {
   const hostile = "<!channel> <https://evil.example|appeal here> & [bank](https://evil.example) @everyone";
 
   test("a ban reason and player name cannot mention a Slack channel or disguise a link, and Discord mentions nothing", async () => {
-    await withServer({}, async (srv) => {
+    await withWebhookServer({}, async (srv) => {
       const slack = receiver("/services/T0/B0/x");
       const discord = receiver("/api/webhooks/1/x");
       const f = await newServer(srv);
@@ -265,7 +248,7 @@ describe("webhook URLs are credentials", () => {
 
 describe("delivery errors", () => {
   test("a host name refused at delivery time is reported as refused by policy, without the address it resolves to", async () => {
-    await withServer({ OUTBOUND_ALLOW_PRIVATE: "false", WEBHOOK_ALLOW_PRIVATE: "false" }, async (srv) => {
+    await withWebhookServer({ OUTBOUND_ALLOW_PRIVATE: "false", WEBHOOK_ALLOW_PRIVATE: "false" }, async (srv) => {
       const inside = receiver();
       const owner = await newUser(srv, "dns");
       const teamId = await newTeam(srv, owner);

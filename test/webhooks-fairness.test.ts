@@ -1,33 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { RunningServer } from "../src/app";
-import { startTestServer, stopTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser } from "./helpers";
-import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver";
+import { receiversForFile, withWebhookServer } from "./webhook-receiver";
 
 /**
  * One team's endpoint that never answers must not hold back anyone else's deliveries, and an
  * endpoint that keeps failing is paused (its circuit opens) until it recovers or is resumed.
- * Each test runs its own delivering server and stops it: on PostgreSQL every running server
- * drains the one queue, and these tests need their own settings to be the only ones at work.
+ * Each test runs a delivering server of its own, with the settings it measures.
  */
-const receivers: Receiver[] = [];
-const receiver = () => {
-  const r = startReceiver();
-  receivers.push(r);
-  return r;
-};
-afterAll(() => {
-  for (const r of receivers) r.stop();
-});
-
-async function withServer<T>(env: Record<string, string>, fn: (srv: RunningServer) => Promise<T>) {
-  const srv = await startTestServer({ ...FAST_WEBHOOKS, ...env });
-  try {
-    return await fn(srv);
-  } finally {
-    await stopTestServer(srv);
-  }
-}
+const receiver = receiversForFile();
 
 async function team(srv: RunningServer) {
   const owner = await newUser(srv, "fair");
@@ -50,6 +31,15 @@ const deliveries = async (srv: RunningServer, owner: TestUser, teamId: string, e
   (await api(srv, "GET", `/teams/${teamId}/webhooks/${endpointId}/deliveries?limit=100`, { token: owner.token })).body
     .deliveries as Delivery[];
 
+/** Polls `read` until `done` holds of its answer (or fails after 10 s with the last answer). */
+async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  for (const deadline = Date.now() + 10_000; ; await Bun.sleep(20)) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`still not so after 10 s: ${JSON.stringify(v)}`);
+  }
+}
+
 /** A receiver whose every request is held open until `release` (the sender times out first). */
 function blackHole() {
   const r = receiver();
@@ -66,32 +56,37 @@ function blackHole() {
   };
 }
 
+/** No retry and no circuit within a test: only the sharing of workers is measured. */
+const NO_RETRY_NO_CIRCUIT = {
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: "3600",
+  WEBHOOK_CIRCUIT_FAILURES: "1000",
+  WEBHOOK_DISABLE_AFTER_FAILURES: "1000",
+};
+
 describe("webhook fairness", () => {
   test("an endpoint that never answers holds at most its share of the workers: another team's and the same team's other endpoint are delivered while its queue is still full", async () => {
     const K = 2;
-    await withServer(
+    await withWebhookServer(
+      // A long timeout: the black hole's first requests stay open for the whole test.
       {
         WEBHOOK_CONCURRENCY: "4",
         WEBHOOK_ENDPOINT_CONCURRENCY: String(K),
-        WEBHOOK_TIMEOUT_MS: "1500",
-        // No retry and no circuit within the test: only the sharing of workers is measured.
-        WEBHOOK_RETRY_SCHEDULE_SECONDS: "3600",
-        WEBHOOK_CIRCUIT_FAILURES: "1000",
-        WEBHOOK_DISABLE_AFTER_FAILURES: "1000",
+        WEBHOOK_TIMEOUT_MS: "5000",
+        ...NO_RETRY_NO_CIRCUIT,
       },
       async (srv) => {
         const slow = blackHole();
+        const fast = receiver();
+        const sibling = receiver();
         const a = await team(srv);
+        const b = await team(srv);
         const slowId = await endpoint(srv, a.owner, a.teamId, { url: slow.r.url });
+        const siblingId = await endpoint(srv, a.owner, a.teamId, { url: sibling.url });
+        const fastId = await endpoint(srv, b.owner, b.teamId, { url: fast.url });
         const QUEUED = 24;
         for (let i = 0; i < QUEUED; i++) await sendTest(srv, a.owner, a.teamId, slowId);
         await slow.r.until(1);
 
-        const fast = receiver();
-        const b = await team(srv);
-        const fastId = await endpoint(srv, b.owner, b.teamId, { url: fast.url });
-        const sibling = receiver();
-        const siblingId = await endpoint(srv, a.owner, a.teamId, { url: sibling.url });
         await sendTest(srv, b.owner, b.teamId, fastId);
         await sendTest(srv, a.owner, a.teamId, siblingId);
 
@@ -116,14 +111,12 @@ describe("webhook fairness", () => {
 
   test("however long the backlog, an endpoint never has more than its share in flight", async () => {
     const K = 2;
-    await withServer(
+    await withWebhookServer(
       {
         WEBHOOK_CONCURRENCY: "8",
         WEBHOOK_ENDPOINT_CONCURRENCY: String(K),
         WEBHOOK_TIMEOUT_MS: "300",
-        WEBHOOK_RETRY_SCHEDULE_SECONDS: "3600",
-        WEBHOOK_CIRCUIT_FAILURES: "1000",
-        WEBHOOK_DISABLE_AFTER_FAILURES: "1000",
+        ...NO_RETRY_NO_CIRCUIT,
       },
       async (srv) => {
         const slow = blackHole();
@@ -149,7 +142,7 @@ describe("webhook fairness", () => {
 
 describe("webhook circuit breaker", () => {
   test("after the threshold of failures in a row the endpoint is paused, the team's other endpoint is told, nothing more is sent, and resuming delivers what waited", async () => {
-    await withServer(
+    await withWebhookServer(
       {
         WEBHOOK_ENDPOINT_CONCURRENCY: "1",
         WEBHOOK_CIRCUIT_FAILURES: "3",
@@ -164,7 +157,9 @@ describe("webhook circuit breaker", () => {
         const { owner, teamId } = await team(srv);
         const badId = await endpoint(srv, owner, teamId, { url: bad.url });
         await endpoint(srv, owner, teamId, { url: told.url, event_types: ["endpoint.paused"] });
-        for (let i = 0; i < 4; i++) await sendTest(srv, owner, teamId, badId);
+        // Queued as events (a test request is refused once the endpoint is paused, which may
+        // come before the last is sent).
+        for (let i = 0; i < 4; i++) await srv.services.webhooks.enqueue({ teamId }, "webhook.test", { i });
 
         const [notice] = await told.until(1);
         const event = JSON.parse(notice!.body);
@@ -198,7 +193,7 @@ describe("webhook circuit breaker", () => {
   }, 120_000);
 
   test("a paused endpoint is probed by one delivery when the pause ends: a success closes the circuit and the rest follow", async () => {
-    await withServer(
+    await withWebhookServer(
       {
         WEBHOOK_ENDPOINT_CONCURRENCY: "1",
         WEBHOOK_CIRCUIT_FAILURES: "2",
@@ -211,9 +206,13 @@ describe("webhook circuit breaker", () => {
         flaky.plan = [503, 503];
         const { owner, teamId } = await team(srv);
         const id = await endpoint(srv, owner, teamId, { url: flaky.url });
-        for (let i = 0; i < 3; i++) await sendTest(srv, owner, teamId, id);
+        for (let i = 0; i < 3; i++) await srv.services.webhooks.enqueue({ teamId }, "webhook.test", { i });
         await flaky.until(2);
-        const paused = await api(srv, "GET", `/teams/${teamId}/webhooks/${id}`, { token: owner.token });
+        // The second failure reaches the database just after the receiver answered it.
+        const paused = await eventually(
+          () => api(srv, "GET", `/teams/${teamId}/webhooks/${id}`, { token: owner.token }),
+          (r) => r.body.paused_at !== null,
+        );
         expect(paused.body.paused_until).toBeString();
         // The receiver answers again; after the pause the probe and then the others arrive.
         await flaky.until(2 + 3, 20_000);

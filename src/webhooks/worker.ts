@@ -324,79 +324,66 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Records a failed attempt and counts it against the endpoint, in one statement: were the
+   * delivery written first, a claim in between could find it due and the endpoint not yet
+   * paused, and send once more into an open circuit.
+   *
+   * At WEBHOOK_CIRCUIT_FAILURES failures in a row the circuit opens: the endpoint is paused (its
+   * deliveries wait, nothing is claimed for it) and the team's other endpoints get
+   * `endpoint.paused`; a failed probe pauses it again, quietly. Attempts already in flight when
+   * it opened fail without extending the pause. Past both disabling thresholds (failing for
+   * WEBHOOK_DISABLE_AFTER_SECONDS, at least WEBHOOK_DISABLE_AFTER_FAILURES attempts in a row) it
+   * is disabled instead.
+   */
   private async record(c: Claimed, r: SendResult) {
     if (r.ok) return this.recordSuccess(c, r);
-    const common = sql`last_status_code = ${r.status}, last_error = ${r.error}, last_latency_ms = ${r.latencyMs},
-      last_response = ${r.response === null ? null : r.response.replace(/\0/g, "")}`;
     const delay = r.retryable ? this.retryDelay(c.attempts) : null;
-    if (delay === null)
-      await this.db.execute(sql`update webhook_deliveries set status = 'failed', ${common} where id = ${c.id}`);
-    else
-      await this.db.execute(sql`
-        update webhook_deliveries
-           set status = 'pending', next_attempt_at = now() + make_interval(secs => ${delay}::float8), ${common}
-         where id = ${c.id}`);
-    await this.endpointFailed(c.endpoint_id);
-  }
-
-  /**
-   * Counts a failed attempt against the endpoint. Past both thresholds (failing for
-   * WEBHOOK_DISABLE_AFTER_SECONDS, at least WEBHOOK_DISABLE_AFTER_FAILURES attempts in a row)
-   * it is disabled: its waiting deliveries fail, the endpoint shows `disabled_reason: failing`,
-   * and the team's other endpoints get `endpoint.disabled`. Before that, at
-   * WEBHOOK_CIRCUIT_FAILURES in a row, its circuit opens: it is paused, its deliveries wait, and
-   * the team's other endpoints get `endpoint.paused` (once: a failed probe pauses it again quietly).
-   */
-  private async endpointFailed(endpointId: string) {
+    const next =
+      delay === null
+        ? sql`status = 'failed'`
+        : sql`status = 'pending', next_attempt_at = now() + make_interval(secs => ${delay}::float8)`;
+    const { WEBHOOK_CIRCUIT_FAILURES: threshold, WEBHOOK_CIRCUIT_PAUSE_SECONDS: pause } = this.config;
+    // Evaluated on the endpoint as it was before this failure.
+    const opens = sql`(e.enabled and e.consecutive_failures + 1 >= ${threshold}
+                       and (e.paused_at is null or e.paused_until <= now()))`;
     const result = await this.db.execute(sql`
-      update webhook_endpoints
-         set failing_since = coalesce(failing_since, now()), consecutive_failures = consecutive_failures + 1
-       where id = ${endpointId}
-      returning team_id, url, enabled, consecutive_failures, paused_at,
-                coalesce(paused_until <= now(), paused_at is null) as probe_over,
-                coalesce(failing_since, now()) <= now() - make_interval(secs => ${this.config.WEBHOOK_DISABLE_AFTER_SECONDS}::float8) as long_enough`);
-    const [row] = rowsOf<{
+      with d as (
+        update webhook_deliveries
+           set ${next}, last_status_code = ${r.status}, last_error = ${r.error}, last_latency_ms = ${r.latencyMs},
+               last_response = ${r.response === null ? null : r.response.replace(/\0/g, "")}
+         where id = ${c.id}
+        returning endpoint_id)
+      update webhook_endpoints e
+         set failing_since = coalesce(e.failing_since, now()), consecutive_failures = e.consecutive_failures + 1,
+             paused_at = case when ${opens} then coalesce(e.paused_at, now()) else e.paused_at end,
+             paused_until = case when ${opens} then case when ${pause}::float8 > 0
+                                                         then now() + make_interval(secs => ${pause}::float8) end
+                                 else e.paused_until end
+        from d
+       where e.id = d.endpoint_id
+      returning e.team_id, e.url, e.enabled, e.consecutive_failures, e.paused_until,
+                e.paused_at = now() as opened,
+                e.failing_since <= now() - make_interval(secs => ${this.config.WEBHOOK_DISABLE_AFTER_SECONDS}::float8) as long_enough`);
+    const [ep] = rowsOf<{
       team_id: string;
       url: string;
       enabled: boolean;
       consecutive_failures: number;
-      paused_at: Date | string | null;
-      probe_over: boolean;
+      paused_until: Date | string | null;
+      opened: boolean | null;
       long_enough: boolean;
     }>(result);
-    if (!row?.enabled) return;
-    if (row.long_enough && row.consecutive_failures >= this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
-      return this.disable(endpointId);
-    // Attempts already in flight when it paused fail too; they do not extend the pause.
-    if (row.consecutive_failures >= this.config.WEBHOOK_CIRCUIT_FAILURES && row.probe_over)
-      return this.pause(endpointId, row.paused_at === null);
-  }
-
-  private async pause(endpointId: string, opening: boolean) {
-    const seconds = this.config.WEBHOOK_CIRCUIT_PAUSE_SECONDS;
-    const [ep] = rowsOf<{
-      team_id: string;
-      url: string;
-      consecutive_failures: number;
-      paused_until: Date | string | null;
-    }>(
-      await this.db.execute(sql`
-        update webhook_endpoints
-           set paused_at = coalesce(paused_at, now()),
-               paused_until = case when ${seconds}::float8 > 0 then now() + make_interval(secs => ${seconds}::float8) end,
-               updated_at = now()
-         where id = ${endpointId} and enabled
-           and ${opening ? sql`paused_at is null` : sql`paused_at is not null and paused_until <= now()`}
-        returning team_id, url, consecutive_failures, paused_until`),
-    );
-    // Another instance paused it first, or a success closed it meanwhile.
-    if (!ep || !opening) return;
+    if (!ep?.enabled) return;
+    if (ep.long_enough && ep.consecutive_failures >= this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
+      return this.disable(c.endpoint_id);
+    if (!ep.opened) return;
     this.log.warn("webhook endpoint paused after failing", {
-      endpoint_id: endpointId,
+      endpoint_id: c.endpoint_id,
       consecutive_failures: ep.consecutive_failures,
     });
     this.events.emit({ teamId: ep.team_id }, "endpoint.paused", {
-      endpoint_id: endpointId,
+      endpoint_id: c.endpoint_id,
       url: maskUrl(ep.url),
       consecutive_failures: ep.consecutive_failures,
       paused_until: ep.paused_until ? new Date(ep.paused_until).toISOString() : null,
