@@ -1,6 +1,7 @@
 import { afterAll } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import type { RunningServer } from "../src/app";
+import type { Logger } from "../src/lib/log";
 import { startTestServer, stopTestServer } from "./harness";
 
 declare global {
@@ -97,8 +98,12 @@ export function receiversForFile(): (path?: string) => Receiver {
  * PostgreSQL every running server drains the one queue, and a test with settings of its own
  * needs them to be the only ones at work.
  */
-export async function withWebhookServer<T>(env: Record<string, string>, fn: (srv: RunningServer) => Promise<T>) {
-  const srv = await startTestServer({ ...FAST_WEBHOOKS, ...env });
+export async function withWebhookServer<T>(
+  env: Record<string, string>,
+  fn: (srv: RunningServer) => Promise<T>,
+  log?: Logger,
+) {
+  const srv = await startTestServer({ ...FAST_WEBHOOKS, ...env }, log);
   try {
     return await fn(srv);
   } finally {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { TEAM_EVENT_TYPES } from "../src/lib/events";
+import { createLogger } from "../src/lib/log";
 import { discordBody, slackBody } from "../src/webhooks/formats";
 import { startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser, trpcClient } from "./helpers";
@@ -70,8 +71,9 @@ describe("amplification", () => {
     await endpoint(srv, elsewhere, otherTeam, { url: "https://hooks.example.test/in/abc?b=2&a=1" });
   });
 
-  test("past a team's per-minute budget events are not queued but counted: in the team's webhook list and in the metrics", async () => {
+  test("past a team's per-minute budget events are not queued but counted: in the team's webhook list, the metrics and the log", async () => {
     const TOKEN = "metrics-token-for-budget-test";
+    const lines: string[] = [];
     await withWebhookServer(
       { WEBHOOK_TEAM_EVENTS_PER_MIN: "4", WEBHOOK_TEAM_DELIVERIES_PER_MIN: "6", METRICS_TOKEN: TOKEN },
       async (srv) => {
@@ -121,7 +123,17 @@ describe("amplification", () => {
         ).text();
         expect(metrics).toContain('webhook_budget_exceeded_total{kind="events"} 13');
         expect(metrics).toContain('webhook_budget_exceeded_total{kind="deliveries"} 20');
+
+        // One warning for each over-budget team, not one per event or per batch: the team, what
+        // did not fit in the batch that spent it (the totals are the list's), and the limits.
+        const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.msg.includes("webhook budget"));
+        expect(warnings.map((w) => w.team_id).sort()).toEqual([a.teamId, b.teamId].sort());
+        for (const w of warnings) {
+          expect(w.dropped_events).toBeGreaterThan(0);
+          expect(w).toMatchObject({ level: "warn", events_per_minute: 4, deliveries_per_minute: 6 });
+        }
       },
+      createLogger("warn", {}, { write: (_level, line) => lines.push(line) }),
     );
   }, 60_000);
 });
