@@ -181,26 +181,32 @@ export class DeliveryWorker {
    *
    * The endpoints with waiting deliveries are found by skipping through the (endpoint, due)
    * index one endpoint at a time, so the cost follows the endpoints with work, not the rows
-   * waiting. Their rows are locked FOR NO KEY UPDATE SKIP LOCKED, so two instances do not count
-   * and claim one endpoint's share at once (and queueing, which only reads them, is not held
-   * up); the deliveries chosen are locked SKIP LOCKED as before, and their due condition is
-   * checked again on the row then current.
+   * waiting; the first entry of each says whether anything of it is due (in-flight rows carry
+   * their lease's end). Those with something due are locked FOR NO KEY UPDATE SKIP LOCKED, so
+   * two instances do not count and claim one endpoint's share at the same time (queueing, which
+   * only reads them, is not held up). The count is of the statement's snapshot: an instance
+   * that committed its claim between that snapshot and this lock is not seen, so the share can
+   * be exceeded briefly, by one claim, when instances race for one endpoint. The deliveries
+   * chosen are locked SKIP LOCKED as before, and their due condition is checked again on the
+   * row then current.
    */
   async claim(limit: number): Promise<Claimed[]> {
     const K = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const result = await this.db.execute(sql`
-      with recursive waiting(endpoint_id) as (
-        (select endpoint_id from webhook_deliveries
-          where status in ('pending', 'delivering') order by endpoint_id limit 1)
+      with recursive waiting(endpoint_id, first_due) as (
+        (select endpoint_id, next_attempt_at from webhook_deliveries
+          where status in ('pending', 'delivering') order by endpoint_id, next_attempt_at limit 1)
         union all
-        select (select q.endpoint_id from webhook_deliveries q
-                 where q.status in ('pending', 'delivering') and q.endpoint_id > w.endpoint_id
-                 order by q.endpoint_id limit 1)
-          from waiting w where w.endpoint_id is not null),
+        select n.endpoint_id, n.next_attempt_at
+          from waiting w
+          cross join lateral (
+            select q.endpoint_id, q.next_attempt_at from webhook_deliveries q
+             where q.status in ('pending', 'delivering') and q.endpoint_id > w.endpoint_id
+             order by q.endpoint_id, q.next_attempt_at limit 1) n),
       open as (
         select e.id, e.team_id, case when e.paused_at is null then ${K} else 1 end as share
           from webhook_endpoints e
-         where e.id in (select endpoint_id from waiting where endpoint_id is not null)
+         where e.id in (select endpoint_id from waiting where first_due <= now())
            and e.enabled and (e.paused_at is null or e.paused_until <= now())
            for no key update of e skip locked),
       candidates as (
