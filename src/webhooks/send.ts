@@ -109,7 +109,11 @@ export async function sendOnce(
       ok: false,
       retryable: true,
       status: null,
-      error: timedOut ? `timed out after ${opts.timeoutMs} ms` : errorText(err).split(address).join(u.hostname),
+      // Neither the URL (a credential for many receivers, and viewers read delivery errors) nor
+      // the address it resolved to is repeated.
+      error: timedOut
+        ? `timed out after ${opts.timeoutMs} ms`
+        : errorText(err).split(target.href).join(u.host).split(url).join(u.host).split(address).join(u.hostname),
       response: null,
     });
   }
