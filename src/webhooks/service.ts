@@ -98,9 +98,10 @@ const refilled = (column: "event_tokens" | "delivery_tokens", perMin: number) =>
 const BUDGET_LOG_EVERY_MS = 60_000;
 
 /**
- * Team webhook endpoints and the events queued for them. Queuing is one statement: the event
- * row and a delivery row per interested endpoint; a team with no endpoint for the type stores
- * nothing. The delivery itself is src/webhooks/worker.ts.
+ * Team webhook endpoints and the events queued for them. Queuing is one transaction for a
+ * batch: the event rows and a delivery row per interested endpoint, within each team's budget;
+ * a team with no endpoint for the type stores nothing. The delivery itself is
+ * src/webhooks/worker.ts.
  */
 export class WebhooksService implements TeamEventSink {
   private readonly pending = new Set<Promise<unknown>>();
