@@ -8,6 +8,7 @@
  *   bun bench/webhooks.ts                     # PGlite in a temp dir
  *   DATABASE_URL=postgres://... bun bench/webhooks.ts
  *   BENCH_SECONDS=10 BENCH_RATE=1000 BENCH_ENDPOINTS=10 WEBHOOK_CONCURRENCY=64 bun bench/webhooks.ts
+ *   WEBHOOK_ENDPOINT_CONCURRENCY=16 bun bench/webhooks.ts   # each endpoint's share (default 4)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -142,20 +143,25 @@ const baseline = await finish("bare fetch loop (sign + POST)", rate * seconds * 
 // --- the platform ---
 const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-webhooks-"));
 const db = await benchDatabase();
-const app = await startServer(
-  loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: db.url,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    PINGER_ENABLED: "false",
-    WEBHOOK_ALLOW_PRIVATE: "true",
-    WEBHOOK_CONCURRENCY: String(concurrency),
-    WEBHOOK_POLL_MS: "50",
-  }),
-  createLogger("silent"),
-);
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  DATABASE_URL: db.url,
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "silent",
+  PINGER_ENABLED: "false",
+  WEBHOOK_ALLOW_PRIVATE: "true",
+  WEBHOOK_CONCURRENCY: String(concurrency),
+  WEBHOOK_POLL_MS: "50",
+  // One team sends everything here: its budget is set above what is offered, so the figure is
+  // the delivery path's own (the budget's bookkeeping is still done on every batch).
+  WEBHOOK_TEAM_EVENTS_PER_MIN: String(rate * 60 * 2),
+  WEBHOOK_TEAM_DELIVERIES_PER_MIN: String(rate * endpoints * 60 * 2),
+  ...(process.env.WEBHOOK_ENDPOINT_CONCURRENCY
+    ? { WEBHOOK_ENDPOINT_CONCURRENCY: process.env.WEBHOOK_ENDPOINT_CONCURRENCY }
+    : {}),
+});
+const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
 const [team] = await d.insert(teams).values({ name: "bench" }).returning();
 const owner = { kind: "api_key", keyId: "bench", teamId: team!.id, role: "admin" } as const;
@@ -176,7 +182,7 @@ rmSync(dataDir, { recursive: true, force: true });
 await db.drop();
 
 console.log(
-  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${rate} events/s for ${seconds} s, each to ${endpoints} endpoints on loopback (${rate * endpoints} deliveries/s offered), concurrency ${concurrency}`,
+  `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${rate} events/s for ${seconds} s, each to ${endpoints} endpoints on loopback (${rate * endpoints} deliveries/s offered), concurrency ${concurrency}, at most ${config.WEBHOOK_ENDPOINT_CONCURRENCY} in flight per endpoint`,
 );
 console.log(
   `target: ${TARGET.deliveriesPerSecond} deliveries/s sustained, p99 emit-to-receipt under ${TARGET.p99Ms} ms\n`,

@@ -229,6 +229,29 @@ const ConfigSchema = z
       .min(0)
       .default(3 * 86_400),
     WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).default(10),
+    /**
+     * Requests one endpoint may have in flight at once, over every instance: an endpoint that
+     * never answers holds at most this many of the delivery workers while the rest serve others.
+     */
+    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+    /**
+     * Failed attempts in a row that open an endpoint's circuit: it is paused (nothing is sent,
+     * its deliveries wait) and the team's other endpoints get `endpoint.paused`.
+     */
+    WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+    /** How long a paused endpoint waits before one delivery probes it; 0: until a person resumes it. */
+    WEBHOOK_CIRCUIT_PAUSE_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .max(7 * 86_400)
+      .default(600),
+    /**
+     * A team's budget of events, and of deliveries (an event times the endpoints that take it),
+     * per minute, refilled continuously. Past it events are not queued; they are counted on the
+     * team's webhook list and in the metrics, and logged.
+     */
+    WEBHOOK_TEAM_EVENTS_PER_MIN: z.coerce.number().int().min(1).max(10_000_000).default(1000),
+    WEBHOOK_TEAM_DELIVERIES_PER_MIN: z.coerce.number().int().min(1).max(10_000_000).default(3000),
     /** Consecutive failed pings before `server.down` (one lost ping is not an outage). */
     WEBHOOK_DOWN_AFTER_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
     /** An agent silent this long is `agent.offline` (its heartbeat comes every 15-30 s). */

@@ -105,7 +105,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
-  const webhooks = new WebhooksService(db, keyring, config, log.child({ component: "webhooks" }));
+  const webhooks = new WebhooksService(db, keyring, config, log.child({ component: "webhooks" }), metrics);
   const webhookWorker = new DeliveryWorker(db, keyring, config, log.child({ component: "webhooks" }), webhooks);
   webhooks.onQueued(() => webhookWorker.kick());
   const alerts = new ServerAlerts(db, webhooks, {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startServer, type RunningServer } from "../src/app";
 import { loadConfig } from "../src/config";
 import { startDevProvider } from "../src/identity/dev-provider";
+import type { Logger } from "../src/lib/log";
 import { freePort } from "./shared";
 
 /** Settings every test server shares: any port, quiet logs, cheap password hashing. */
@@ -64,13 +65,20 @@ const owned: { server: RunningServer; dir?: string; shared?: boolean }[] = [];
  */
 const MAX_LIVE_ON_POSTGRES = 24;
 
-/** A new, separately started server. On PGlite it gets its own data dir unless one is given. */
-export async function startTestServer(overrides: Record<string, string | undefined> = {}): Promise<RunningServer> {
+/**
+ * A new, separately started server. On PGlite it gets its own data dir unless one is given.
+ * `log` replaces the logger LOG_LEVEL would make (a test reading what is logged).
+ */
+export async function startTestServer(
+  overrides: Record<string, string | undefined> = {},
+  log?: Logger,
+): Promise<RunningServer> {
   const dir = overrides.DATA_DIR ?? tempDir();
   // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
   const port = overrides.PORT ?? String(freePort());
   const server = await startServer(
     loadConfig(testEnv({ DATA_DIR: dir, PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}`, ...overrides })),
+    log,
   );
   owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir, shared: overrides.__shared === "1" });
   while (usingPostgres() && owned.filter((o) => !o.shared).length > MAX_LIVE_ON_POSTGRES)

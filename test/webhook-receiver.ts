@@ -1,4 +1,8 @@
+import { afterAll } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
+import type { RunningServer } from "../src/app";
+import type { Logger } from "../src/lib/log";
+import { startTestServer, stopTestServer } from "./harness";
 
 declare global {
   var __webhookTestKey: string | undefined;
@@ -74,4 +78,35 @@ export function startReceiver(path = "/hook"): Receiver {
   };
   r.stop = () => server.stop(true);
   return r;
+}
+
+/** A `startReceiver` whose receivers are all stopped when the file's tests end. */
+export function receiversForFile(): (path?: string) => Receiver {
+  const all: Receiver[] = [];
+  afterAll(() => {
+    for (const r of all) r.stop();
+  });
+  return (path) => {
+    const r = startReceiver(path);
+    all.push(r);
+    return r;
+  };
+}
+
+/**
+ * Runs `fn` with a delivering server of its own (FAST_WEBHOOKS and `env`), stopped after: on
+ * PostgreSQL every running server drains the one queue, and a test with settings of its own
+ * needs them to be the only ones at work.
+ */
+export async function withWebhookServer<T>(
+  env: Record<string, string>,
+  fn: (srv: RunningServer) => Promise<T>,
+  log?: Logger,
+) {
+  const srv = await startTestServer({ ...FAST_WEBHOOKS, ...env }, log);
+  try {
+    return await fn(srv);
+  } finally {
+    await stopTestServer(srv);
+  }
 }

@@ -4,7 +4,7 @@ import type { Browser } from "playwright-core";
 import type { RunningServer } from "../src/app";
 import { createTeamInBrowser, hasChromium, launchChromium, signUpInBrowser } from "./dashboard-driver";
 import { startTestServer } from "./harness";
-import { uniqueEmail } from "./helpers";
+import { addMember, api, newTeam, newUser, uniqueEmail } from "./helpers";
 import { FAST_WEBHOOKS, startReceiver } from "./webhook-receiver";
 
 let server: RunningServer;
@@ -12,8 +12,14 @@ let browser: Browser | undefined;
 const receiver = startReceiver();
 
 beforeAll(async () => {
-  // A server of its own that delivers (the run's shared one does not).
-  server = await startTestServer(FAST_WEBHOOKS);
+  // A server of its own that delivers (the run's shared one does not); its circuit opens after
+  // two failures in a row and stays open until resumed.
+  server = await startTestServer({
+    ...FAST_WEBHOOKS,
+    WEBHOOK_CIRCUIT_FAILURES: "2",
+    WEBHOOK_CIRCUIT_PAUSE_SECONDS: "0",
+    WEBHOOK_DISABLE_AFTER_FAILURES: "1000",
+  });
   if (hasChromium) browser = await launchChromium();
 });
 afterAll(async () => {
@@ -54,6 +60,79 @@ describe("dashboard: webhooks", () => {
         expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
       } finally {
         await page.close();
+      }
+    },
+    120_000,
+  );
+
+  test.skipIf(!hasChromium)(
+    "a paused endpoint says so and an admin resumes it; a viewer sees its URL masked and cannot change it",
+    async () => {
+      const token = "Zq8sEcReTtOkEn-aBcDeFgHiJkLmNoP";
+      const failing = startReceiver(`/api/webhooks/1234567890123456789/${token}`);
+      // Failing until paused: two deliveries in flight at once could otherwise end in a success.
+      failing.plan = Array(20).fill(503);
+      const owner = await newUser(server, "dash-owner");
+      const viewer = await newUser(server, "dash-viewer");
+      const teamId = await newTeam(server, owner, "Paused");
+      await addMember(server, owner, teamId, viewer, "viewer");
+      const created = await api(server, "POST", `/teams/${teamId}/webhooks`, {
+        token: owner.token,
+        body: { url: failing.url, kind: "discord" },
+      });
+      expect(created.status).toBe(201);
+      const path = `/teams/${teamId}/webhooks/${created.body.endpoint.endpoint_id}`;
+      for (let i = 0; i < 2; i++) await api(server, "POST", `${path}/test`, { token: owner.token });
+      for (let deadline = Date.now() + 10_000; ; await Bun.sleep(20)) {
+        const now = await api(server, "GET", path, { token: owner.token });
+        if (now.body.paused_at) break;
+        if (Date.now() > deadline) {
+          const log = await api(server, "GET", `${path}/deliveries`, { token: owner.token });
+          throw new Error(`not paused after two failures: ${now.text} ${log.text}`);
+        }
+      }
+      // Nothing is sent while it is paused; from now on the receiver answers.
+      failing.plan = [];
+      const failed = failing.got.length;
+
+      const asViewer = await (await browser!.newContext()).newPage();
+      try {
+        await signUpInBrowser(asViewer, server.url, viewer.email, true);
+        await asViewer.goto(`${server.url}/#/team`);
+        const url = (await asViewer.getByTestId("hook-url").textContent())!;
+        expect(url).not.toContain(token);
+        expect(url).toBe(`http://127.0.0.1:${failing.port}/…mNoP`);
+        expect(await asViewer.content()).not.toContain(token);
+        expect(await asViewer.getByTestId("hook-state").textContent()).toContain("paused");
+        expect(await asViewer.getByRole("button", { name: "Resume" }).count()).toBe(0);
+      } finally {
+        await asViewer.close();
+      }
+
+      const asOwner = await (await browser!.newContext()).newPage();
+      try {
+        await signUpInBrowser(asOwner, server.url, owner.email, true);
+        await asOwner.goto(`${server.url}/#/team`);
+        expect(await asOwner.getByTestId("hook-url").textContent()).toBe(failing.url);
+        const state = asOwner.getByTestId("hook-state");
+        expect(await state.textContent()).toContain("paused: failing");
+        expect(await asOwner.getByRole("button", { name: "Send test" }).isDisabled()).toBe(true);
+        const axe = await new AxeBuilder({ page: asOwner }).analyze();
+        const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+        expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+        await asOwner.getByRole("button", { name: "Resume" }).click();
+        await asOwner.waitForFunction(
+          () => document.querySelector('[data-testid="hook-state"]')?.textContent?.includes("enabled") === true,
+        );
+        // What waited while it was paused is delivered now.
+        await failing.until(failed + 2);
+        await server.services.webhookWorker.drain();
+        const log = await api(server, "GET", `${path}/deliveries`, { token: owner.token });
+        expect(log.body.deliveries.map((d: { status: string }) => d.status)).toEqual(["succeeded", "succeeded"]);
+        expect(await asOwner.getByRole("button", { name: "Resume" }).count()).toBe(0);
+      } finally {
+        await asOwner.close();
+        failing.stop();
       }
     },
     120_000,

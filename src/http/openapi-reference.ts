@@ -228,6 +228,7 @@ const webhookEndpoint = {
   endpoint_id: WEBHOOK,
   team_id: TEAM,
   url: "https://hooks.blockworks.example/minecraft",
+  url_masked: false,
   description: "On-call alerts",
   kind: "standard",
   event_types: ["server.down", "server.up"],
@@ -238,8 +239,19 @@ const webhookEndpoint = {
   previous_secret_expires_at: null,
   failing_since: null,
   consecutive_failures: 0,
+  paused_at: null,
+  paused_until: null,
   created_at: T0,
   updated_at: T0,
+};
+const webhookUsage = {
+  events_per_minute: 1000,
+  deliveries_per_minute: 3000,
+  events_available: 996,
+  deliveries_available: 2992,
+  dropped_events: 0,
+  dropped_deliveries: 0,
+  last_dropped_at: null,
 };
 const webhookDelivery = {
   delivery_id: DELIVERY,
@@ -579,8 +591,24 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
     response: { endpoint: webhookEndpoint, secret: WEBHOOK_SECRET },
   },
-  "webhooks.list": { request: { team_id: TEAM }, response: { endpoints: [webhookEndpoint] } },
+  "webhooks.list": {
+    request: { team_id: TEAM },
+    response: { endpoints: [webhookEndpoint], usage: webhookUsage },
+    more: {
+      viewer: {
+        summary: "As a viewer sees it: the URL masked",
+        value: {
+          endpoints: [{ ...webhookEndpoint, url: "https://hooks.blockworks.example/…", url_masked: true }],
+          usage: webhookUsage,
+        },
+      },
+    },
+  },
   "webhooks.get": { request: { team_id: TEAM, endpoint_id: WEBHOOK }, response: webhookEndpoint },
+  "webhooks.resume": {
+    request: { team_id: TEAM, endpoint_id: WEBHOOK },
+    response: { ...webhookEndpoint, updated_at: T1 },
+  },
   "webhooks.update": {
     request: { team_id: TEAM, endpoint_id: WEBHOOK, enabled: false },
     response: { ...webhookEndpoint, enabled: false, updated_at: T1 },
@@ -694,12 +722,13 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "playerHistory.summary": `${SERVER_SELECTOR} \`window\` is one of 24h, 7d (default), 30d and 90d; days are UTC.`,
   "playerHistory.profile": `${SERVER_SELECTOR} 404 for a player never seen on this server.`,
   "webhooks.create":
-    "Creates a webhook endpoint (201). The signing secret (`whsec_` + base64, Standard Webhooks) is in this answer only; it is stored encrypted, since it must sign. Addresses inside the network are refused (400). 409 when the team has the most endpoints allowed. Admin or owner.",
-  "webhooks.list": `${VIEWER} Secrets are never returned; \`secret_prefix\` identifies the current one.`,
+    "Creates a webhook endpoint (201). The signing secret (`whsec_` + base64, Standard Webhooks) is in this answer only; it is stored encrypted, since it must sign. Addresses inside the network are refused (400). 409 when the team has the most endpoints allowed or another of its endpoints has the same URL (compared without case in scheme and host, default port, trailing slash, fragment or query order). Admin or owner.",
+  "webhooks.list": `${VIEWER} Secrets are never returned; \`secret_prefix\` identifies the current one. Below admin the URLs are masked (scheme, host and the last 4 characters): for Discord, Slack and many others the URL is itself a credential. \`usage\` is the team's webhook budget: what is left of it and how many events did not fit.`,
+  "webhooks.resume": `${ADMIN} Closes a paused endpoint's circuit: its failure count is cleared and the deliveries that waited are due at once (at most WEBHOOK_ENDPOINT_CONCURRENCY in flight). An endpoint that is not paused is answered as it is.`,
   "webhooks.get": `${VIEWER} 404 for an unknown endpoint or one of another team.`,
-  "webhooks.update": `${ADMIN} Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count.`,
+  "webhooks.update": `${ADMIN} Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count and resumes it. 409 when another endpoint of the team has the same URL.`,
   "webhooks.delete": `${ADMIN} Deletes the endpoint with its queued and past deliveries.`,
   "webhooks.deliveries": `${VIEWER} Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response.`,
-  "webhooks.redeliver": `${ADMIN} Queues the delivery's event again for this endpoint: a new delivery with the same \`webhook-id\`, so a receiver that already handled it can tell.`,
-  "webhooks.test": `${ADMIN} Queues a \`webhook.test\` event for this endpoint only, signed like every other event.`,
+  "webhooks.redeliver": `${ADMIN} Queues the delivery's event again for this endpoint: a new delivery with the same \`webhook-id\`, so a receiver that already handled it can tell. 429 when the team's webhook budget is spent.`,
+  "webhooks.test": `${ADMIN} Queues a \`webhook.test\` event for this endpoint only, signed like every other event. 409 when the endpoint is disabled or paused; 429 when the team's webhook budget is spent.`,
 };

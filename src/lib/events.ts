@@ -14,6 +14,7 @@ export const TEAM_EVENT_TYPES = [
   "login.denied",
   "client.secret_rotated",
   "endpoint.disabled",
+  "endpoint.paused",
   "webhook.test",
 ] as const;
 export type TeamEventType = (typeof TEAM_EVENT_TYPES)[number];

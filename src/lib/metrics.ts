@@ -37,6 +37,7 @@ export class Metrics {
   private readonly socketMessages: Counter<"direction">;
   private readonly pings: Counter<"result">;
   private readonly pingLag: Histogram;
+  private readonly webhookBudget: Counter<"kind">;
 
   constructor() {
     const registers = [this.registry];
@@ -68,6 +69,12 @@ export class Metrics {
       name: "pinger_results_total",
       help: "Server List Ping checks: up (answered), down (no answer), error (the check could not be stored)",
       labelNames: ["result"],
+      registers,
+    });
+    this.webhookBudget = new Counter({
+      name: "webhook_budget_exceeded_total",
+      help: "Webhook events not queued because their team's per-minute budget was spent (kind=events), and the deliveries they would have made (kind=deliveries)",
+      labelNames: ["kind"],
       registers,
     });
     this.pingLag = new Histogram({
@@ -196,6 +203,11 @@ export class Metrics {
 
   pingResult(result: "up" | "down" | "error") {
     this.pings.labels(result).inc();
+  }
+
+  webhookBudgetExceeded(events: number, deliveries: number) {
+    this.webhookBudget.labels("events").inc(events);
+    this.webhookBudget.labels("deliveries").inc(deliveries);
   }
 
   pingLagged(seconds: number) {

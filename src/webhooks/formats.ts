@@ -77,37 +77,69 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
           ["Failing since", str(d.failing_since)],
         ],
       };
+    case "endpoint.paused":
+      return {
+        title: "A webhook endpoint was paused after failing",
+        color: RED,
+        fields: [
+          ["Endpoint", str(d.url)],
+          ["Failures in a row", str(d.consecutive_failures)],
+          ["Paused until", d.paused_until ? str(d.paused_until) : "resumed by an admin"],
+        ],
+      };
     case "webhook.test":
       return { title: "Test event from mc-platform", color: GREY, fields: [] };
   }
 }
 
-/** A Discord execute-webhook body: one embed. */
+/**
+ * Discord's markdown, escaped with a backslash: player names and ban reasons come from players,
+ * and a masked link (`[text](url)`) in an embed field would show one address and open another.
+ */
+const discordText = (s: string) => s.replace(/[\\*_~`|<>[\]()#]/g, "\\$&");
+
+/** Shortens to `max` characters without leaving a lone escaping backslash at the end. */
+const cut = (s: string, max: number) => {
+  const t = s.slice(0, max);
+  const trailing = t.length - t.replace(/\\+$/, "").length;
+  return trailing % 2 ? t.slice(0, -1) : t;
+};
+
+/** A Discord execute-webhook body: one embed; `allowed_mentions` empty, so no text can ping anyone. */
 export function discordBody(e: EventBody) {
   const s = summarize(e);
   return {
     username: "mc-platform",
+    allowed_mentions: { parse: [] as string[] },
     embeds: [
       {
-        title: s.title.slice(0, 256),
+        title: cut(discordText(s.title), 256),
         color: s.color,
         timestamp: e.timestamp,
-        fields: s.fields.map(([name, value]) => ({ name, value: value.slice(0, 1024), inline: true })),
+        fields: s.fields.map(([name, value]) => ({ name, value: cut(discordText(value), 1024), inline: true })),
         footer: { text: e.type },
       },
     ],
   };
 }
 
+/**
+ * Slack's control characters, as its formatting guide asks: `<`, `>` and `&` in text from
+ * elsewhere would otherwise make `<!channel>` mentions and `<url|label>` links that hide
+ * where they go.
+ */
+const slackText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 /** A Slack incoming-webhook body: a fallback text and blocks. */
 export function slackBody(e: EventBody) {
   const s = summarize(e);
-  const lines = s.fields.map(([k, v]) => `*${k}:* ${v}`).join("\n");
+  const title = slackText(s.title);
+  const lines = s.fields.map(([k, v]) => `*${k}:* ${slackText(v)}`).join("\n");
   return {
-    text: s.title,
+    text: title,
     blocks: [
-      { type: "section", text: { type: "mrkdwn", text: `*${s.title}*${lines ? `\n${lines}` : ""}` } },
-      { type: "context", elements: [{ type: "mrkdwn", text: `${e.type} · ${e.timestamp}` }] },
+      { type: "section", text: { type: "mrkdwn", text: `*${title}*${lines ? `\n${lines}` : ""}` } },
+      { type: "context", elements: [{ type: "mrkdwn", text: slackText(`${e.type} · ${e.timestamp}`) }] },
     ],
   };
 }

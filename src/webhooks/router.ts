@@ -13,6 +13,7 @@ import {
   ZEndpointWithSecret,
   ZRotateSecret,
   ZUpdateEndpoint,
+  ZWebhookUsage,
 } from "./schemas";
 
 const tags = ["webhooks"];
@@ -29,10 +30,11 @@ export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard We
 - \`login.authorized\` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
 - \`login.denied\` {client_id, client_name, auth_request_id, error}: \`error\` is the denial code
 - \`client.secret_rotated\` {client_id, client_name, rotated_at}
-- \`endpoint.disabled\` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints
+- \`endpoint.disabled\` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
+- \`endpoint.paused\` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)
 - \`webhook.test\` {endpoint_id, team_id, message}
 
-Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed.`;
+Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's \`usage\`.`;
 
 export const webhooksRouter = router({
   create: authedProcedure
@@ -62,12 +64,12 @@ export const webhooksRouter = router({
         method: "GET",
         path: "/teams/{team_id}/webhooks",
         tags,
-        summary: "The team's webhook endpoints",
+        summary: "The team's webhook endpoints and its webhook budget",
         errorResponses: err,
       },
     })
     .input(ZEndpointRef.pick({ team_id: true }))
-    .output(z.object({ endpoints: z.array(ZEndpoint).max(LIMITS.webhooksPerTeam) }))
+    .output(z.object({ endpoints: z.array(ZEndpoint).max(LIMITS.webhooksPerTeam), usage: ZWebhookUsage }))
     .query(({ ctx, input }) => ctx.services.webhooks.list(ctx.principal, input.team_id)),
 
   get: authedProcedure
@@ -93,7 +95,7 @@ export const webhooksRouter = router({
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
         tags,
         summary: "Change a webhook endpoint (enabling it again clears its failure count)",
-        errorResponses: err,
+        errorResponses: [...err, 409],
       },
     })
     .input(ZUpdateEndpoint)
@@ -136,6 +138,21 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) =>
       ctx.services.webhooks.rotateSecret(ctx.principal, input.team_id, input.endpoint_id, input.overlap_seconds),
     ),
+
+  resume: authedProcedure
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "POST",
+        path: "/teams/{team_id}/webhooks/{endpoint_id}/resume",
+        tags,
+        summary: "Resume a paused endpoint: its failure count cleared, its waiting deliveries due now",
+        errorResponses: err,
+      },
+    })
+    .input(ZEndpointRef)
+    .output(ZEndpoint)
+    .mutation(({ ctx, input }) => ctx.services.webhooks.resume(ctx.principal, input.team_id, input.endpoint_id)),
 
   deliveries: authedProcedure
     .meta({

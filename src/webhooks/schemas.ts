@@ -13,7 +13,11 @@ export const ZWebhookKind = z
 export const ZEndpoint = z.object({
   endpoint_id: ZUuid,
   team_id: ZUuid,
-  url: z.string().max(2000),
+  url: z.string().max(2000).meta({
+    description:
+      "The whole URL for admins and owners; for viewers and viewer keys only scheme, host and the last 4 characters (`https://discord.com/…AbCd`), since the URL of many receivers is a credential",
+  }),
+  url_masked: z.boolean().meta({ description: "Whether `url` is masked (the caller is below admin)" }),
   description: z.string().max(500),
   kind: ZWebhookKind,
   event_types: z.array(ZEventType).max(TEAM_EVENT_TYPES.length).meta({ description: "Empty: every event type" }),
@@ -32,9 +36,31 @@ export const ZEndpoint = z.object({
   }),
   failing_since: ZTimestamp.nullable(),
   consecutive_failures: z.number().int().min(0),
+  paused_at: ZTimestamp.nullable().meta({
+    description:
+      "Set while the endpoint is paused (its circuit open) after WEBHOOK_CIRCUIT_FAILURES failed attempts in a row: nothing is sent and its deliveries wait. A success or `POST …/resume` clears it",
+  }),
+  paused_until: ZTimestamp.nullable().meta({
+    description: "While paused: when one delivery probes it again; null while paused means until it is resumed",
+  }),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
 });
+
+export const ZWebhookUsage = z
+  .object({
+    events_per_minute: z.number().int(),
+    deliveries_per_minute: z.number().int(),
+    events_available: z.number().int().meta({ description: "Events the team may queue now" }),
+    deliveries_available: z.number().int().meta({ description: "Deliveries (an event times its endpoints) likewise" }),
+    dropped_events: z.number().int().meta({ description: "Events not queued because the budget was spent, ever" }),
+    dropped_deliveries: z.number().int().meta({ description: "The deliveries those events would have made" }),
+    last_dropped_at: ZTimestamp.nullable(),
+  })
+  .meta({
+    description:
+      "The team's webhook budget (WEBHOOK_TEAM_EVENTS_PER_MIN, WEBHOOK_TEAM_DELIVERIES_PER_MIN), refilled continuously, and what did not fit in it",
+  });
 
 export const ZDelivery = z.object({
   delivery_id: ZUuid,
@@ -177,9 +203,19 @@ export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { sum
     summary: "Another endpoint of the team was disabled after failing (sent to the team's other endpoints)",
     data: z.object({
       endpoint_id: ZUuid,
-      url: z.string().max(2000),
+      url: z.string().max(2000).meta({ description: "Masked, as viewers see it" }),
       failing_since: ZTimestamp,
       reason: z.literal("failing"),
+    }),
+  },
+  "endpoint.paused": {
+    summary:
+      "Another endpoint of the team was paused after WEBHOOK_CIRCUIT_FAILURES failed attempts in a row (sent to the team's other endpoints)",
+    data: z.object({
+      endpoint_id: ZUuid,
+      url: z.string().max(2000).meta({ description: "Masked, as viewers see it" }),
+      consecutive_failures: z.number().int(),
+      paused_until: ZTimestamp.nullable().meta({ description: "When one delivery probes it; null: until resumed" }),
     }),
   },
   "webhook.test": {

@@ -61,9 +61,18 @@ export async function sendOnce(
   try {
     address = await resolveAllowed(u.hostname, opts.policy, opts.lookup);
   } catch (err) {
-    // A refused address is refused next time too; a failed lookup may not be.
+    // A refused address is refused next time too; a failed lookup may not be. Neither says
+    // what the name resolved to: the team would learn addresses inside the network.
     const refused = err instanceof OutboundRefused && err.kind === "policy";
-    return done({ ok: false, retryable: !refused, status: null, error: errorText(err), response: null });
+    return done({
+      ok: false,
+      retryable: !refused,
+      status: null,
+      error: refused
+        ? `refused by policy: ${u.hostname} may not be reached from this service`
+        : `could not resolve ${u.hostname}`,
+      response: null,
+    });
   }
   const target = new URL(u);
   target.hostname = address.includes(":") ? `[${address}]` : address;
@@ -100,7 +109,11 @@ export async function sendOnce(
       ok: false,
       retryable: true,
       status: null,
-      error: timedOut ? `timed out after ${opts.timeoutMs} ms` : errorText(err),
+      // Neither the URL (a credential for many receivers, and viewers read delivery errors) nor
+      // the address it resolved to is repeated.
+      error: timedOut
+        ? `timed out after ${opts.timeoutMs} ms`
+        : errorText(err).split(target.href).join(u.host).split(url).join(u.host).split(address).join(u.hostname),
       response: null,
     });
   }

@@ -1,5 +1,5 @@
-import { and, count, eq, sql, type SQL } from "drizzle-orm";
-import type { Principal } from "../auth/principal";
+import { and, eq, ne, sql, type SQL } from "drizzle-orm";
+import { type Principal, roleAtLeast } from "../auth/principal";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { teams, webhookDeliveries, webhookEndpoints } from "../db/schema";
@@ -9,10 +9,12 @@ import type { EventScope, TeamEventSink, TeamEventType } from "../lib/events";
 import type { Keyring } from "../lib/keyring";
 import { LIMITS, overLimit } from "../lib/limits";
 import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
 import { iso } from "../lib/schemas";
 import { requireTeamRole } from "../teams/access";
 import { rowsOf } from "../db/rows";
 import { newMessageId, newWebhookSecret, secretLabel } from "./signing";
+import { maskUrl, urlKey } from "./urls";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -27,10 +29,15 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
-export const endpointOut = (e: EndpointRow) => ({
+/**
+ * An endpoint as the API shows it. `full` is for admins and owners: below that the URL is
+ * masked, since for many receivers (Discord, Slack) the URL is itself the credential.
+ */
+export const endpointOut = (e: EndpointRow, full: boolean) => ({
   endpoint_id: e.id,
   team_id: e.teamId,
-  url: e.url,
+  url: full ? e.url : maskUrl(e.url),
+  url_masked: !full,
   description: e.description,
   kind: e.kind,
   event_types: e.eventTypes as TeamEventType[],
@@ -44,6 +51,8 @@ export const endpointOut = (e: EndpointRow) => ({
       : null,
   failing_since: e.failingSince ? iso(e.failingSince) : null,
   consecutive_failures: e.consecutiveFailures,
+  paused_at: e.pausedAt ? iso(e.pausedAt) : null,
+  paused_until: e.pausedAt && e.pausedUntil ? iso(e.pausedUntil) : null,
   created_at: iso(e.createdAt),
   updated_at: iso(e.updatedAt),
 });
@@ -68,23 +77,45 @@ export const deliveryOut = (d: DeliveryRow & { eventType: string }) => ({
 const QUEUE_WAIT_MS = 2;
 const QUEUE_BATCH = 500;
 
-/** Whether endpoint `e` takes an event of `type`. */
-const wants = (type: SQL) => sql`e.enabled and (cardinality(e.event_types) = 0 or ${type} = any(e.event_types))`;
+/**
+ * Whether endpoint `e` takes an event of `type` with `data`. An event about an endpoint (its
+ * circuit opened, it was disabled) goes to the team's other endpoints, not to that one.
+ */
+const wants = (type: SQL, data: SQL) =>
+  sql`e.enabled and (cardinality(e.event_types) = 0 or ${type} = any(e.event_types))
+      and not (${type} in ('endpoint.paused', 'endpoint.disabled') and e.id::text = ${data} ->> 'endpoint_id')`;
+
+type BudgetConfig = Pick<Config, "WEBHOOK_TEAM_EVENTS_PER_MIN" | "WEBHOOK_TEAM_DELIVERIES_PER_MIN">;
 
 /**
- * Team webhook endpoints and the events queued for them. Queuing is one statement: the event
- * row and a delivery row per interested endpoint; a team with no endpoint for the type stores
- * nothing. The delivery itself is src/webhooks/worker.ts.
+ * A bucket of `b` (a `webhook_team_budgets` row) refilled for the time since it was last
+ * written, at `perMin` a minute, up to one minute's worth.
+ */
+const refilled = (column: "event_tokens" | "delivery_tokens", perMin: number) =>
+  sql`least(${perMin}::float8, b.${sql.raw(column)} + extract(epoch from now() - b.refilled_at) * ${perMin / 60}::float8)`;
+
+/** Teams whose budget was exceeded are logged at most this often each. */
+const BUDGET_LOG_EVERY_MS = 60_000;
+
+/**
+ * Team webhook endpoints and the events queued for them. Queuing is one transaction for a
+ * batch: the event rows and a delivery row per interested endpoint, within each team's budget;
+ * a team with no endpoint for the type stores nothing. The delivery itself is
+ * src/webhooks/worker.ts.
  */
 export class WebhooksService implements TeamEventSink {
   private readonly pending = new Set<Promise<unknown>>();
   private queued: () => void = () => {};
 
+  /** When each over-budget team was last logged, so a flood is one line a minute, not one per batch. */
+  private readonly budgetLogged = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly keyring: Keyring,
-    private readonly config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE">,
+    private readonly config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE"> & BudgetConfig,
     private readonly log: Logger,
+    private readonly metrics: Metrics | null = null,
   ) {}
 
   /** Called after anything is queued on this instance, so its worker starts at once. */
@@ -132,10 +163,13 @@ export class WebhooksService implements TeamEventSink {
   private writeTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
-   * Writes every event waiting, in one statement: the events, and a delivery row for each
-   * endpoint that wants one. The team of a server or client event is found in the same
-   * statement; a team with no interested endpoint stores nothing. (One statement per event
-   * held PGlite to about 400 events a second.)
+   * Writes every event waiting: the events, and a delivery row for each endpoint that wants
+   * one, within each team's budget. The first statement finds each event's team (a server or
+   * client event names only its server or client) and how many endpoints take it, and takes
+   * the teams' budget rows, refilled, under lock until the end of the transaction; what fits is
+   * written by the second, which also stores the buckets and what did not fit. A team with no
+   * interested endpoint stores nothing. (One statement per event held PGlite to about 400
+   * events a second.)
    */
   private async write() {
     clearTimeout(this.writeTimer);
@@ -143,37 +177,162 @@ export class WebhooksService implements TeamEventSink {
     const batch = this.waiting.splice(0);
     if (batch.length === 0) return;
     const rows = batch.map(({ id, kind, ref, type, ts, data }) => ({ id, kind, ref, type, ts, data }));
+    const { WEBHOOK_TEAM_EVENTS_PER_MIN: eventsPerMin, WEBHOOK_TEAM_DELIVERIES_PER_MIN: deliveriesPerMin } =
+      this.config;
     try {
-      const result = await this.db.execute(sql`
-        with v as (
-          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-                     as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
-        t as (
-          select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
-                 case v.kind
-                   when 'server' then jsonb_build_object('server_id', s.id, 'server_name', s.name)
-                   when 'client' then jsonb_build_object('client_id', c.id, 'client_name', c.name)
-                   else '{}'::jsonb end as extra
-            from v
-            left join teams tm on v.kind = 'team' and tm.id = v.ref
-            left join servers s on v.kind = 'server' and s.id = v.ref
-            left join client_apps c on v.kind = 'client' and c.id = v.ref),
-        m as (
-          insert into webhook_messages (id, team_id, type, payload)
-          select t.id, t.team_id, t.type, jsonb_build_object('type', t.type, 'timestamp', t.ts, 'data', t.extra || t.data)
-            from t
-           where t.team_id is not null
-             and exists (select 1 from webhook_endpoints e where e.team_id = t.team_id and ${wants(sql`t.type`)})
-          returning id, team_id, type)
-        insert into webhook_deliveries (message_id, endpoint_id)
-        select m.id, e.id from m join webhook_endpoints e on e.team_id = m.team_id and ${wants(sql`m.type`)}
-        returning message_id`);
-      const stored = new Set(rowsOf<{ message_id: string }>(result).map((r) => r.message_id));
-      if (stored.size) this.queued();
-      for (const b of batch) b.resolve(stored.has(b.id) ? b.id : null);
+      const outcome = await this.db.transaction(async (tx) => {
+        const found = rowsOf<{
+          id: string;
+          team_id: string;
+          type: string;
+          ts: string;
+          data: Record<string, unknown> | string;
+          fan: number;
+          event_tokens: number;
+          delivery_tokens: number;
+        }>(
+          await tx.execute(sql`
+            with v as (
+              select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+                         as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
+            t as (
+              select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
+                     case v.kind
+                       when 'server' then jsonb_build_object('server_id', s.id, 'server_name', s.name)
+                       when 'client' then jsonb_build_object('client_id', c.id, 'client_name', c.name)
+                       else '{}'::jsonb end as extra
+                from v
+                left join teams tm on v.kind = 'team' and tm.id = v.ref
+                left join servers s on v.kind = 'server' and s.id = v.ref
+                left join client_apps c on v.kind = 'client' and c.id = v.ref),
+            f as (
+              select t.*, (select count(*) from webhook_endpoints e where e.team_id = t.team_id and ${wants(sql`t.type`, sql`t.data`)})::int as fan
+                from t where t.team_id is not null),
+            budget as (
+              insert into webhook_team_budgets as b (team_id, event_tokens, delivery_tokens)
+              select distinct team_id, ${eventsPerMin}::float8, ${deliveriesPerMin}::float8 from f where fan > 0
+               order by team_id
+              on conflict (team_id) do update
+                 set event_tokens = ${refilled("event_tokens", eventsPerMin)},
+                     delivery_tokens = ${refilled("delivery_tokens", deliveriesPerMin)},
+                     refilled_at = now()
+              returning b.team_id, b.event_tokens, b.delivery_tokens)
+            select f.id, f.team_id, f.type, f.ts, f.extra || f.data as data, f.fan, budget.event_tokens, budget.delivery_tokens
+              from f join budget on budget.team_id = f.team_id
+             where f.fan > 0`),
+        );
+        if (found.length === 0) return { stored: new Set<string>(), over: [] };
+        const byId = new Map(found.map((r) => [r.id, r]));
+        const buckets = new Map<
+          string,
+          { team_id: string; events: number; deliveries: number; dropped_events: number; dropped_deliveries: number }
+        >();
+        const admitted: { id: string; team_id: string; type: string; payload: unknown }[] = [];
+        // In the order they were emitted: within a team, the first events of a burst go.
+        for (const b of batch) {
+          const r = byId.get(b.id);
+          if (!r) continue;
+          let bucket = buckets.get(r.team_id);
+          if (!bucket) {
+            bucket = {
+              team_id: r.team_id,
+              events: Number(r.event_tokens),
+              deliveries: Number(r.delivery_tokens),
+              dropped_events: 0,
+              dropped_deliveries: 0,
+            };
+            buckets.set(r.team_id, bucket);
+          }
+          const fan = Number(r.fan);
+          if (bucket.events >= 1 && bucket.deliveries >= fan) {
+            bucket.events -= 1;
+            bucket.deliveries -= fan;
+            const data = typeof r.data === "string" ? JSON.parse(r.data) : r.data;
+            admitted.push({
+              id: r.id,
+              team_id: r.team_id,
+              type: r.type,
+              payload: { type: r.type, timestamp: r.ts, data },
+            });
+          } else {
+            bucket.dropped_events++;
+            bucket.dropped_deliveries += fan;
+          }
+        }
+        const result = await tx.execute(sql`
+          with a as (
+            select * from jsonb_to_recordset(${JSON.stringify(admitted)}::jsonb)
+                       as a(id text, team_id uuid, type text, payload jsonb)),
+          m as (
+            insert into webhook_messages (id, team_id, type, payload)
+            select id, team_id, type, payload from a
+            returning id, team_id, type, payload),
+          d as (
+            insert into webhook_deliveries (message_id, endpoint_id)
+            select m.id, e.id from m join webhook_endpoints e on e.team_id = m.team_id and ${wants(sql`m.type`, sql`(m.payload -> 'data')`)}
+            returning message_id),
+          u as (
+            update webhook_team_budgets b
+               set event_tokens = x.events, delivery_tokens = x.deliveries,
+                   dropped_events = b.dropped_events + x.dropped_events,
+                   dropped_deliveries = b.dropped_deliveries + x.dropped_deliveries,
+                   last_dropped_at = case when x.dropped_events > 0 then now() else b.last_dropped_at end
+              from jsonb_to_recordset(${JSON.stringify([...buckets.values()])}::jsonb)
+                   as x(team_id uuid, events float8, deliveries float8, dropped_events int, dropped_deliveries int)
+             where b.team_id = x.team_id)
+          select distinct message_id from d`);
+        return {
+          stored: new Set(rowsOf<{ message_id: string }>(result).map((r) => r.message_id)),
+          over: [...buckets.values()].filter((b) => b.dropped_events > 0),
+        };
+      });
+      if (outcome.stored.size) this.queued();
+      for (const b of batch) b.resolve(outcome.stored.has(b.id) ? b.id : null);
+      for (const o of outcome.over) this.overBudget(o.team_id, o.dropped_events, o.dropped_deliveries);
     } catch (err) {
       for (const b of batch) b.reject(err);
     }
+  }
+
+  /** Reports events a team's budget had no room for: a metric always, a log line at most once a minute a team. */
+  private overBudget(teamId: string, events: number, deliveries: number) {
+    this.metrics?.webhookBudgetExceeded(events, deliveries);
+    const now = Date.now();
+    if (now - (this.budgetLogged.get(teamId) ?? 0) < BUDGET_LOG_EVERY_MS) return;
+    if (this.budgetLogged.size >= 10_000) this.budgetLogged.clear();
+    this.budgetLogged.set(teamId, now);
+    this.log.warn("a team's webhook budget is spent: events past it are not queued", {
+      team_id: teamId,
+      dropped_events: events,
+      dropped_deliveries: deliveries,
+      events_per_minute: this.config.WEBHOOK_TEAM_EVENTS_PER_MIN,
+      deliveries_per_minute: this.config.WEBHOOK_TEAM_DELIVERIES_PER_MIN,
+    });
+  }
+
+  /**
+   * Takes one event and one delivery from the team's budget for a request that sends one
+   * (a test, a redelivery), or answers 429 when the budget is spent.
+   */
+  private async spendOne(teamId: string) {
+    const { WEBHOOK_TEAM_EVENTS_PER_MIN: eventsPerMin, WEBHOOK_TEAM_DELIVERIES_PER_MIN: deliveriesPerMin } =
+      this.config;
+    const result = await this.db.execute(sql`
+      insert into webhook_team_budgets as b (team_id, event_tokens, delivery_tokens)
+      values (${teamId}, ${eventsPerMin - 1}::float8, ${deliveriesPerMin - 1}::float8)
+      on conflict (team_id) do update
+         set event_tokens = ${refilled("event_tokens", eventsPerMin)} - 1,
+             delivery_tokens = ${refilled("delivery_tokens", deliveriesPerMin)} - 1,
+             refilled_at = now()
+       where ${refilled("event_tokens", eventsPerMin)} >= 1 and ${refilled("delivery_tokens", deliveriesPerMin)} >= 1
+      returning b.team_id`);
+    if (rowsOf(result).length > 0) return;
+    const wait = Math.ceil(60 / Math.min(eventsPerMin, deliveriesPerMin));
+    throw new AppError(
+      "rate_limited",
+      `The team's webhook budget (${eventsPerMin} events and ${deliveriesPerMin} deliveries a minute) is spent; try again shortly.`,
+      { headers: { "retry-after": String(wait) } },
+    );
   }
 
   // --- endpoints ---
@@ -214,15 +373,36 @@ export class WebhooksService implements TeamEventSink {
     return row;
   }
 
+  /**
+   * Locks the team (creates and URL changes of its endpoints take turns) and refuses a URL that
+   * another of its endpoints already has, however spelled: each would get every event again.
+   * Answers how many endpoints the team has.
+   */
+  private async lockTeamForUrl(tx: Pick<Db, "select">, teamId: string, url: string, except?: string) {
+    await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
+    const others = await tx
+      .select({ id: webhookEndpoints.id, url: webhookEndpoints.url })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.teamId, teamId), except ? ne(webhookEndpoints.id, except) : undefined));
+    const key = urlKey(url);
+    const same = others.find((o) => urlKey(o.url) === key);
+    if (same)
+      throw new AppError(
+        "conflict",
+        "Another endpoint of this team has the same URL; every event would be sent to it twice. Change that endpoint's event types instead.",
+        { details: { endpoint_id: same.id } },
+      );
+    return others.length + (except ? 1 : 0);
+  }
+
   async create(principal: Principal, teamId: string, input: EndpointInput) {
     await requireTeamRole(this.db, principal, teamId, "admin");
     const url = this.checkUrl(input.url);
     const secret = newWebhookSecret();
     const id = crypto.randomUUID();
     const row = await this.db.transaction(async (tx) => {
-      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
-      const [n] = await tx.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.teamId, teamId));
-      if (n!.n >= LIMITS.webhooksPerTeam) throw overLimit("webhook endpoints per team", LIMITS.webhooksPerTeam);
+      const n = await this.lockTeamForUrl(tx, teamId, url);
+      if (n >= LIMITS.webhooksPerTeam) throw overLimit("webhook endpoints per team", LIMITS.webhooksPerTeam);
       const [r] = await tx
         .insert(webhookEndpoints)
         .values({
@@ -239,23 +419,50 @@ export class WebhooksService implements TeamEventSink {
         .returning();
       return r!;
     });
-    return { endpoint: endpointOut(row), secret };
+    return { endpoint: endpointOut(row, true), secret };
   }
 
+  /** The team's endpoints, and its budget: what is left of this minute's and what did not fit. */
   async list(principal: Principal, teamId: string) {
-    await requireTeamRole(this.db, principal, teamId, "viewer");
+    const role = await requireTeamRole(this.db, principal, teamId, "viewer");
     const rows = await this.db
       .select()
       .from(webhookEndpoints)
       .where(eq(webhookEndpoints.teamId, teamId))
       .orderBy(webhookEndpoints.createdAt, webhookEndpoints.id)
       .limit(LIMITS.webhooksPerTeam);
-    return { endpoints: rows.map(endpointOut) };
+    const { WEBHOOK_TEAM_EVENTS_PER_MIN: eventsPerMin, WEBHOOK_TEAM_DELIVERIES_PER_MIN: deliveriesPerMin } =
+      this.config;
+    const [budget] = rowsOf<{
+      events: number;
+      deliveries: number;
+      dropped_events: number | string;
+      dropped_deliveries: number | string;
+      last_dropped_at: Date | string | null;
+    }>(
+      await this.db.execute(sql`
+        select ${refilled("event_tokens", eventsPerMin)} as events, ${refilled("delivery_tokens", deliveriesPerMin)} as deliveries,
+               b.dropped_events, b.dropped_deliveries, b.last_dropped_at
+          from webhook_team_budgets b where b.team_id = ${teamId}`),
+    );
+    const full = roleAtLeast(role, "admin");
+    return {
+      endpoints: rows.map((r) => endpointOut(r, full)),
+      usage: {
+        events_per_minute: eventsPerMin,
+        deliveries_per_minute: deliveriesPerMin,
+        events_available: budget ? Math.floor(Number(budget.events)) : eventsPerMin,
+        deliveries_available: budget ? Math.floor(Number(budget.deliveries)) : deliveriesPerMin,
+        dropped_events: budget ? Number(budget.dropped_events) : 0,
+        dropped_deliveries: budget ? Number(budget.dropped_deliveries) : 0,
+        last_dropped_at: budget?.last_dropped_at ? iso(asDate(budget.last_dropped_at)!) : null,
+      },
+    };
   }
 
   async get(principal: Principal, teamId: string, endpointId: string) {
-    await requireTeamRole(this.db, principal, teamId, "viewer");
-    return endpointOut(await this.endpoint(teamId, endpointId));
+    const role = await requireTeamRole(this.db, principal, teamId, "viewer");
+    return endpointOut(await this.endpoint(teamId, endpointId), roleAtLeast(role, "admin"));
   }
 
   async update(principal: Principal, teamId: string, endpointId: string, patch: Partial<EndpointInput>) {
@@ -271,15 +478,44 @@ export class WebhooksService implements TeamEventSink {
       // Turning it on again starts a fresh count; turning it off is a person's decision, not a failure.
       set.disabledReason = null;
       set.disabledAt = patch.enabled ? null : new Date();
-      if (patch.enabled) Object.assign(set, { failingSince: null, consecutiveFailures: 0 });
+      if (patch.enabled) Object.assign(set, CLOSED_CIRCUIT);
     }
-    const [row] = await this.db
-      .update(webhookEndpoints)
-      .set(set)
-      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
-      .returning();
+    const row = await this.db.transaction(async (tx) => {
+      if (set.url !== undefined) await this.lockTeamForUrl(tx, teamId, set.url, endpointId);
+      const [r] = await tx
+        .update(webhookEndpoints)
+        .set(set)
+        .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
+        .returning();
+      return r;
+    });
     if (!row) throw new AppError("not_found", "No such webhook endpoint in this team.");
-    return endpointOut(row);
+    return endpointOut(row, true);
+  }
+
+  /**
+   * Closes a paused endpoint's circuit: a clean failure count, and what waited for it due now.
+   * Nothing to do for an endpoint that is not paused.
+   */
+  async resume(principal: Principal, teamId: string, endpointId: string) {
+    await requireTeamRole(this.db, principal, teamId, "admin");
+    const current = await this.endpoint(teamId, endpointId);
+    if (!current.pausedAt) return endpointOut(current, true);
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(webhookEndpoints)
+        .set({ ...CLOSED_CIRCUIT, updatedAt: new Date() })
+        .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
+        .returning();
+      await tx.execute(sql`
+        update webhook_deliveries set next_attempt_at = now()
+         where endpoint_id = ${endpointId} and status = 'pending' and next_attempt_at > now()`);
+      return r;
+    });
+    if (!row) throw new AppError("not_found", "No such webhook endpoint in this team.");
+    this.log.info("webhook endpoint resumed", { endpoint_id: endpointId });
+    this.queued();
+    return endpointOut(row, true);
   }
 
   async remove(principal: Principal, teamId: string, endpointId: string) {
@@ -312,7 +548,7 @@ export class WebhooksService implements TeamEventSink {
       .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.secretSealed, current.secretSealed)))
       .returning();
     if (!row) throw new AppError("conflict", "The secret changed meanwhile; try again.");
-    return { endpoint: endpointOut(row), secret };
+    return { endpoint: endpointOut(row, true), secret };
   }
 
   async deliveries(principal: Principal, teamId: string, endpointId: string, limit: number) {
@@ -336,6 +572,7 @@ export class WebhooksService implements TeamEventSink {
       .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, endpointId)))
       .limit(1);
     if (!old) throw new AppError("not_found", "No such delivery for this endpoint.");
+    await this.spendOne(teamId);
     const [row] = await this.db.insert(webhookDeliveries).values({ messageId: old.messageId, endpointId }).returning();
     this.queued();
     return this.deliveryById(row!.id);
@@ -346,6 +583,9 @@ export class WebhooksService implements TeamEventSink {
     await requireTeamRole(this.db, principal, teamId, "admin");
     const ep = await this.endpoint(teamId, endpointId);
     if (!ep.enabled) throw new AppError("conflict", "The endpoint is disabled; enable it to send a test event.");
+    if (ep.pausedAt)
+      throw new AppError("conflict", "The endpoint is paused after failing; resume it to send a test event.");
+    await this.spendOne(teamId);
     const id = newMessageId();
     const payload = {
       type: "webhook.test",
@@ -366,6 +606,9 @@ export class WebhooksService implements TeamEventSink {
     return rawDelivery(rowsOf<Record<string, unknown>>(rows)[0]!);
   }
 }
+
+/** An endpoint's failure state when it starts afresh: no failures, circuit closed. */
+const CLOSED_CIRCUIT = { failingSince: null, consecutiveFailures: 0, pausedAt: null, pausedUntil: null };
 
 const asDate = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 

@@ -8,6 +8,7 @@ import { rowsOf } from "../db/rows";
 import { discordBody, type EventBody, slackBody } from "./formats";
 import { type SendResult, sendOnce } from "./send";
 import { signedHeaders } from "./signing";
+import { maskUrl } from "./urls";
 
 type WorkerConfig = Pick<
   Config,
@@ -18,6 +19,9 @@ type WorkerConfig = Pick<
   | "WEBHOOK_RETRY_SCHEDULE_SECONDS"
   | "WEBHOOK_DISABLE_AFTER_SECONDS"
   | "WEBHOOK_DISABLE_AFTER_FAILURES"
+  | "WEBHOOK_ENDPOINT_CONCURRENCY"
+  | "WEBHOOK_CIRCUIT_FAILURES"
+  | "WEBHOOK_CIRCUIT_PAUSE_SECONDS"
 >;
 
 interface Claimed {
@@ -44,7 +48,10 @@ const SUCCESS_WAIT_MS = 5;
  * Drains the delivery queue. Each tick claims as many due deliveries as there are free slots,
  * in one statement with FOR UPDATE SKIP LOCKED that also moves their `next_attempt_at` a lease
  * ahead: any instance can deliver any event, two never claim one row at once, and a row whose
- * instance died mid-request becomes due again when the lease runs out.
+ * instance died mid-request becomes due again when the lease runs out. Each endpoint gets at
+ * most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight and the claim takes turns between
+ * teams and endpoints, so an endpoint that never answers cannot hold every worker; one that
+ * keeps failing is paused (its circuit opens) until a probe succeeds or a person resumes it.
  */
 export class DeliveryWorker {
   readonly name = "webhook-delivery";
@@ -166,16 +173,64 @@ export class DeliveryWorker {
     this.inflight.add(job);
   }
 
+  /**
+   * Claims up to `limit` due deliveries, taking turns: the first due delivery of every team,
+   * then the second, and within a team its endpoints in turn. An endpoint gets no more than its
+   * share in flight (counting what every instance holds) and a paused one nothing until its
+   * pause ends, then one delivery: the probe.
+   *
+   * The endpoints with waiting deliveries are found by skipping through the (endpoint, due)
+   * index one endpoint at a time, so the cost follows the endpoints with work, not the rows
+   * waiting; the first entry of each says whether anything of it is due (in-flight rows carry
+   * their lease's end). Those with something due are locked FOR NO KEY UPDATE SKIP LOCKED, so
+   * two instances do not count and claim one endpoint's share at the same time (queueing, which
+   * only reads them, is not held up). The count is of the statement's snapshot: an instance
+   * that committed its claim between that snapshot and this lock is not seen, so the share can
+   * be exceeded briefly, by one claim, when instances race for one endpoint. The deliveries
+   * chosen are locked SKIP LOCKED as before, and their due condition is checked again on the
+   * row then current.
+   */
   async claim(limit: number): Promise<Claimed[]> {
-    // The due rows are picked in a CTE and joined by id: with `id in (subquery)` the planner
-    // scanned the whole table once it held many finished rows.
+    const K = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
     const result = await this.db.execute(sql`
-      with c as (
-        select q.id from webhook_deliveries q join webhook_endpoints qe on qe.id = q.endpoint_id
-         where q.status in ('pending', 'delivering') and q.next_attempt_at <= now() and qe.enabled
-         order by q.next_attempt_at
-         limit ${limit}
-         for update of q skip locked)
+      with recursive waiting(endpoint_id, first_due) as (
+        (select endpoint_id, next_attempt_at from webhook_deliveries
+          where status in ('pending', 'delivering') order by endpoint_id, next_attempt_at limit 1)
+        union all
+        select n.endpoint_id, n.next_attempt_at
+          from waiting w
+          cross join lateral (
+            select q.endpoint_id, q.next_attempt_at from webhook_deliveries q
+             where q.status in ('pending', 'delivering') and q.endpoint_id > w.endpoint_id
+             order by q.endpoint_id, q.next_attempt_at limit 1) n),
+      open as (
+        select e.id, e.team_id, case when e.paused_at is null then ${K} else 1 end as share
+          from webhook_endpoints e
+         where e.id in (select endpoint_id from waiting where first_due <= now())
+           and e.enabled and (e.paused_at is null or e.paused_until <= now())
+           for no key update of e skip locked),
+      candidates as (
+        select p.id, o.id as endpoint_id, o.team_id, p.next_attempt_at,
+               row_number() over (partition by o.id order by p.next_attempt_at) as turn
+          from open o
+          cross join lateral (
+            select q.id, q.next_attempt_at from webhook_deliveries q
+             where q.endpoint_id = o.id and q.status in ('pending', 'delivering') and q.next_attempt_at <= now()
+             order by q.next_attempt_at
+             limit greatest(0, o.share - (
+               select count(*) from (
+                 select 1 from webhook_deliveries b
+                  where b.endpoint_id = o.id and b.status = 'delivering' and b.next_attempt_at > now()
+                  limit o.share) busy))) p),
+      turns as (
+        select id, next_attempt_at,
+               row_number() over (partition by team_id order by turn, next_attempt_at) as team_turn
+          from candidates),
+      c as (
+        select q.id from webhook_deliveries q
+         where q.id in (select id from turns order by team_turn, next_attempt_at limit ${limit})
+           and q.status in ('pending', 'delivering') and q.next_attempt_at <= now()
+           for update of q skip locked)
       update webhook_deliveries d
          set status = 'delivering', attempts = d.attempts + 1, last_attempt_at = now(),
              next_attempt_at = now() + make_interval(secs => ${this.leaseMs / 1000}::float8)
@@ -267,7 +322,7 @@ export class DeliveryWorker {
          where d.id = v.id`);
       if (recovered.length)
         await this.db.execute(sql`
-          update webhook_endpoints set failing_since = null, consecutive_failures = 0
+          update webhook_endpoints set failing_since = null, consecutive_failures = 0, paused_at = null, paused_until = null
            where id in (select jsonb_array_elements_text(${JSON.stringify(recovered)}::jsonb)::uuid) and consecutive_failures > 0`);
       for (const b of batch) b.done();
     } catch (err) {
@@ -275,40 +330,77 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Records a failed attempt and counts it against the endpoint, in one statement: were the
+   * delivery written first, a claim in between could find it due and the endpoint not yet
+   * paused, and send once more into an open circuit.
+   *
+   * At WEBHOOK_CIRCUIT_FAILURES failures in a row the circuit opens: the endpoint is paused (its
+   * deliveries wait, nothing is claimed for it) and the team's other endpoints get
+   * `endpoint.paused`; a failed probe pauses it again, quietly. Attempts already in flight when
+   * it opened fail without extending the pause. Past both disabling thresholds (failing for
+   * WEBHOOK_DISABLE_AFTER_SECONDS, at least WEBHOOK_DISABLE_AFTER_FAILURES attempts in a row) it
+   * is disabled instead.
+   */
   private async record(c: Claimed, r: SendResult) {
     if (r.ok) return this.recordSuccess(c, r);
-    const common = sql`last_status_code = ${r.status}, last_error = ${r.error}, last_latency_ms = ${r.latencyMs},
-      last_response = ${r.response === null ? null : r.response.replace(/\0/g, "")}`;
     const delay = r.retryable ? this.retryDelay(c.attempts) : null;
-    if (delay === null)
-      await this.db.execute(sql`update webhook_deliveries set status = 'failed', ${common} where id = ${c.id}`);
-    else
-      await this.db.execute(sql`
+    const next =
+      delay === null
+        ? sql`status = 'failed'`
+        : sql`status = 'pending', next_attempt_at = now() + make_interval(secs => ${delay}::float8)`;
+    const { WEBHOOK_CIRCUIT_FAILURES: threshold, WEBHOOK_CIRCUIT_PAUSE_SECONDS: pause } = this.config;
+    // Evaluated on the endpoint as it was before this failure.
+    const opens = sql`(e.enabled and e.consecutive_failures + 1 >= ${threshold}
+                       and (e.paused_at is null or e.paused_until <= now()))`;
+    const result = await this.db.execute(sql`
+      with d as (
         update webhook_deliveries
-           set status = 'pending', next_attempt_at = now() + make_interval(secs => ${delay}::float8), ${common}
-         where id = ${c.id}`);
-    await this.endpointFailed(c.endpoint_id);
+           set ${next}, last_status_code = ${r.status}, last_error = ${r.error}, last_latency_ms = ${r.latencyMs},
+               last_response = ${r.response === null ? null : r.response.replace(/\0/g, "")}
+         where id = ${c.id}
+        returning endpoint_id)
+      update webhook_endpoints e
+         set failing_since = coalesce(e.failing_since, now()), consecutive_failures = e.consecutive_failures + 1,
+             paused_at = case when ${opens} then coalesce(e.paused_at, now()) else e.paused_at end,
+             paused_until = case when ${opens} then case when ${pause}::float8 > 0
+                                                         then now() + make_interval(secs => ${pause}::float8) end
+                                 else e.paused_until end
+        from d
+       where e.id = d.endpoint_id
+      returning e.team_id, e.url, e.enabled, e.consecutive_failures, e.paused_until,
+                e.paused_at = now() as opened,
+                e.failing_since <= now() - make_interval(secs => ${this.config.WEBHOOK_DISABLE_AFTER_SECONDS}::float8) as long_enough`);
+    const [ep] = rowsOf<{
+      team_id: string;
+      url: string;
+      enabled: boolean;
+      consecutive_failures: number;
+      paused_until: Date | string | null;
+      opened: boolean | null;
+      long_enough: boolean;
+    }>(result);
+    if (!ep?.enabled) return;
+    if (ep.long_enough && ep.consecutive_failures >= this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
+      return this.disable(c.endpoint_id);
+    if (!ep.opened) return;
+    this.log.warn("webhook endpoint paused after failing", {
+      endpoint_id: c.endpoint_id,
+      consecutive_failures: ep.consecutive_failures,
+    });
+    this.events.emit({ teamId: ep.team_id }, "endpoint.paused", {
+      endpoint_id: c.endpoint_id,
+      url: maskUrl(ep.url),
+      consecutive_failures: ep.consecutive_failures,
+      paused_until: ep.paused_until ? new Date(ep.paused_until).toISOString() : null,
+    });
   }
 
-  /**
-   * Counts a failed attempt against the endpoint. Past both thresholds (failing for
-   * WEBHOOK_DISABLE_AFTER_SECONDS, at least WEBHOOK_DISABLE_AFTER_FAILURES attempts in a row)
-   * it is disabled: its waiting deliveries fail, the endpoint shows `disabled_reason: failing`,
-   * and the team's other endpoints get `endpoint.disabled`.
-   */
-  private async endpointFailed(endpointId: string) {
-    const result = await this.db.execute(sql`
-      update webhook_endpoints
-         set failing_since = coalesce(failing_since, now()), consecutive_failures = consecutive_failures + 1
-       where id = ${endpointId}
-      returning enabled, consecutive_failures,
-                coalesce(failing_since, now()) <= now() - make_interval(secs => ${this.config.WEBHOOK_DISABLE_AFTER_SECONDS}::float8) as long_enough`);
-    const [row] = rowsOf<{ enabled: boolean; consecutive_failures: number; long_enough: boolean }>(result);
-    if (!row?.enabled || !row.long_enough || row.consecutive_failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES)
-      return;
+  private async disable(endpointId: string) {
     const disabled = rowsOf<{ team_id: string; url: string; failing_since: Date | string }>(
       await this.db.execute(sql`
-        update webhook_endpoints set enabled = false, disabled_reason = 'failing', disabled_at = now(), updated_at = now()
+        update webhook_endpoints set enabled = false, disabled_reason = 'failing', disabled_at = now(), updated_at = now(),
+                                     paused_at = null, paused_until = null
          where id = ${endpointId} and enabled
         returning team_id, url, failing_since`),
     );
@@ -320,7 +412,7 @@ export class DeliveryWorker {
     this.log.warn("webhook endpoint disabled after failing", { endpoint_id: endpointId });
     this.events.emit({ teamId: ep.team_id }, "endpoint.disabled", {
       endpoint_id: endpointId,
-      url: ep.url,
+      url: maskUrl(ep.url),
       failing_since: new Date(ep.failing_since).toISOString(),
       reason: "failing",
     });

@@ -93,6 +93,12 @@ const roleOf = (c: Caller) =>
         ? "owner"
         : undefined;
 
+/** What an allowed answer must also show, by the caller's role, where roles see different things. */
+const BODY_BY_ROLE: Record<string, (role: keyof typeof ROLE_RANK) => Record<string, unknown>> = {
+  // A webhook URL is a credential for many receivers (Discord, Slack): masked below admin.
+  "GET /teams/{team_id}/webhooks/{endpoint_id}": (role) => ({ url_masked: role === "viewer" }),
+};
+
 const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
 const forbidden: Expected = { status: 403, code: "forbidden" };
 
@@ -136,7 +142,8 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
       if (access.startsWith("person:") && caller.startsWith("key:")) return forbidden;
       if (caller === "outsider") return outsider === 403 ? forbidden : { status: 404, code: "not_found" };
       const need = access.slice(access.indexOf(":") + 1) as keyof typeof ROLE_RANK;
-      return ROLE_RANK[roleOf(caller)!] >= ROLE_RANK[need] ? ok() : forbidden;
+      const role = roleOf(caller)!;
+      return ROLE_RANK[role] >= ROLE_RANK[need] ? ok(BODY_BY_ROLE[key]?.(role)) : forbidden;
     }
   }
 }

@@ -320,7 +320,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "team:admin",
     request: async (f) => {
       await trimWebhooks(f);
-      return { method: "POST", path: `/teams/${f.team.teamId}/webhooks`, body: { url: "https://hooks.invalid/in" } };
+      return { method: "POST", path: `/teams/${f.team.teamId}/webhooks`, body: { url: hookUrl() } };
     },
   },
   "GET /teams/{team_id}/webhooks": {
@@ -342,6 +342,10 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
   "POST /teams/{team_id}/webhooks/{endpoint_id}/secret": {
     access: "team:admin",
     request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/secret`, body: { overlap_seconds: 60 } }),
+  },
+  "POST /teams/{team_id}/webhooks/{endpoint_id}/resume": {
+    access: "team:admin",
+    request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/resume` }),
   },
   "GET /teams/{team_id}/webhooks/{endpoint_id}/deliveries": {
     access: "team:viewer",
@@ -437,6 +441,9 @@ async function ownerCall(f: Fixture, method: string, path: string, body?: unknow
 
 const kept = new Map<string, string>();
 
+/** A URL of its own for each endpoint: a team may not have two endpoints with the same URL. */
+const hookUrl = () => `https://hooks.invalid/in/${crypto.randomUUID()}`;
+
 /** Keeps the fixture team well under its endpoint limit, however many cells create one. */
 async function trimWebhooks(f: Fixture) {
   const { endpoints } = await ownerCall(f, "GET", `/teams/${f.team.teamId}/webhooks`);
@@ -450,7 +457,7 @@ async function webhookPath(f: Fixture, fresh = false): Promise<string> {
   const base = `/teams/${f.team.teamId}/webhooks`;
   if (!fresh && kept.has(f.team.teamId)) return `${base}/${kept.get(f.team.teamId)}`;
   await trimWebhooks(f);
-  const created = await ownerCall(f, "POST", base, { url: "https://hooks.invalid/in" });
+  const created = await ownerCall(f, "POST", base, { url: hookUrl() });
   if (!fresh) kept.set(f.team.teamId, created.endpoint.endpoint_id);
   return `${base}/${created.endpoint.endpoint_id}`;
 }

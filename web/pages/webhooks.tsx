@@ -47,6 +47,7 @@ export function Webhooks() {
     }),
   );
   const update = useMutation(trpc.webhooks.update.mutationOptions(outcome("Endpoint updated")));
+  const resume = useMutation(trpc.webhooks.resume.mutationOptions(outcome("Endpoint resumed")));
   const remove = useMutation(trpc.webhooks.delete.mutationOptions(outcome("Endpoint deleted")));
   return (
     <section className="card" aria-labelledby="hooks-h">
@@ -57,78 +58,104 @@ export function Webhooks() {
       </p>
       {shown && <ShownOnce label="Signing secret" value={shown} onDone={() => setShown(null)} />}
       <Q q={endpoints}>
-        {(d) =>
-          d.endpoints.length === 0 ? (
-            <Empty title="No webhook endpoints yet." />
-          ) : (
-            <table className="stack" aria-label="Webhook endpoints">
-              <thead>
-                <tr>
-                  <th>URL</th>
-                  <th>Kind</th>
-                  <th>Events</th>
-                  <th>State</th>
-                  <th>Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.endpoints.map((e) => (
-                  <tr key={e.endpoint_id}>
-                    <td data-label="URL">
-                      <code>{e.url}</code>
-                      {e.description && <div className="muted">{e.description}</div>}
-                    </td>
-                    <td data-label="Kind">{e.kind}</td>
-                    <td data-label="Events">{e.event_types.length ? e.event_types.join(", ") : "all"}</td>
-                    <td data-label="State" data-testid="hook-state">
-                      {e.enabled ? (
-                        <span className="badge badge-online">enabled</span>
-                      ) : (
-                        <span className="badge badge-offline">
-                          {e.disabled_reason === "failing" ? "disabled: failing" : "disabled"}
-                        </span>
-                      )}
-                      {e.consecutive_failures > 0 && (
-                        <div className="muted">{e.consecutive_failures} failed in a row</div>
-                      )}
-                    </td>
-                    <td data-label="Actions">
-                      <div className="actions">
-                        <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
-                          {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
-                        </button>
-                        {canWrite && (
-                          <>
-                            <button
-                              type="button"
-                              disabled={!e.enabled || test.isPending}
-                              onClick={() => test.mutate({ team_id, endpoint_id: e.endpoint_id })}
-                            >
-                              Send test
-                            </button>
-                            <button
-                              type="button"
-                              onClick={() =>
-                                update.mutate({ team_id, endpoint_id: e.endpoint_id, enabled: !e.enabled })
-                              }
-                            >
-                              {e.enabled ? "Disable" : "Enable"}
-                            </button>
-                            <ConfirmButton
-                              label="Delete"
-                              question={`Delete the endpoint ${e.url} and its delivery log?`}
-                              onConfirm={() => remove.mutate({ team_id, endpoint_id: e.endpoint_id })}
-                            />
-                          </>
-                        )}
-                      </div>
-                    </td>
+        {(d) => (
+          <>
+            <Budget usage={d.usage} />
+            {d.endpoints.length === 0 ? (
+              <Empty title="No webhook endpoints yet." />
+            ) : (
+              <table className="stack" aria-label="Webhook endpoints">
+                <thead>
+                  <tr>
+                    <th>URL</th>
+                    <th>Kind</th>
+                    <th>Events</th>
+                    <th>State</th>
+                    <th>Actions</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
+                </thead>
+                <tbody>
+                  {d.endpoints.map((e) => (
+                    <tr key={e.endpoint_id}>
+                      <td data-label="URL">
+                        <code data-testid="hook-url">{e.url}</code>
+                        {e.url_masked && (
+                          <div className="muted">
+                            Masked: the URL is a credential for many receivers; admins see it whole.
+                          </div>
+                        )}
+                        {e.description && <div className="muted">{e.description}</div>}
+                      </td>
+                      <td data-label="Kind">{e.kind}</td>
+                      <td data-label="Events">{e.event_types.length ? e.event_types.join(", ") : "all"}</td>
+                      <td data-label="State" data-testid="hook-state">
+                        {e.enabled && e.paused_at ? (
+                          <>
+                            <span className="badge badge-offline">paused: failing</span>
+                            <div className="muted">
+                              {e.paused_until
+                                ? `One delivery tries again at ${new Date(e.paused_until).toLocaleString()}; the rest wait.`
+                                : "Deliveries wait until it is resumed."}
+                            </div>
+                          </>
+                        ) : e.enabled ? (
+                          <span className="badge badge-online">enabled</span>
+                        ) : (
+                          <span className="badge badge-offline">
+                            {e.disabled_reason === "failing" ? "disabled: failing" : "disabled"}
+                          </span>
+                        )}
+                        {e.consecutive_failures > 0 && (
+                          <div className="muted">{e.consecutive_failures} failed in a row</div>
+                        )}
+                      </td>
+                      <td data-label="Actions">
+                        <div className="actions">
+                          <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
+                            {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
+                          </button>
+                          {canWrite && (
+                            <>
+                              {e.enabled && e.paused_at && (
+                                <button
+                                  type="button"
+                                  disabled={resume.isPending}
+                                  onClick={() => resume.mutate({ team_id, endpoint_id: e.endpoint_id })}
+                                >
+                                  Resume
+                                </button>
+                              )}
+                              <button
+                                type="button"
+                                disabled={!e.enabled || Boolean(e.paused_at) || test.isPending}
+                                onClick={() => test.mutate({ team_id, endpoint_id: e.endpoint_id })}
+                              >
+                                Send test
+                              </button>
+                              <button
+                                type="button"
+                                onClick={() =>
+                                  update.mutate({ team_id, endpoint_id: e.endpoint_id, enabled: !e.enabled })
+                                }
+                              >
+                                {e.enabled ? "Disable" : "Enable"}
+                              </button>
+                              <ConfirmButton
+                                label="Delete"
+                                question={`Delete the endpoint ${e.url} and its delivery log?`}
+                                onConfirm={() => remove.mutate({ team_id, endpoint_id: e.endpoint_id })}
+                              />
+                            </>
+                          )}
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        )}
       </Q>
       {open && <Deliveries team_id={team_id} endpoint_id={open} />}
       {canWrite && (
@@ -180,6 +207,31 @@ export function Webhooks() {
         </form>
       )}
     </section>
+  );
+}
+
+type Usage = {
+  events_per_minute: number;
+  deliveries_per_minute: number;
+  dropped_events: number;
+  dropped_deliveries: number;
+  last_dropped_at: string | null;
+};
+
+/** The team's budget, and what did not fit in it: those events were not sent. */
+function Budget({ usage }: { usage: Usage }) {
+  return (
+    <p className="muted" data-testid="hook-budget">
+      Budget: {usage.events_per_minute} events and {usage.deliveries_per_minute} deliveries a minute.{" "}
+      {usage.dropped_events > 0 ? (
+        <strong role="status">
+          {usage.dropped_events} events ({usage.dropped_deliveries} deliveries) were over it and not sent, the last at{" "}
+          {new Date(usage.last_dropped_at!).toLocaleString()}.
+        </strong>
+      ) : (
+        "Nothing has been over it."
+      )}
+    </p>
   );
 }
 

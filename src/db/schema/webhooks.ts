@@ -1,6 +1,8 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   boolean,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -53,6 +55,13 @@ export const webhookEndpoints = pgTable(
     /** When the current run of failed attempts began; null after any success. */
     failingSince: tz("failing_since"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    /**
+     * Set when the circuit opened (WEBHOOK_CIRCUIT_FAILURES failures in a row): nothing is sent
+     * until `paused_until`, then one delivery probes it; cleared by a success or a person.
+     */
+    pausedAt: tz("paused_at"),
+    /** When the probe may go; null while paused means until a person resumes it. */
+    pausedUntil: tz("paused_until"),
     createdAt: tz("created_at").notNull().defaultNow(),
     updatedAt: tz("updated_at").notNull().defaultNow(),
   },
@@ -103,11 +112,30 @@ export const webhookDeliveries = pgTable(
     createdAt: tz("created_at").notNull().defaultNow(),
   },
   (t) => [
-    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status in ('pending', 'delivering')`),
+    // The claim walks the endpoints with waiting work and takes each one's due share from here.
+    index("webhook_deliveries_endpoint_due_idx")
+      .on(t.endpointId, t.nextAttemptAt)
+      .where(sql`status in ('pending', 'delivering')`),
     index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt),
     index("webhook_deliveries_message_idx").on(t.messageId),
   ],
 );
+
+/**
+ * A team's per-minute budget as two token buckets (events, deliveries), refilled continuously
+ * up to WEBHOOK_TEAM_*_PER_MIN, and what did not fit in them.
+ */
+export const webhookTeamBudgets = pgTable("webhook_team_budgets", {
+  teamId: uuid("team_id")
+    .primaryKey()
+    .references(() => teams.id, { onDelete: "cascade" }),
+  eventTokens: doublePrecision("event_tokens").notNull(),
+  deliveryTokens: doublePrecision("delivery_tokens").notNull(),
+  refilledAt: tz("refilled_at").notNull().defaultNow(),
+  droppedEvents: bigint("dropped_events", { mode: "number" }).notNull().default(0),
+  droppedDeliveries: bigint("dropped_deliveries", { mode: "number" }).notNull().default(0),
+  lastDroppedAt: tz("last_dropped_at"),
+});
 
 /**
  * What the alerts remember per server to report changes, not states: consecutive failed pings

@@ -1001,8 +1001,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The team's webhook endpoints
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned; `secret_prefix` identifies the current one.
+         * The team's webhook endpoints and its webhook budget
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned; `secret_prefix` identifies the current one. Below admin the URLs are masked (scheme, host and the last 4 characters): for Discord, Slack and many others the URL is itself a credential. `usage` is the team's webhook budget: what is left of it and how many events did not fit.
          */
         get: operations["webhooks-list"];
         put?: never;
@@ -1018,10 +1018,11 @@ export interface paths {
          *     - `login.authorized` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
          *     - `login.denied` {client_id, client_name, auth_request_id, error}: `error` is the denial code
          *     - `client.secret_rotated` {client_id, client_name, rotated_at}
-         *     - `endpoint.disabled` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints
+         *     - `endpoint.disabled` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
+         *     - `endpoint.paused` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)
          *     - `webhook.test` {endpoint_id, team_id, message}
          *
-         *     Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed.
+         *     Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's `usage`.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -1053,7 +1054,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint (enabling it again clears its failure count)
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count and resumes it. 409 when another endpoint of the team has the same URL.
          */
         patch: operations["webhooks-update"];
         trace?: never;
@@ -1089,9 +1090,29 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery's event again (a new delivery, the same webhook-id)
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues the delivery's event again for this endpoint: a new delivery with the same `webhook-id`, so a receiver that already handled it can tell.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues the delivery's event again for this endpoint: a new delivery with the same `webhook-id`, so a receiver that already handled it can tell. 429 when the team's webhook budget is spent.
          */
         post: operations["webhooks-redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{team_id}/webhooks/{endpoint_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused endpoint: its failure count cleared, its waiting deliveries due now
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Closes a paused endpoint's circuit: its failure count is cleared and the deliveries that waited are due at once (at most WEBHOOK_ENDPOINT_CONCURRENCY in flight). An endpoint that is not paused is answered as it is.
+         */
+        post: operations["webhooks-resume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1129,7 +1150,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a `webhook.test` event for this endpoint
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues a `webhook.test` event for this endpoint only, signed like every other event.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues a `webhook.test` event for this endpoint only, signed like every other event. 409 when the endpoint is disabled or paused; 429 when the team's webhook budget is spent.
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -1214,6 +1235,26 @@ export interface webhooks {
          * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
          */
         post: operations["webhook-endpoint-disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another endpoint of the team was paused after WEBHOOK_CIRCUIT_FAILURES failed attempts in a row (sent to the team's other endpoints)
+         * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
+         */
+        post: operations["webhook-endpoint-paused"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2194,13 +2235,17 @@ export interface components {
             /** Format: uuid */
             endpoint_id: string;
             /** @description Empty: every event type */
-            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
+            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
             failing_since: string | null;
             /**
              * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
              * @enum {string}
              */
             kind: "standard" | "discord" | "slack";
+            /** @description Set while the endpoint is paused (its circuit open) after WEBHOOK_CIRCUIT_FAILURES failed attempts in a row: nothing is sent and its deliveries wait. A success or `POST …/resume` clears it */
+            paused_at: string | null;
+            /** @description While paused: when one delivery probes it again; null while paused means until it is resumed */
+            paused_until: string | null;
             /** @description Until then the secret before the last rotation also signs every delivery */
             previous_secret_expires_at: string | null;
             /** @description The start of the current signing secret, for recognising it */
@@ -2209,7 +2254,10 @@ export interface components {
             team_id: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description The whole URL for admins and owners; for viewers and viewer keys only scheme, host and the last 4 characters (`https://discord.com/…AbCd`), since the URL of many receivers is a credential */
             url: string;
+            /** @description Whether `url` is masked (the caller is below admin) */
+            url_masked: boolean;
         };
     };
     responses: never;
@@ -14830,34 +14878,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "endpoints": [
-                     *         {
-                     *           "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
-                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
-                     *           "url": "https://hooks.blockworks.example/minecraft",
-                     *           "description": "On-call alerts",
-                     *           "kind": "standard",
-                     *           "event_types": [
-                     *             "server.down",
-                     *             "server.up"
-                     *           ],
-                     *           "enabled": true,
-                     *           "disabled_reason": null,
-                     *           "disabled_at": null,
-                     *           "secret_prefix": "whsec_Zm9v",
-                     *           "previous_secret_expires_at": null,
-                     *           "failing_since": null,
-                     *           "consecutive_failures": 0,
-                     *           "created_at": "2026-03-14T09:26:53.589Z",
-                     *           "updated_at": "2026-03-14T09:26:53.589Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
                     "application/json": {
                         endpoints: components["schemas"]["WebhookEndpoint"][];
+                        /** @description The team's webhook budget (WEBHOOK_TEAM_EVENTS_PER_MIN, WEBHOOK_TEAM_DELIVERIES_PER_MIN), refilled continuously, and what did not fit in it */
+                        usage: {
+                            /**
+                             * Format: int64
+                             * @description Deliveries (an event times its endpoints) likewise
+                             */
+                            deliveries_available: number;
+                            /** Format: int64 */
+                            deliveries_per_minute: number;
+                            /**
+                             * Format: int64
+                             * @description The deliveries those events would have made
+                             */
+                            dropped_deliveries: number;
+                            /**
+                             * Format: int64
+                             * @description Events not queued because the budget was spent, ever
+                             */
+                            dropped_events: number;
+                            /**
+                             * Format: int64
+                             * @description Events the team may queue now
+                             */
+                            events_available: number;
+                            /** Format: int64 */
+                            events_per_minute: number;
+                            last_dropped_at: string | null;
+                        };
                     };
                 };
             };
@@ -15041,7 +15091,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -15069,6 +15119,7 @@ export interface operations {
                      *         "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
                      *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *         "url": "https://hooks.blockworks.example/minecraft",
+                     *         "url_masked": false,
                      *         "description": "On-call alerts",
                      *         "kind": "standard",
                      *         "event_types": [
@@ -15082,6 +15133,8 @@ export interface operations {
                      *         "previous_secret_expires_at": null,
                      *         "failing_since": null,
                      *         "consecutive_failures": 0,
+                     *         "paused_at": null,
+                     *         "paused_until": null,
                      *         "created_at": "2026-03-14T09:26:53.589Z",
                      *         "updated_at": "2026-03-14T09:26:53.589Z"
                      *       },
@@ -15319,6 +15372,7 @@ export interface operations {
                      *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "url": "https://hooks.blockworks.example/minecraft",
+                     *       "url_masked": false,
                      *       "description": "On-call alerts",
                      *       "kind": "standard",
                      *       "event_types": [
@@ -15332,6 +15386,8 @@ export interface operations {
                      *       "previous_secret_expires_at": null,
                      *       "failing_since": null,
                      *       "consecutive_failures": 0,
+                     *       "paused_at": null,
+                     *       "paused_until": null,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -15703,7 +15759,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -15730,6 +15786,7 @@ export interface operations {
                      *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "url": "https://hooks.blockworks.example/minecraft",
+                     *       "url_masked": false,
                      *       "description": "On-call alerts",
                      *       "kind": "standard",
                      *       "event_types": [
@@ -15743,6 +15800,8 @@ export interface operations {
                      *       "previous_secret_expires_at": null,
                      *       "failing_since": null,
                      *       "consecutive_failures": 0,
+                     *       "paused_at": null,
+                     *       "paused_until": null,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T10:02:11.204Z"
                      *     }
@@ -15840,6 +15899,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "not_found",
                      *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -16358,6 +16439,235 @@ export interface operations {
             };
         };
     };
+    "webhooks-resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
+                endpoint_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "url": "https://hooks.blockworks.example/minecraft",
+                     *       "url_masked": false,
+                     *       "description": "On-call alerts",
+                     *       "kind": "standard",
+                     *       "event_types": [
+                     *         "server.down",
+                     *         "server.up"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "disabled_at": null,
+                     *       "secret_prefix": "whsec_Zm9v",
+                     *       "previous_secret_expires_at": null,
+                     *       "failing_since": null,
+                     *       "consecutive_failures": 0,
+                     *       "paused_at": null,
+                     *       "paused_until": null,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "webhooks-rotateSecret": {
         parameters: {
             query?: never;
@@ -16404,6 +16714,7 @@ export interface operations {
                      *         "endpoint_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
                      *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *         "url": "https://hooks.blockworks.example/minecraft",
+                     *         "url_masked": false,
                      *         "description": "On-call alerts",
                      *         "kind": "standard",
                      *         "event_types": [
@@ -16417,6 +16728,8 @@ export interface operations {
                      *         "previous_secret_expires_at": "2026-03-14T10:02:11.204Z",
                      *         "failing_since": null,
                      *         "consecutive_failures": 0,
+                     *         "paused_at": null,
+                     *         "paused_until": null,
                      *         "created_at": "2026-03-14T09:26:53.589Z",
                      *         "updated_at": "2026-03-14T09:26:53.589Z"
                      *       },
@@ -17019,12 +17332,57 @@ export interface operations {
                         failing_since: string;
                         /** @constant */
                         reason: "failing";
+                        /** @description Masked, as viewers see it */
                         url: string;
                     };
                     /** Format: date-time */
                     timestamp: string;
                     /** @constant */
                     type: "endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event; anything else is retried or failed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-endpoint-paused": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`msg_...`): the same on every retry; deduplicate on it */
+                "webhook-id": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with the base64-decoded secret after `whsec_`; two, space-separated, during a rotation's overlap */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: int64 */
+                        consecutive_failures: number;
+                        /** Format: uuid */
+                        endpoint_id: string;
+                        /** @description When one delivery probes it; null: until resumed */
+                        paused_until: string | null;
+                        /** @description Masked, as viewers see it */
+                        url: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.paused";
                 };
             };
         };

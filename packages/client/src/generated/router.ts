@@ -1223,7 +1223,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -1231,9 +1231,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1241,6 +1242,8 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         };
@@ -1257,9 +1260,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1267,9 +1271,20 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         }>;
+        usage: {
+          events_per_minute: number;
+          deliveries_per_minute: number;
+          events_available: number;
+          deliveries_available: number;
+          dropped_events: number;
+          dropped_deliveries: number;
+          last_dropped_at: null | string;
+        };
       };
       meta: object;
     }>;
@@ -1282,9 +1297,10 @@ export type AppRouterRecord = {
         endpoint_id: string;
         team_id: string;
         url: string;
+        url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1292,6 +1308,8 @@ export type AppRouterRecord = {
         previous_secret_expires_at: null | string;
         failing_since: null | string;
         consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
         created_at: string;
         updated_at: string;
       };
@@ -1304,16 +1322,17 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled?: boolean | undefined;
       };
       output: {
         endpoint_id: string;
         team_id: string;
         url: string;
+        url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1321,6 +1340,8 @@ export type AppRouterRecord = {
         previous_secret_expires_at: null | string;
         failing_since: null | string;
         consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
         created_at: string;
         updated_at: string;
       };
@@ -1347,9 +1368,10 @@ export type AppRouterRecord = {
           endpoint_id: string;
           team_id: string;
           url: string;
+          url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1357,10 +1379,39 @@ export type AppRouterRecord = {
           previous_secret_expires_at: null | string;
           failing_since: null | string;
           consecutive_failures: number;
+          paused_at: null | string;
+          paused_until: null | string;
           created_at: string;
           updated_at: string;
         };
         secret: string;
+      };
+      meta: object;
+    }>;
+    resume: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        endpoint_id: string;
+      };
+      output: {
+        endpoint_id: string;
+        team_id: string;
+        url: string;
+        url_masked: boolean;
+        description: string;
+        kind: "standard" | "discord" | "slack";
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        enabled: boolean;
+        disabled_reason: null | "failing";
+        disabled_at: null | string;
+        secret_prefix: string;
+        previous_secret_expires_at: null | string;
+        failing_since: null | string;
+        consecutive_failures: number;
+        paused_at: null | string;
+        paused_until: null | string;
+        created_at: string;
+        updated_at: string;
       };
       meta: object;
     }>;
