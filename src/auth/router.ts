@@ -16,12 +16,14 @@ export const authRouter = router({
         tags,
         protect: false,
         summary: "Create an account",
+        description:
+          "Sign-up attempts are limited per client address and for the whole service (SIGNUPS_PER_ADDRESS_PER_HOUR, SIGNUPS_PER_HOUR), and password hashing runs in a few slots of which sign-ups hold only a share: over a limit, or with the sign-up queue full, the answer is 429 with Retry-After and no account is made.",
         errorResponses: [400, 409, 429],
       },
     })
     .input(ZSignupInput)
     .output(ZUser)
-    .mutation(({ ctx, input }) => ctx.services.auth.signup(input.email, input.password)),
+    .mutation(({ ctx, input }) => ctx.services.auth.signup(input.email, input.password, ctx.ip)),
 
   login: publicProcedure
     .meta({
