@@ -35,7 +35,7 @@ export const authRouter = router({
         protect: false,
         summary: "Sign in; returns an access token and a refresh token",
         description:
-          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends.",
+          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After.",
         errorResponses: [400, 401, 429],
       },
     })
