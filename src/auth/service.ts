@@ -17,7 +17,7 @@ const BAD_LOGIN = "The email or password is wrong.";
 const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What bounds sign-ups: per-address and overall attempt limits, and the password hashing slots. */
+/** Sign-up attempt limits (per address, overall), and the password hashing slots sign-ins share. */
 export interface SignupGuard {
   limiter: RateLimiter;
   perAddress: RateLimitPolicy;
@@ -35,7 +35,7 @@ export class AuthService {
     private readonly sessions: LoginSessions,
     private readonly throttle: LoginThrottle,
     private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS" | "PASSWORD_MEMORY_KIB" | "PASSWORD_TIME_COST">,
-    private readonly signups: SignupGuard,
+    private readonly guard: SignupGuard,
   ) {
     this.dummyHash = this.hash("not-a-real-password");
   }
@@ -54,7 +54,7 @@ export class AuthService {
    * waits for a sign-up's share of the password slots.
    */
   async signup(email: string, password: string, address: string) {
-    const { limiter, perAddress, overall, gate } = this.signups;
+    const { limiter, perAddress, overall, gate } = this.guard;
     await limiter.enforce(perAddress, sha256(`address:${address}`), {});
     await limiter.enforce(overall, "all", {});
     const passwordHash = await gate.run("signup", () => this.hash(password));
@@ -68,7 +68,7 @@ export class AuthService {
     this.throttle.check(email, address);
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     const stored = user?.passwordHash ?? (await this.dummyHash);
-    const ok = await this.signups.gate.run("signin", () => Bun.password.verify(password, stored));
+    const ok = await this.guard.gate.run("signin", () => Bun.password.verify(password, stored));
     if (!user || !ok) {
       await this.throttle.failed(email, address);
       throw new AppError("unauthenticated", BAD_LOGIN);
