@@ -124,6 +124,18 @@ const ConfigSchema = z
       .min(60, "must be between 60 and 86400 seconds")
       .max(86_400, "must be between 60 and 86400 seconds")
       .default(900),
+    /** Sign-up attempts per client address per hour (each attempt counts, taken or not). */
+    SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(10),
+    /** Sign-up attempts per hour from every address together: the ceiling a spread-out flood meets. */
+    SIGNUPS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(1000),
+    /** Password hashes and checks (argon2id) running at once on this instance. */
+    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(2, "must be at least 2").max(64).default(2),
+    /** Of those, the most sign-ups may hold: the rest stay free for sign-ins. */
+    PASSWORD_HASH_SIGNUP_SLOTS: z.coerce.number().int().min(1, "must be at least 1").max(63).default(1),
+    /** Sign-ins waiting for a hashing slot; past it a sign-in answers 429 with Retry-After. */
+    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64),
+    /** Sign-ups waiting for a hashing slot; past it a sign-up answers 429 with Retry-After. */
+    PASSWORD_HASH_SIGNUP_QUEUE: z.coerce.number().int().min(0).max(10_000).default(8),
     /** Wrong client credentials per client id and caller address, so they cannot spend the client's own budget. */
     RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN: z.coerce.number().int().min(1).default(20),
     /**
@@ -267,6 +279,10 @@ const ConfigSchema = z
       .max(64 * 1024 * 1024)
       .default(1024 * 1024),
     /** Messages one analytics socket may send per minute; past it the socket is closed (4029). */
+    /** Analytics sockets open at once per credential (an account, or an API key), per instance. */
+    WS_MAX_SOCKETS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(32),
+    /** Analytics sockets open at once per client address (authenticated or not yet), per instance. */
+    WS_MAX_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(256),
     WS_MESSAGES_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(120),
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -315,6 +331,13 @@ const ConfigSchema = z
         path: ["PORT_SHARING"],
         message:
           "needs DATABASE_URL: processes sharing a port must share one PostgreSQL database (a PGlite DATA_DIR serves one process)",
+      });
+    }
+    if (c.PASSWORD_HASH_SIGNUP_SLOTS >= c.PASSWORD_HASH_CONCURRENCY) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["PASSWORD_HASH_SIGNUP_SLOTS"],
+        message: "must be less than PASSWORD_HASH_CONCURRENCY (the rest are kept for sign-ins)",
       });
     }
     if (!c.DEV_IDP_ENABLED && !c.MS_CLIENT_ID) {

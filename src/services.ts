@@ -5,6 +5,7 @@ import { Keyring } from "./lib/keyring";
 import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
+import { PasswordGate } from "./auth/password-gate";
 import { LoginThrottle } from "./auth/throttle";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
@@ -129,6 +130,13 @@ export async function createServices(config: Config, database: Database, log: Lo
       windowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
     },
   });
+  // Sign-ins keep a share of the hashing slots, so a sign-up flood cannot queue them behind it.
+  const passwords = new PasswordGate({
+    slots: config.PASSWORD_HASH_CONCURRENCY,
+    signupSlots: config.PASSWORD_HASH_SIGNUP_SLOTS,
+    signinQueue: config.PASSWORD_HASH_QUEUE,
+    signupQueue: config.PASSWORD_HASH_SIGNUP_QUEUE,
+  });
   const edge = new Edge(config, () => clock.now(), metrics);
   const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
@@ -194,7 +202,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     log,
     database,
     tokens,
-    auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config),
+    auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config, {
+      limiter: exact,
+      perAddress: { name: "signup-address", limit: config.SIGNUPS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 },
+      overall: { name: "signup", limit: config.SIGNUPS_PER_HOUR, windowSeconds: 3600 },
+      gate: passwords,
+    }),
+    passwords,
     teams: new TeamsService(db, (teamId) => clients.teamDeleted(teamId)),
     health: new HealthService(database),
     clock,

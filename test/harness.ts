@@ -25,6 +25,16 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     RATE_LIMIT_GENERAL_PER_MIN: "10000000",
     // Every suite signs in from 127.0.0.1; the failed sign-in limits have their own tests.
     LOGIN_FAILURES_PER_ADDRESS: "100000",
+    SIGNUPS_PER_ADDRESS_PER_HOUR: "10000000",
+    SIGNUPS_PER_HOUR: "10000000",
+    // Suites sign up many accounts at once; the hashing bound has its own tests.
+    PASSWORD_HASH_CONCURRENCY: "8",
+    PASSWORD_HASH_SIGNUP_SLOTS: "4",
+    PASSWORD_HASH_SIGNUP_QUEUE: "10000",
+    PASSWORD_HASH_QUEUE: "10000",
+    // Every suite's sockets come from 127.0.0.1, many on one account; the caps have their own tests.
+    WS_MAX_SOCKETS_PER_CREDENTIAL: "100000",
+    WS_MAX_SOCKETS_PER_ADDRESS: "100000",
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",

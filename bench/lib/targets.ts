@@ -30,6 +30,11 @@ export async function startTarget(script: string, env: Record<string, string>, r
       ...process.env,
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       RATE_LIMIT_GENERAL_PER_MIN: String(BENCH_GENERAL_LIMIT),
+      // Benchmarks open many sockets on one account and sign up tenants in bursts, all from loopback.
+      WS_MAX_SOCKETS_PER_CREDENTIAL: "100000",
+      WS_MAX_SOCKETS_PER_ADDRESS: "100000",
+      SIGNUPS_PER_ADDRESS_PER_HOUR: String(BENCH_GENERAL_LIMIT),
+      SIGNUPS_PER_HOUR: String(BENCH_GENERAL_LIMIT),
       ...env,
       PORT: String(port),
     },

@@ -16,12 +16,14 @@ export const authRouter = router({
         tags,
         protect: false,
         summary: "Create an account",
+        description:
+          "Sign-up attempts are limited per client address and for the whole service (SIGNUPS_PER_ADDRESS_PER_HOUR, SIGNUPS_PER_HOUR), and password hashing runs in a few slots of which sign-ups hold only a share: over a limit, or with the sign-up queue full, the answer is 429 with Retry-After and no account is made.",
         errorResponses: [400, 409, 429],
       },
     })
     .input(ZSignupInput)
     .output(ZUser)
-    .mutation(({ ctx, input }) => ctx.services.auth.signup(input.email, input.password)),
+    .mutation(({ ctx, input }) => ctx.services.auth.signup(input.email, input.password, ctx.ip)),
 
   login: publicProcedure
     .meta({
@@ -33,7 +35,7 @@ export const authRouter = router({
         protect: false,
         summary: "Sign in; returns an access token and a refresh token",
         description:
-          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends.",
+          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After.",
         errorResponses: [400, 401, 429],
       },
     })

@@ -3,17 +3,27 @@ import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { apiKeys, refreshTokens, teamMembers, teams, users } from "../db/schema";
 import { AppError } from "../lib/errors";
+import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import { iso } from "../lib/schemas";
 import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
 import type { Principal } from "../auth/principal";
 import type { AccessTokens } from "./jwt";
 import type { TTokenPair } from "./schemas";
 import type { LoginSessions } from "./sessions";
+import type { PasswordGate } from "./password-gate";
 import type { LoginThrottle } from "./throttle";
 
 const BAD_LOGIN = "The email or password is wrong.";
 const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Sign-up attempt limits (per address, overall), and the password hashing slots sign-ins share. */
+export interface SignupGuard {
+  limiter: RateLimiter;
+  perAddress: RateLimitPolicy;
+  overall: RateLimitPolicy;
+  gate: PasswordGate;
+}
 
 export class AuthService {
   /** Verified against when the email is unknown, so both failures take the same time. */
@@ -25,6 +35,7 @@ export class AuthService {
     private readonly sessions: LoginSessions,
     private readonly throttle: LoginThrottle,
     private readonly config: Pick<Config, "REFRESH_TOKEN_TTL_SECONDS" | "PASSWORD_MEMORY_KIB" | "PASSWORD_TIME_COST">,
+    private readonly guard: SignupGuard,
   ) {
     this.dummyHash = this.hash("not-a-real-password");
   }
@@ -37,8 +48,16 @@ export class AuthService {
     });
   }
 
-  async signup(email: string, password: string) {
-    const passwordHash = await this.hash(password);
+  /**
+   * Every attempt counts against the address's and the service's sign-up limits before any hashing
+   * (taken emails too: counting only new accounts would let a flood probe for free), then the hash
+   * waits for a sign-up's share of the password slots.
+   */
+  async signup(email: string, password: string, address: string) {
+    const { limiter, perAddress, overall, gate } = this.guard;
+    await limiter.enforce(perAddress, sha256(`address:${address}`), {});
+    await limiter.enforce(overall, "all", {});
+    const passwordHash = await gate.run("signup", () => this.hash(password));
     const [row] = await this.db.insert(users).values({ email, passwordHash }).onConflictDoNothing().returning();
     if (!row) throw new AppError("conflict", "An account with this email already exists.");
     return { id: row.id, email: row.email, created_at: iso(row.createdAt) };
@@ -48,7 +67,8 @@ export class AuthService {
   async login(email: string, password: string, address: string): Promise<TTokenPair> {
     this.throttle.check(email, address);
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
-    const ok = await Bun.password.verify(password, user?.passwordHash ?? (await this.dummyHash));
+    const stored = user?.passwordHash ?? (await this.dummyHash);
+    const ok = await this.guard.gate.run("signin", () => Bun.password.verify(password, stored));
     if (!user || !ok) {
       await this.throttle.failed(email, address);
       throw new AppError("unauthenticated", BAD_LOGIN);

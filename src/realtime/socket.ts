@@ -1,9 +1,10 @@
 import { Elysia } from "elysia";
+import { requestInfo } from "../http/request";
 import { AppError } from "../lib/errors";
 import { hasPrefix } from "../lib/secrets";
 import type { Services } from "../trpc/context";
 import { serverRoleOf } from "../servers/access";
-import { roleAtLeast } from "../auth/principal";
+import { type Principal, roleAtLeast } from "../auth/principal";
 import { topicOf } from "./actors";
 
 /** Close codes of the analytics stream (docs/realtime.md). */
@@ -16,6 +17,11 @@ export const CLOSE = {
   unknownServer: 4004,
   /** The credential expired or was revoked, or the caller lost access, while connected. */
   credentialEnded: 4011,
+  /**
+   * More analytics sockets open at once than one credential (WS_MAX_SOCKETS_PER_CREDENTIAL) or one
+   * client address (WS_MAX_SOCKETS_PER_ADDRESS) may hold on this instance; the earlier ones stay.
+   */
+  tooManySockets: 4012,
   /** More messages than the socket's budget (WS_MESSAGES_PER_MIN), or more than a few before authenticating. */
   tooManyMessages: 4029,
   /** A message that is not JSON or not a known type. */
@@ -40,6 +46,29 @@ interface Hub {
   /** Subscribed connections, revalidated by one shared ticker rather than a timer each. */
   live: Set<Connection>;
   ticker?: ReturnType<typeof setInterval>;
+  /** Open sockets per `address:` and `credential:` key, for the per-instance caps. */
+  open: Map<string, number>;
+  /**
+   * What each counted socket holds: its address key, then its credential key once authenticated,
+   * joined by a space. Kept here rather than as fields so a connection stays at 12 fields (see
+   * `Connection`).
+   */
+  holds: Map<Connection, string>;
+}
+
+function countOf(hub: Hub, key: string) {
+  return hub.open.get(key) ?? 0;
+}
+
+function addTo(hub: Hub, key: string, by: 1 | -1) {
+  const n = countOf(hub, key) + by;
+  if (n > 0) hub.open.set(key, n);
+  else hub.open.delete(key);
+}
+
+/** A principal's key: every token of one account counts together, and each API key on its own. */
+function credentialKey(principal: Principal) {
+  return principal.kind === "user" ? `credential:user:${principal.userId}` : `credential:key:${principal.keyId}`;
 }
 
 /**
@@ -96,6 +125,15 @@ class Connection {
     this.ws = ws;
     this.hub.services.metrics?.socketOpened();
     const { config } = this.hub.services;
+    const address = this.hub.holds.get(this);
+    if (address !== undefined) {
+      // Counted from the upgrade on, authenticated or not: unauthenticated sockets hold descriptors too.
+      if (countOf(this.hub, address) >= config.WS_MAX_SOCKETS_PER_ADDRESS) {
+        this.hub.holds.delete(this);
+        return this.end(CLOSE.tooManySockets, "too many analytics sockets from this address");
+      }
+      addTo(this.hub, address, 1);
+    }
     if (this.token === null) return this.end(CLOSE.unauthenticated, "malformed authorization header");
     if (this.token !== undefined) return this.startAuth(this.token);
     this.timer = setTimeout(
@@ -127,6 +165,7 @@ class Connection {
 
   close() {
     this.hub.services.metrics?.socketClosed();
+    this.releaseHolds();
     if (this.subscribed) {
       this.hub.services.realtime.actors.release(this.serverId);
       this.unregister();
@@ -159,7 +198,9 @@ class Connection {
    * API key, no expiry); a close code when it may not. A database failure rejects instead: it
    * says nothing about the credential.
    */
-  private async check(token: string): Promise<{ exp: number | undefined } | { close: number; reason: string }> {
+  private async check(
+    token: string,
+  ): Promise<{ exp: number | undefined; credential: string } | { close: number; reason: string }> {
     const { auth, database } = this.hub.services;
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
     const principal = await auth.authenticate(token);
@@ -169,7 +210,7 @@ class Connection {
     // less garbage around the little it keeps (see scheduleExpiry).
     const role = UUID.test(this.serverId) ? await serverRoleOf(database.db, principal, this.serverId) : undefined;
     if (!role || !roleAtLeast(role, "viewer")) return { close: CLOSE.unknownServer, reason: "unknown server" };
-    return { exp: principal.kind === "user" ? principal.exp : undefined };
+    return { exp: principal.kind === "user" ? principal.exp : undefined, credential: credentialKey(principal) };
   }
 
   private async authenticate(token: string) {
@@ -181,6 +222,8 @@ class Connection {
         this.subscribed && result.close === CLOSE.unauthenticated ? CLOSE.credentialEnded : result.close,
         result.reason,
       );
+    if (!this.holdCredential(result.credential))
+      return this.end(CLOSE.tooManySockets, "too many analytics sockets for this credential");
     clearTimeout(this.timer);
     this.timer = undefined;
     this.token = this.hub.services.tokens.shared(token);
@@ -241,6 +284,31 @@ class Connection {
     if (result && "close" in result) this.end(CLOSE.credentialEnded, "credential revoked or access removed");
   }
 
+  /**
+   * Counts this socket against its credential's cap (a re-authentication as another principal
+   * moves it); false, with nothing counted, when the credential already holds its cap elsewhere.
+   */
+  private holdCredential(credential: string): boolean {
+    const hub = this.hub;
+    const held = hub.holds.get(this) ?? "";
+    const space = held.indexOf(" ");
+    const address = space < 0 ? held : held.slice(0, space);
+    const current = space < 0 ? "" : held.slice(space + 1);
+    if (current === credential) return true;
+    if (countOf(hub, credential) >= hub.services.config.WS_MAX_SOCKETS_PER_CREDENTIAL) return false;
+    if (current) addTo(hub, current, -1);
+    addTo(hub, credential, 1);
+    hub.holds.set(this, `${address} ${credential}`);
+    return true;
+  }
+
+  private releaseHolds() {
+    const held = this.hub.holds.get(this);
+    if (held === undefined) return;
+    this.hub.holds.delete(this);
+    for (const key of held.split(" ")) if (key) addTo(this.hub, key, -1);
+  }
+
   private register() {
     const hub = this.hub;
     this.revalidateAt = Date.now() + hub.services.config.WS_REVALIDATE_SECONDS * 1000;
@@ -293,7 +361,7 @@ function tick(hub: Hub) {
  * edge like any other, and the socket keeps only its `Connection`.
  */
 export function analyticsSocket(services: Services) {
-  const hub: Hub = { services, live: new Set() };
+  const hub: Hub = { services, live: new Set(), open: new Map(), holds: new Map() };
   return new Elysia({ name: "analytics-socket" }).get(
     "/ws/server/:server_id/analytics",
     ({ request, params, server }) => {
@@ -301,8 +369,13 @@ export function analyticsSocket(services: Services) {
       const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : undefined;
       // A malformed header is refused on the socket, with its close code.
       const token = header ? (m ? m[1]! : null) : undefined;
-      if (!server?.upgrade(request, { data: new Connection(hub, params.server_id, token) }))
+      const connection = new Connection(hub, params.server_id, token);
+      // Counted (or refused) when the socket opens; only the address is known yet.
+      hub.holds.set(connection, `address:${requestInfo(request).ip}`);
+      if (!server?.upgrade(request, { data: connection })) {
+        hub.holds.delete(connection);
         throw new AppError("bad_request", "Expected a WebSocket upgrade.");
+      }
     },
   );
 }

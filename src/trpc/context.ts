@@ -27,6 +27,7 @@ import type { ServersService } from "../servers/service";
 import type { TeamsService } from "../teams/service";
 import type { WebhooksService } from "../webhooks/service";
 import type { DeliveryWorker } from "../webhooks/worker";
+import type { PasswordGate } from "../auth/password-gate";
 import type { ServerAlerts } from "../webhooks/alerts";
 
 /**
@@ -41,6 +42,8 @@ export interface Services {
   devIdp?: DevProvider;
   tokens: AccessTokens;
   auth: AuthService;
+  /** Password hashing slots shared by sign-ups and sign-ins (a share kept for sign-ins). */
+  passwords: PasswordGate;
   teams: TeamsService;
   health: HealthService;
   clock: Clock;

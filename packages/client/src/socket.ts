@@ -104,6 +104,7 @@ export const ANALYTICS_CLOSE = {
   forbidden: 4003,
   unknownServer: 4004,
   credentialEnded: 4011,
+  tooManySockets: 4012,
   tooManyMessages: 4029,
   badMessage: 4400,
 } as const;
@@ -111,7 +112,8 @@ export const ANALYTICS_CLOSE = {
 /**
  * Closes after which connecting again cannot help: the credential, the server id or this
  * client's messages are wrong. 4011 (expired or revoked while connected) is retried: the
- * credential function may have a fresh token by then.
+ * credential function may have a fresh token by then. 4012 (the credential or address holds its
+ * cap of sockets) is retried with the backoff: one of the others may have closed by then.
  */
 const FINAL_CLOSES: ReadonlySet<number> = new Set([
   ANALYTICS_CLOSE.unauthenticated,

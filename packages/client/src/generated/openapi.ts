@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in; returns an access token and a refresh token
-         * @description Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends.
+         * @description Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After.
          */
         post: operations["auth-login"];
         delete?: never;
@@ -172,7 +172,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account
-         * @description Creates a dashboard account (201). The password is stored as an argon2id hash. 409 when the email already has an account. Sign in with /auth/login afterwards.
+         * @description Sign-up attempts are limited per client address and for the whole service (SIGNUPS_PER_ADDRESS_PER_HOUR, SIGNUPS_PER_HOUR), and password hashing runs in a few slots of which sign-ups hold only a share: over a limit, or with the sign-up queue full, the answer is 429 with Retry-After and no account is made.
          */
         post: operations["auth-signup"];
         delete?: never;
