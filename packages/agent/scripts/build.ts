@@ -1,7 +1,7 @@
 /**
- * Builds what the package ships: one ES module, dist/mc-platform-agent.mjs, with croner and
- * minecraft-server-util bundled in, for Node.js 18+ (and Bun). Installing the package needs no
- * registry, and a host without npm runs the file itself: `node mc-platform-agent.mjs`.
+ * Builds what the package ships: one ES module, dist/mc-platform-agent.mjs, with croner bundled
+ * in, for Node.js 18+ (and Bun). Installing the package needs no registry, and a host without npm
+ * runs the file itself: `node mc-platform-agent.mjs`.
  */
 import { chmodSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
