@@ -2000,7 +2000,7 @@ export interface components {
              * @description Why the sign-in was refused
              * @enum {string}
              */
-            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
             /** @description The player's Minecraft name */
             mc_username?: string;
             /**
