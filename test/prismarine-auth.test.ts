@@ -102,7 +102,8 @@ function authflow(username: string, msToken: string) {
   });
   const flow = new Authflow(username, cache as never, {
     flow: "msal",
-    authTitle: "00000000-0000-0000-0000-000000000000",
+    // For the msal flow this is an Azure app's client id, which the typings do not list.
+    authTitle: "00000000-0000-0000-0000-000000000000" as never,
   });
   // The Microsoft step, already done above (see the file comment).
   (flow as unknown as { msa: unknown }).msa = {

@@ -65,7 +65,7 @@ export const loginRequests = pgTable(
     /** SHA-256 of the cookie that binds the browser which completed sign-in. */
     browserHash: text("browser_hash"),
     /** Which identity provider authenticated the player: set with the profile (see IdentityProvider). */
-    identityProvider: text("identity_provider").$type<import("../../identity/types").IdentityProvider>(),
+    identityProvider: text("identity_provider").$type<"development" | "microsoft">(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -96,10 +96,7 @@ export const sessions = pgTable(
      * The provider that authenticated the login: a development session stops being valid once
      * the development provider is off.
      */
-    identityProvider: text("identity_provider")
-      .$type<import("../../identity/types").IdentityProvider>()
-      .notNull()
-      .default("microsoft"),
+    identityProvider: text("identity_provider").$type<"development" | "microsoft">().notNull().default("microsoft"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("sessions_client_idx").on(t.clientId)],
