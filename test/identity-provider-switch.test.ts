@@ -1,5 +1,7 @@
 import { expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { loginRequests, sessions } from "../src/db/schema";
 import { DEV_IDP_PATHS } from "../src/identity/protocol";
@@ -86,4 +88,44 @@ test("sessions signed in through the development provider end when it is switche
   expect(await providerOf(dev.id)).toEqual(["development", "development"]);
   expect(await providerOf(startedBefore.auth_request_id)).toEqual(["development", "development"]);
   expect(await providerOf(real.id)).toEqual(["microsoft", "microsoft"]);
+});
+
+test("migration 0011 classifies sessions from before the provider was recorded by their UUID version", async () => {
+  const server = await startTestServer({ DEV_IDP_URL: (await devIdp()).url });
+  const client = await newClient(server);
+  const dev = await fullLogin(server, client, "OldDev");
+  const ms = await fullLogin(server, client, "OldMs");
+  const db = server.services.database.db;
+  const v4 = "7d2c1a4e-9b3f-4c8a-8e21-5f6a7b8c9d0e";
+  // As the rows stood before the migration: the column's default, the request's column empty.
+  await db.update(sessions).set({ identityProvider: "microsoft" }).where(eq(sessions.loginRequestId, dev.id));
+  await db
+    .update(sessions)
+    .set({ identityProvider: "microsoft", mcUuid: v4 })
+    .where(eq(sessions.loginRequestId, ms.id));
+  const [msRequest] = await db.select().from(loginRequests).where(eq(loginRequests.id, ms.id));
+  await db
+    .update(loginRequests)
+    .set({ context: { ...msRequest!.context, mcUuid: v4 } })
+    .where(eq(loginRequests.id, ms.id));
+  await db
+    .update(loginRequests)
+    .set({ identityProvider: null })
+    .where(inArray(loginRequests.id, [dev.id, ms.id]));
+
+  const migration = readFileSync(join(import.meta.dir, "../drizzle/0011_identity_provider.sql"), "utf8");
+  const updates = migration
+    .split("--> statement-breakpoint")
+    .map((s) => s.trim())
+    .filter((s) => /^(--[^\n]*\n)*UPDATE/.test(s));
+  expect(updates).toHaveLength(2);
+  for (const statement of updates) await db.execute(sql.raw(statement));
+
+  const providers = async (id: string) => {
+    const [s] = await db.select().from(sessions).where(eq(sessions.loginRequestId, id));
+    const [r] = await db.select().from(loginRequests).where(eq(loginRequests.id, id));
+    return [r!.identityProvider, s!.identityProvider];
+  };
+  expect(await providers(dev.id)).toEqual(["development", "development"]);
+  expect(await providers(ms.id)).toEqual(["microsoft", "microsoft"]);
 });
