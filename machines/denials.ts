@@ -5,6 +5,8 @@ export const DENIAL_CODES = [
   "region_not_allowed", // XSTS 2148916235: Xbox Live is not available in the player's country
   "age_verification_required", // XSTS 2148916236 / 2148916237: adult verification (South Korea)
   "child_account", // XSTS 2148916238: a child account not in a Microsoft family
+  "guardian_restricted", // XSTS 2148916229: a child account whose guardian has not allowed online play
+  "xbox_terms_not_accepted", // XSTS 2148916234: the account has not accepted the Xbox terms of use
   "account_banned", // XSTS 2148916227: the Xbox account is banned
   "no_minecraft_profile", // GET /minecraft/profile 404: the account owns no Minecraft: Java Edition profile
   "upstream_unavailable", // an identity service kept failing (timeouts, 5xx, 429) after bounded retries

@@ -380,6 +380,28 @@ const WELL_KNOWN_PATHS = {
                   },
                 },
               },
+              // Two keys as published mid-rotation: the signing key and the next one. Each kid is
+              // the RFC 7638 thumbprint of its key (src/ms-auth/assertions.ts makes them that way).
+              example: {
+                keys: [
+                  {
+                    kty: "OKP",
+                    crv: "Ed25519",
+                    x: "lOFRpNgJIDhaG5FhVFngp5mteYovrSNEgc2UZAX4J6s",
+                    kid: "wFz7W121QiapQMPQyfTPi5DJaUxx9-K9KqfkIzD-Sls",
+                    alg: "EdDSA",
+                    use: "sig",
+                  },
+                  {
+                    kty: "OKP",
+                    crv: "Ed25519",
+                    x: "8op0l4LgQPhyv8LMq0DbtohFM6Wc0Cf3bY9bGm-b4GI",
+                    kid: "3266-lO89f2Hr4T9r6vKIf-mVf_ys6GdWGxsz9ch_kY",
+                    alg: "EdDSA",
+                    use: "sig",
+                  },
+                ],
+              },
             },
           },
         },

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import { calculateJwkThumbprint, importJWK } from "jose";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
 import { COMPONENT_NAMES, OPERATION_EXAMPLES } from "../src/http/openapi-reference";
@@ -230,6 +231,20 @@ describe("one router, two doors", () => {
     const bundle = await fetch(`${server.url}/docs/scalar.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
+  test("/.well-known/jwks.json has an example its schema accepts, each kid the thumbprint of its key", async () => {
+    const media = doc.paths["/.well-known/jwks.json"].get.responses["200"].content["application/jwk-set+json"];
+    expect(media.example?.keys?.length).toBeGreaterThanOrEqual(1);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const validate = ajv.compile(media.schema);
+    expect(validate(media.example) ? [] : validate.errors).toEqual([]);
+    for (const k of media.example.keys) {
+      expect(await calculateJwkThumbprint({ kty: k.kty, crv: k.crv, x: k.x })).toBe(k.kid);
+      // A real Ed25519 public key: 32 bytes that import as one.
+      expect(Buffer.from(k.x, "base64url").length).toBe(32);
+      await importJWK(k, "EdDSA");
+    }
   });
 
   test("every AsyncAPI message carries an example that its payload schema accepts", async () => {

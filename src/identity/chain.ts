@@ -3,7 +3,7 @@ import pRetry from "p-retry";
 import { z } from "zod";
 import type { Config } from "../config";
 import { DEV_CLIENT_ID, DEV_IDP_PATHS, MS_SCOPE, normaliseUuid, XSTS_ERRORS } from "./protocol";
-import type { ChainResult, DenialCode, IdentityConfig, IdentityEndpoints } from "./types";
+import type { ChainResult, DenialCode, IdentityConfig, IdentityEndpoints, IdentityProvider } from "./types";
 
 /**
  * The production identity chain: Microsoft OAuth code -> Microsoft token -> Xbox Live user
@@ -16,6 +16,11 @@ function devIdpBase(config: Config): string | undefined {
   if (config.DEV_IDP_URL) return config.DEV_IDP_URL.replace(/\/+$/, "");
   if (config.DEV_IDP_ENABLED) return `${config.PUBLIC_URL}/dev-idp`;
   return undefined;
+}
+
+/** The provider that authenticates players under this configuration. */
+export function identityProviderOf(config: Config): IdentityProvider {
+  return devIdpBase(config) ? "development" : "microsoft";
 }
 
 export function identityEndpoints(config: Config): IdentityEndpoints {

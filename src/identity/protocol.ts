@@ -17,6 +17,12 @@ export const DEV_IDP_PATHS = {
   mcProfile: "/minecraft/profile",
 } as const satisfies IdentityEndpoints;
 
+/**
+ * Xbox Live device authentication, which clients of the full Xbox sign-in (the official
+ * launcher, prismarine-auth) call before XSTS. The service's chain does not need it.
+ */
+export const DEV_IDP_DEVICE_PATH = "/device/authenticate";
+
 /** The development provider accepts any client id; the service uses this one. */
 export const DEV_CLIENT_ID = "dev-client";
 
@@ -30,6 +36,8 @@ export const XSTS_ERRORS: Readonly<Record<number, DenialCode>> = {
   2148916236: "age_verification_required",
   2148916237: "age_verification_required",
   2148916238: "child_account",
+  2148916229: "guardian_restricted",
+  2148916234: "xbox_terms_not_accepted",
   2148916227: "account_banned",
 };
 

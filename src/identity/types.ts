@@ -42,6 +42,12 @@ export interface IdentityConfig {
   transport?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
+/**
+ * Who authenticates players: the development provider (built in or at DEV_IDP_URL) or the
+ * configured Microsoft app. Recorded on each login and session.
+ */
+export type IdentityProvider = "development" | "microsoft";
+
 export interface McProfile {
   /** Lower-case UUID with dashes (Minecraft returns it without; the chain normalises). */
   id: string;

@@ -2,6 +2,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { FINAL_STATUSES, type LoginStatus } from "../../machines/login-request";
 import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
+import { identityProviderOf } from "../identity/chain";
+import type { IdentityProvider } from "../identity/types";
 import type { Db } from "../db/client";
 import { sessions } from "../db/schema";
 import type { Bus } from "../realtime/bus";
@@ -25,6 +27,7 @@ interface LiveSession {
   mcUuid: string;
   mcUsername: string;
   expiresAt: Date;
+  identityProvider: IdentityProvider;
 }
 
 /**
@@ -40,6 +43,7 @@ export class MsAuthService {
   private readonly sessionQuery;
   /** Request id -> the poll answer once the request has ended: a final status never changes. */
   private readonly endedPolls: BoundedCache<string, { clientId: string; out: PollAnswer }>;
+  private readonly developmentProviderOn: boolean;
 
   constructor(
     private readonly db: Db,
@@ -52,6 +56,7 @@ export class MsAuthService {
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
+    this.developmentProviderOn = identityProviderOf(config) === "development";
     this.endedPolls = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
     this.sessionQuery = db
       .select({
@@ -61,6 +66,7 @@ export class MsAuthService {
         mcUsername: sessions.mcUsername,
         expiresAt: sessions.expiresAt,
         revokedAt: sessions.revokedAt,
+        identityProvider: sessions.identityProvider,
       })
       .from(sessions)
       .where(eq(sessions.tokenHash, sql.placeholder("hash")))
@@ -230,10 +236,13 @@ export class MsAuthService {
         mcUuid: row.mcUuid,
         mcUsername: row.mcUsername,
         expiresAt: row.expiresAt,
+        identityProvider: row.identityProvider,
       };
       this.sessionCache.set(hash, s, epoch);
     }
     if (s.clientId !== clientId || s.expiresAt.getTime() <= this.clock.now()) return null;
+    // A development sign-in proves nothing once real accounts are required.
+    if (s.identityProvider === "development" && !this.developmentProviderOn) return null;
     return s;
   }
 }

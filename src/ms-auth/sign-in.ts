@@ -1,6 +1,6 @@
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
-import { runChain } from "../identity/chain";
+import { identityProviderOf, runChain } from "../identity/chain";
 import type { DenialCode } from "../identity/types";
 import type { Clock } from "../lib/clock";
 import type { Logger } from "../lib/log";
@@ -51,7 +51,8 @@ export class SignInFlow {
     return this.requests.send(
       row,
       { type: "AUTHENTICATE", mcUuid: result.profile.id, mcUsername: result.profile.name },
-      { browserHash: sha256(browserSecret) },
+      // The provider is recorded with the profile, not at approval: a restart in between may switch it.
+      { browserHash: sha256(browserSecret), identityProvider: identityProviderOf(this.config) },
     );
   }
 

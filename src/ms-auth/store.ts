@@ -89,6 +89,7 @@ export class LoginRequestStore {
         version: sql`${sql.placeholder("nextVersion")}`,
         updatedAt: sql`${sql.placeholder("updatedAt")}::timestamptz`,
         browserHash: sql`${sql.placeholder("browserHash")}`,
+        identityProvider: sql`${sql.placeholder("identityProvider")}`,
       })
       .where(and(eq(loginRequests.id, sql.placeholder("id")), eq(loginRequests.version, sql.placeholder("version"))))
       .returning({ id: loginRequests.id })
@@ -160,7 +161,7 @@ export class LoginRequestStore {
   async send(
     row: LoginRequestRow,
     event: LoginEvent,
-    patch: Partial<Pick<LoginRequestRow, "browserHash">> = {},
+    patch: Partial<Pick<LoginRequestRow, "browserHash" | "identityProvider">> = {},
     session?: NewSession,
   ): Promise<TransitionResult | null> {
     let current: LoginRequestRow | null = row;
@@ -214,6 +215,7 @@ export class LoginRequestStore {
       nextVersion: updated.version,
       updatedAt: updated.updatedAt.toISOString(),
       browserHash: updated.browserHash,
+      identityProvider: updated.identityProvider,
     });
     return rows.length === 1;
   }
@@ -231,11 +233,12 @@ export class LoginRequestStore {
            set status = ${updated.status}, context = ${JSON.stringify(updated.context)}::jsonb,
                version = ${updated.version}, updated_at = ${updated.updatedAt.toISOString()}::timestamptz
          where id = ${seen.id} and version = ${seen.version}
-        returning id, client_id),
+        returning id, client_id, identity_provider),
       s as (
-        insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at)
+        insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at,
+                              identity_provider)
         select ${s.id}, ${s.tokenHash}, u.client_id, u.id, ${ctx.mcUuid ?? null}, ${ctx.mcUsername ?? null},
-               ${s.expiresAt.toISOString()}::timestamptz
+               ${s.expiresAt.toISOString()}::timestamptz, coalesce(u.identity_provider, 'microsoft')
           from u
         returning id)
       select id from s`);

@@ -64,6 +64,8 @@ export const loginRequests = pgTable(
     clientState: text("client_state"),
     /** SHA-256 of the cookie that binds the browser which completed sign-in. */
     browserHash: text("browser_hash"),
+    /** Which identity provider authenticated the player: set with the profile (see IdentityProvider). */
+    identityProvider: text("identity_provider").$type<"development" | "microsoft">(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -90,6 +92,11 @@ export const sessions = pgTable(
     mcUsername: text("mc_username").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /**
+     * The provider that authenticated the login: a development session stops being valid once
+     * the development provider is off.
+     */
+    identityProvider: text("identity_provider").$type<"development" | "microsoft">().notNull().default("microsoft"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("sessions_client_idx").on(t.clientId)],

@@ -25,13 +25,20 @@ export interface PendingCode extends Player {
 
 export type TokenKind = "code" | "ms" | "xbl" | "xsts" | "mc";
 
-const PREFIX: Record<TokenKind, string> = {
+/**
+ * Microsoft's codes and consumer access tokens are opaque strings; Xbox Live's tokens (user,
+ * device, XSTS) and the Minecraft access token are JWTs (Xbox's encrypted, Minecraft's signed),
+ * and clients split and decode them (the Minecraft token's `exp`, for one). So the first two
+ * keep a type prefix, the others are compact JWS: a header naming the kind, the claims, and
+ * the HMAC as the signature.
+ */
+const PREFIX: Partial<Record<TokenKind, string>> = {
   code: "dev_code_",
   ms: "dev_ms_",
-  xbl: "dev_xbl_",
-  xsts: "dev_xsts_",
-  mc: "dev_mc_",
 };
+
+const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+const jwtHeader = (kind: string) => b64json({ alg: "HS256", typ: "JWT", kid: `dev-idp-${kind}` });
 
 interface Claims {
   g: string;
@@ -83,17 +90,57 @@ export class GrantTokens {
     return c && { ...c.player, expires: c.e };
   }
 
+  /** A device token: JWT-shaped like the others, naming the device, not a player. */
+  issueDevice(deviceId: string, ttlMs: number): string {
+    const header = jwtHeader("device");
+    const now = this.now();
+    const body = b64json({ did: deviceId, iat: Math.floor(now / 1000), exp: Math.floor((now + ttlMs) / 1000) });
+    return `${header}.${body}.${this.keyring.mac("dev-idp device", `${header}.${body}`)}`;
+  }
+
+  /** Whether `token` is a live device token this provider (or one sharing its key) issued. */
+  readDevice(token: string): boolean {
+    const parts = token.length <= 8192 ? token.split(".") : [];
+    if (parts.length !== 3 || parts[0] !== jwtHeader("device")) return false;
+    if (!this.keyring.verify(parts[2]!, "dev-idp device", `${parts[0]}.${parts[1]}`)) return false;
+    try {
+      const exp = (JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { exp?: unknown }).exp;
+      return typeof exp === "number" && exp * 1000 > this.now();
+    } catch {
+      return false;
+    }
+  }
+
   private sign(kind: TokenKind, claims: Claims): string {
-    const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
-    return `${PREFIX[kind]}${body}.${this.keyring.mac(`dev-idp ${kind}`, body)}`;
+    const prefix = PREFIX[kind];
+    if (prefix) {
+      const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
+      return `${prefix}${body}.${this.keyring.mac(`dev-idp ${kind}`, body)}`;
+    }
+    const header = jwtHeader(kind);
+    const iat = Math.floor(this.now() / 1000);
+    // The registered claims a JWT reader looks for, beside the provider's own.
+    const body = b64json({ ...claims, iss: "dev-idp", sub: claims.g, iat, nbf: iat, exp: Math.floor(claims.e / 1000) });
+    return `${header}.${body}.${this.keyring.mac(`dev-idp ${kind}`, `${header}.${body}`)}`;
   }
 
   private verify(kind: TokenKind, token: string): (Claims & { player: Player }) | undefined {
-    if (!token.startsWith(PREFIX[kind]) || token.length > 8192) return undefined;
-    const [body, mac, extra] = token.slice(PREFIX[kind].length).split(".");
-    if (!body || !mac || extra !== undefined) return undefined;
-    // The purpose label binds the kind, so an Xbox token cannot be replayed as a Minecraft one.
-    if (!this.keyring.verify(mac, `dev-idp ${kind}`, body)) return undefined;
+    if (token.length > 8192) return undefined;
+    const prefix = PREFIX[kind];
+    let body: string | undefined;
+    if (prefix) {
+      if (!token.startsWith(prefix)) return undefined;
+      const [b, mac, extra] = token.slice(prefix.length).split(".");
+      if (!b || !mac || extra !== undefined) return undefined;
+      // The purpose label binds the kind, so an Xbox token cannot be replayed as a Minecraft one.
+      if (!this.keyring.verify(mac, `dev-idp ${kind}`, b)) return undefined;
+      body = b;
+    } else {
+      const [header, b, mac, extra] = token.split(".");
+      if (header !== jwtHeader(kind) || !b || !mac || extra !== undefined) return undefined;
+      if (!this.keyring.verify(mac, `dev-idp ${kind}`, `${header}.${b}`)) return undefined;
+      body = b;
+    }
     let claims: Claims;
     try {
       claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Claims;

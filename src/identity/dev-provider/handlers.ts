@@ -1,9 +1,9 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readRequestBody } from "../../lib/body";
 import { AppError } from "../../lib/errors";
 import type { Keyring } from "../../lib/keyring";
 import { pkceChallenge } from "../chain";
-import { DEV_IDP_PATHS, MS_SCOPE, offlineUuid } from "../protocol";
+import { DEV_IDP_DEVICE_PATH, DEV_IDP_PATHS, MS_SCOPE, offlineUuid } from "../protocol";
 import { GrantTokens, type GrantStore, newGrantId, userHash } from "./grants";
 import {
   CODE_TTL_MS,
@@ -74,6 +74,42 @@ async function readJson(req: Request): Promise<UpstreamBody | Response> {
     // falls through to the 400 below
   }
   return json(400, { error: "The body must be a JSON object." });
+}
+
+/**
+ * An Xbox Live request body. Xbox reads the body as JSON whatever the Content-Type says, and
+ * clients rely on it (prismarine-auth sends XSTS and device requests with none); what does not
+ * parse gets Xbox's empty 400.
+ */
+async function readXboxJson(req: Request): Promise<UpstreamBody | Response> {
+  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return new Response(null, { status: 413 });
+  let text: string;
+  try {
+    text = new TextDecoder().decode(await readRequestBody(req, MAX_BODY_BYTES));
+  } catch (err) {
+    if (err instanceof AppError && err.appCode === "payload_too_large") return new Response(null, { status: 413 });
+    throw err;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as UpstreamBody;
+  } catch {
+    // falls through to the 400 below
+  }
+  return new Response(null, { status: 400 });
+}
+
+/** A ProofKey as Xbox requires one: the client's P-256 public key as a JWK. */
+function isProofKey(k: unknown): boolean {
+  const key = k as Record<string, unknown> | null;
+  return Boolean(
+    key &&
+      typeof key === "object" &&
+      key.kty === "EC" &&
+      key.crv === "P-256" &&
+      typeof key.x === "string" &&
+      typeof key.y === "string",
+  );
 }
 
 function xboxToken(token: string, uhs: string, ttlMs: number) {
@@ -176,7 +212,7 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
   }
 
   async function xblAuthenticate(req: Request): Promise<Response> {
-    const body = await readJson(req);
+    const body = await readXboxJson(req);
     if (body instanceof Response) return body;
     const props = body.Properties ?? {};
     if (
@@ -201,8 +237,33 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     );
   }
 
+  /** Device authentication: a token for the client's device, bound to nothing but its key. */
+  async function deviceAuthenticate(req: Request): Promise<Response> {
+    const body = await readXboxJson(req);
+    if (body instanceof Response) return body;
+    const props = body.Properties ?? {};
+    if (
+      body.RelyingParty !== "http://auth.xboxlive.com" ||
+      body.TokenType !== "JWT" ||
+      props.AuthMethod !== "ProofOfPossession" ||
+      typeof props.Id !== "string" ||
+      typeof props.DeviceType !== "string" ||
+      !isProofKey(props.ProofKey)
+    ) {
+      return new Response(null, { status: 400 });
+    }
+    const did = createHash("sha256").update(`did:${props.Id}`).digest("hex").slice(0, 16).toUpperCase();
+    const now = Date.now();
+    return json(200, {
+      IssueInstant: new Date(now).toISOString(),
+      NotAfter: new Date(now + XBOX_TOKEN_TTL_MS).toISOString(),
+      Token: tokens.issueDevice(did, XBOX_TOKEN_TTL_MS),
+      DisplayClaims: { xdi: { did, dcs: "0" } },
+    });
+  }
+
   async function xstsAuthorize(req: Request): Promise<Response> {
-    const body = await readJson(req);
+    const body = await readXboxJson(req);
     if (body instanceof Response) return body;
     const props = body.Properties ?? {};
     if (
@@ -215,6 +276,12 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     }
     const player = typeof props.UserTokens[0] === "string" ? tokens.read("xbl", props.UserTokens[0]) : undefined;
     if (!player) return xboxUnauthorized();
+    // Optional, but when a device token is sent it must be one Xbox issued.
+    if (
+      props.DeviceToken !== undefined &&
+      !(typeof props.DeviceToken === "string" && tokens.readDevice(props.DeviceToken))
+    )
+      return xboxUnauthorized();
     const xerr = outcomeXErr(player.outcome);
     if (xerr) {
       return json(401, {
@@ -272,6 +339,7 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     [DEV_IDP_PATHS.authorize]: { GET: (_req, url) => authorizePage(url), POST: authorizeSubmit },
     [DEV_IDP_PATHS.token]: { POST: token },
     [DEV_IDP_PATHS.xblAuth]: { POST: xblAuthenticate },
+    [DEV_IDP_DEVICE_PATH]: { POST: deviceAuthenticate },
     [DEV_IDP_PATHS.xstsAuth]: { POST: xstsAuthorize },
     [DEV_IDP_PATHS.mcLogin]: { POST: mcLogin },
     [DEV_IDP_PATHS.mcProfile]: { GET: mcProfile },

@@ -10,6 +10,12 @@ export const DEV_IDP_OUTCOMES = [
     xerr: 2148916237,
   },
   { value: "child_account", label: "Child account not in a family (XSTS 2148916238)", xerr: 2148916238 },
+  {
+    value: "guardian_restricted",
+    label: "Child account, guardian has not allowed online play (XSTS 2148916229)",
+    xerr: 2148916229,
+  },
+  { value: "xbox_terms_not_accepted", label: "Xbox terms of use not accepted (XSTS 2148916234)", xerr: 2148916234 },
   { value: "account_banned", label: "Xbox account banned (XSTS 2148916227)", xerr: 2148916227 },
   { value: "no_minecraft_profile", label: "No Minecraft: Java Edition profile (404)" },
   { value: "upstream_unavailable", label: "Xbox Live unavailable (503 on every call)" },
@@ -32,6 +38,8 @@ export function outcomeXErr(outcome: DevOutcome): number | undefined {
 export const XSTS_REDIRECT: Record<number, string> = {
   2148916233: "https://start.ui.xboxlive.com/CreateAccount",
   2148916238: "https://start.ui.xboxlive.com/AddChildToFamily",
+  2148916229: "https://account.microsoft.com/family/",
+  2148916234: "https://start.ui.xboxlive.com/AcceptTermsOfUse",
 };
 
 export const CODE_TTL_MS = 5 * 60_000;

@@ -2041,7 +2041,7 @@ export interface components {
              * @description Why the sign-in was refused
              * @enum {string}
              */
-            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
             /** @description The player's Minecraft name */
             mc_username?: string;
             /**
@@ -2299,6 +2299,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keys": [
+                     *         {
+                     *           "kty": "OKP",
+                     *           "crv": "Ed25519",
+                     *           "x": "lOFRpNgJIDhaG5FhVFngp5mteYovrSNEgc2UZAX4J6s",
+                     *           "kid": "wFz7W121QiapQMPQyfTPi5DJaUxx9-K9KqfkIzD-Sls",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig"
+                     *         },
+                     *         {
+                     *           "kty": "OKP",
+                     *           "crv": "Ed25519",
+                     *           "x": "8op0l4LgQPhyv8LMq0DbtohFM6Wc0Cf3bY9bGm-b4GI",
+                     *           "kid": "3266-lO89f2Hr4T9r6vKIf-mVf_ys6GdWGxsz9ch_kY",
+                     *           "alg": "EdDSA",
+                     *           "use": "sig"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/jwk-set+json": {
                         keys: {
                             /** @enum {string} */
