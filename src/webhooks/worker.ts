@@ -136,9 +136,12 @@ export class DeliveryWorker {
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
+      // A background claim in flight may hold the very rows this one would find (skip locked):
+      // wait for it, or this drain ends before what it claimed has run.
+      if (this.filling) await this.filling;
       const started = await this.fill();
       total += started;
-      if (started === 0 && this.inflight.size === 0 && this.queue.length === 0) return total;
+      if (started === 0 && this.inflight.size === 0 && this.queue.length === 0 && !this.filling) return total;
       if (this.inflight.size) await Promise.race([...this.inflight]);
     }
   }
