@@ -70,10 +70,11 @@ const owned: { server: RunningServer; dir?: string; shared?: boolean }[] = [];
 /**
  * On PostgreSQL every live server holds connections (its pool and its LISTEN connection) on a
  * server whose max_connections the whole run shares, and servers live until the run ends. Test
- * files run one after another and no file keeps this many servers, so past it the oldest
- * (long finished with) are stopped as new ones start.
+ * files run one after another and no file keeps this many servers, so at it the oldest (long
+ * finished with) are stopped before a new one starts: 24 servers of 4 connections each, with the
+ * processes some tests spawn, went past the default max_connections of 100.
  */
-const MAX_LIVE_ON_POSTGRES = 24;
+const MAX_LIVE_ON_POSTGRES = 16;
 
 /**
  * A new, separately started server. On PGlite it gets its own data dir unless one is given.
@@ -83,6 +84,8 @@ export async function startTestServer(
   overrides: Record<string, string | undefined> = {},
   log?: Logger,
 ): Promise<RunningServer> {
+  while (usingPostgres() && owned.filter((o) => !o.shared).length >= MAX_LIVE_ON_POSTGRES)
+    await stopTestServer(owned.find((o) => !o.shared)!.server);
   const dir = overrides.DATA_DIR ?? tempDir();
   // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
   const port = overrides.PORT ?? String(freePort());
@@ -91,8 +94,6 @@ export async function startTestServer(
     log,
   );
   owned.push({ server, dir: overrides.DATA_DIR ? undefined : dir, shared: overrides.__shared === "1" });
-  while (usingPostgres() && owned.filter((o) => !o.shared).length > MAX_LIVE_ON_POSTGRES)
-    await stopTestServer(owned.find((o) => !o.shared)!.server);
   return server;
 }
 

@@ -68,9 +68,9 @@ export async function newUser(server: RunningServer, tag?: string): Promise<Test
   const email = uniqueEmail(tag);
   const password = "correct horse battery";
   const signup = await api(server, "POST", "/auth/signup", { body: { email, password } });
-  expect(signup.status).toBe(201);
+  expect(`${signup.status} ${signup.text}`).toStartWith("201");
   const login = await api(server, "POST", "/auth/login", { body: { email, password } });
-  expect(login.status).toBe(200);
+  expect(`${login.status} ${login.text}`).toStartWith("200");
   return { id: signup.body.id, email, password, token: login.body.access_token, refresh: login.body.refresh_token };
 }
 
