@@ -31,8 +31,12 @@ export interface RankFields {
   parents?: string[];
 }
 
-/** The first inheritance cycle reachable in `graph` (name -> parents), as a path, or null. */
-export function findCycle(graph: Map<string, string[]>): string[] | null {
+/**
+ * The first inheritance cycle reachable in `graph` (name -> parents), as a path, or null. The
+ * search starts at `from` when given: a cycle an edit makes passes through the edited rank, so it
+ * is reported from there whatever order the rows came in.
+ */
+export function findCycle(graph: Map<string, string[]>, from?: string): string[] | null {
   const state = new Map<string, "visiting" | "done">();
   const stack: string[] = [];
   const visit = (name: string): string[] | null => {
@@ -49,7 +53,7 @@ export function findCycle(graph: Map<string, string[]>): string[] | null {
     state.set(name, "done");
     return null;
   };
-  for (const name of graph.keys()) {
+  for (const name of from === undefined ? graph.keys() : [from, ...graph.keys()]) {
     const cycle = visit(name);
     if (cycle) return cycle;
   }
@@ -146,7 +150,7 @@ export class RanksService {
       throw new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
     const graph = new Map(existing);
     graph.set(name, parents);
-    const cycle = findCycle(graph);
+    const cycle = findCycle(graph, name);
     if (cycle)
       throw new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, {
         details: { cycle },
