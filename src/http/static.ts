@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
+import { notModified } from "./responses";
 
 /**
  * Bodies built once per process (the dashboard bundle, its page, its icon), answered with an
@@ -74,13 +75,6 @@ function encode(file: StaticFile, encoding: Encoding): Promise<Uint8Array<ArrayB
 }
 
 /** Whether `If-None-Match` names this tag (weak comparison, as RFC 9110 asks for this header). */
-function matches(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === "*") return true;
-  const bare = (t: string) => t.trim().replace(/^W\//, "");
-  return ifNoneMatch.split(",").some((t) => bare(t) === etag);
-}
-
 /**
  * The answer for `file`: 304 when the client already holds this representation, else the body
  * in the best encoding it accepts. `headers` go on both (a page's security headers).
@@ -100,7 +94,7 @@ export async function serveStatic(
     "x-content-type-options": "nosniff",
     ...(compressible && { vary: "Accept-Encoding" }),
   };
-  if (matches(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers: common });
+  if (notModified(request, etag)) return new Response(null, { status: 304, headers: common });
   const body = encoding ? await encode(file, encoding) : file.body;
   return new Response(body, {
     headers: { ...common, "content-type": file.type, ...(encoding && { "content-encoding": encoding }) },
