@@ -2,7 +2,19 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, fieldErrors, publicClient, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, ErrorState, Field, TextField, go, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  ErrorState,
+  Field,
+  go,
+  PageHeading,
+  Q,
+  ShownOnce,
+  TextField,
+  useOutcome,
+  useToast,
+} from "../ui";
 
 /** Secrets shown in this tab, kept in memory only so "Try sign-in" can use them. */
 const secrets = new Map<string, string>();
@@ -15,7 +27,7 @@ export function ClientsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Client apps</h1>
+        <PageHeading title="Client apps" />
         {canWrite && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             New client app
@@ -134,7 +146,7 @@ export function ClientPage({ clientId }: { clientId: string }) {
       {(a) => (
         <>
           <div className="page-head">
-            <h1>{a.title}</h1>
+            <PageHeading title={a.title} />
             <a href="#/clients">All client apps</a>
           </div>
           <p>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, TextField, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import { ConfirmButton, Empty, Field, PageHeading, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
 import { Webhooks } from "./webhooks";
 
 export function TeamSwitcher() {
@@ -64,14 +64,14 @@ export function TeamPage() {
   if (!team)
     return (
       <>
-        <h1>Welcome</h1>
+        <PageHeading title="Welcome" />
         <Empty title="You are not in a team yet. Create one to add servers and client apps." />
         <CreateTeam />
       </>
     );
   return (
     <>
-      <h1>Team {team.name}</h1>
+      <PageHeading title={`Team ${team.name}`} />
       <p className="muted">Your role: {team.role}</p>
       <Rename />
       <Members />
@@ -174,6 +174,7 @@ function Members() {
                         {m.role !== "owner" && (
                           <ConfirmButton
                             label="Remove"
+                            target={m.email}
                             question={`Remove ${m.email} from the team?`}
                             onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -181,6 +182,7 @@ function Members() {
                         {team!.role === "owner" && m.role !== "owner" && (
                           <ConfirmButton
                             label="Make owner"
+                            target={m.email}
                             question={`Transfer ownership to ${m.email}? You become an admin.`}
                             onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -278,6 +280,7 @@ function ApiKeys() {
                       <td data-label="Actions">
                         <ConfirmButton
                           label="Revoke"
+                          target={`API key ${k.name}`}
                           question={`Revoke the key ${k.name}? Scripts using it stop working.`}
                           onConfirm={() => revoke.mutate({ team_id, key_id: k.key_id })}
                         />
@@ -320,7 +323,7 @@ export function AccountPage() {
   const { email, teams } = useCurrent();
   return (
     <>
-      <h1>Account</h1>
+      <PageHeading title="Account" />
       <section className="card">
         <p>
           Signed in as <strong>{email}</strong>
