@@ -115,6 +115,11 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   const clients = new ClientsService(db, bus, undefined, webhooks);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
+  metrics?.gauge(
+    "realtime_server_actors",
+    "Servers with a live view (an actor kept for analytics sockets) on this instance",
+    () => realtime.actors.stats().actors,
+  );
   // Bans reach the live view and, as player.banned / player.unbanned, the team's webhooks.
   const serverEvents = withBanEvents(realtime, webhooks);
   // Failed sign-ins are few and guard passwords: counted exactly, one statement a failure.
@@ -179,7 +184,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     metricBuffer,
     metrics,
   );
-  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
+  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS, realtime);
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.

@@ -473,6 +473,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
           players_avg: 40.2,
         },
       ],
+      incidents: [
+        {
+          started_at: "2026-03-14T09:41:12.000Z",
+          ended_at: "2026-03-14T09:42:12.000Z",
+          duration_seconds: 60,
+          ongoing: false,
+          reason: "connection_refused",
+        },
+      ],
     },
   },
   "servers.metrics": {
@@ -702,7 +711,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.update": `${ADMIN} Only the fields sent change. Changing kind to \`network\` needs a network_name.`,
   "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,
   "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
-  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured.`,
+  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured. \`incidents\` lists every down period that overlaps the window, whatever its bucket size.`,
   "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
   "servers.ban": `${SERVER_SELECTOR} Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
   "servers.unban": `${SERVER_SELECTOR} Admin or higher. 404 when the player is not banned.`,

@@ -26,6 +26,8 @@ export const LIMITS = {
   pageSize: 200,
   /** Uptime graph buckets in any window. */
   uptimeBuckets: 200,
+  /** Incidents listed in an uptime window, the most recent first. */
+  uptimeIncidents: 500,
 } as const;
 
 export function overLimit(what: string, limit: number): AppError {

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage, fieldErrors, forServer, trpc } from "../api";
 import { Chart } from "../chart";
-import { DownNote } from "../down";
+import { DownNote, reasonText } from "../down";
 import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
 import { type LiveEvent, liveLabel, liveOnline, useLive } from "../live";
@@ -134,16 +134,9 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
       <h2 id="uptime-h">Uptime ({window})</h2>
       <Q q={stats}>
         {(u) => {
-          // Down periods: runs of buckets with no successful check.
-          const incidents: { from: string; to: string }[] = [];
-          for (const b of u.buckets) {
-            if (b.down > 0 && b.up === 0) {
-              const last = incidents.at(-1);
-              const end = new Date(Date.parse(b.start) + u.bucket_seconds * 1000).toISOString();
-              if (last && last.to === b.start) last.to = end;
-              else incidents.push({ from: b.start, to: end });
-            }
-          }
+          // Down periods as the pinger recorded them, whole: an outage of minutes leaves no
+          // all-down bucket in the hourly views, so they are not read off the buckets.
+          const incidents = u.incidents;
           return (
             <>
               <p>
@@ -158,8 +151,11 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
               ) : (
                 <ul aria-label="Incidents">
                   {incidents.map((i) => (
-                    <li key={i.from}>
-                      Down from {new Date(i.from).toLocaleString()} to {new Date(i.to).toLocaleString()}
+                    <li key={i.started_at} data-reason={i.reason ?? ""}>
+                      {i.ended_at === null
+                        ? `Down since ${new Date(i.started_at).toLocaleString()} (${duration(i.duration_seconds)} so far)`
+                        : `Down from ${new Date(i.started_at).toLocaleString()} to ${new Date(i.ended_at).toLocaleString()} (${duration(i.duration_seconds)})`}
+                      : {reasonText(i.reason)}
                     </li>
                   ))}
                 </ul>
@@ -170,6 +166,17 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
       </Q>
     </section>
   );
+}
+
+/** "45 s", "12 min", "3 h 5 min", "2 d 4 h": an incident's length at a glance. */
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const m = Math.round(seconds / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
 const DURATIONS: [string, number | null][] = [

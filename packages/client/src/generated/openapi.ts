@@ -818,7 +818,7 @@ export interface paths {
         };
         /**
          * Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured. `incidents` lists every down period that overlaps the window, whatever its bucket size.
          */
         get: operations["servers-uptimeStats"];
         put?: never;
@@ -2174,6 +2174,24 @@ export interface components {
             down: number;
             /** Format: date-time */
             from: string;
+            /** @description Down periods that overlap the window, the most recent first: whole, from the pinger's flips, whatever the window's bucket size */
+            incidents: {
+                /**
+                 * Format: int64
+                 * @description From start to end, or to the window's end while it lasts
+                 */
+                duration_seconds: number;
+                /** @description The first check that found it up again; null while it is still down */
+                ended_at: string | null;
+                ongoing: boolean;
+                /** @description Why the first failed check failed; null when not known (recorded before reasons were) */
+                reason: ("connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer") | null;
+                /**
+                 * Format: date-time
+                 * @description The first check that found the server down
+                 */
+                started_at: string;
+            }[];
             latency_ms: {
                 avg: number | null;
                 max: number | null;
@@ -11981,6 +11999,15 @@ export interface operations {
                      *           "latency_avg_ms": 24.7,
                      *           "latency_max_ms": 61,
                      *           "players_avg": 40.2
+                     *         }
+                     *       ],
+                     *       "incidents": [
+                     *         {
+                     *           "started_at": "2026-03-14T09:41:12.000Z",
+                     *           "ended_at": "2026-03-14T09:42:12.000Z",
+                     *           "duration_seconds": 60,
+                     *           "ongoing": false,
+                     *           "reason": "connection_refused"
                      *         }
                      *       ]
                      *     }

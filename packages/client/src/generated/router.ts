@@ -760,6 +760,13 @@ export type AppRouterRecord = {
           latency_max_ms: null | number;
           players_avg: null | number;
         }>;
+        incidents: Array<{
+          started_at: string;
+          ended_at: null | string;
+          duration_seconds: number;
+          ongoing: boolean;
+          reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
+        }>;
       };
       meta: object;
     }>;
