@@ -1,7 +1,16 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { publicProcedure, userProcedure } from "../trpc/procedures";
-import { ZLoginInput, ZMe, ZRefreshInput, ZSignupInput, ZTokenPair, ZUser } from "./schemas";
+import {
+  ZLoginAnswer,
+  ZLoginInput,
+  ZMe,
+  ZRefreshInput,
+  ZSecondFactorInput,
+  ZSignupInput,
+  ZTokenPair,
+  ZUser,
+} from "./schemas";
 
 const tags = ["auth"];
 
@@ -33,15 +42,33 @@ export const authRouter = router({
         path: "/auth/login",
         tags,
         protect: false,
-        summary: "Sign in; returns an access token and a refresh token",
+        summary: "Sign in; returns an access token and a refresh token, or a second-factor challenge",
         description:
-          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After.",
+          "Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After. An account with a second factor gets no tokens here but `second_factor_required: true` with a `challenge_token` (single use, TWO_FACTOR_CHALLENGE_TTL_SECONDS) to complete at `POST /auth/login/second-factor`, the factors it may use, and for passkeys the WebAuthn request options.",
         errorResponses: [400, 401, 429],
       },
     })
     .input(ZLoginInput)
-    .output(ZTokenPair)
+    .output(ZLoginAnswer)
     .mutation(({ ctx, input }) => ctx.services.auth.login(input.email, input.password, ctx.ip)),
+
+  secondFactor: publicProcedure
+    .meta({
+      access: "public",
+      openapi: {
+        method: "POST",
+        path: "/auth/login/second-factor",
+        tags,
+        protect: false,
+        summary: "Complete a sign-in with the second factor; returns an access token and a refresh token",
+        description:
+          "Send the `challenge_token` from `POST /auth/login` with exactly one of: `code` (6 digits from the authenticator app; each code works once), `recovery_code` (works once), or `passkey` (the WebAuthn assertion for the challenge's `passkey_options`). A wrong factor is 401 and counts against the same failed sign-in limits as a wrong password (per email and per address; 429 with Retry-After past them); after 5 wrong tries the challenge is spent. An unknown, expired or used challenge is 401: sign in with the password again.",
+        errorResponses: [400, 401, 429],
+      },
+    })
+    .input(ZSecondFactorInput)
+    .output(ZTokenPair)
+    .mutation(({ ctx, input }) => ctx.services.auth.completeSignIn(input, ctx.ip)),
 
   refresh: publicProcedure
     .meta({

@@ -26,6 +26,10 @@ export const LIMITS = {
   pageSize: 200,
   /** Uptime graph buckets in any window. */
   uptimeBuckets: 200,
+  /** Passkeys (WebAuthn credentials) one account may enrol. */
+  passkeysPerUser: 10,
+  /** Recovery codes made at once; each works once. */
+  recoveryCodes: 10,
 } as const;
 
 export function overLimit(what: string, limit: number): AppError {

@@ -1,4 +1,5 @@
 import { authRouter } from "../auth/router";
+import { twoFactorRouter } from "../auth/two-factor-router";
 import { healthRouter } from "../health/router";
 import { teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
@@ -12,6 +13,7 @@ import { router } from "./init";
 export const appRouter = router({
   health: healthRouter,
   auth: authRouter,
+  twoFactor: twoFactorRouter,
   teams: teamsRouter,
   clients: clientsRouter,
   msAuth: msAuthRouter,
