@@ -299,7 +299,9 @@ const DASHBOARD_SESSION_PATHS = {
                 ],
               },
               examples: {
-                signed_in: { value: { access_token: "eyJhbGciOiJFZERTQSJ9.e30.c2ln", token_type: "Bearer", expires_in: 900 } },
+                signed_in: {
+                  value: { access_token: "eyJhbGciOiJFZERTQSJ9.e30.c2ln", token_type: "Bearer", expires_in: 900 },
+                },
                 second_factor: {
                   value: {
                     second_factor_required: true,
@@ -340,11 +342,22 @@ const DASHBOARD_SESSION_PATHS = {
               required: ["challenge_token"],
               properties: {
                 challenge_token: { type: "string", minLength: 1, maxLength: 128 },
-                code: { type: "string", pattern: "^\\d{6}$", maxLength: 6, description: "A code from the authenticator app" },
-                recovery_code: { type: "string", minLength: 8, maxLength: 32, description: "One of the recovery codes" },
+                code: {
+                  type: "string",
+                  pattern: "^\\d{6}$",
+                  maxLength: 6,
+                  description: "A code from the authenticator app",
+                },
+                recovery_code: {
+                  type: "string",
+                  minLength: 8,
+                  maxLength: 32,
+                  description: "One of the recovery codes",
+                },
                 passkey: {
                   type: "object",
-                  description: "The WebAuthn assertion (AuthenticationResponseJSON) for the challenge's passkey_options",
+                  description:
+                    "The WebAuthn assertion (AuthenticationResponseJSON) for the challenge's passkey_options",
                   additionalProperties: true,
                 },
               },

@@ -91,7 +91,10 @@ export function dashboardSessionRoutes(services: Services) {
     });
 
   /** The signed-in answer, after ending the login this browser held before (a sign-in replaces it). */
-  const replacing = async (request: Request, pair: { access_token: string; expires_in: number; refresh_token: string }) => {
+  const replacing = async (
+    request: Request,
+    pair: { access_token: string; expires_in: number; refresh_token: string },
+  ) => {
     const previous = readCookie(request);
     if (previous) await auth.logout(previous);
     return signedIn(request, pair);

@@ -151,7 +151,10 @@ export class AuthService {
       .innerJoin(teams, eq(teams.id, teamMembers.teamId))
       .where(eq(teamMembers.userId, userId))
       .orderBy(teams.createdAt);
-    const [factor] = await this.db.select({ has: hasSecondFactor(users.id) }).from(users).where(eq(users.id, userId));
+    const [factor] = await this.db
+      .select({ has: hasSecondFactor(users.id) })
+      .from(users)
+      .where(eq(users.id, userId));
     return {
       id: user.id,
       email: user.email,

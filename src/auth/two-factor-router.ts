@@ -98,9 +98,7 @@ export const twoFactorRouter = router({
     })
     .input(ZPasswordConfirmation)
     .output(ZPasskeyOptions)
-    .mutation(({ ctx, input }) =>
-      ctx.services.twoFactor.passkeyOptions(ctx.principal.userId, input.password, ctx.ip),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.twoFactor.passkeyOptions(ctx.principal.userId, input.password, ctx.ip)),
 
   addPasskey: userProcedure
     .meta({
@@ -117,9 +115,7 @@ export const twoFactorRouter = router({
     })
     .input(ZAddPasskey)
     .output(ZAddedPasskey)
-    .mutation(({ ctx, input }) =>
-      ctx.services.twoFactor.addPasskey(ctx.principal.userId, input.name, input.response),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.twoFactor.addPasskey(ctx.principal.userId, input.name, input.response)),
 
   removePasskey: userProcedure
     .meta({

@@ -96,7 +96,14 @@ export class TwoFactorService {
   // --- Authenticator app (TOTP) ---
 
   private totp(secret: Secret, label = "account") {
-    return new TOTP({ issuer: this.config.TWO_FACTOR_ISSUER, label, algorithm: "SHA1", digits: 6, period: PERIOD, secret });
+    return new TOTP({
+      issuer: this.config.TWO_FACTOR_ISSUER,
+      label,
+      algorithm: "SHA1",
+      digits: 6,
+      period: PERIOD,
+      secret,
+    });
   }
 
   /** A new secret, pending until a code from it confirms it; a pending one is replaced. */
@@ -170,9 +177,7 @@ export class TwoFactorService {
     const claimed = await this.db
       .update(totpFactors)
       .set({ lastStep: step })
-      .where(
-        and(eq(totpFactors.userId, userId), or(isNull(totpFactors.lastStep), lt(totpFactors.lastStep, step))),
-      )
+      .where(and(eq(totpFactors.userId, userId), or(isNull(totpFactors.lastStep), lt(totpFactors.lastStep, step))))
       .returning({ userId: totpFactors.userId });
     return claimed.length > 0;
   }
@@ -317,9 +322,7 @@ export class TwoFactorService {
   private async replaceRecoveryCodes(tx: Tx, userId: string): Promise<string[]> {
     const codes = Array.from({ length: LIMITS.recoveryCodes }, newRecoveryCode);
     await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
-    await tx
-      .insert(recoveryCodes)
-      .values(codes.map((c) => ({ userId, codeHash: sha256(normaliseRecoveryCode(c)) })));
+    await tx.insert(recoveryCodes).values(codes.map((c) => ({ userId, codeHash: sha256(normaliseRecoveryCode(c)) })));
     return codes;
   }
 
@@ -344,7 +347,10 @@ export class TwoFactorService {
   }
 
   private async hasFactor(tx: Tx | Db, userId: string): Promise<boolean> {
-    const [row] = await tx.select({ has: hasSecondFactor(users.id) }).from(users).where(eq(users.id, userId));
+    const [row] = await tx
+      .select({ has: hasSecondFactor(users.id) })
+      .from(users)
+      .where(eq(users.id, userId));
     return Boolean(row?.has);
   }
 
@@ -408,9 +414,15 @@ export class TwoFactorService {
       .select({ c: twoFactorChallenges, email: users.email })
       .from(twoFactorChallenges)
       .innerJoin(users, eq(users.id, twoFactorChallenges.userId))
-      .where(and(eq(twoFactorChallenges.tokenHash, sha256(input.challenge_token)), eq(twoFactorChallenges.purpose, "sign_in")))
+      .where(
+        and(
+          eq(twoFactorChallenges.tokenHash, sha256(input.challenge_token)),
+          eq(twoFactorChallenges.purpose, "sign_in"),
+        ),
+      )
       .limit(1);
-    if (!ch || ch.c.usedAt || ch.c.expiresAt.getTime() <= Date.now()) throw new AppError("unauthenticated", BAD_CHALLENGE);
+    if (!ch || ch.c.usedAt || ch.c.expiresAt.getTime() <= Date.now())
+      throw new AppError("unauthenticated", BAD_CHALLENGE);
     const { c, email } = ch;
     this.throttle.check(email, address);
     const ok = input.code
@@ -447,4 +459,3 @@ export class TwoFactorService {
     return c.userId;
   }
 }
-
