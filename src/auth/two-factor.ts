@@ -166,7 +166,7 @@ export class TwoFactorService {
   }
 
   /** A right code, never one of a step already used: the stored step moves forward in the same statement. */
-  private async useTotp(userId: string, code: string): Promise<boolean> {
+  private async spendTotp(userId: string, code: string): Promise<boolean> {
     const [f] = await this.db
       .select()
       .from(totpFactors)
@@ -275,7 +275,7 @@ export class TwoFactorService {
     return this.status(userId);
   }
 
-  private async usePasskey(userId: string, expected: string | null, assertion: TSecondFactorInput["passkey"]) {
+  private async checkPasskey(userId: string, expected: string | null, assertion: TSecondFactorInput["passkey"]) {
     if (!expected || !assertion) return false;
     const [cred] = await this.db
       .select()
@@ -326,7 +326,7 @@ export class TwoFactorService {
     return codes;
   }
 
-  private async useRecoveryCode(userId: string, code: string): Promise<boolean> {
+  private async spendRecoveryCode(userId: string, code: string): Promise<boolean> {
     const used = await this.db
       .update(recoveryCodes)
       .set({ usedAt: new Date() })
@@ -426,10 +426,10 @@ export class TwoFactorService {
     const { c, email } = ch;
     this.throttle.check(email, address);
     const ok = input.code
-      ? await this.useTotp(c.userId, input.code)
+      ? await this.spendTotp(c.userId, input.code)
       : input.recovery_code
-        ? await this.useRecoveryCode(c.userId, input.recovery_code)
-        : await this.usePasskey(c.userId, c.webauthnChallenge, input.passkey);
+        ? await this.spendRecoveryCode(c.userId, input.recovery_code)
+        : await this.checkPasskey(c.userId, c.webauthnChallenge, input.passkey);
     if (!ok) {
       const [after] = await this.db
         .update(twoFactorChallenges)
