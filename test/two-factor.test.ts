@@ -161,6 +161,15 @@ describe("passkeys (WebAuthn)", () => {
       { passkey_id: passkeyId, name: "Test key", created_at: expect.any(String), last_used_at: null },
     ]);
 
+    // A passkey alone is a second factor: for the account page, the team gates and new recovery codes.
+    expect((await api(server, "GET", "/auth/me", { token: u.token })).body.two_factor).toBe(true);
+    const regenerated = await api(server, "POST", "/auth/two-factor/recovery-codes", {
+      token: u.token,
+      body: { password: u.password },
+    });
+    expect(regenerated.body.recovery_codes).toHaveLength(10);
+    expect(regenerated.body.recovery_codes).not.toContain(codes[0]);
+
     const ch = await challengeFor(u);
     expect(ch.methods).toEqual(["recovery_code", "passkey"]);
     expect(ch.passkey_options.rpId).toBe("127.0.0.1");

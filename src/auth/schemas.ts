@@ -78,6 +78,8 @@ export const ZPasskeyAttestation = z.object({
 const ZTotpCode = z
   .string()
   .trim()
+  .min(6)
+  .max(6)
   .regex(/^\d{6}$/, "6 digits");
 const ZRecoveryCode = z.string().trim().min(8).max(32);
 const ZCurrentPassword = z.object({ password: z.string().min(1).max(256) });

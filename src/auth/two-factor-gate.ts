@@ -1,10 +1,18 @@
-import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, getTableName, type SQL, sql } from "drizzle-orm";
 import { passkeys, totpFactors } from "../db/schema";
 import { AppError } from "../lib/errors";
 
+/**
+ * A column named with its table, always: drizzle leaves the table out in a query of one table,
+ * and inside these subqueries a bare "user_id" or "id" would name the subquery's own column.
+ */
+const qualified = (column: AnyColumn) =>
+  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
 /** True when the account has a second factor: a confirmed authenticator app or a passkey. */
-export function hasSecondFactor(userId: AnyColumn | SQL): SQL<boolean> {
-  return sql<boolean>`(exists (select 1 from ${totpFactors} where ${totpFactors.userId} = ${userId} and ${totpFactors.confirmedAt} is not null) or exists (select 1 from ${passkeys} where ${passkeys.userId} = ${userId}))`;
+export function hasSecondFactor(userId: AnyColumn): SQL<boolean> {
+  const id = qualified(userId);
+  return sql<boolean>`(exists (select 1 from ${totpFactors} where ${qualified(totpFactors.userId)} = ${id} and ${qualified(totpFactors.confirmedAt)} is not null) or exists (select 1 from ${passkeys} where ${qualified(passkeys.userId)} = ${id}))`;
 }
 
 /**
@@ -13,7 +21,7 @@ export function hasSecondFactor(userId: AnyColumn | SQL): SQL<boolean> {
  * no extra round trip; the factor lookup runs only for teams that require it.
  */
 export function lockedOut(requireTwoFactor: AnyColumn, userId: AnyColumn): SQL<boolean> {
-  return sql<boolean>`(${requireTwoFactor} and not ${hasSecondFactor(userId)})`;
+  return sql<boolean>`(${qualified(requireTwoFactor)} and not ${hasSecondFactor(userId)})`;
 }
 
 export function twoFactorRequired(teamId: string): AppError {
