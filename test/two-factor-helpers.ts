@@ -47,7 +47,7 @@ export class SoftAuthenticator {
     ]);
     const clientData = JSON.stringify({ type: "webauthn.create", challenge: options.challenge, origin: this.origin });
     const attestation = isoCBOR.encode(
-      new Map<string, string | Map<string, never> | Uint8Array>([
+      new Map<string, unknown>([
         ["fmt", "none"],
         ["attStmt", new Map()],
         ["authData", new Uint8Array(authData)],

@@ -54,7 +54,8 @@ export const ZPasskeyAssertion = z.object({
   response: z.object({
     clientDataJSON: ZB64u(4096),
     authenticatorData: ZB64u(4096),
-    signature: ZB64u(2048),
+    // ML-DSA-44 signatures (post-quantum; offered first where the runtime has it) are 2,420 bytes.
+    signature: ZB64u(8192),
     userHandle: ZB64u(512).optional(),
   }),
   clientExtensionResults: z.object({}).loose().default({}),
@@ -125,9 +126,10 @@ export const ZTwoFactorStatus = z.object({
 });
 
 export const ZTotpSetup = z.object({
-  secret: z.string(),
-  otpauth_url: z.string(),
-  qr_svg: z.string(),
+  secret: z.string().max(64),
+  otpauth_url: z.string().max(1024),
+  /** The otpauth URL as a QR code, an SVG document (tens of KB). */
+  qr_svg: z.string().max(262_144),
 });
 export const ZTotpConfirm = z.object({ code: ZTotpCode });
 export const ZRecoveryCodes = z.object({
