@@ -1,5 +1,7 @@
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 import { isoCBOR } from "@simplewebauthn/server/helpers";
+
+type Cbor = Parameters<typeof isoCBOR.encode>[0];
 import { Secret, TOTP } from "otpauth";
 import type { RunningServer } from "../src/app";
 import { api, type TestUser } from "./helpers";
@@ -47,7 +49,7 @@ export class SoftAuthenticator {
     ]);
     const clientData = JSON.stringify({ type: "webauthn.create", challenge: options.challenge, origin: this.origin });
     const attestation = isoCBOR.encode(
-      new Map<string, unknown>([
+      new Map<string, Cbor>([
         ["fmt", "none"],
         ["attStmt", new Map()],
         ["authData", new Uint8Array(authData)],
