@@ -96,6 +96,7 @@ describe("two-factor sign-in in the dashboard", () => {
         await page.getByText("The code does not match").waitFor();
         await page.getByLabel("Code from the app").fill(await totpCode(secret, -1));
         await page.getByRole("button", { name: "Turn on" }).click();
+        await page.getByTestId("recovery-codes").waitFor();
         const codes = await page.getByTestId("recovery-codes").locator("code").allTextContents();
         expect(codes).toHaveLength(10);
         await shot(page, "two-factor-recovery-codes");
