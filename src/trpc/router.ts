@@ -1,5 +1,4 @@
-import { authRouter } from "../auth/router";
-import { twoFactorRouter } from "../auth/two-factor-router";
+import { authRouter, twoFactorRouter } from "../auth/router";
 import { healthRouter } from "../health/router";
 import { teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
