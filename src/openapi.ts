@@ -286,9 +286,90 @@ const DASHBOARD_SESSION_PATHS = {
         },
       },
       responses: {
-        "200": dashboardToken,
+        "200": {
+          ...dashboardToken,
+          description:
+            "Signed in: a new access token for the page (the refresh token only in the cookie). For an account with a second factor instead: no cookie, and a challenge to complete at `POST /dashboard/session/second-factor`",
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [
+                  dashboardToken.content["application/json"].schema,
+                  { $ref: "#/components/schemas/SecondFactorChallenge" },
+                ],
+              },
+              examples: {
+                signed_in: {
+                  value: { access_token: "eyJhbGciOiJFZERTQSJ9.e30.c2ln", token_type: "Bearer", expires_in: 900 },
+                },
+                second_factor: {
+                  value: {
+                    second_factor_required: true,
+                    challenge_token: "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8",
+                    expires_in: 300,
+                    methods: ["totp", "recovery_code"],
+                    passkey_options: null,
+                  },
+                },
+              },
+            },
+          },
+        },
         "400": { description: STATUS_TEXT["400"] },
         "401": { description: "The email or password is wrong" },
+        "403": { description: "Not the dashboard's own origin, or the header is missing" },
+        "413": { description: STATUS_TEXT["413"] },
+        "415": { description: STATUS_TEXT["415"] },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+  "/dashboard/session/second-factor": {
+    post: {
+      operationId: "dashboardSession-secondFactor",
+      tags: ["auth"],
+      summary: "Complete a dashboard sign-in with the second factor (browser)",
+      description:
+        "The second step when `POST /dashboard/session` answered a challenge: the same input, checks and limits as `POST /auth/login/second-factor` (a wrong factor counts as a failed sign-in), and on success the same answer as a signed-in `POST /dashboard/session`: the access token in the body, the refresh token in the cookie. Needs the `x-mcp-dashboard: 1` header.",
+      security: [],
+      parameters: [dashboardHeader],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["challenge_token"],
+              properties: {
+                challenge_token: { type: "string", minLength: 1, maxLength: 128 },
+                code: {
+                  type: "string",
+                  pattern: "^\\d{6}$",
+                  maxLength: 6,
+                  description: "A code from the authenticator app",
+                },
+                recovery_code: {
+                  type: "string",
+                  minLength: 8,
+                  maxLength: 32,
+                  description: "One of the recovery codes",
+                },
+                passkey: {
+                  type: "object",
+                  description:
+                    "The WebAuthn assertion (AuthenticationResponseJSON) for the challenge's passkey_options",
+                  additionalProperties: true,
+                },
+              },
+            },
+            example: { challenge_token: "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8", code: "492039" },
+          },
+        },
+      },
+      responses: {
+        "200": dashboardToken,
+        "400": { description: STATUS_TEXT["400"] },
+        "401": { description: "The factor is wrong, or the challenge is unknown, expired or used" },
         "403": { description: "Not the dashboard's own origin, or the header is missing" },
         "413": { description: STATUS_TEXT["413"] },
         "415": { description: STATUS_TEXT["415"] },

@@ -7,6 +7,7 @@ import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
 import { PasswordGate } from "./auth/password-gate";
 import { LoginThrottle } from "./auth/throttle";
+import { TwoFactorService } from "./auth/two-factor";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
@@ -202,17 +203,24 @@ export async function createServices(config: Config, database: Database, log: Lo
     if (changed) realtime.publish(serverId, "status", data);
     else realtime.publishIfWatched(serverId, "status", data);
   });
+  const auth = new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config, {
+    limiter: exact,
+    perAddress: { name: "signup-address", limit: config.SIGNUPS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 },
+    overall: { name: "signup", limit: config.SIGNUPS_PER_HOUR, windowSeconds: 3600 },
+    gate: passwords,
+  });
+  // Wrong second factors and wrong passwords for a factor change count in the sign-in throttle.
+  const twoFactor = new TwoFactorService(db, keyring, loginThrottle, config, (u, p, a) =>
+    auth.confirmPassword(u, p, a),
+  );
+  auth.twoFactor = twoFactor;
   return {
     config,
     log,
     database,
     tokens,
-    auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config, {
-      limiter: exact,
-      perAddress: { name: "signup-address", limit: config.SIGNUPS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 },
-      overall: { name: "signup", limit: config.SIGNUPS_PER_HOUR, windowSeconds: 3600 },
-      gate: passwords,
-    }),
+    auth,
+    twoFactor,
     passwords,
     teams: new TeamsService(db, (teamId) => clients.teamDeleted(teamId)),
     health: new HealthService(database),

@@ -22,6 +22,20 @@ const ENDED = "Your session has ended. Please sign in again.";
 
 type SessionListener = (s: { signedIn: boolean; ended?: string }) => void;
 type TokenAnswer = { access_token: string; expires_in: number };
+/** What the password step answers for an account with a second factor. */
+export interface SecondFactorChallenge {
+  second_factor_required: true;
+  challenge_token: string;
+  expires_in: number;
+  methods: ("totp" | "recovery_code" | "passkey")[];
+  passkey_options: Record<string, unknown> | null;
+}
+export interface SecondFactor {
+  challenge_token: string;
+  code?: string;
+  recovery_code?: string;
+  passkey?: unknown;
+}
 type Rotation = "ok" | "signed-out" | "ended" | "unreachable";
 
 let accessToken: string | null = null;
@@ -130,8 +144,18 @@ export const session = {
       await connection.back();
     }
   },
-  async signIn(email: string, password: string) {
+  /** Signs in, or answers the challenge of an account with a second factor (then `secondFactor`). */
+  async signIn(email: string, password: string): Promise<SecondFactorChallenge | null> {
     const res = await sessionCall("", { email, password });
+    if (res.status !== 200) throw await sessionError(res);
+    const body = (await res.json()) as TokenAnswer | SecondFactorChallenge;
+    if ("second_factor_required" in body) return body;
+    adopt(body);
+    tabs?.postMessage("signed-in");
+    return null;
+  },
+  async secondFactor(input: SecondFactor) {
+    const res = await sessionCall("/second-factor", input);
     if (res.status !== 200) throw await sessionError(res);
     adopt((await res.json()) as TokenAnswer);
     tabs?.postMessage("signed-in");

@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   invalid_client: { status: 401, trpc: "UNAUTHORIZED" },
   auth_request_expired: { status: 401, trpc: "UNAUTHORIZED" },
   forbidden: { status: 403, trpc: "FORBIDDEN" },
+  two_factor_required: { status: 403, trpc: "FORBIDDEN" },
   not_found: { status: 404, trpc: "NOT_FOUND" },
   method_not_allowed: { status: 405, trpc: "METHOD_NOT_SUPPORTED" },
   conflict: { status: 409, trpc: "CONFLICT" },

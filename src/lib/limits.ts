@@ -28,6 +28,10 @@ export const LIMITS = {
   uptimeBuckets: 200,
   /** Incidents listed in an uptime window, the most recent first. */
   uptimeIncidents: 500,
+  /** Passkeys (WebAuthn credentials) one account may enrol. */
+  passkeysPerUser: 10,
+  /** Recovery codes made at once; each works once. */
+  recoveryCodes: 10,
 } as const;
 
 export function overLimit(what: string, limit: number): AppError {

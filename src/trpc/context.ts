@@ -1,4 +1,5 @@
 import type { AccessTokens } from "../auth/jwt";
+import type { TwoFactorService } from "../auth/two-factor";
 import type { AuthService } from "../auth/service";
 import type { AgentService } from "../agent/service";
 import type { ClientsService } from "../clients/service";
@@ -42,6 +43,8 @@ export interface Services {
   devIdp?: DevProvider;
   tokens: AccessTokens;
   auth: AuthService;
+  /** Second factors: enrolment, removal, and the second step of a sign-in. */
+  twoFactor: TwoFactorService;
   /** Password hashing slots shared by sign-ups and sign-ins (a share kept for sign-ins). */
   passwords: PasswordGate;
   teams: TeamsService;

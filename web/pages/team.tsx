@@ -3,6 +3,7 @@ import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, Empty, Field, PageHeading, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
+import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
 
 export function TeamSwitcher() {
@@ -14,7 +15,7 @@ export function TeamSwitcher() {
       <select value={team?.team_id} onChange={(e) => selectTeam(e.target.value)}>
         {teams.map((t) => (
           <option key={t.team_id} value={t.team_id}>
-            {t.name} ({t.role})
+            {t.name} ({t.locked ? "locked" : t.role})
           </option>
         ))}
       </select>
@@ -74,6 +75,7 @@ export function TeamPage() {
       <PageHeading title={`Team ${team.name}`} />
       <p className="muted">Your role: {team.role}</p>
       <Rename />
+      <TwoFactorRequirement />
       <Members />
       <ApiKeys />
       <Webhooks />
@@ -332,6 +334,7 @@ export function AccountPage() {
           Member of {teams.length} team{teams.length === 1 ? "" : "s"}.
         </p>
       </section>
+      <TwoFactorSection />
     </>
   );
 }
