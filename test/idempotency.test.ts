@@ -259,7 +259,8 @@ describe("Idempotency-Key under concurrency and over time", () => {
   });
 
   test("a key whose first request never finished is 409 until it counts as abandoned, then runs", async () => {
-    const store = (timed ??= await startTestServer()).services.idempotency;
+    timed ??= await startTestServer();
+    const store = timed.services.idempotency;
     const scope = `user:${crypto.randomUUID()}`;
     const begun = await store.begin(scope, "teams.create", "k", { name: "x" });
     expect("claim" in begun).toBe(true);
