@@ -18,6 +18,8 @@ import {
   Loading,
   Q,
   ShownOnce,
+  SubmitButton,
+  useIntent,
   useToast,
   useOutcome,
 } from "../ui";
@@ -187,9 +189,10 @@ function Players({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
+  const intent = useIntent();
   const ban = useMutation(
     trpc.servers.ban.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: (b) => {
         void refresh();
         toast(`${b.name} banned`);
@@ -280,7 +283,7 @@ function Players({ serverId }: { serverId: string }) {
           onSubmit={(e) => {
             e.preventDefault();
             const secs = Number(form.duration);
-            ban.mutate({
+            intent.submit(ban, {
               uuid: form.uuid,
               name: form.name,
               reason: form.reason || undefined,
@@ -323,9 +326,9 @@ function Players({ serverId }: { serverId: string }) {
                 </select>
               )}
             </Field>
-            <button type="submit" className="danger">
+            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
               Ban
-            </button>
+            </SubmitButton>
           </div>
           {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
         </form>
@@ -342,9 +345,10 @@ function Ranks({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createRank.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Rank created");
@@ -406,7 +410,7 @@ function Ranks({ serverId }: { serverId: string }) {
           aria-label="Add a rank"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({
+            intent.submit(create, {
               name: form.name,
               prefix: form.prefix || null,
               weight: Number(form.weight),
@@ -450,7 +454,9 @@ function Ranks({ serverId }: { serverId: string }) {
               />
             )}
           </Field>
-          <button type="submit">Add rank</button>
+          <SubmitButton pending={create.isPending} busy="Adding…">
+            Add rank
+          </SubmitButton>
           {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
         </form>
       )}
@@ -466,9 +472,10 @@ function Announcements({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.announcements.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ message: "", schedule: "0 * * * *" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createAnnouncement.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Announcement added");
@@ -531,7 +538,7 @@ function Announcements({ serverId }: { serverId: string }) {
           aria-label="Add an announcement"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({ message: form.message, schedule: form.schedule });
+            intent.submit(create, { message: form.message, schedule: form.schedule });
           }}
         >
           <div className="row-form">
@@ -548,7 +555,9 @@ function Announcements({ serverId }: { serverId: string }) {
               value={form.schedule}
               onChange={(v) => setForm({ ...form, schedule: v })}
             />
-            <button type="submit">Add announcement</button>
+            <SubmitButton pending={create.isPending} busy="Adding…">
+              Add announcement
+            </SubmitButton>
           </div>
           <p className="muted" aria-live="polite">
             {preview
