@@ -110,6 +110,12 @@ type Json = Record<string, any>;
  */
 const takesIdempotencyKey = (method: string, meta: Meta) => method === "post" && meta.access !== "public";
 
+const IN_PROGRESS_EXAMPLE = {
+  code: "idempotency_key_in_progress",
+  message: "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+};
+const REQUEST_ID = "01JPB6Y7W1S0D9F4C2X8N5M3QK";
+
 const IN_PROGRESS = "; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`)";
 
 const html = (description: string) => ({
@@ -581,10 +587,16 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
           (own && !Array.isArray(own) && (own as Record<string, string>)[status]) ||
           STATUS_TEXT[status] ||
           res.description;
-        if (status === "409" && idempotent) res.description += IN_PROGRESS;
         res.content = route
           ? { "application/json": { ...errorContent["application/json"], example: errorExample(status, route.access) } }
           : errorContent;
+        if (status === "409" && idempotent) {
+          res.description += IN_PROGRESS;
+          // Where the operation itself never conflicts, the key in use is the only 409 it answers.
+          const ownStatuses = Array.isArray(own) ? own.map(String) : Object.keys(own ?? {});
+          if (!ownStatuses.includes("409"))
+            res.content["application/json"].example = { error: { ...IN_PROGRESS_EXAMPLE, request_id: REQUEST_ID } };
+        }
         if (status === "429" || status === "503")
           res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status === "429") {

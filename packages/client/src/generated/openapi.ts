@@ -2705,8 +2705,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -2944,8 +2944,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -5298,8 +5298,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -5755,8 +5755,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6177,8 +6177,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6404,8 +6404,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6628,8 +6628,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -7820,8 +7820,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -8533,8 +8533,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -12438,8 +12438,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -17177,8 +17177,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -17457,8 +17457,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "That conflicts with the current state.",
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
