@@ -319,6 +319,13 @@ describe("down reasons", () => {
       error: expect.stringContaining("OUTBOUND_ALLOW_PRIVATE=true"),
     });
     expect(await ping("169.254.169.254", 80, 2000, lan)).toMatchObject({ reason: "refused_by_policy" });
+    // A name refused by policy is not followed by what it resolves to inside the service's network.
+    const named = await ping("localhost", closed, 2000, { allowPrivate: false });
+    expect(named).toMatchObject({
+      reason: "refused_by_policy",
+      error: "refused by policy: localhost may not be reached from this service",
+    });
+    expect(named.error).not.toMatch(/127\.0\.0\.1|::1/);
     const up = await responder({ players: 1 });
     expect(await ping("127.0.0.1", up.port, 2000, lan)).toMatchObject({ online: true, reason: null, error: null });
   });

@@ -10,7 +10,7 @@ import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, TeamPage, TeamSwitcher } from "./pages/team";
 import "./styles.css";
-import { ErrorState, Loading, Toasts, useRoute } from "./ui";
+import { ErrorState, expectNewPage, Loading, Toasts, useRoute } from "./ui";
 
 const TEAM_KEY = "mcp.team";
 const THEME_KEY = "mcp.theme";
@@ -99,7 +99,13 @@ function Shell() {
         <div className="top-right">
           <TeamSwitcher />
           <ThemeToggle />
-          <button type="button" onClick={() => void session.logout()}>
+          <button
+            type="button"
+            onClick={() => {
+              expectNewPage();
+              void session.logout();
+            }}
+          >
             Sign out
           </button>
         </div>

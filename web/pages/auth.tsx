@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { errorMessage, fieldErrors, publicClient, session } from "../api";
-import { TextField } from "../ui";
+import { expectNewPage, PageHeading, TextField } from "../ui";
 
 export function AuthPage({ ended }: { ended?: string }) {
   const [mode, setMode] = useState<"signin" | "signup">("signin");
@@ -17,8 +17,11 @@ export function AuthPage({ ended }: { ended?: string }) {
     setFields({});
     try {
       if (mode === "signup") await publicClient.auth.signup.mutate({ email, password });
+      // Signed in, the form goes: focus moves to the heading of the page that replaces it.
+      expectNewPage();
       await session.signIn(email, password);
     } catch (err) {
+      expectNewPage(false);
       setError(errorMessage(err));
       setFields(fieldErrors(err));
     } finally {
@@ -28,7 +31,7 @@ export function AuthPage({ ended }: { ended?: string }) {
 
   return (
     <div className="auth">
-      <h1>mc-platform</h1>
+      <PageHeading title={mode === "signin" ? "Sign in" : "Create an account"}>mc-platform</PageHeading>
       <p className="muted">Teams, launcher sign-in and game servers.</p>
       {ended && (
         <p className="notice" role="alert">

@@ -7,14 +7,15 @@ import {
   Empty,
   ErrorState,
   Field,
-  TextField,
   go,
+  PageHeading,
   Q,
   ShownOnce,
   SubmitButton,
+  TextField,
   useIntent,
-  useToast,
   useOutcome,
+  useToast,
 } from "../ui";
 
 /** Secrets shown in this tab, kept in memory only so "Try sign-in" can use them. */
@@ -28,7 +29,7 @@ export function ClientsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Client apps</h1>
+        <PageHeading title="Client apps" />
         {canWrite && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             New client app
@@ -149,7 +150,7 @@ export function ClientPage({ clientId }: { clientId: string }) {
       {(a) => (
         <>
           <div className="page-head">
-            <h1>{a.title}</h1>
+            <PageHeading title={a.title} />
             <a href="#/clients">All client apps</a>
           </div>
           <p>

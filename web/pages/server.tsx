@@ -16,6 +16,7 @@ import {
   fmt,
   go,
   Loading,
+  PageHeading,
   Q,
   ShownOnce,
   SubmitButton,
@@ -63,9 +64,9 @@ export function ServerPage({ serverId }: { serverId: string }) {
       {(s) => (
         <>
           <div className="page-head">
-            <h1>
+            <PageHeading title={s.name}>
               {s.name} <Badge online={liveOnline(live, s.status.online)} />
-            </h1>
+            </PageHeading>
             <a href="#/servers">All servers</a>
           </div>
           <p className="muted" data-live={live.connected}>
@@ -262,6 +263,7 @@ function Players({ serverId }: { serverId: string }) {
                           <td>
                             <ConfirmButton
                               label="Unban"
+                              target={b.name}
                               danger={false}
                               question={`Lift the ban on ${b.name}?`}
                               onConfirm={() => unban.mutate({ uuid: b.uuid })}
@@ -392,6 +394,7 @@ function Ranks({ serverId }: { serverId: string }) {
                       <td data-label="Actions">
                         <ConfirmButton
                           label="Delete"
+                          target={`rank ${r.name}`}
                           question={`Delete the rank ${r.name}?`}
                           onConfirm={() => del.mutate({ name: r.name })}
                         />
@@ -516,13 +519,15 @@ function Announcements({ serverId }: { serverId: string }) {
                     <span className="row">
                       <button
                         type="button"
+                        aria-label={`${a.active ? "Pause" : "Resume"} announcement ${a.message}`}
                         onClick={() => pause.mutate({ announcement_id: a.announcement_id, active: !a.active })}
                       >
                         {a.active ? "Pause" : "Resume"}
                       </button>
                       <ConfirmButton
                         label="Delete"
-                        question="Delete this announcement?"
+                        target={`announcement ${a.message}`}
+                        question={`Delete the announcement "${a.message}"?`}
                         onConfirm={() => del.mutate({ announcement_id: a.announcement_id })}
                       />
                     </span>

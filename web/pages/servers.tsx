@@ -4,7 +4,7 @@ import { fieldErrors, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
 import { type DownStatus, DownNote } from "../down";
 import { type LiveEvent, liveOnline, useLive } from "../live";
-import { Badge, Empty, ErrorState, Field, go, Q, SubmitButton, useIntent } from "../ui";
+import { Badge, Empty, ErrorState, Field, go, PageHeading, Q, SubmitButton, useIntent } from "../ui";
 
 interface ServerRow {
   server_id: string;
@@ -67,7 +67,7 @@ export function ServersPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Servers</h1>
+        <PageHeading title="Servers" />
         {canWrite && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             Add server
@@ -191,7 +191,7 @@ export function NetworksPage() {
   });
   return (
     <>
-      <h1>Networks</h1>
+      <PageHeading title="Networks" />
       <Q q={nets}>
         {(d) =>
           d.networks.length === 0 ? (

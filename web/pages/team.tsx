@@ -6,13 +6,14 @@ import {
   ConfirmButton,
   Empty,
   Field,
-  TextField,
+  PageHeading,
   Q,
   ShownOnce,
   SubmitButton,
+  TextField,
   useIntent,
-  useToast,
   useOutcome,
+  useToast,
 } from "../ui";
 import { Webhooks } from "./webhooks";
 
@@ -77,14 +78,14 @@ export function TeamPage() {
   if (!team)
     return (
       <>
-        <h1>Welcome</h1>
+        <PageHeading title="Welcome" />
         <Empty title="You are not in a team yet. Create one to add servers and client apps." />
         <CreateTeam />
       </>
     );
   return (
     <>
-      <h1>Team {team.name}</h1>
+      <PageHeading title={`Team ${team.name}`} />
       <p className="muted">Your role: {team.role}</p>
       <Rename />
       <Members />
@@ -189,6 +190,7 @@ function Members() {
                         {m.role !== "owner" && (
                           <ConfirmButton
                             label="Remove"
+                            target={m.email}
                             question={`Remove ${m.email} from the team?`}
                             onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -196,6 +198,7 @@ function Members() {
                         {team!.role === "owner" && m.role !== "owner" && (
                           <ConfirmButton
                             label="Make owner"
+                            target={m.email}
                             question={`Transfer ownership to ${m.email}? You become an admin.`}
                             onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -297,6 +300,7 @@ function ApiKeys() {
                       <td data-label="Actions">
                         <ConfirmButton
                           label="Revoke"
+                          target={`API key ${k.name}`}
                           question={`Revoke the key ${k.name}? Scripts using it stop working.`}
                           onConfirm={() => revoke.mutate({ team_id, key_id: k.key_id })}
                         />
@@ -339,7 +343,7 @@ export function AccountPage() {
   const { email, teams } = useCurrent();
   return (
     <>
-      <h1>Account</h1>
+      <PageHeading title="Account" />
       <section className="card">
         <p>
           Signed in as <strong>{email}</strong>

@@ -125,7 +125,11 @@ export function Webhooks() {
                       </td>
                       <td data-label="Actions">
                         <div className="actions">
-                          <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
+                          <button
+                            type="button"
+                            aria-label={`${open === e.endpoint_id ? "Hide deliveries" : "Deliveries"} of ${e.url}`}
+                            onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}
+                          >
                             {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
                           </button>
                           {canWrite && (
@@ -133,6 +137,7 @@ export function Webhooks() {
                               {e.enabled && e.paused_at && (
                                 <button
                                   type="button"
+                                  aria-label={`Resume endpoint ${e.url}`}
                                   disabled={resume.isPending}
                                   onClick={() => resume.mutate({ team_id, endpoint_id: e.endpoint_id })}
                                 >
@@ -141,6 +146,7 @@ export function Webhooks() {
                               )}
                               <button
                                 type="button"
+                                aria-label={`Send test to ${e.url}`}
                                 disabled={!e.enabled || Boolean(e.paused_at) || test.isPending}
                                 onClick={() => test.mutate({ team_id, endpoint_id: e.endpoint_id })}
                               >
@@ -148,6 +154,7 @@ export function Webhooks() {
                               </button>
                               <button
                                 type="button"
+                                aria-label={`${e.enabled ? "Disable" : "Enable"} endpoint ${e.url}`}
                                 onClick={() =>
                                   update.mutate({ team_id, endpoint_id: e.endpoint_id, enabled: !e.enabled })
                                 }
@@ -156,6 +163,7 @@ export function Webhooks() {
                               </button>
                               <ConfirmButton
                                 label="Delete"
+                                target={`endpoint ${e.url}`}
                                 question={`Delete the endpoint ${e.url} and its delivery log?`}
                                 onConfirm={() => remove.mutate({ team_id, endpoint_id: e.endpoint_id })}
                               />
@@ -310,6 +318,7 @@ function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: st
                       <td data-label="Actions">
                         <button
                           type="button"
+                          aria-label={`Redeliver ${x.event_type} of ${new Date(x.created_at).toLocaleString()}`}
                           onClick={() => redeliver.mutate({ team_id, endpoint_id, delivery_id: x.delivery_id })}
                         >
                           Redeliver
