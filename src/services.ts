@@ -1,6 +1,7 @@
 import { AccessTokens, loadSigningPem } from "./auth/jwt";
 import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
+import { IdempotencyStore } from "./idempotency/store";
 import { Keyring } from "./lib/keyring";
 import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
 import { AuthService } from "./auth/service";
@@ -145,6 +146,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   const edge = new Edge(config, () => clock.now(), metrics);
   const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
+  const idempotency = new IdempotencyStore(db, keyring, clock);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
   // /dev-idp, and the chain calls its handler directly rather than through a loopback socket
   // (unless DEV_IDP_CHAIN_IN_PROCESS=false).
@@ -260,11 +262,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     webhookWorker,
     alerts,
     edge,
+    idempotency,
     metrics,
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
+      every("idempotency-key-sweep", 3600, log, () => idempotency.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours.

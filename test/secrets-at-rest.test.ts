@@ -59,7 +59,11 @@ describe("secrets at rest", () => {
     // A client: its first secret, a rotated one, and a whole login with its session token.
     const c = await newClient(srv, { owner });
     secrets.clientSecret1 = c.secret;
-    const rotated = await api(srv, "POST", `/client/apps/${c.clientId}/secret`, { token: owner.token });
+    // Sent with an Idempotency-Key, so its answer (the new secret) is also kept for replay, sealed.
+    const rotated = await api(srv, "POST", `/client/apps/${c.clientId}/secret`, {
+      token: owner.token,
+      headers: { "idempotency-key": "rotate-client-secret" },
+    });
     c.secret = secrets.clientSecret2 = rotated.body.client_secret;
     const started = await start(srv, c, "state-at-rest");
     const s = await signIn(srv, started.auth_url, { username: "AtRest" });
@@ -74,7 +78,10 @@ describe("secrets at rest", () => {
     // A server: its agent token, rotated once, used by the agent.
     const f = await newServer(srv, {}, owner);
     secrets.agent1 = f.agentToken;
-    const newAgent = await api(srv, "POST", `/server/servers/${f.serverId}/agent-token`, { token: owner.token });
+    const newAgent = await api(srv, "POST", `/server/servers/${f.serverId}/agent-token`, {
+      token: owner.token,
+      headers: { "idempotency-key": "rotate-agent-token" },
+    });
     const agent2: string = newAgent.body.agent_token;
     secrets.agent2 = agent2;
     await agentApi(srv, agent2, "POST", "/agent/heartbeat", { tps: 20 });

@@ -217,6 +217,8 @@ async function authedFetch(url: URL | RequestInfo, init?: RequestInit): Promise<
 export interface CallContext extends Record<string, unknown> {
   teamId?: string;
   serverId?: string;
+  /** One submit's Idempotency-Key (`useIntent` in ui.tsx): its retries get the first answer. */
+  idempotencyKey?: string;
 }
 
 export const client = createTRPCClient<AppRouter>({
@@ -229,6 +231,7 @@ export const client = createTRPCClient<AppRouter>({
         return {
           ...(c.teamId && { "x-team-id": c.teamId }),
           ...(c.serverId && { "x-server-id": c.serverId }),
+          ...(c.idempotencyKey && { "idempotency-key": c.idempotencyKey }),
         };
       },
     }),
@@ -267,6 +270,11 @@ export function errorMessage(err: unknown): string {
   if (err instanceof TRPCClientError) return err.message;
   if (err instanceof Error) return err.message;
   return "Something went wrong.";
+}
+
+/** The service's error code (`idempotency_key_reused`, `conflict`, ...) of a failed call. */
+export function errorCode(err: unknown): string | undefined {
+  return err instanceof TRPCClientError ? (err.data as { code?: string } | undefined)?.code : undefined;
 }
 
 /** Field errors of a validation failure, keyed by the input path. */

@@ -9,7 +9,7 @@ import {
   useRef,
   useState,
 } from "react";
-import { errorMessage, isUnreachable } from "./api";
+import { type CallContext, errorCode, errorMessage, isUnreachable } from "./api";
 
 /* Routing by hash: a reload never asks the server for a path the API owns. */
 const readRoute = () => location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
@@ -94,6 +94,67 @@ export function useOutcome(after?: () => unknown) {
     },
     onError: (e: unknown) => toast(errorMessage(e), "error"),
   });
+}
+
+/** 128 random bits in hex (crypto.randomUUID needs a secure context; a dashboard on plain http has none). */
+function newIntentKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+interface Submittable<V> {
+  mutate(vars: V, opts: { onSuccess(): void; onError(e: unknown): void; onSettled(): void }): void;
+}
+
+/**
+ * One create or submit as the person means it. Its Idempotency-Key is made when the form first
+ * renders and goes with every attempt of this submit, so a retry after a lost answer gets the
+ * first answer back instead of making a second resource; a success (or the service saying the
+ * key went with other input) starts a new intent. `submit` ignores a call while one runs: the
+ * second click of a double click arrives before React has rendered the button disabled.
+ */
+export function useIntent() {
+  const [key, setKey] = useState(newIntentKey);
+  const running = useRef(false);
+  const renew = () => setKey(newIntentKey());
+  return {
+    /** Mutation options that send this intent's key, with the call's selectors. */
+    options: (context: CallContext = {}) => ({ trpc: { context: { ...context, idempotencyKey: key } } }),
+    submit<V>(mutation: Submittable<V>, vars: V, then?: () => void) {
+      if (running.current) return;
+      running.current = true;
+      mutation.mutate(vars, {
+        onSuccess: () => {
+          renew();
+          then?.();
+        },
+        onError: (e) => {
+          if (errorCode(e) === "idempotency_key_reused") renew();
+        },
+        onSettled: () => {
+          running.current = false;
+        },
+      });
+    },
+  };
+}
+
+/** A form's submit button: disabled while its request runs, saying so. */
+export function SubmitButton({
+  pending,
+  children,
+  busy = "Creating…",
+  className,
+}: {
+  pending: boolean;
+  children: ReactNode;
+  busy?: string;
+  className?: string;
+}) {
+  return (
+    <button type="submit" className={className} disabled={pending} aria-busy={pending || undefined}>
+      {pending ? busy : children}
+    </button>
+  );
 }
 
 /* States */

@@ -6,6 +6,7 @@ import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { HealthService } from "../health/service";
+import type { IdempotencyStore } from "../idempotency/store";
 import type { DevProvider } from "../identity/dev-provider/handlers";
 import type { Edge } from "../http/edge";
 import type { BackgroundTask } from "../lib/background";
@@ -87,6 +88,8 @@ export interface Services {
   /** Server down/up and agent silence, from pings and heartbeats. */
   alerts: ServerAlerts;
   edge: Edge;
+  /** `Idempotency-Key` records: what a credentialed POST answered, replayed for 24 hours. */
+  idempotency: IdempotencyStore;
   /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
   metrics: Metrics | null;
   /** Periodic work started with the listener and stopped before the database closes. */

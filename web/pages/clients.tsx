@@ -11,7 +11,9 @@ import {
   PageHeading,
   Q,
   ShownOnce,
+  SubmitButton,
   TextField,
+  useIntent,
   useOutcome,
   useToast,
 } from "../ui";
@@ -73,8 +75,10 @@ function CreateClient({ onClose }: { onClose: () => void }) {
   const qc = useQueryClient();
   const [form, setForm] = useState({ name: "", title: "", description: "", logo_url: "" });
   const [created, setCreated] = useState<{ id: string; secret: string } | null>(null);
+  const intent = useIntent();
   const create = useMutation(
     trpc.clients.create.mutationOptions({
+      ...intent.options(),
       onSuccess: (r) => {
         secrets.set(r.app.client_id, r.client_secret);
         setCreated({ id: r.app.client_id, secret: r.client_secret });
@@ -108,7 +112,7 @@ function CreateClient({ onClose }: { onClose: () => void }) {
       aria-label="New client app"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ team_id: team!.team_id, ...form, logo_url: form.logo_url || undefined });
+        intent.submit(create, { team_id: team!.team_id, ...form, logo_url: form.logo_url || undefined });
       }}
     >
       <h2>New client app</h2>
@@ -128,9 +132,9 @@ function CreateClient({ onClose }: { onClose: () => void }) {
       </Field>
       {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
       <div className="row">
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <SubmitButton className="primary" pending={create.isPending}>
           Create
-        </button>
+        </SubmitButton>
         <button type="button" onClick={onClose}>
           Cancel
         </button>
@@ -235,8 +239,10 @@ function MsAuthModule({ clientId }: { clientId: string }) {
       qc.invalidateQueries(trpc.clients.get.queryFilter()),
     ]);
   const outcome = useOutcome(refresh);
+  const intent = useIntent();
   const enable = useMutation(
     trpc.clients.enableMsAuth.mutationOptions({
+      ...intent.options(),
       onSuccess: () => {
         refresh();
         toast("Sign in with Microsoft enabled");
@@ -258,7 +264,7 @@ function MsAuthModule({ clientId }: { clientId: string }) {
           aria-label="ms_auth module"
           onSubmit={(e) => {
             e.preventDefault();
-            enable.mutate({ client_id: clientId, post_login_redirect_uri: uri });
+            intent.submit(enable, { client_id: clientId, post_login_redirect_uri: uri });
           }}
         >
           <TextField
@@ -269,9 +275,9 @@ function MsAuthModule({ clientId }: { clientId: string }) {
             value={uri}
             onChange={(v) => setUri(v)}
           />
-          <button type="submit" className="primary">
+          <SubmitButton className="primary" pending={enable.isPending} busy="Saving…">
             {mod.data ? "Save module" : "Enable module"}
-          </button>
+          </SubmitButton>
           {mod.data && (
             <ConfirmButton
               label="Disable"

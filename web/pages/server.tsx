@@ -19,6 +19,8 @@ import {
   PageHeading,
   Q,
   ShownOnce,
+  SubmitButton,
+  useIntent,
   useToast,
   useOutcome,
 } from "../ui";
@@ -195,9 +197,10 @@ function Players({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
+  const intent = useIntent();
   const ban = useMutation(
     trpc.servers.ban.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: (b) => {
         void refresh();
         toast(`${b.name} banned`);
@@ -289,7 +292,7 @@ function Players({ serverId }: { serverId: string }) {
           onSubmit={(e) => {
             e.preventDefault();
             const secs = Number(form.duration);
-            ban.mutate({
+            intent.submit(ban, {
               uuid: form.uuid,
               name: form.name,
               reason: form.reason || undefined,
@@ -332,9 +335,9 @@ function Players({ serverId }: { serverId: string }) {
                 </select>
               )}
             </Field>
-            <button type="submit" className="danger">
+            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
               Ban
-            </button>
+            </SubmitButton>
           </div>
           {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
         </form>
@@ -351,9 +354,10 @@ function Ranks({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createRank.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Rank created");
@@ -416,7 +420,7 @@ function Ranks({ serverId }: { serverId: string }) {
           aria-label="Add a rank"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({
+            intent.submit(create, {
               name: form.name,
               prefix: form.prefix || null,
               weight: Number(form.weight),
@@ -460,7 +464,9 @@ function Ranks({ serverId }: { serverId: string }) {
               />
             )}
           </Field>
-          <button type="submit">Add rank</button>
+          <SubmitButton pending={create.isPending} busy="Adding…">
+            Add rank
+          </SubmitButton>
           {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
         </form>
       )}
@@ -476,9 +482,10 @@ function Announcements({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.announcements.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ message: "", schedule: "0 * * * *" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createAnnouncement.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Announcement added");
@@ -543,7 +550,7 @@ function Announcements({ serverId }: { serverId: string }) {
           aria-label="Add an announcement"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({ message: form.message, schedule: form.schedule });
+            intent.submit(create, { message: form.message, schedule: form.schedule });
           }}
         >
           <div className="row-form">
@@ -560,7 +567,9 @@ function Announcements({ serverId }: { serverId: string }) {
               value={form.schedule}
               onChange={(v) => setForm({ ...form, schedule: v })}
             />
-            <button type="submit">Add announcement</button>
+            <SubmitButton pending={create.isPending} busy="Adding…">
+              Add announcement
+            </SubmitButton>
           </div>
           <p className="muted" aria-live="polite">
             {preview

@@ -2,7 +2,19 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, PageHeading, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  Field,
+  PageHeading,
+  Q,
+  ShownOnce,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
 import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
 
@@ -28,8 +40,10 @@ function CreateTeam() {
   const toast = useToast();
   const { selectTeam } = useCurrent();
   const [name, setName] = useState("");
+  const intent = useIntent();
   const create = useMutation(
     trpc.teams.create.mutationOptions({
+      ...intent.options(),
       onSuccess: async (t) => {
         await qc.invalidateQueries(trpc.auth.me.queryFilter());
         selectTeam(t.team_id);
@@ -44,7 +58,7 @@ function CreateTeam() {
       aria-label="Create a team"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ name });
+        intent.submit(create, { name });
       }}
     >
       <h2>Create a team</h2>
@@ -53,9 +67,9 @@ function CreateTeam() {
           <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
         )}
       </Field>
-      <button className="primary" type="submit" disabled={create.isPending}>
+      <SubmitButton className="primary" pending={create.isPending}>
         Create team
-      </button>
+      </SubmitButton>
     </form>
   );
 }
@@ -123,8 +137,10 @@ function Members() {
   const members = useQuery(trpc.teams.members.queryOptions({ team_id }));
   const refresh = () => qc.invalidateQueries(trpc.teams.members.queryFilter());
   const outcome = useOutcome(refresh);
+  const invite = useIntent();
   const add = useMutation(
     trpc.teams.addMember.mutationOptions({
+      ...invite.options(),
       onSuccess: () => {
         refresh();
         toast("Member added");
@@ -204,7 +220,7 @@ function Members() {
           aria-label="Invite a member"
           onSubmit={(e) => {
             e.preventDefault();
-            add.mutate({ team_id, email, role }, { onSuccess: () => setEmail("") });
+            invite.submit(add, { team_id, email, role }, () => setEmail(""));
           }}
         >
           <TextField
@@ -223,7 +239,9 @@ function Members() {
               </select>
             )}
           </Field>
-          <button type="submit">Invite</button>
+          <SubmitButton pending={add.isPending} busy="Inviting…">
+            Invite
+          </SubmitButton>
         </form>
       )}
     </section>
@@ -240,8 +258,10 @@ function ApiKeys() {
   const [shown, setShown] = useState<string | null>(null);
   const [name, setName] = useState("");
   const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const intent = useIntent();
   const create = useMutation(
     trpc.teams.createApiKey.mutationOptions({
+      ...intent.options(),
       onSuccess: (k) => {
         setShown(k.key);
         setName("");
@@ -299,7 +319,7 @@ function ApiKeys() {
         aria-label="Create an API key"
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ team_id, name, role });
+          intent.submit(create, { team_id, name, role });
         }}
       >
         <Field label="Key name" error={create.error ? errorMessage(create.error) : undefined}>
@@ -315,7 +335,7 @@ function ApiKeys() {
             </select>
           )}
         </Field>
-        <button type="submit">Create key</button>
+        <SubmitButton pending={create.isPending}>Create key</SubmitButton>
       </form>
     </section>
   );

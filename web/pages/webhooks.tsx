@@ -3,7 +3,19 @@ import { useState } from "react";
 import { TEAM_EVENT_TYPES, type TeamEventType } from "../../src/lib/events";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, fmt, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  Field,
+  fmt,
+  Q,
+  ShownOnce,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
 
 /** The event types a team can pick: the service's list, less the test event (sent on request, not subscribed to). */
 type EventType = Exclude<TeamEventType, "webhook.test">;
@@ -25,8 +37,10 @@ export function Webhooks() {
   const [kind, setKind] = useState<Kind>("standard");
   const [description, setDescription] = useState("");
   const [types, setTypes] = useState<EventType[]>([]);
+  const intent = useIntent();
   const create = useMutation(
     trpc.webhooks.create.mutationOptions({
+      ...intent.options(),
       onSuccess: (r) => {
         setShown(r.secret);
         setUrl("");
@@ -171,7 +185,7 @@ export function Webhooks() {
           aria-label="Add a webhook endpoint"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({ team_id, url, kind, description, event_types: types });
+            intent.submit(create, { team_id, url, kind, description, event_types: types });
           }}
         >
           <h3>Add an endpoint</h3>
@@ -209,9 +223,9 @@ export function Webhooks() {
               </label>
             ))}
           </fieldset>
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <SubmitButton className="primary" pending={create.isPending} busy="Adding…">
             Add endpoint
-          </button>
+          </SubmitButton>
         </form>
       )}
     </section>

@@ -6,3 +6,4 @@ export * from "./identity";
 export * from "./assertion-keys";
 export * from "./webhooks";
 export * from "./two-factor";
+export * from "./idempotency";
