@@ -3,6 +3,7 @@ import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { Keyring } from "./lib/keyring";
 import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
+import { AuditService } from "./audit/service";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
 import { PasswordGate } from "./auth/password-gate";
@@ -249,6 +250,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerHistory,
     realtime,
     webhooks,
+    audit: new AuditService(db),
     webhookWorker,
     alerts,
     edge,

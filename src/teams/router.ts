@@ -28,6 +28,7 @@ export const teamsRouter = router({
   create: userProcedure
     .meta({
       access: "user",
+      audit: "team.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -70,6 +71,7 @@ export const teamsRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "team.update",
       openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
     })
     .input(ZUpdateTeam)
@@ -79,6 +81,7 @@ export const teamsRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:owner",
+      audit: "team.delete",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}",
@@ -109,6 +112,7 @@ export const teamsRouter = router({
   addMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.add",
       status: 201,
       openapi: {
         method: "POST",
@@ -126,6 +130,7 @@ export const teamsRouter = router({
   updateMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.update",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/members/{user_id}",
@@ -144,6 +149,7 @@ export const teamsRouter = router({
   removeMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.remove",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/members/{user_id}",
@@ -160,6 +166,7 @@ export const teamsRouter = router({
   transfer: userProcedure
     .meta({
       access: "person:owner",
+      audit: "team.transfer",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/transfer",
@@ -176,6 +183,7 @@ export const teamsRouter = router({
   createApiKey: userProcedure
     .meta({
       access: "person:admin",
+      audit: "api_key.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -211,6 +219,7 @@ export const teamsRouter = router({
   revokeApiKey: userProcedure
     .meta({
       access: "person:admin",
+      audit: "api_key.revoke",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/api-keys/{key_id}",

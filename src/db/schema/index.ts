@@ -5,3 +5,4 @@ export * from "./servers";
 export * from "./identity";
 export * from "./assertion-keys";
 export * from "./webhooks";
+export * from "./audit";
