@@ -14,7 +14,7 @@ import { builderFor, type Caller, type CellReq, present } from "./authz/matrix";
 import { makeWorld, type World } from "./fuzz/world";
 import { SECURITY_CASES } from "./security/cases";
 import { makeTeam } from "./security/fixture";
-import { agentApi, newServer } from "./servers-fixture";
+import { newServer } from "./servers-fixture";
 
 /**
  * The audit log. The first tests walk the router: every mutation declares what it writes
