@@ -26,7 +26,7 @@ const db = server.services.database.db;
 const DOC = readFileSync(resolve(import.meta.dir, "../docs/audit.md"), "utf8");
 const UA = "audit-test/1.0 (+https://example.test)";
 
-const procedures = appRouter._def.procedures as Record<string, AnyTRPCProcedure>;
+const procedures = appRouter._def.procedures as unknown as Record<string, AnyTRPCProcedure>;
 const mutations = Object.entries(procedures)
   .filter(([, p]) => p._def.type === "mutation")
   .map(([path, p]) => ({ path, meta: p._def.meta as Meta | undefined }));
