@@ -88,6 +88,9 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await Bun.sleep(300);
   await hooks.screenshot({ path: join(OUT, `webhooks-${size}.png`) });
   console.log(`docs/screenshots/webhooks-${size}.png`);
+  await page.goto(`${base}/#/audit`);
+  await page.getByRole("table", { name: "Audit entries" }).waitFor();
+  await shoot(page, `audit-${size}`);
   await page.goto(`${base}/#/account`);
   await page.getByText("Signed in as").waitFor();
   await shoot(page, `account-${size}`);

@@ -41,12 +41,10 @@ export const ZAuditEntry = z
       name: z.string().max(300).nullable(),
     }),
     server_id: ZUuid.nullable().meta({ description: "The server the change concerns, when there is one" }),
-    changes: z
-      .record(z.string(), z.object({ before: z.unknown(), after: z.unknown() }))
-      .meta({
-        description:
-          "The fields that changed, before and after (null before: created; null after: removed); never a secret",
-      }),
+    changes: z.record(z.string().max(60), z.object({ before: z.unknown(), after: z.unknown() })).meta({
+      description:
+        "The fields that changed, before and after (null before: created; null after: removed); never a secret",
+    }),
     ip: z
       .string()
       .max(100)
@@ -75,6 +73,7 @@ export const ZAuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_AUDIT_PAGE).default(50).meta({ example: 50 }),
   cursor: z
     .string()
+    .max(18)
     .regex(/^[1-9][0-9]{0,17}$/, "must be a next_cursor this endpoint returned")
     .optional()
     .meta({ description: "next_cursor of the previous page; absent for the newest entries" }),
