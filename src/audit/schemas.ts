@@ -38,7 +38,7 @@ export const ZAuditEntry = z
     target: z.object({
       type: z.string().max(40),
       id: z.string().max(200),
-      name: z.string().max(300).nullable(),
+      name: z.string().max(2100).nullable().meta({ description: "Its name at the time (a masked URL for a webhook)" }),
     }),
     server_id: ZUuid.nullable().meta({ description: "The server the change concerns, when there is one" }),
     changes: z.record(z.string().max(60), z.object({ before: z.unknown(), after: z.unknown() })).meta({
