@@ -147,7 +147,7 @@ export function AuditPage() {
                     {e.actor.kind !== "user" && <div className="muted">{e.actor.kind.replace("_", " ")}</div>}
                   </td>
                   <td data-label="Action">
-                    <code>{e.action}</code>
+                    <code className="action">{e.action}</code>
                   </td>
                   <td data-label="Target">
                     {e.target.name ?? e.target.id}
@@ -157,7 +157,7 @@ export function AuditPage() {
                     {Object.keys(e.changes).length === 0 ? (
                       <span className="muted">—</span>
                     ) : (
-                      <ul className="plain">
+                      <ul className="audit-changes">
                         {Object.entries(e.changes).map(([field, c]) => (
                           <li key={field}>
                             <strong>{field}</strong>: {short(c.before)} → {short(c.after)}
