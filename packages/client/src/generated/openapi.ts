@@ -1562,6 +1562,7 @@ export interface components {
             server_id: string | null;
             target: {
                 id: string;
+                /** @description Its name at the time (a masked URL for a webhook) */
                 name: string | null;
                 type: string;
             };
