@@ -15,8 +15,17 @@ interface Filters {
 }
 const NONE: Filters = { actor: "", action: "", target: "", since: "", until: "" };
 
-/** `datetime-local` is the browser's local time; the API wants an instant. */
-const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
+/**
+ * A time typed as `YYYY-MM-DD HH:MM` in the browser's zone, as the instant the API wants; null when
+ * it does not read as one. (Text, not `datetime-local`: two native pickers would be two buttons
+ * with the same name.)
+ */
+function instant(local: string): string | null {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}))?$/.exec(local.trim());
+  if (!m) return null;
+  const d = new Date(`${m[1]}T${(m[2] ?? "00:00").padStart(5, "0")}`);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
 const short = (v: unknown) => {
   const s = v === null || v === undefined ? "—" : typeof v === "string" ? v : JSON.stringify(v);
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
@@ -28,6 +37,7 @@ export function AuditPage() {
   const team_id = team!.team_id;
   const [draft, setDraft] = useState<Filters>(NONE);
   const [applied, setApplied] = useState<Filters>(NONE);
+  const [bad, setBad] = useState<{ since?: string; until?: string }>({});
   const members = useQuery(trpc.teams.members.queryOptions({ team_id }));
   // The actor filter holds "kind:" (every actor of a kind) or "id:<uuid>".
   const [kind, id] = applied.actor.split(":") as [string, string | undefined];
@@ -38,8 +48,8 @@ export function AuditPage() {
     ...(kind === "id" && id ? { actor_id: id } : {}),
     ...(applied.action ? { action: applied.action } : {}),
     ...(applied.target.trim() ? { target_id: applied.target.trim() } : {}),
-    ...(applied.since ? { since: instant(applied.since) } : {}),
-    ...(applied.until ? { until: instant(applied.until) } : {}),
+    ...(applied.since ? { since: instant(applied.since)! } : {}),
+    ...(applied.until ? { until: instant(applied.until)! } : {}),
   };
   const log = useInfiniteQuery(
     trpc.audit.list.infiniteQueryOptions(input, { getNextPageParam: (page) => page.next_cursor ?? undefined }),
@@ -64,7 +74,13 @@ export function AuditPage() {
           aria-label="Audit filters"
           onSubmit={(e) => {
             e.preventDefault();
-            setApplied(draft);
+            const wrong = "Write it as YYYY-MM-DD HH:MM (your time)";
+            const errors = {
+              ...(draft.since.trim() && !instant(draft.since) ? { since: wrong } : {}),
+              ...(draft.until.trim() && !instant(draft.until) ? { until: wrong } : {}),
+            };
+            setBad(errors);
+            if (!errors.since && !errors.until) setApplied(draft);
           }}
         >
           <Field label="Actor">
@@ -100,8 +116,20 @@ export function AuditPage() {
             value={draft.target}
             onChange={set("target")}
           />
-          <TextField label="From" type="datetime-local" value={draft.since} onChange={set("since")} />
-          <TextField label="Until" type="datetime-local" value={draft.until} onChange={set("until")} />
+          <TextField
+            label="From"
+            placeholder="YYYY-MM-DD HH:MM"
+            error={bad.since}
+            value={draft.since}
+            onChange={set("since")}
+          />
+          <TextField
+            label="Until"
+            placeholder="YYYY-MM-DD HH:MM"
+            error={bad.until}
+            value={draft.until}
+            onChange={set("until")}
+          />
           <button type="submit" className="primary">
             Filter
           </button>
@@ -110,6 +138,7 @@ export function AuditPage() {
             onClick={() => {
               setDraft(NONE);
               setApplied(NONE);
+              setBad({});
             }}
           >
             Clear
