@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer } from "../src/app";
+import { auditAs } from "../src/audit/scope";
 import { loadConfig } from "../src/config";
 import { teams } from "../src/db/schema";
 import { createLogger } from "../src/lib/log";
@@ -165,7 +166,10 @@ const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
 const [team] = await d.insert(teams).values({ name: "bench" }).returning();
 const owner = { kind: "api_key", keyId: "bench", teamId: team!.id, role: "admin" } as const;
-for (const url of urls) await app.services.webhooks.create(owner as never, team!.id, { url });
+// Outside a request: the endpoints' audit entries name the benchmark as the actor.
+await auditAs({ kind: "system", name: "bench" }, async () => {
+  for (const url of urls) await app.services.webhooks.create(owner as never, team!.id, { url });
+});
 await reset();
 const platformStart = Date.now();
 await paced((i) => app.services.webhooks.enqueue({ teamId: team!.id }, "webhook.test", { i, sent_at: Date.now() }));

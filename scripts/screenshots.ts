@@ -88,6 +88,12 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await Bun.sleep(300);
   await hooks.screenshot({ path: join(OUT, `webhooks-${size}.png`) });
   console.log(`docs/screenshots/webhooks-${size}.png`);
+  await page.goto(`${base}/#/audit`);
+  await page.getByRole("table", { name: "Audit entries" }).waitFor();
+  // The first screen: the filters and the newest entries (the whole page is 25 entries long).
+  await page.waitForLoadState("networkidle");
+  await page.screenshot({ path: join(OUT, `audit-${size}.png`) });
+  console.log(`docs/screenshots/audit-${size}.png`);
   await page.goto(`${base}/#/account`);
   await page.getByText("Signed in as").waitFor();
   await shoot(page, `account-${size}`);

@@ -297,6 +297,8 @@ const ConfigSchema = z
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+    /** Audit log entries are kept this long (docs/audit.md); the hourly retention job removes older ones. */
+    AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
     /**
      * A player counts as online this long after the last news of them (an agent heartbeat, a ping
      * that listed them); past it their session is closed at that last news.

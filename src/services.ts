@@ -4,6 +4,7 @@ import type { Services } from "./trpc/context";
 import { IdempotencyStore } from "./idempotency/store";
 import { Keyring } from "./lib/keyring";
 import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
+import { AuditService } from "./audit/service";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
 import { PasswordGate } from "./auth/password-gate";
@@ -259,6 +260,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerHistory,
     realtime,
     webhooks,
+    audit: new AuditService(db),
     webhookWorker,
     alerts,
     edge,

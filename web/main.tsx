@@ -4,6 +4,7 @@ import { createRoot } from "react-dom/client";
 import { queryClient, session, trpc } from "./api";
 import { connection } from "./connection";
 import { type Current, CurrentCtx } from "./current";
+import { AuditPage } from "./pages/audit";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
 import { ServerPage } from "./pages/server";
@@ -65,11 +66,14 @@ function Shell() {
     },
   };
   const [page = "servers", id] = route;
+  // The audit log is for the team's admins and owners (the service answers 403 below that).
+  const canAudit = team !== null && (team.role === "admin" || team.role === "owner");
   const nav = [
     ["servers", "Servers"],
     ["networks", "Networks"],
     ["clients", "Client apps"],
     ["team", "Team"],
+    ...(canAudit ? [["audit", "Audit"]] : []),
     ["account", "Account"],
   ];
   let body: React.ReactNode;
@@ -81,6 +85,7 @@ function Shell() {
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;
   else if (page === "team") body = <TeamPage />;
+  else if (page === "audit" && canAudit) body = <AuditPage key={team!.team_id} />;
   else body = <AccountPage />;
   return (
     <CurrentCtx.Provider value={current}>

@@ -11,6 +11,7 @@ export const agentRouter = router({
   heartbeat: agentProcedure
     .meta({
       access: "agent",
+      audit: { none: "a reading of the server, not a change anyone made" },
       openapi: {
         method: "POST",
         path: "/agent/heartbeat",
@@ -26,6 +27,7 @@ export const agentRouter = router({
   events: agentProcedure
     .meta({
       access: "agent",
+      audit: { perEvent: ["player.ban", "player.unban"] },
       openapi: {
         method: "POST",
         path: "/agent/events",
@@ -36,7 +38,7 @@ export const agentRouter = router({
     })
     .input(ZEventBatch)
     .output(ZEventResult)
-    .mutation(({ ctx, input }) => ctx.services.agent.events(ctx.agent.serverId, input.events)),
+    .mutation(({ ctx, input }) => ctx.services.agent.events(ctx.agent, input.events)),
 
   config: agentProcedure
     .meta({

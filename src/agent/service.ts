@@ -11,7 +11,7 @@ import { afterSends, NO_EVENTS, type ServerEventSink, type ServerEventType } fro
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
-import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, banOut } from "../servers/players";
+import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, auditBan, banOut } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
@@ -133,7 +133,8 @@ export class AgentService {
    * recorded (a retried batch) is skipped, so nothing is counted twice, and a batch that
    * fails part way leaves no trace.
    */
-  async events(serverId: string, events: TAgentEvent[]) {
+  async events(agent: AgentPrincipal, events: TAgentEvent[]) {
+    const { serverId, teamId } = agent;
     const now = Date.now();
     // Published only after the transaction commits, in batch order, and only what was new.
     const changes: [ServerEventType, Record<string, unknown>, Date][] = [];
@@ -161,9 +162,12 @@ export class AgentService {
           changes.push(["player_leave", { uuid: e.uuid, name: e.name ?? null }, at]);
         } else if (e.type === "ban") {
           const row = await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
+          // A ban made in game is recorded with the server's agent as the actor.
+          await auditBan(tx, teamId, serverId, row.uuid, row.name, row);
           changes.push(["ban_added", banOut(row), at]);
         } else {
-          await applyUnban(tx, serverId, e.uuid, "game");
+          const lifted = await applyUnban(tx, serverId, e.uuid, "game");
+          if (lifted.length) await auditBan(tx, teamId, serverId, e.uuid, lifted[0]!.name, null);
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }

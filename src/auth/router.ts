@@ -27,6 +27,7 @@ export const authRouter = router({
   signup: publicProcedure
     .meta({
       access: "public",
+      audit: { none: "an account of its own, in no team yet" },
       status: 201,
       openapi: {
         method: "POST",
@@ -46,6 +47,7 @@ export const authRouter = router({
   login: publicProcedure
     .meta({
       access: "public",
+      audit: { none: "a sign-in is the person's own, not a change to a team" },
       openapi: {
         method: "POST",
         path: "/auth/login",
@@ -82,6 +84,7 @@ export const authRouter = router({
   refresh: publicProcedure
     .meta({
       access: "public",
+      audit: { none: "a sign-in is the person's own, not a change to a team" },
       openapi: {
         method: "POST",
         path: "/auth/refresh",
@@ -98,6 +101,7 @@ export const authRouter = router({
   logout: publicProcedure
     .meta({
       access: "public",
+      audit: { none: "a sign-in is the person's own, not a change to a team" },
       openapi: {
         method: "POST",
         path: "/auth/logout",

@@ -21,6 +21,7 @@ export const clientsRouter = router({
   create: limitedByPrincipal("clientCreate")
     .meta({
       access: "team:admin",
+      audit: "client.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -67,6 +68,7 @@ export const clientsRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "client.update",
       openapi: {
         method: "PATCH",
         path: "/client/apps/{client_id}",
@@ -82,6 +84,7 @@ export const clientsRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "client.delete",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}",
@@ -97,6 +100,7 @@ export const clientsRouter = router({
   rotateSecret: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "client.secret_rotate",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/secret",
@@ -112,6 +116,7 @@ export const clientsRouter = router({
   enableMsAuth: limitedByPrincipal("msAuthModule")
     .meta({
       access: "team:admin",
+      audit: "client.ms_auth_enable",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/modules/ms-auth",
@@ -144,6 +149,7 @@ export const clientsRouter = router({
   disableMsAuth: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "client.ms_auth_disable",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}/modules/ms-auth",

@@ -10,6 +10,7 @@ import { newSecret, safeEqual, sha256 } from "../lib/secrets";
 import { requireResourceRole, requireTeamRole } from "../teams/access";
 import type { Principal, Role } from "../auth/principal";
 import type { Bus } from "../realtime/bus";
+import { audit } from "../audit/entry";
 
 type AppRow = typeof clientApps.$inferSelect;
 type ModuleRow = typeof clientModules.$inferSelect;
@@ -38,6 +39,15 @@ const appOut = (a: AppRow, modules: string[]) => ({
   updated_at: iso(a.updatedAt),
   secret_rotated_at: iso(a.secretRotatedAt),
 });
+
+/** What the audit log records of a client: its public settings, never its secret. */
+const clientFields = (a: AppRow) => ({
+  name: a.name,
+  title: a.title,
+  description: a.description,
+  logo_url: a.logoUrl,
+});
+const clientTarget = (a: AppRow) => ({ type: "client", id: a.id, name: a.name });
 
 const moduleOut = (m: ModuleRow) => ({
   module_key: "ms_auth" as const,
@@ -99,6 +109,7 @@ export class ClientsService {
           secretHash: sha256(secret),
         })
         .returning();
+      await audit(tx, { teamId: r!.teamId, target: clientTarget(r!), after: clientFields(r!) });
       return r;
     });
     return { app: appOut(row!, []), client_secret: secret };
@@ -141,55 +152,90 @@ export class ClientsService {
     principal: Principal,
     input: { client_id: string; name?: string; title?: string; description?: string; logo_url?: string | null },
   ) {
-    await this.authorized(principal, input.client_id, "admin");
+    const before = await this.authorized(principal, input.client_id, "admin");
     const { client_id, ...patch } = input;
-    const [row] = await this.db
-      .update(clientApps)
-      .set({
-        ...(patch.name !== undefined && { name: patch.name }),
-        ...(patch.title !== undefined && { title: patch.title }),
-        ...(patch.description !== undefined && { description: patch.description }),
-        ...(patch.logo_url !== undefined && { logoUrl: patch.logo_url }),
-        updatedAt: new Date(),
-      })
-      .where(eq(clientApps.id, client_id))
-      .returning();
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(clientApps)
+        .set({
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.title !== undefined && { title: patch.title }),
+          ...(patch.description !== undefined && { description: patch.description }),
+          ...(patch.logo_url !== undefined && { logoUrl: patch.logo_url }),
+          updatedAt: new Date(),
+        })
+        .where(eq(clientApps.id, client_id))
+        .returning();
+      await audit(tx, {
+        teamId: r!.teamId,
+        target: clientTarget(r!),
+        before: clientFields(before),
+        after: clientFields(r!),
+      });
+      return r;
+    });
     await this.changed(client_id);
     return appOut(row!, await this.moduleKeys(client_id));
   }
 
   async remove(principal: Principal, clientId: string) {
-    await this.authorized(principal, clientId, "admin");
-    await this.db.delete(clientApps).where(eq(clientApps.id, clientId));
+    const app = await this.authorized(principal, clientId, "admin");
+    await this.db.transaction(async (tx) => {
+      await tx.delete(clientApps).where(eq(clientApps.id, clientId));
+      await audit(tx, { teamId: app.teamId, target: clientTarget(app), before: clientFields(app) });
+    });
     await this.changed(clientId);
     return { ok: true as const };
   }
 
   /** A new secret, shown once; the old one stops working at once. */
   async rotateSecret(principal: Principal, clientId: string) {
-    await this.authorized(principal, clientId, "admin");
+    const app = await this.authorized(principal, clientId, "admin");
     const secret = newSecret("client_secret");
-    const [row] = await this.db
-      .update(clientApps)
-      .set({ secretHash: sha256(secret), secretRotatedAt: new Date(), updatedAt: new Date() })
-      .where(eq(clientApps.id, clientId))
-      .returning();
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(clientApps)
+        .set({ secretHash: sha256(secret), secretRotatedAt: new Date(), updatedAt: new Date() })
+        .where(eq(clientApps.id, clientId))
+        .returning();
+      await audit(tx, {
+        teamId: app.teamId,
+        target: clientTarget(app),
+        before: { secret_rotated_at: iso(app.secretRotatedAt) },
+        after: { secret_rotated_at: iso(r!.secretRotatedAt) },
+      });
+      return r;
+    });
     await this.changed(clientId);
     this.events.emit({ clientId }, "client.secret_rotated", { rotated_at: row!.secretRotatedAt.toISOString() });
     return { app: appOut(row!, await this.moduleKeys(clientId)), client_secret: secret };
   }
 
   async enableMsAuth(principal: Principal, clientId: string, redirectUri: string) {
-    await this.authorized(principal, clientId, "admin");
+    const app = await this.authorized(principal, clientId, "admin");
     const now = new Date();
-    const [row] = await this.db
-      .insert(clientModules)
-      .values({ clientId, moduleKey: MS_AUTH, postLoginRedirectUri: redirectUri })
-      .onConflictDoUpdate({
-        target: [clientModules.clientId, clientModules.moduleKey],
-        set: { postLoginRedirectUri: redirectUri, updatedAt: now },
-      })
-      .returning();
+    const row = await this.db.transaction(async (tx) => {
+      const [before] = await tx
+        .select({ uri: clientModules.postLoginRedirectUri })
+        .from(clientModules)
+        .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
+        .for("update");
+      const [r] = await tx
+        .insert(clientModules)
+        .values({ clientId, moduleKey: MS_AUTH, postLoginRedirectUri: redirectUri })
+        .onConflictDoUpdate({
+          target: [clientModules.clientId, clientModules.moduleKey],
+          set: { postLoginRedirectUri: redirectUri, updatedAt: now },
+        })
+        .returning();
+      await audit(tx, {
+        teamId: app.teamId,
+        target: clientTarget(app),
+        before: before ? { ms_auth: true, post_login_redirect_uri: before.uri } : { ms_auth: false },
+        after: { ms_auth: true, post_login_redirect_uri: redirectUri },
+      });
+      return r;
+    });
     await this.changed(clientId);
     return moduleOut(row!);
   }
@@ -202,12 +248,20 @@ export class ClientsService {
   }
 
   async disableMsAuth(principal: Principal, clientId: string) {
-    await this.authorized(principal, clientId, "admin");
-    const gone = await this.db
-      .delete(clientModules)
-      .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
-      .returning();
-    if (gone.length === 0) throw new AppError("not_found", "The ms_auth module is not enabled for this client.");
+    const app = await this.authorized(principal, clientId, "admin");
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx
+        .delete(clientModules)
+        .where(and(eq(clientModules.clientId, clientId), eq(clientModules.moduleKey, MS_AUTH)))
+        .returning();
+      if (!gone) throw new AppError("not_found", "The ms_auth module is not enabled for this client.");
+      await audit(tx, {
+        teamId: app.teamId,
+        target: clientTarget(app),
+        before: { ms_auth: true, post_login_redirect_uri: gone.postLoginRedirectUri },
+        after: { ms_auth: false },
+      });
+    });
     await this.changed(clientId);
     return { ok: true as const };
   }

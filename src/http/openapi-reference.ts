@@ -10,6 +10,7 @@ import { ZAnnouncement, ZBan, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "
 import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
 import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
 import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
+import { ZAuditEntry, ZAuditPage } from "../audit/schemas";
 
 /**
  * The resources the reference names: each lands in `components.schemas` under its name and is
@@ -52,6 +53,8 @@ const COMPONENTS: Record<string, z.ZodType> = {
   WebhookEndpoint: ZEndpoint,
   CreatedWebhookEndpoint: ZEndpointWithSecret,
   WebhookDelivery: ZDelivery,
+  AuditEntry: ZAuditEntry,
+  AuditPage: ZAuditPage,
   Ok: ZOk,
 };
 
@@ -313,6 +316,40 @@ const webhookDelivery = {
 };
 
 /** One realistic request and answer per procedure; the doors test parses each with the procedure's own schemas. */
+const auditEntries = [
+  {
+    entry_id: "1043",
+    team_id: TEAM,
+    at: T1,
+    actor: { kind: "user", id: USER2, name: "grace@example.com" },
+    action: "player.ban",
+    target: { type: "player", id: JEB, name: "jeb_" },
+    server_id: SERVER,
+    changes: {
+      reason: { before: null, after: "Griefing spawn" },
+      source: { before: null, after: "Dashboard" },
+      origin: { before: null, after: "dashboard" },
+      expires: { before: null, after: "forever" },
+    },
+    ip: "203.0.113.7",
+    user_agent: "Mozilla/5.0 (X11; Linux x86_64)",
+    request_id: REQUEST,
+  },
+  {
+    entry_id: "1042",
+    team_id: TEAM,
+    at: T0,
+    actor: { kind: "api_key", id: KEY, name: "Deploy bot" },
+    action: "server.update",
+    target: { type: "server", id: SERVER, name: "Survival" },
+    server_id: SERVER,
+    changes: { port: { before: 25565, after: 25566 } },
+    ip: "198.51.100.20",
+    user_agent: "curl/8.5.0",
+    request_id: "0f1e2d3c-4b5a-4987-8f6e-5d4c3b2a1f0e",
+  },
+];
+
 export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   "health.check": { response: { status: "ok", database: "ok", version: "0.1.0", uptime_s: 86_400 } },
 
@@ -789,6 +826,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       created_at: T1,
     },
   },
+  "audit.list": {
+    request: { team_id: TEAM, action: "player.ban", since: "2026-03-01T00:00:00.000Z", limit: 50 },
+    response: { entries: [auditEntries[0]], next_cursor: null },
+    more: {
+      page: {
+        summary: "A page of every action, with a cursor for the next one",
+        value: { entries: auditEntries, next_cursor: "1042" },
+      },
+    },
+  },
   "webhooks.test": {
     request: { team_id: TEAM, endpoint_id: WEBHOOK },
     response: {
@@ -879,5 +926,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "webhooks.delete": `${ADMIN} Deletes the endpoint with its queued and past deliveries.`,
   "webhooks.deliveries": `${VIEWER} Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response.`,
   "webhooks.redeliver": `${ADMIN} Queues the delivery's event again for this endpoint: a new delivery with the same \`webhook-id\`, so a receiver that already handled it can tell. 429 when the team's webhook budget is spent.`,
+  "audit.list":
+    "Admins and owners of the team (people or admin API keys). Every change of state made through the API, the tRPC door or the dashboard is one entry, written in the change's own transaction: who (a user, an API key, a server's agent or the system, by id and by name at the time), the action (one of the list in docs/audit.md), the target, the changed fields before and after (never a secret), the client address, user agent and request id. Filters combine; `since` is inclusive, `until` exclusive. Newest first; pass `next_cursor` as `cursor` for the next page. Entries cannot be changed or deleted; they are removed after AUDIT_RETENTION_DAYS.",
   "webhooks.test": `${ADMIN} Queues a \`webhook.test\` event for this endpoint only, signed like every other event. 409 when the endpoint is disabled or paused; 429 when the team's webhook budget is spent.`,
 };

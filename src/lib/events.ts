@@ -16,8 +16,15 @@ export const TEAM_EVENT_TYPES = [
   "endpoint.disabled",
   "endpoint.paused",
   "webhook.test",
+  "audit.entry",
 ] as const;
 export type TeamEventType = (typeof TEAM_EVENT_TYPES)[number];
+
+/**
+ * Types an endpoint gets only when it names them: an endpoint that takes "every type" (an empty
+ * filter) was set up before they existed, and one entry per change would drown what it was for.
+ */
+export const OPT_IN_EVENT_TYPES: readonly TeamEventType[] = ["audit.entry"];
 
 /**
  * Whose event it is. A server or client id is enough: the team is looked up in the statement

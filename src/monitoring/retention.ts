@@ -10,6 +10,8 @@ export interface HistoryRetention {
   minuteHours: number;
   /** One-hour buckets (and closed player sessions, ended incidents). */
   hourDays: number;
+  /** Audit log entries (AUDIT_RETENTION_DAYS); unset: kept. */
+  auditDays?: number;
 }
 
 /**
@@ -33,5 +35,12 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
   await db.execute(sql`delete from player_sessions where left_at is not null and left_at < ${hourCutoff}::timestamptz`);
   // Incidents are read beside the hourly buckets, so they are kept as long.
   await db.execute(sql`delete from server_incidents where ended_at < ${hourCutoff}::timestamptz`);
-  return { pruned_raw: prunedRaw, pruned_minutes: prunedMinutes, pruned_hours: prunedHours };
+  // The only path that removes audit entries: by age, never by what they say.
+  const prunedAudit =
+    keep.auditDays === undefined
+      ? 0
+      : await count(
+          sql`delete from audit_log where at < ${new Date(now.getTime() - keep.auditDays * 86_400_000).toISOString()}::timestamptz`,
+        );
+  return { pruned_raw: prunedRaw, pruned_minutes: prunedMinutes, pruned_hours: prunedHours, pruned_audit: prunedAudit };
 }

@@ -126,6 +126,7 @@ export class MonitoringService {
       | "PING_TIMEOUT_MS"
       | "PING_CONCURRENCY"
       | "SAMPLE_RETENTION_DAYS"
+      | "AUDIT_RETENTION_DAYS"
       | "OUTBOUND_ALLOW_PRIVATE"
       | "METRICS_MINUTE_RETENTION_HOURS"
     >,
@@ -571,7 +572,11 @@ export class MonitoringService {
   retention(now: Date = this.clock.date()) {
     return pruneHistory(
       this.db,
-      { minuteHours: this.config.METRICS_MINUTE_RETENTION_HOURS, hourDays: this.config.SAMPLE_RETENTION_DAYS },
+      {
+        minuteHours: this.config.METRICS_MINUTE_RETENTION_HOURS,
+        hourDays: this.config.SAMPLE_RETENTION_DAYS,
+        auditDays: this.config.AUDIT_RETENTION_DAYS,
+      },
       now,
     );
   }

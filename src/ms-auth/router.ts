@@ -16,6 +16,7 @@ export const msAuthRouter = router({
   start: clientProcedure("start")
     .meta({
       access: "client",
+      audit: { none: "a player's launcher sign-in, recorded as the login request itself" },
       openapi: {
         method: "POST",
         path: "/client/ms-auth/start",
@@ -35,6 +36,7 @@ export const msAuthRouter = router({
     clientProcedure("poll")
       .meta({
         access: "client",
+        audit: { none: "a player's launcher sign-in, recorded as the login request itself" },
         openapi: {
           method: "POST",
           path: "/client/ms-auth/poll",
@@ -57,6 +59,7 @@ export const msAuthRouter = router({
     clientProcedure("validate")
       .meta({
         access: "client",
+        audit: { none: "a player's launcher sign-in, recorded as the login request itself" },
         openapi: {
           method: "POST",
           path: "/client/ms-auth/session/validate",
@@ -78,6 +81,7 @@ export const msAuthRouter = router({
   revoke: clientProcedure("validate")
     .meta({
       access: "client",
+      audit: { none: "a player's launcher sign-in, recorded as the login request itself" },
       openapi: {
         method: "POST",
         path: "/client/ms-auth/session/revoke",

@@ -8,6 +8,7 @@ import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
+import { audit } from "../audit/entry";
 
 type Row = typeof announcements.$inferSelect;
 
@@ -22,6 +23,9 @@ export const announcementOut = (a: Row) => ({
   created_at: iso(a.createdAt),
   updated_at: iso(a.updatedAt),
 });
+
+/** An announcement is named by the start of its message. */
+const announcementTarget = (a: Row) => ({ type: "announcement", id: a.id, name: a.message.slice(0, 60) });
 
 export interface AnnouncementFields {
   message?: string;
@@ -103,7 +107,7 @@ export class AnnouncementsService {
   }
 
   async create(principal: Principal, serverId: string, f: AnnouncementFields & { message: string }) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
     const values = {
       serverId,
       message: f.message,
@@ -120,6 +124,7 @@ export class AnnouncementsService {
       if (n!.n >= LIMITS.announcementsPerServer)
         throw overLimit("announcements per server", LIMITS.announcementsPerServer);
       const [r] = await tx.insert(announcements).values(values).returning();
+      await audit(tx, { teamId: server.teamId, target: announcementTarget(r!), serverId, after: announcementOut(r!) });
       return r;
     });
     const announcement = announcementOut(row!);
@@ -128,7 +133,7 @@ export class AnnouncementsService {
   }
 
   async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
     const announcement = await this.db.transaction(async (tx) => {
       const [current] = await tx
         .select()
@@ -150,19 +155,35 @@ export class AnnouncementsService {
         .set({ ...next, updatedAt: new Date() })
         .where(eq(announcements.id, id))
         .returning();
-      return announcementOut(row!);
+      const out = announcementOut(row!);
+      await audit(tx, {
+        teamId: server.teamId,
+        target: announcementTarget(row!),
+        serverId,
+        before: announcementOut(current),
+        after: out,
+      });
+      return out;
     });
     this.events.publish(serverId, "announcements_changed", { action: "updated", announcement });
     return announcement;
   }
 
   async remove(principal: Principal, serverId: string, id: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
-    const gone = await this.db
-      .delete(announcements)
-      .where(and(eq(announcements.id, id), eq(announcements.serverId, serverId)))
-      .returning({ id: announcements.id });
-    if (gone.length === 0) throw new AppError("not_found", "No such announcement on this server.");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx
+        .delete(announcements)
+        .where(and(eq(announcements.id, id), eq(announcements.serverId, serverId)))
+        .returning();
+      if (!gone) throw new AppError("not_found", "No such announcement on this server.");
+      await audit(tx, {
+        teamId: server.teamId,
+        target: announcementTarget(gone),
+        serverId,
+        before: announcementOut(gone),
+      });
+    });
     this.events.publish(serverId, "announcements_changed", {
       action: "deleted",
       announcement: { announcement_id: id },

@@ -7,6 +7,7 @@ import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
+import { audit } from "../audit/entry";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -25,6 +26,32 @@ export const banOut = (b: BanRow) => ({
   created: iso(b.createdAt),
   expires: b.expiresAt ? iso(b.expiresAt) : ("forever" as const),
 });
+
+/** What the audit log records of a ban. */
+export const banFields = (b: BanRow) => ({
+  reason: b.reason,
+  source: b.source,
+  origin: b.origin,
+  expires: b.expiresAt ? iso(b.expiresAt) : "forever",
+});
+
+/** Writes the audit entry of a ban made (`after`) or lifted, inside the change's transaction. */
+export function auditBan(
+  tx: Tx,
+  teamId: string,
+  serverId: string,
+  uuid: string,
+  name: string | null,
+  made: BanRow | null,
+) {
+  return audit(tx, {
+    teamId,
+    action: made ? "player.ban" : "player.unban",
+    target: { type: "player", id: uuid, name },
+    serverId,
+    ...(made ? { after: banFields(made) } : { changes: { banned: { before: true, after: false } } }),
+  });
+}
 
 /** Bans in force: not lifted and not expired. */
 export const activeBan = (serverId: string) =>
@@ -202,25 +229,26 @@ export class PlayersService {
   }
 
   async ban(principal: Principal, serverId: string, input: BanInput) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
     if (input.expires && new Date(input.expires).getTime() <= Date.now())
       throw new AppError("bad_request", "expires must be in the future.");
-    const row = await applyBan(
-      this.db,
-      serverId,
-      input,
-      "dashboard",
-      principal.kind === "user" ? principal.userId : null,
-    );
+    const row = await this.db.transaction(async (tx) => {
+      const r = await applyBan(tx, serverId, input, "dashboard", principal.kind === "user" ? principal.userId : null);
+      await auditBan(tx, server.teamId, serverId, r.uuid, r.name, r);
+      return r;
+    });
     const ban = banOut(row);
     this.events.publish(serverId, "ban_added", ban);
     return ban;
   }
 
   async unban(principal: Principal, serverId: string, uuid: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
-    const lifted = await applyUnban(this.db, serverId, uuid, "dashboard");
-    if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    await this.db.transaction(async (tx) => {
+      const lifted = await applyUnban(tx, serverId, uuid, "dashboard");
+      if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");
+      await auditBan(tx, server.teamId, serverId, uuid, lifted[0]!.name, null);
+    });
     this.events.publish(serverId, "ban_lifted", { uuid, source: "dashboard" });
     return { ok: true as const };
   }

@@ -6,7 +6,8 @@ import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
-import { requireServerRole } from "./access";
+import { requireServerRole, type ServerRow } from "./access";
+import { audit } from "../audit/entry";
 
 type RankRow = typeof ranks.$inferSelect;
 
@@ -21,6 +22,8 @@ export const rankOut = (r: RankRow) => ({
   created_at: iso(r.createdAt),
   updated_at: iso(r.updatedAt),
 });
+
+const rankTarget = (name: string) => ({ type: "rank", id: name, name });
 
 export interface RankFields {
   display_name?: string | null;
@@ -81,7 +84,7 @@ export class RanksService {
   }
 
   async create(principal: Principal, serverId: string, name: string, fields: RankFields) {
-    const rank = await this.write(principal, serverId, async (tx, existing) => {
+    const rank = await this.write(principal, serverId, async (tx, existing, { server }) => {
       if (existing.has(name)) throw new AppError("conflict", `A rank named ${name} already exists on this server.`);
       if (existing.size >= LIMITS.ranksPerServer) throw overLimit("ranks per server", LIMITS.ranksPerServer);
       this.checkGraph(existing, name, fields.parents ?? []);
@@ -98,14 +101,16 @@ export class RanksService {
           parents: fields.parents ?? [],
         })
         .returning();
-      return rankOut(row!);
+      const out = rankOut(row!);
+      await audit(tx, { teamId: server.teamId, target: rankTarget(name), serverId, after: out });
+      return out;
     });
     this.events.publish(serverId, "ranks_changed", { action: "created", rank });
     return rank;
   }
 
   async update(principal: Principal, serverId: string, name: string, fields: RankFields) {
-    const rank = await this.write(principal, serverId, async (tx, existing) => {
+    const rank = await this.write(principal, serverId, async (tx, existing, { server, rows }) => {
       if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
       if (fields.parents) this.checkGraph(existing, name, fields.parents);
       const [row] = await tx
@@ -121,14 +126,22 @@ export class RanksService {
         })
         .where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)))
         .returning();
-      return rankOut(row!);
+      const out = rankOut(row!);
+      await audit(tx, {
+        teamId: server.teamId,
+        target: rankTarget(name),
+        serverId,
+        before: rankOut(rows.find((r) => r.name === name)!),
+        after: out,
+      });
+      return out;
     });
     this.events.publish(serverId, "ranks_changed", { action: "updated", rank });
     return rank;
   }
 
   async remove(principal: Principal, serverId: string, name: string) {
-    const out = await this.write(principal, serverId, async (tx, existing) => {
+    const out = await this.write(principal, serverId, async (tx, existing, { server, rows }) => {
       if (!existing.has(name)) throw new AppError("not_found", `No rank named ${name} on this server.`);
       const children = [...existing].filter(([, parents]) => parents.includes(name)).map(([child]) => child);
       if (children.length)
@@ -138,6 +151,12 @@ export class RanksService {
           { details: { children } },
         );
       await tx.delete(ranks).where(and(eq(ranks.serverId, serverId), eq(ranks.name, name)));
+      await audit(tx, {
+        teamId: server.teamId,
+        target: rankTarget(name),
+        serverId,
+        before: rankOut(rows.find((r) => r.name === name)!),
+      });
       return { ok: true as const };
     });
     this.events.publish(serverId, "ranks_changed", { action: "deleted", rank: { name } });
@@ -164,16 +183,18 @@ export class RanksService {
   private async write<T>(
     principal: Principal,
     serverId: string,
-    fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0], existing: Map<string, string[]>) => Promise<T>,
+    fn: (
+      tx: Parameters<Parameters<Db["transaction"]>[0]>[0],
+      existing: Map<string, string[]>,
+      current: { server: ServerRow; rows: RankRow[] },
+    ) => Promise<T>,
   ) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
     return this.db.transaction(async (tx) => {
       await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
-      const rows = await tx
-        .select({ name: ranks.name, parents: ranks.parents })
-        .from(ranks)
-        .where(eq(ranks.serverId, serverId));
-      return fn(tx, new Map(rows.map((r) => [r.name, r.parents])));
+      // Whole rows (at most LIMITS.ranksPerServer): the audit entry records a rank before the change.
+      const rows = await tx.select().from(ranks).where(eq(ranks.serverId, serverId));
+      return fn(tx, new Map(rows.map((r) => [r.name, r.parents])), { server, rows });
     });
   }
 }

@@ -46,6 +46,7 @@ export const serversRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "server.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -109,6 +110,7 @@ export const serversRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "server.update",
       openapi: {
         method: "PATCH",
         path: "/server/servers/{server_id}",
@@ -124,6 +126,7 @@ export const serversRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "server.delete",
       openapi: {
         method: "DELETE",
         path: "/server/servers/{server_id}",
@@ -139,6 +142,7 @@ export const serversRouter = router({
   rotateAgentToken: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "server.agent_token_rotate",
       openapi: {
         method: "POST",
         path: "/server/servers/{server_id}/agent-token",
@@ -213,6 +217,7 @@ export const serversRouter = router({
   ban: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "player.ban",
       status: 201,
       openapi: {
         method: "POST",
@@ -230,6 +235,7 @@ export const serversRouter = router({
   unban: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "player.unban",
       openapi: {
         method: "DELETE",
         path: "/server/bans/{uuid}",
@@ -262,6 +268,7 @@ export const serversRouter = router({
   createRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "rank.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -281,6 +288,7 @@ export const serversRouter = router({
   updateRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "rank.update",
       openapi: {
         method: "PATCH",
         path: "/server/ranks/{name}",
@@ -299,6 +307,7 @@ export const serversRouter = router({
   deleteRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "rank.delete",
       openapi: {
         method: "DELETE",
         path: "/server/ranks/{name}",
@@ -331,6 +340,7 @@ export const serversRouter = router({
   createAnnouncement: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "announcement.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -348,6 +358,7 @@ export const serversRouter = router({
   updateAnnouncement: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "announcement.update",
       openapi: {
         method: "PATCH",
         path: "/server/announcements/{announcement_id}",
@@ -366,6 +377,7 @@ export const serversRouter = router({
   deleteAnnouncement: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      audit: "announcement.delete",
       openapi: {
         method: "DELETE",
         path: "/server/announcements/{announcement_id}",

@@ -11,6 +11,7 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole, type ServerRow } from "./access";
 import type { TUpdateServer } from "./schemas";
 import type { DownReason } from "../monitoring/down-reason";
+import { audit } from "../audit/entry";
 
 type StatusRow = typeof serverStatus.$inferSelect;
 
@@ -59,6 +60,16 @@ export function serverOut(s: ServerRow, st: StatusRow | null | undefined) {
 }
 export type TServerOut = ReturnType<typeof serverOut>;
 
+/** What the audit log records of a server: its settings, never its token. */
+const serverFields = (s: Pick<ServerRow, "name" | "host" | "port" | "kind" | "networkName">) => ({
+  name: s.name,
+  host: s.host,
+  port: s.port,
+  kind: s.kind,
+  network_name: s.networkName,
+});
+const serverTarget = (s: Pick<ServerRow, "id" | "name">) => ({ type: "server", id: s.id, name: s.name });
+
 function checkNetwork(kind: string, networkName: string | null | undefined) {
   if (kind === "network" && !networkName)
     throw new AppError("bad_request", "network_name is required when kind is network.");
@@ -100,7 +111,7 @@ export class ServersService {
       await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, input.team_id)).for("update");
       const [mine] = await tx.select({ n: count() }).from(servers).where(eq(servers.teamId, input.team_id));
       if (mine!.n >= LIMITS.serversPerTeam) throw overLimit("servers per team", LIMITS.serversPerTeam);
-      return tx
+      const rows = await tx
         .insert(servers)
         .values({
           teamId: input.team_id,
@@ -113,6 +124,14 @@ export class ServersService {
           agentTokenPrefix: displayPrefix(agentToken),
         })
         .returning();
+      const s = rows[0]!;
+      await audit(tx, {
+        teamId: s.teamId,
+        target: serverTarget(s),
+        serverId: s.id,
+        after: { ...serverFields(s), agent_token_prefix: s.agentTokenPrefix },
+      });
+      return rows;
     });
     return { ...serverOut(row!, null), agent_token: agentToken };
   }
@@ -150,37 +169,61 @@ export class ServersService {
     const moved =
       (input.host !== undefined && input.host !== server.host) ||
       (input.port !== undefined && input.port !== server.port);
-    await this.db
-      .update(servers)
-      .set({
-        name: input.name ?? server.name,
-        host: input.host ?? server.host,
-        port: input.port ?? server.port,
-        kind,
-        networkName,
-        updatedAt: new Date(),
-        // A new address is checked at once rather than at the old schedule.
-        ...(moved && { nextCheckAt: sql`now()` }),
-      })
-      .where(eq(servers.id, server.id));
-    if (moved) await this.db.delete(serverStatus).where(eq(serverStatus.serverId, server.id));
+    const next = {
+      name: input.name ?? server.name,
+      host: input.host ?? server.host,
+      port: input.port ?? server.port,
+      kind,
+      networkName,
+    };
+    await this.db.transaction(async (tx) => {
+      await tx
+        .update(servers)
+        .set({
+          ...next,
+          updatedAt: new Date(),
+          // A new address is checked at once rather than at the old schedule.
+          ...(moved && { nextCheckAt: sql`now()` }),
+        })
+        .where(eq(servers.id, server.id));
+      if (moved) await tx.delete(serverStatus).where(eq(serverStatus.serverId, server.id));
+      await audit(tx, {
+        teamId: server.teamId,
+        target: serverTarget({ id: server.id, name: next.name }),
+        serverId: server.id,
+        before: serverFields(server),
+        after: serverFields(next),
+      });
+    });
     return this.get(principal, server.id);
   }
 
   async remove(principal: Principal, serverId: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
-    await this.db.delete(servers).where(eq(servers.id, serverId));
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    await this.db.transaction(async (tx) => {
+      await tx.delete(servers).where(eq(servers.id, serverId));
+      await audit(tx, { teamId: server.teamId, target: serverTarget(server), serverId, before: serverFields(server) });
+    });
     return { ok: true as const };
   }
 
   /** A new agent token; the old one stops working at once. */
   async rotateAgentToken(principal: Principal, serverId: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
     const agentToken = newSecret("agent");
-    await this.db
-      .update(servers)
-      .set({ agentTokenHash: sha256(agentToken), agentTokenPrefix: displayPrefix(agentToken), updatedAt: new Date() })
-      .where(eq(servers.id, serverId));
+    await this.db.transaction(async (tx) => {
+      await tx
+        .update(servers)
+        .set({ agentTokenHash: sha256(agentToken), agentTokenPrefix: displayPrefix(agentToken), updatedAt: new Date() })
+        .where(eq(servers.id, serverId));
+      await audit(tx, {
+        teamId: server.teamId,
+        target: serverTarget(server),
+        serverId,
+        before: { agent_token_prefix: server.agentTokenPrefix },
+        after: { agent_token_prefix: displayPrefix(agentToken) },
+      });
+    });
     return { server_id: serverId, agent_token: agentToken, agent_token_prefix: displayPrefix(agentToken) };
   }
 

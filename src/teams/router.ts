@@ -29,6 +29,7 @@ export const teamsRouter = router({
   create: userProcedure
     .meta({
       access: "user",
+      audit: "team.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -71,6 +72,7 @@ export const teamsRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "team.update",
       openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
     })
     .input(ZUpdateTeam)
@@ -99,6 +101,7 @@ export const teamsRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:owner",
+      audit: "team.delete",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}",
@@ -129,6 +132,7 @@ export const teamsRouter = router({
   addMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.add",
       status: 201,
       openapi: {
         method: "POST",
@@ -146,6 +150,7 @@ export const teamsRouter = router({
   updateMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.update",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/members/{user_id}",
@@ -164,6 +169,7 @@ export const teamsRouter = router({
   removeMember: userProcedure
     .meta({
       access: "person:admin",
+      audit: "member.remove",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/members/{user_id}",
@@ -180,6 +186,7 @@ export const teamsRouter = router({
   transfer: userProcedure
     .meta({
       access: "person:owner",
+      audit: "team.transfer",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/transfer",
@@ -196,6 +203,7 @@ export const teamsRouter = router({
   createApiKey: userProcedure
     .meta({
       access: "person:admin",
+      audit: "api_key.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -231,6 +239,7 @@ export const teamsRouter = router({
   revokeApiKey: userProcedure
     .meta({
       access: "person:admin",
+      audit: "api_key.revoke",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/api-keys/{key_id}",

@@ -8,6 +8,7 @@ import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 import { hasSecondFactor, lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 import { NOT_MEMBER, requireTeamRole } from "./access";
+import { audit } from "../audit/entry";
 
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
@@ -30,6 +31,8 @@ const keyOut = (k: KeyRow) => ({
   created_at: iso(k.createdAt),
   revoked_at: k.revokedAt ? iso(k.revokedAt) : null,
 });
+
+const memberTarget = (u: { id: string; email: string }) => ({ type: "member", id: u.id, name: u.email });
 
 export class TeamsService {
   /** The most read team route, `GET /teams/{id}`: the caller's role and the team in one prepared statement. */
@@ -78,6 +81,7 @@ export class TeamsService {
       if (mine!.n >= LIMITS.teamsPerUser) throw overLimit("teams per account", LIMITS.teamsPerUser);
       const [team] = await tx.insert(teams).values({ name }).returning();
       await tx.insert(teamMembers).values({ teamId: team!.id, userId, role: "owner" });
+      await audit(tx, { teamId: team!.id, target: { type: "team", id: team!.id, name }, after: { name } });
       return teamOut(team!, "owner");
     });
   }
@@ -113,18 +117,23 @@ export class TeamsService {
 
   async rename(principal: Principal, teamId: string, name: string) {
     const role = await this.require(principal, teamId, "admin");
-    const [team] = await this.db
-      .update(teams)
-      .set({ name, updatedAt: new Date() })
-      .where(eq(teams.id, teamId))
-      .returning();
-    if (!team) throw new AppError("not_found", "Team not found.");
+    const team = await this.db.transaction(async (tx) => {
+      const [before] = await tx.select({ name: teams.name }).from(teams).where(eq(teams.id, teamId)).for("update");
+      if (!before) throw new AppError("not_found", "Team not found.");
+      const [row] = await tx.update(teams).set({ name, updatedAt: new Date() }).where(eq(teams.id, teamId)).returning();
+      await audit(tx, { teamId, target: { type: "team", id: teamId, name }, before, after: { name } });
+      return row!;
+    });
     return teamOut(team, role);
   }
 
   async remove(principal: Principal, teamId: string) {
     await this.require(principal, teamId, "owner");
-    await this.db.delete(teams).where(eq(teams.id, teamId));
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx.delete(teams).where(eq(teams.id, teamId)).returning({ name: teams.name });
+      // The entry outlives the team (the log has no foreign keys) until the retention removes it.
+      if (gone) await audit(tx, { teamId, target: { type: "team", id: teamId, name: gone.name }, before: gone });
+    });
     await this.onRemoved(teamId);
     return { ok: true as const };
   }
@@ -156,6 +165,7 @@ export class TeamsService {
         .values({ teamId, userId: user.id, role })
         .onConflictDoNothing()
         .returning();
+      if (r) await audit(tx, { teamId, target: memberTarget(user), after: { role } });
       return r;
     });
     if (!row) throw new AppError("conflict", "This account is already a member of the team.");
@@ -167,12 +177,21 @@ export class TeamsService {
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
       throw new AppError("conflict", "The owner's role changes only by transferring ownership.");
-    const [row] = await this.db
-      .update(teamMembers)
-      .set({ role })
-      .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)))
-      .returning();
-    return { user_id: userId, email: member.email, role: row!.role, joined_at: iso(row!.createdAt) };
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(teamMembers)
+        .set({ role })
+        .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)))
+        .returning();
+      await audit(tx, {
+        teamId,
+        target: memberTarget({ id: userId, email: member.email }),
+        before: { role: member.role },
+        after: { role },
+      });
+      return r!;
+    });
+    return { user_id: userId, email: member.email, role: row.role, joined_at: iso(row.createdAt) };
   }
 
   async removeMember(principal: Principal, teamId: string, userId: string) {
@@ -182,7 +201,14 @@ export class TeamsService {
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
       throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
-    await this.db.delete(teamMembers).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+    await this.db.transaction(async (tx) => {
+      await tx.delete(teamMembers).where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+      await audit(tx, {
+        teamId,
+        target: memberTarget({ id: userId, email: member.email }),
+        before: { role: member.role },
+      });
+    });
     return { ok: true as const };
   }
 
@@ -192,14 +218,23 @@ export class TeamsService {
     const target = await this.member(teamId, userId);
     if (target.role === "owner") throw new AppError("conflict", "This member already owns the team.");
     await this.db.transaction(async (tx) => {
-      await tx
+      const [old] = await tx
         .update(teamMembers)
         .set({ role: "admin" })
-        .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")));
+        .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, "owner")))
+        .returning({ userId: teamMembers.userId });
       await tx
         .update(teamMembers)
         .set({ role: "owner" })
         .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)));
+      await audit(tx, {
+        teamId,
+        target: memberTarget({ id: userId, email: target.email }),
+        changes: {
+          role: { before: target.role, after: "owner" },
+          owner_id: { before: old?.userId ?? null, after: userId },
+        },
+      });
     });
     return this.members(principal, teamId);
   }
@@ -215,7 +250,7 @@ export class TeamsService {
         .where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)));
       if (active!.n >= LIMITS.activeApiKeysPerTeam)
         throw overLimit("active API keys per team; revoke unused ones", LIMITS.activeApiKeysPerTeam);
-      return tx
+      const rows = await tx
         .insert(apiKeys)
         .values({
           teamId,
@@ -226,6 +261,13 @@ export class TeamsService {
           createdBy: principal.kind === "user" ? principal.userId : null,
         })
         .returning();
+      const k = rows[0]!;
+      await audit(tx, {
+        teamId,
+        target: { type: "api_key", id: k.id, name },
+        after: { name, role, prefix: k.prefix },
+      });
+      return rows;
     });
     return { api_key: keyOut(row!), key };
   }
@@ -244,12 +286,22 @@ export class TeamsService {
 
   async revokeApiKey(principal: Principal, teamId: string, keyId: string) {
     await this.requirePerson(principal, teamId, "admin");
-    const [row] = await this.db
-      .update(apiKeys)
-      .set({ revokedAt: new Date() })
-      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.teamId, teamId)))
-      .returning();
-    if (!row) throw new AppError("not_found", "No such API key in this team.");
+    const row = await this.db.transaction(async (tx) => {
+      const [before] = await tx
+        .select({ revokedAt: apiKeys.revokedAt })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, keyId), eq(apiKeys.teamId, teamId)))
+        .for("update");
+      if (!before) throw new AppError("not_found", "No such API key in this team.");
+      const [r] = await tx.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId)).returning();
+      await audit(tx, {
+        teamId,
+        target: { type: "api_key", id: keyId, name: r!.name },
+        before: { revoked_at: before.revokedAt ? iso(before.revokedAt) : null },
+        after: { revoked_at: iso(r!.revokedAt!) },
+      });
+      return r!;
+    });
     return keyOut(row);
   }
 

@@ -1,4 +1,5 @@
 import type { AccessTokens } from "../auth/jwt";
+import type { AuditService } from "../audit/service";
 import type { TwoFactorService } from "../auth/two-factor";
 import type { AuthService } from "../auth/service";
 import type { AgentService } from "../agent/service";
@@ -83,6 +84,8 @@ export interface Services {
   realtime: Realtime;
   /** Team webhook endpoints; also the sink the domains report team events to. */
   webhooks: WebhooksService;
+  /** Reads the audit log (entries are written by the changes themselves, src/audit/entry.ts). */
+  audit: AuditService;
   /** The delivery queue's drainer; `drain()` runs every due delivery now. */
   webhookWorker: DeliveryWorker;
   /** Server down/up and agent silence, from pings and heartbeats. */

@@ -1,5 +1,6 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import type { AuditMeta } from "../audit/actions";
 import { toErrorBody } from "../lib/errors";
 import type { Context } from "./context";
 
@@ -29,8 +30,10 @@ export type Access =
 /**
  * `status` is the REST door's success status when it is not 200: 201 for an operation that
  * creates a resource. The REST door answers it and the document declares it.
+ * `audit` is what a mutation writes to the audit log (src/audit/actions.ts); every mutation
+ * declares it, and test/audit.test.ts walks the router to prove each writes what it declares.
  */
-export type Meta = OpenApiMeta<{ access?: Access; status?: 201 }>;
+export type Meta = OpenApiMeta<{ access?: Access; status?: 201; audit?: AuditMeta }>;
 
 export const t = initTRPC
   .context<Context>()

@@ -4,6 +4,7 @@ import { type Principal, principalKey } from "../auth/principal";
 import type { VerifiedClient } from "../clients/service";
 import { isValidIdempotencyKey } from "../idempotency/store";
 import { ZClientCreds } from "../ms-auth/schemas";
+import { type AuditActor, type AuditScope, auditScopes } from "../audit/scope";
 import type { Context } from "./context";
 import { type Meta, t } from "./init";
 
@@ -136,9 +137,46 @@ function bearer(headers: Headers): string | null {
   return m[1]!;
 }
 
+/**
+ * Runs a mutation inside its audit scope (src/audit/scope.ts): the services' audit writes take the
+ * actor and the request's address, user agent and id from it. Once the mutation has succeeded
+ * (its transaction committed), each entry it wrote goes out as an `audit.entry` webhook; a
+ * mutation that declares one action and wrote another count is logged (test/audit.test.ts fails
+ * on it before it ships).
+ */
+async function audited<R>(
+  opts: { ctx: Context; type: string; meta: Meta | undefined; path: string },
+  actor: AuditActor,
+  run: () => Promise<R>,
+): Promise<R> {
+  const { ctx, type, meta, path } = opts;
+  if (type !== "mutation" || !meta?.audit || (typeof meta.audit === "object" && "none" in meta.audit)) return run();
+  const scope: AuditScope = {
+    actor,
+    action: typeof meta.audit === "string" ? meta.audit : null,
+    ip: ctx.ip || null,
+    userAgent: ctx.headers.get("user-agent")?.slice(0, 500) ?? null,
+    requestId: ctx.requestId || null,
+    written: [],
+  };
+  const result = await auditScopes.run(scope, run);
+  if ((result as { ok?: boolean }).ok === false) return result;
+  for (const entry of scope.written) ctx.services.webhooks.emit({ teamId: entry.team_id }, "audit.entry", { ...entry });
+  if (scope.action && scope.written.length !== 1)
+    ctx.services.log.error("a mutation wrote other than one audit entry", {
+      path,
+      action: scope.action,
+      entries: scope.written.length,
+    });
+  return result;
+}
+
+const actorOf = (p: Principal): AuditActor =>
+  p.kind === "user" ? { kind: "user", id: p.userId } : { kind: "api_key", id: p.keyId };
+
 /** A user access token or a team API key. Team membership is checked by the services. */
 export const authedProcedure = t.procedure.use(async (opts) => {
-  const { ctx, getRawInput, next } = opts;
+  const { ctx, getRawInput, next, type, meta, path } = opts;
   let principal: Principal | null;
   try {
     await checkedRawInput(getRawInput);
@@ -149,7 +187,11 @@ export const authedProcedure = t.procedure.use(async (opts) => {
   } catch (err) {
     throw asTrpcFailure(err);
   }
-  return settled(await once(opts, principalKey(principal), () => next({ ctx: { principal } })));
+  return settled(
+    await once(opts, principalKey(principal), () =>
+      audited({ ctx, type, meta, path }, actorOf(principal), () => next({ ctx: { principal } })),
+    ),
+  );
 });
 
 /** Only a signed-in person: team API keys cannot manage accounts or create teams. */
@@ -165,12 +207,14 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
  * agent token is on every dashboard route.
  */
 export const agentProcedure = publicProcedure.use(async (opts) => {
-  const { ctx, next } = opts;
+  const { ctx, next, type, meta, path } = opts;
   const token = bearer(ctx.headers);
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <agent token>`.");
   const agent = await ctx.services.agent.authenticate(token);
   if (!agent) throw new AppError("unauthenticated", "The agent token is invalid or has been replaced.");
-  return once(opts, `agent:${agent.serverId}`, () => next({ ctx: { agent } }));
+  return once(opts, `agent:${agent.serverId}`, () =>
+    audited({ ctx, type, meta, path }, { kind: "agent", id: agent.serverId }, () => next({ ctx: { agent } })),
+  );
 });
 
 type LimitName = keyof Context["services"]["limits"];

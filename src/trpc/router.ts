@@ -7,6 +7,7 @@ import { serversRouter } from "../servers/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
 import { webhooksRouter } from "../webhooks/router";
+import { auditRouter } from "../audit/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -20,6 +21,7 @@ export const appRouter = router({
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
   webhooks: webhooksRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -4,6 +4,7 @@ import type { TeamEventSink } from "../lib/events";
 import { rowsOf } from "../db/rows";
 import type { PingResult } from "../monitoring/ping";
 import type { ServerEventSink, ServerEventType } from "../realtime/events";
+import { PINGER, rawEntryOut } from "../audit/entry";
 
 /**
  * Turns what the platform measures into changes worth telling a team: a server down after
@@ -27,15 +28,18 @@ export class ServerAlerts {
     // `online`), so there is nothing to change; most checks of a healthy fleet stop here.
     const samples = all.filter((s) => !s.result.online || s.changed);
     if (samples.length === 0) return;
-    const input = JSON.stringify(samples.map((s) => ({ server_id: s.serverId, online: s.result.online })));
+    const input = JSON.stringify(
+      samples.map((s) => ({ server_id: s.serverId, online: s.result.online, reason: s.result.reason })),
+    );
     const byServer = new Map(samples.map((s) => [s.serverId, s.result]));
-    // A server deleted since its sample was stored is skipped rather than failing the batch.
+    // A server deleted since its sample was stored is skipped rather than failing the batch. A
+    // change of state is written to the audit log (the pinger as the actor) in the same statement.
     const result = await this.db.execute(sql`
       with input as (
-        select x.server_id, x.online from json_to_recordset(${input}::json) as x(server_id uuid, online boolean)
+        select x.server_id, x.online, x.reason from json_to_recordset(${input}::json) as x(server_id uuid, online boolean, reason text)
          where exists (select 1 from servers s where s.id = x.server_id)),
       next as (
-        select i.server_id, i.online, coalesce(p.down, false) as was_down,
+        select i.server_id, i.online, i.reason, coalesce(p.down, false) as was_down,
                case when i.online then 0 else coalesce(p.failed_pings, 0) + 1 end as failed_pings
           from input i left join server_alert_state p on p.server_id = i.server_id),
       up as (
@@ -44,11 +48,24 @@ export class ServerAlerts {
           from next
          order by server_id
         on conflict (server_id) do update set failed_pings = excluded.failed_pings, down = excluded.down
-        returning s.server_id, s.failed_pings, s.down)
-      select up.server_id, up.failed_pings, up.down from up join next n on n.server_id = up.server_id
-       where up.down <> n.was_down`);
-    for (const row of rowsOf<{ server_id: string; failed_pings: number; down: boolean }>(result)) {
+        returning s.server_id, s.failed_pings, s.down),
+      flipped as (
+        select up.server_id, up.failed_pings, up.down, n.reason from up join next n on n.server_id = up.server_id
+         where up.down <> n.was_down),
+      logged as (
+        insert into audit_log (team_id, actor_kind, actor_name, action, target_type, target_id, target_name, server_id, changes)
+        select s.team_id, 'system', ${PINGER}, case when f.down then 'server.down' else 'server.up' end, 'server', s.id::text, s.name, s.id,
+               jsonb_build_object('down', jsonb_build_object('before', not f.down, 'after', f.down))
+               || case when f.down then jsonb_build_object('down_reason', jsonb_build_object('before', null, 'after', f.reason)) else '{}'::jsonb end
+          from flipped f join servers s on s.id = f.server_id
+        returning *)
+      select f.server_id, f.failed_pings, f.down, to_jsonb(l.*) as entry from flipped f left join logged l on l.server_id = f.server_id`);
+    for (const row of rowsOf<{ server_id: string; failed_pings: number; down: boolean; entry: unknown }>(result)) {
       const r = byServer.get(row.server_id)!;
+      if (row.entry) {
+        const entry = rawEntryOut(typeof row.entry === "string" ? JSON.parse(row.entry) : (row.entry as never));
+        this.events.emit({ teamId: entry.team_id }, "audit.entry", { ...entry });
+      }
       if (row.down)
         this.events.emit({ serverId: row.server_id }, "server.down", {
           failed_pings: row.failed_pings,

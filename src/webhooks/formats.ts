@@ -89,6 +89,18 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
       };
     case "webhook.test":
       return { title: "Test event from mc-platform", color: GREY, fields: [] };
+    case "audit.entry": {
+      const actor = (d.actor ?? {}) as { name?: unknown };
+      const target = (d.target ?? {}) as { type?: unknown; id?: unknown; name?: unknown };
+      return {
+        title: `${str(actor.name)}: ${str(d.action)}`,
+        color: GREY,
+        fields: [
+          ["Target", `${str(target.type)} ${str(target.name ?? target.id)}`],
+          ["Changed", str(Object.keys((d.changes ?? {}) as object).join(", "))],
+        ],
+      };
+    }
   }
 }
 

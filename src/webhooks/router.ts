@@ -33,6 +33,7 @@ export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard We
 - \`endpoint.disabled\` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
 - \`endpoint.paused\` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)
 - \`webhook.test\` {endpoint_id, team_id, message}
+- \`audit.entry\` {entry_id, team_id, at, actor, action, target, server_id, changes, ip, user_agent, request_id}: an audit log entry once its change has committed; only to endpoints that name this type (an empty filter does not take it)
 
 Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's \`usage\`.`;
 
@@ -40,6 +41,7 @@ export const webhooksRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.create",
       status: 201,
       openapi: {
         method: "POST",
@@ -90,6 +92,7 @@ export const webhooksRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.update",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -108,6 +111,7 @@ export const webhooksRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.delete",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -123,6 +127,7 @@ export const webhooksRouter = router({
   rotateSecret: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.secret_rotate",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/secret",
@@ -142,6 +147,7 @@ export const webhooksRouter = router({
   resume: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.resume",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/resume",
@@ -174,6 +180,7 @@ export const webhooksRouter = router({
   redeliver: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.redeliver",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver",
@@ -191,6 +198,7 @@ export const webhooksRouter = router({
   test: authedProcedure
     .meta({
       access: "team:admin",
+      audit: "webhook.send_test",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/test",

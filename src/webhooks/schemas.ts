@@ -4,6 +4,7 @@ import { LIMITS } from "../lib/limits";
 import { ZTimestamp, ZUuid } from "../lib/schemas";
 import { DOWN_REASONS } from "../monitoring/down-reason";
 import { ZTeamRef } from "../teams/schemas";
+import { ZAuditEntry } from "../audit/schemas";
 
 export const ZEventType = z.enum(TEAM_EVENT_TYPES);
 export const ZWebhookKind = z
@@ -20,7 +21,10 @@ export const ZEndpoint = z.object({
   url_masked: z.boolean().meta({ description: "Whether `url` is masked (the caller is below admin)" }),
   description: z.string().max(500),
   kind: ZWebhookKind,
-  event_types: z.array(ZEventType).max(TEAM_EVENT_TYPES.length).meta({ description: "Empty: every event type" }),
+  event_types: z
+    .array(ZEventType)
+    .max(TEAM_EVENT_TYPES.length)
+    .meta({ description: "Empty: every event type except `audit.entry`, which an endpoint gets only by naming it" }),
   enabled: z.boolean(),
   disabled_reason: z
     .enum(["failing"])
@@ -221,5 +225,10 @@ export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { sum
   "webhook.test": {
     summary: "A test event (the test route or button)",
     data: z.object({ endpoint_id: ZUuid, team_id: ZUuid, message: z.string().max(200) }),
+  },
+  "audit.entry": {
+    summary:
+      "An audit log entry, once its change has committed (docs/audit.md); sent only to endpoints that name this type",
+    data: ZAuditEntry,
   },
 };

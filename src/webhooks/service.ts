@@ -5,7 +5,7 @@ import type { Db } from "../db/client";
 import { teams, webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { literalAddress, refusal } from "../lib/address-guard";
 import { AppError } from "../lib/errors";
-import type { EventScope, TeamEventSink, TeamEventType } from "../lib/events";
+import { type EventScope, OPT_IN_EVENT_TYPES, type TeamEventSink, type TeamEventType } from "../lib/events";
 import type { Keyring } from "../lib/keyring";
 import { LIMITS, overLimit } from "../lib/limits";
 import type { Logger } from "../lib/log";
@@ -15,6 +15,7 @@ import { requireTeamRole } from "../teams/access";
 import { rowsOf } from "../db/rows";
 import { newMessageId, newWebhookSecret, secretLabel } from "./signing";
 import { maskUrl, urlKey } from "./urls";
+import { audit } from "../audit/entry";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -57,6 +58,19 @@ export const endpointOut = (e: EndpointRow, full: boolean) => ({
   updated_at: iso(e.updatedAt),
 });
 
+/**
+ * What the audit log records of an endpoint. The URL is masked: for many receivers (Discord,
+ * Slack) it is the credential, and entries go out as `audit.entry` events to other receivers.
+ */
+const endpointFields = (e: EndpointRow) => ({
+  url: maskUrl(e.url),
+  description: e.description,
+  kind: e.kind,
+  event_types: e.eventTypes,
+  enabled: e.enabled,
+});
+const endpointTarget = (e: EndpointRow) => ({ type: "webhook", id: e.id, name: maskUrl(e.url) });
+
 export const deliveryOut = (d: DeliveryRow & { eventType: string }) => ({
   delivery_id: d.id,
   endpoint_id: d.endpointId,
@@ -73,6 +87,9 @@ export const deliveryOut = (d: DeliveryRow & { eventType: string }) => ({
   created_at: iso(d.createdAt),
 });
 
+/** `OPT_IN_EVENT_TYPES` as a SQL array literal. */
+const OPT_IN = sql.raw(`array[${OPT_IN_EVENT_TYPES.map((t) => `'${t}'`).join(",")}]::text[]`);
+
 /** Events wait at most this long (or until this many) to be written together. */
 const QUEUE_WAIT_MS = 2;
 const QUEUE_BATCH = 500;
@@ -82,7 +99,7 @@ const QUEUE_BATCH = 500;
  * circuit opened, it was disabled) goes to the team's other endpoints, not to that one.
  */
 const wants = (type: SQL, data: SQL) =>
-  sql`e.enabled and (cardinality(e.event_types) = 0 or ${type} = any(e.event_types))
+  sql`e.enabled and ((cardinality(e.event_types) = 0 and ${type} <> all(${OPT_IN})) or ${type} = any(e.event_types))
       and not (${type} in ('endpoint.paused', 'endpoint.disabled') and e.id::text = ${data} ->> 'endpoint_id')`;
 
 type BudgetConfig = Pick<Config, "WEBHOOK_TEAM_EVENTS_PER_MIN" | "WEBHOOK_TEAM_DELIVERIES_PER_MIN">;
@@ -417,6 +434,7 @@ export class WebhooksService implements TeamEventSink {
           secretPrefix: secretLabel(secret),
         })
         .returning();
+      await audit(tx, { teamId, target: endpointTarget(r!), after: endpointFields(r!) });
       return r!;
     });
     return { endpoint: endpointOut(row, true), secret };
@@ -467,7 +485,7 @@ export class WebhooksService implements TeamEventSink {
 
   async update(principal: Principal, teamId: string, endpointId: string, patch: Partial<EndpointInput>) {
     await requireTeamRole(this.db, principal, teamId, "admin");
-    await this.endpoint(teamId, endpointId);
+    const before = await this.endpoint(teamId, endpointId);
     const set: Partial<typeof webhookEndpoints.$inferInsert> = { updatedAt: new Date() };
     if (patch.url !== undefined) set.url = this.checkUrl(patch.url);
     if (patch.description !== undefined) set.description = patch.description;
@@ -487,9 +505,10 @@ export class WebhooksService implements TeamEventSink {
         .set(set)
         .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
         .returning();
+      if (!r) throw new AppError("not_found", "No such webhook endpoint in this team.");
+      await audit(tx, { teamId, target: endpointTarget(r), before: endpointFields(before), after: endpointFields(r) });
       return r;
     });
-    if (!row) throw new AppError("not_found", "No such webhook endpoint in this team.");
     return endpointOut(row, true);
   }
 
@@ -500,19 +519,29 @@ export class WebhooksService implements TeamEventSink {
   async resume(principal: Principal, teamId: string, endpointId: string) {
     await requireTeamRole(this.db, principal, teamId, "admin");
     const current = await this.endpoint(teamId, endpointId);
-    if (!current.pausedAt) return endpointOut(current, true);
+    // Not paused: nothing changes, but the request is still recorded (who pressed resume, and when).
+    if (!current.pausedAt) {
+      await audit(this.db, { teamId, target: endpointTarget(current) });
+      return endpointOut(current, true);
+    }
     const row = await this.db.transaction(async (tx) => {
       const [r] = await tx
         .update(webhookEndpoints)
         .set({ ...CLOSED_CIRCUIT, updatedAt: new Date() })
         .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
         .returning();
+      if (!r) throw new AppError("not_found", "No such webhook endpoint in this team.");
       await tx.execute(sql`
         update webhook_deliveries set next_attempt_at = now()
          where endpoint_id = ${endpointId} and status = 'pending' and next_attempt_at > now()`);
+      await audit(tx, {
+        teamId,
+        target: endpointTarget(r),
+        before: { paused_at: iso(current.pausedAt!), consecutive_failures: current.consecutiveFailures },
+        after: { paused_at: null, consecutive_failures: 0 },
+      });
       return r;
     });
-    if (!row) throw new AppError("not_found", "No such webhook endpoint in this team.");
     this.log.info("webhook endpoint resumed", { endpoint_id: endpointId });
     this.queued();
     return endpointOut(row, true);
@@ -520,11 +549,14 @@ export class WebhooksService implements TeamEventSink {
 
   async remove(principal: Principal, teamId: string, endpointId: string) {
     await requireTeamRole(this.db, principal, teamId, "admin");
-    const gone = await this.db
-      .delete(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
-      .returning({ id: webhookEndpoints.id });
-    if (gone.length === 0) throw new AppError("not_found", "No such webhook endpoint in this team.");
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx
+        .delete(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.teamId, teamId)))
+        .returning();
+      if (!gone) throw new AppError("not_found", "No such webhook endpoint in this team.");
+      await audit(tx, { teamId, target: endpointTarget(gone), before: endpointFields(gone) });
+    });
     return { ok: true as const };
   }
 
@@ -536,18 +568,30 @@ export class WebhooksService implements TeamEventSink {
     await requireTeamRole(this.db, principal, teamId, "admin");
     const current = await this.endpoint(teamId, endpointId);
     const secret = newWebhookSecret();
-    const [row] = await this.db
-      .update(webhookEndpoints)
-      .set({
-        secretSealed: this.keyring.seal(secret, endpointId),
-        secretPrefix: secretLabel(secret),
-        previousSecretSealed: overlapSeconds > 0 ? current.secretSealed : null,
-        previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
-        updatedAt: new Date(),
-      })
-      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.secretSealed, current.secretSealed)))
-      .returning();
-    if (!row) throw new AppError("conflict", "The secret changed meanwhile; try again.");
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(webhookEndpoints)
+        .set({
+          secretSealed: this.keyring.seal(secret, endpointId),
+          secretPrefix: secretLabel(secret),
+          previousSecretSealed: overlapSeconds > 0 ? current.secretSealed : null,
+          previousSecretExpiresAt: overlapSeconds > 0 ? new Date(Date.now() + overlapSeconds * 1000) : null,
+          updatedAt: new Date(),
+        })
+        .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.secretSealed, current.secretSealed)))
+        .returning();
+      if (!r) throw new AppError("conflict", "The secret changed meanwhile; try again.");
+      await audit(tx, {
+        teamId,
+        target: endpointTarget(r),
+        before: { secret_prefix: current.secretPrefix },
+        after: {
+          secret_prefix: r.secretPrefix,
+          previous_secret_expires_at: r.previousSecretExpiresAt ? iso(r.previousSecretExpiresAt) : null,
+        },
+      });
+      return r;
+    });
     return { endpoint: endpointOut(row, true), secret };
   }
 
@@ -565,7 +609,7 @@ export class WebhooksService implements TeamEventSink {
   /** Sends an event again as a new delivery with the same message id (`webhook-id`). */
   async redeliver(principal: Principal, teamId: string, endpointId: string, deliveryId: string) {
     await requireTeamRole(this.db, principal, teamId, "admin");
-    await this.endpoint(teamId, endpointId);
+    const ep = await this.endpoint(teamId, endpointId);
     const [old] = await this.db
       .select({ messageId: webhookDeliveries.messageId })
       .from(webhookDeliveries)
@@ -573,7 +617,15 @@ export class WebhooksService implements TeamEventSink {
       .limit(1);
     if (!old) throw new AppError("not_found", "No such delivery for this endpoint.");
     await this.spendOne(teamId);
-    const [row] = await this.db.insert(webhookDeliveries).values({ messageId: old.messageId, endpointId }).returning();
+    const row = await this.db.transaction(async (tx) => {
+      const [r] = await tx.insert(webhookDeliveries).values({ messageId: old.messageId, endpointId }).returning();
+      await audit(tx, {
+        teamId,
+        target: endpointTarget(ep),
+        after: { delivery_id: r!.id, message_id: old.messageId },
+      });
+      return r;
+    });
     this.queued();
     return this.deliveryById(row!.id);
   }
@@ -592,10 +644,14 @@ export class WebhooksService implements TeamEventSink {
       timestamp: new Date().toISOString(),
       data: { endpoint_id: ep.id, team_id: teamId, message: "This is a test event." },
     };
-    const result = await this.db.execute(sql`
-      with m as (insert into webhook_messages (id, team_id, type, payload) values (${id}, ${teamId}, 'webhook.test', ${JSON.stringify(payload)}::jsonb) returning id)
-      insert into webhook_deliveries (message_id, endpoint_id) select m.id, ${endpointId}::uuid from m returning id`);
-    const [row] = rowsOf<{ id: string }>(result);
+    const row = await this.db.transaction(async (tx) => {
+      const result = await tx.execute(sql`
+        with m as (insert into webhook_messages (id, team_id, type, payload) values (${id}, ${teamId}, 'webhook.test', ${JSON.stringify(payload)}::jsonb) returning id)
+        insert into webhook_deliveries (message_id, endpoint_id) select m.id, ${endpointId}::uuid from m returning id`);
+      const [r] = rowsOf<{ id: string }>(result);
+      await audit(tx, { teamId, target: endpointTarget(ep), after: { delivery_id: r!.id, message_id: id } });
+      return r;
+    });
     this.queued();
     return this.deliveryById(row!.id);
   }

@@ -445,6 +445,10 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       return { method: "POST", path: `${path}/deliveries/${test.delivery_id}/redeliver` };
     },
   },
+  "GET /teams/{team_id}/audit": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/audit?action=member.add&limit=5` }),
+  },
   "POST /teams/{team_id}/webhooks/{endpoint_id}/test": {
     access: "team:admin",
     request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/test` }),

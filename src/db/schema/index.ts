@@ -7,3 +7,4 @@ export * from "./assertion-keys";
 export * from "./webhooks";
 export * from "./two-factor";
 export * from "./idempotency";
+export * from "./audit";

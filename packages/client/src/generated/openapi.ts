@@ -1125,6 +1125,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/teams/{team_id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's audit log, newest first, filtered by actor, action, target and time
+         * @description Admins and owners of the team (people or admin API keys). Every change of state made through the API, the tRPC door or the dashboard is one entry, written in the change's own transaction: who (a user, an API key, a server's agent or the system, by id and by name at the time), the action (one of the list in docs/audit.md), the target, the changed fields before and after (never a secret), the client address, user agent and request id. Filters combine; `since` is inclusive, `until` exclusive. Newest first; pass `next_cursor` as `cursor` for the next page. Entries cannot be changed or deleted; they are removed after AUDIT_RETENTION_DAYS.
+         */
+        get: operations["audit-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/teams/{team_id}/members": {
         parameters: {
             query?: never;
@@ -1241,6 +1261,7 @@ export interface paths {
          *     - `endpoint.disabled` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
          *     - `endpoint.paused` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)
          *     - `webhook.test` {endpoint_id, team_id, message}
+         *     - `audit.entry` {entry_id, team_id, at, actor, action, target, server_id, changes, ip, user_agent, request_id}: an audit log entry once its change has committed; only to endpoints that name this type (an empty filter does not take it)
          *
          *     Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's `usage`.
          */
@@ -1415,6 +1436,26 @@ export interface webhooks {
          * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
          */
         post: operations["webhook-agent-online"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audit.entry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An audit log entry, once its change has committed (docs/audit.md); sent only to endpoints that name this type
+         * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
+         */
+        post: operations["webhook-audit-entry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1676,6 +1717,117 @@ export interface components {
             role: "admin" | "viewer";
             /** Format: uuid */
             team_id: string;
+        };
+        /**
+         * @example {
+         *       "entry_id": "1042",
+         *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+         *       "at": "2026-03-14T10:02:11.204Z",
+         *       "actor": {
+         *         "kind": "user",
+         *         "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+         *         "name": "ada@example.com"
+         *       },
+         *       "action": "server.update",
+         *       "target": {
+         *         "type": "server",
+         *         "id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *         "name": "Survival"
+         *       },
+         *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *       "changes": {
+         *         "port": {
+         *           "before": 25565,
+         *           "after": 25566
+         *         }
+         *       },
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0 (X11; Linux x86_64)",
+         *       "request_id": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+         *     }
+         */
+        AuditEntry: {
+            /**
+             * @description One of the actions docs/audit.md lists
+             * @enum {string}
+             */
+            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+            actor: {
+                /** @description The user, key or server (for an agent); null for the system */
+                id: string | null;
+                /**
+                 * @description `user`: a person; `api_key`: a team API key; `agent`: a server's agent; `system`: the platform
+                 * @enum {string}
+                 */
+                kind: "user" | "api_key" | "agent" | "system";
+                /** @description As it was when the entry was written: an email, a key's name */
+                name: string;
+            };
+            /** Format: date-time */
+            at: string;
+            /** @description The fields that changed, before and after (null before: created; null after: removed); never a secret */
+            changes: {
+                [key: string]: {
+                    after: unknown;
+                    before: unknown;
+                };
+            };
+            /** @description Increasing; newer entries have larger ids */
+            entry_id: string;
+            /** @description The client address as the edge saw it; null for the system */
+            ip: string | null;
+            /** @description The request's `x-request-id` */
+            request_id: string | null;
+            /** @description The server the change concerns, when there is one */
+            server_id: string | null;
+            target: {
+                id: string;
+                /** @description Its name at the time (a masked URL for a webhook) */
+                name: string | null;
+                type: string;
+            };
+            /** Format: uuid */
+            team_id: string;
+            user_agent: string | null;
+        };
+        /**
+         * @example {
+         *       "entries": [
+         *         {
+         *           "entry_id": "1042",
+         *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+         *           "at": "2026-03-14T10:02:11.204Z",
+         *           "actor": {
+         *             "kind": "user",
+         *             "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+         *             "name": "ada@example.com"
+         *           },
+         *           "action": "server.update",
+         *           "target": {
+         *             "type": "server",
+         *             "id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *             "name": "Survival"
+         *           },
+         *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+         *           "changes": {
+         *             "port": {
+         *               "before": 25565,
+         *               "after": 25566
+         *             }
+         *           },
+         *           "ip": "203.0.113.7",
+         *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64)",
+         *           "request_id": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        AuditPage: {
+            /** @description Newest first */
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description Pass as cursor for the next page; null on the last */
+            next_cursor: string | null;
         };
         Ban: {
             /** Format: date-time */
@@ -2505,8 +2657,8 @@ export interface components {
             enabled: boolean;
             /** Format: uuid */
             endpoint_id: string;
-            /** @description Empty: every event type */
-            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
+            /** @description Empty: every event type except `audit.entry`, which an endpoint gets only by naming it */
+            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
             failing_since: string | null;
             /**
              * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
@@ -17056,6 +17208,177 @@ export interface operations {
             };
         };
     };
+    "audit-list": {
+        parameters: {
+            query?: {
+                /** @example player.ban */
+                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+                actor_id?: string;
+                actor_kind?: "user" | "api_key" | "agent" | "system";
+                cursor?: string;
+                /** @example 50 */
+                limit?: number;
+                /** @example 2026-03-01T00:00:00.000Z */
+                since?: string;
+                target_id?: string;
+                target_type?: string;
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "teams-members": {
         parameters: {
             query?: never;
@@ -18736,7 +19059,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -19427,7 +19750,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -21082,6 +21405,41 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "agent.online";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event; anything else is retried or failed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-audit-entry": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`msg_...`): the same on every retry; deduplicate on it */
+                "webhook-id": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with the base64-decoded secret after `whsec_`; two, space-separated, during a rotation's overlap */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["AuditEntry"];
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "audit.entry";
                 };
             };
         };

@@ -1415,7 +1415,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -1426,7 +1426,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1455,7 +1455,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1492,7 +1492,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1514,7 +1514,7 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -1524,7 +1524,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1563,7 +1563,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -1592,7 +1592,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -1674,6 +1674,47 @@ export type AppRouterRecord = {
         last_response: null | string;
         last_attempt_at: null | string;
         created_at: string;
+      };
+      meta: object;
+    }>;
+  };
+  audit: {
+    list: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+        actor_id?: undefined | string;
+        actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        target_type?: undefined | string;
+        target_id?: undefined | string;
+        since?: undefined | string;
+        until?: undefined | string;
+        limit?: unknown;
+        cursor?: undefined | string;
+      };
+      output: {
+        entries: Array<{
+          entry_id: string;
+          team_id: string;
+          at: string;
+          actor: {
+            kind: "user" | "agent" | "api_key" | "system";
+            id: null | string;
+            name: string;
+          };
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          target: {
+            type: string;
+            id: string;
+            name: null | string;
+          };
+          server_id: null | string;
+          changes: Record<string, { before: unknown; after: unknown; }>;
+          ip: null | string;
+          user_agent: null | string;
+          request_id: null | string;
+        }>;
+        next_cursor: null | string;
       };
       meta: object;
     }>;

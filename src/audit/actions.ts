@@ -1,0 +1,54 @@
+/**
+ * Every audit action, with what it records. This is the one list: the procedures name their
+ * action from it (`meta.audit`), the API's `action` filter accepts these, and docs/audit.md lists
+ * them (a test compares the two).
+ */
+export const AUDIT_ACTIONS = {
+  "team.create": "A team was created (its creator is its owner)",
+  "team.update": "A team was renamed",
+  "team.delete": "A team was deleted with everything it owns",
+  "team.transfer": "Ownership passed to another member (the old owner became admin)",
+  "member.add": "An account was added to the team",
+  "member.update": "A member's role changed",
+  "member.remove": "A member was removed, or left",
+  "api_key.create": "A team API key was created (never the key itself)",
+  "api_key.revoke": "A team API key was revoked",
+  "client.create": "A client application was created (never its secret)",
+  "client.update": "A client application's name, title, description or logo changed",
+  "client.delete": "A client application was deleted",
+  "client.secret_rotate": "A client's secret was rotated",
+  "client.ms_auth_enable": "The ms_auth module was enabled, or its redirect URI changed",
+  "client.ms_auth_disable": "The ms_auth module was disabled",
+  "server.create": "A server was registered (never its agent token)",
+  "server.update": "A server's name, address or kind changed",
+  "server.delete": "A server was deleted with its data",
+  "server.agent_token_rotate": "A server's agent token was replaced",
+  "server.down": "The pinger found a server down (WEBHOOK_DOWN_AFTER_FAILURES failed pings in a row)",
+  "server.up": "The pinger found a server up again after server.down",
+  "player.ban": "A player was banned (from the dashboard or the API, or in game as the agent reported)",
+  "player.unban": "A ban was lifted (likewise)",
+  "rank.create": "A rank was created",
+  "rank.update": "A rank changed",
+  "rank.delete": "A rank was deleted",
+  "announcement.create": "An announcement was created",
+  "announcement.update": "An announcement changed",
+  "announcement.delete": "An announcement was deleted",
+  "webhook.create": "A webhook endpoint was created (its URL masked, never its secret)",
+  "webhook.update": "A webhook endpoint changed",
+  "webhook.delete": "A webhook endpoint was deleted",
+  "webhook.secret_rotate": "A webhook endpoint's signing secret was rotated",
+  "webhook.resume": "A paused webhook endpoint was resumed",
+  "webhook.redeliver": "A webhook delivery was queued again",
+  "webhook.send_test": "A test event was queued for a webhook endpoint",
+} as const;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
+
+/**
+ * What a mutation procedure declares in `meta.audit`:
+ * - an action: every successful call writes exactly one entry with it;
+ * - `{ perEvent }`: the agent's event batch, one entry per event of those kinds (a ban made in game);
+ * - `{ none }`: no team's state changes (the reason is listed in docs/audit.md).
+ */
+export type AuditMeta = AuditAction | { perEvent: readonly AuditAction[] } | { none: string };
