@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = {
   "team.update": "A team was renamed",
   "team.delete": "A team was deleted with everything it owns",
   "team.transfer": "Ownership passed to another member (the old owner became admin)",
+  "team.two_factor_requirement": "The team's two-factor requirement was turned on or off",
   "member.add": "An account was added to the team",
   "member.update": "A member's role changed",
   "member.remove": "A member was removed, or left",

@@ -65,6 +65,7 @@ export const authRouter = router({
 
   secondFactor: publicProcedure
     .meta({
+      audit: { none: "a sign-in is the person's own, not a change to a team" },
       access: "public",
       openapi: {
         method: "POST",
@@ -156,6 +157,7 @@ export const twoFactorRouter = router({
 
   startTotp: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -172,6 +174,7 @@ export const twoFactorRouter = router({
 
   confirmTotp: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -189,6 +192,7 @@ export const twoFactorRouter = router({
 
   removeTotp: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -205,6 +209,7 @@ export const twoFactorRouter = router({
 
   passkeyOptions: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -221,6 +226,7 @@ export const twoFactorRouter = router({
 
   addPasskey: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -238,6 +244,7 @@ export const twoFactorRouter = router({
 
   removePasskey: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -256,6 +263,7 @@ export const twoFactorRouter = router({
 
   regenerateRecoveryCodes: userProcedure
     .meta({
+      audit: { none: "a person's own sign-in factors, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",

@@ -82,6 +82,7 @@ export const teamsRouter = router({
   setTwoFactorRequirement: userProcedure
     .meta({
       access: "person:admin",
+      audit: "team.two_factor_requirement",
       openapi: {
         method: "PUT",
         path: "/teams/{team_id}/two-factor",

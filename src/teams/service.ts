@@ -323,12 +323,26 @@ export class TeamsService {
           { details: { team_id: teamId } },
         );
     }
-    const [team] = await this.db
-      .update(teams)
-      .set({ requireTwoFactor: required, updatedAt: new Date() })
-      .where(eq(teams.id, teamId))
-      .returning();
-    if (!team) throw new AppError("not_found", "Team not found.");
+    const team = await this.db.transaction(async (tx) => {
+      const [before] = await tx
+        .select({ requireTwoFactor: teams.requireTwoFactor })
+        .from(teams)
+        .where(eq(teams.id, teamId))
+        .for("update");
+      const [row] = await tx
+        .update(teams)
+        .set({ requireTwoFactor: required, updatedAt: new Date() })
+        .where(eq(teams.id, teamId))
+        .returning();
+      if (!before || !row) throw new AppError("not_found", "Team not found.");
+      await audit(tx, {
+        teamId,
+        target: { type: "team", id: teamId, name: row.name },
+        before: { require_two_factor: before.requireTwoFactor },
+        after: { require_two_factor: required },
+      });
+      return row;
+    });
     return teamOut(team, role);
   }
 
