@@ -33,6 +33,7 @@ import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
+import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
@@ -179,7 +180,11 @@ export async function createServices(config: Config, database: Database, log: Lo
     metricBuffer,
     metrics,
   );
-  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
+  const playerHistory = new PlayerHistoryService(
+    db,
+    config.PLAYER_SESSION_TIMEOUT_SECONDS,
+    new InFlightLimit(config.EXPENSIVE_READS_PER_CREDENTIAL),
+  );
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.

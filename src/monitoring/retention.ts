@@ -31,5 +31,10 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
   await db.execute(sql`delete from agent_events where received_at < ${eventCutoff}::timestamptz`);
   // Time played is kept on the player; closed sessions past the retention period are history nobody reads.
   await db.execute(sql`delete from player_sessions where left_at is not null and left_at < ${hourCutoff}::timestamptz`);
+  // Daily rollups of the sessions: the day the cutoff falls in stays (a summary's first day is read raw from it).
+  for (const table of ["player_days", "server_days"])
+    await db.execute(
+      sql`delete from ${sql.raw(table)} where day < date_bin('1 day', ${hourCutoff}::timestamptz, timestamptz '2000-01-01 00:00:00+00')`,
+    );
   return { pruned_raw: prunedRaw, pruned_minutes: prunedMinutes, pruned_hours: prunedHours };
 }
