@@ -2,11 +2,12 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import { iso } from "../lib/schemas";
-import { closedSpansOfDays } from "../servers/players";
+import { closedSpansOfDays, timestampList } from "../servers/players";
 
 /** Times here are microseconds since the epoch (what the database stores), as exact doubles. */
 const DAY = 86_400_000_000;
 export const TOP_PLAYERS = 10;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const us = (column: string) => sql.raw(`(extract(epoch from ${column}) * 1000000)::float8`);
 
 interface Figures {
@@ -69,11 +70,11 @@ export async function playerSummary(db: Db, serverId: string, from: Date, to: Da
   const raw = new Set([first]);
   if (last < hi) raw.add(last);
   for (const o of open) if (o.a >= first) raw.add(Math.floor(o.a / DAY) * DAY);
-  const rawList = [...raw].sort((x, y) => x - y);
-  const rawJson = JSON.stringify(rawList.map((d) => new Date(d / 1000).toISOString()));
-  const rawDays = sql`select ${serverId}::uuid as server_id, (value #>> '{}')::timestamptz as day from json_array_elements(${rawJson}::json)`;
+  const rawList = [...raw].sort((x, y) => x - y).map((d) => new Date(d / 1000));
+  const rawDays = sql`select ${serverId}::uuid as server_id, day from unnest(array[${timestampList(rawList)}]) as day`;
   const whole = sql`server_id = ${serverId} and day > ${at(first)} and day < ${at(last)}
-    and day <> all (select (value #>> '{}')::timestamptz from json_array_elements(${rawJson}::json))`;
+    and day not in (${timestampList(rawList)})`;
+  const openUuids = [...new Set(open.map((o) => o.uuid))].filter((u) => UUID.test(u));
 
   const [spanRows, dayRows, newRows, presenceRows] = await Promise.all([
     db.execute(sql`
@@ -92,11 +93,11 @@ export async function playerSummary(db: Db, serverId: string, from: Date, to: Da
        where p.server_id = ${serverId} and p.first_seen >= ${at(first + DAY)} and p.first_seen < ${at(last)}
        group by pd.day`),
     // The whole days on which a player now online also has closed sessions (counted once).
-    open.length === 0
+    openUuids.length === 0
       ? Promise.resolve([])
       : db.execute(sql`
           select ${us("day")} as day, uuid from player_days
-           where ${whole} and uuid in (select (value #>> '{}')::uuid from json_array_elements(${JSON.stringify(open.map((o) => o.uuid))}::json))`),
+           where ${whole} and uuid in (${sql.raw(openUuids.map((u) => `'${u}'::uuid`).join(", "))})`),
   ]);
 
   const firstSeen = new Map<string, number | null>();

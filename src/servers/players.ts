@@ -153,21 +153,34 @@ const ROLLUP_FROM_CLOSED = sql`
 /**
  * The closed sessions touching each given (server, day) as spans: those that started that day
  * (the `(server_id, joined_at)` index) and those running into it from earlier (found from the
- * day's `player_days.carried_from` on the player's own index).
+ * day's `player_days.carried_from` on the player's own index). Each look-up is a lateral
+ * subquery kept apart (`offset 0`) so it stays an index range scan per day: PGlite never
+ * gathers statistics, and without them the planner otherwise joins every session of the server.
  */
 export const closedSpansOfDays = (days: SQL) => sql`
   select d.server_id, d.day, s.uuid, s.joined_at, s.left_at
     from (${days}) d
-    join player_sessions s
-      on s.server_id = d.server_id and s.joined_at >= d.day and s.joined_at < d.day + interval '1 day'
-     and s.left_at is not null
+    cross join lateral (
+      select s.uuid, s.joined_at, s.left_at from player_sessions s
+       where s.server_id = d.server_id and s.joined_at >= d.day and s.joined_at < d.day + interval '1 day'
+         and s.left_at is not null
+      offset 0) s
   union all
   select d.server_id, d.day, s.uuid, s.joined_at, s.left_at
     from (${days}) d
-    join player_days pd on pd.server_id = d.server_id and pd.day = d.day and pd.carried_from is not null
-    join player_sessions s
-      on s.server_id = d.server_id and s.uuid = pd.uuid and s.joined_at >= pd.carried_from and s.joined_at < d.day
-     and s.left_at > d.day`;
+    cross join lateral (
+      select pd.uuid, pd.carried_from from player_days pd
+       where pd.server_id = d.server_id and pd.day = d.day and pd.carried_from is not null
+      offset 0) pd
+    cross join lateral (
+      select s.uuid, s.joined_at, s.left_at from player_sessions s
+       where s.server_id = d.server_id and s.uuid = pd.uuid and s.joined_at >= pd.carried_from and s.joined_at < d.day
+         and s.left_at > d.day
+      offset 0) s`;
+
+/** Instants as a list of typed SQL literals (folded into constants when planned, unlike a JSON parameter). */
+export const timestampList = (dates: Date[]) =>
+  sql.raw(dates.map((d) => `timestamptz '${d.toISOString()}'`).join(", "));
 
 /**
  * The peak of each touched day over its closed sessions, from those sessions: the most spans
