@@ -25,6 +25,8 @@ const figures = (unique: number, fresh: number, peak: number, playtimeUs: number
   playtime_seconds: Math.round(playtimeUs / 1e6),
 });
 
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** The most spans [a, b) holding one instant; a leave and a join at the same instant are not together. */
 function peakOf(spans: [number, number][]): number {
   const pts: [number, number][] = [];
@@ -58,6 +60,7 @@ export async function playerSummary(db: Db, serverId: string, from: Date, to: Da
   const last = Math.floor(hi / DAY) * DAY;
   const at = (t: number) => sql`${new Date(t / 1000).toISOString()}::timestamptz`;
 
+  await turn();
   const open = rowsOf<{ uuid: string; a: number; first_seen: number | null }>(
     await db.execute(sql`
       select s.uuid, ${us("s.joined_at")} as a, ${us("p.first_seen")} as first_seen
@@ -76,29 +79,36 @@ export async function playerSummary(db: Db, serverId: string, from: Date, to: Da
     and day not in (${timestampList(rawList)})`;
   const openUuids = [...new Set(open.map((o) => o.uuid))].filter((u) => UUID.test(u));
 
-  const [spanRows, dayRows, newRows, presenceRows] = await Promise.all([
-    db.execute(sql`
+  // One statement at a time, with a turn of the event loop before each: PGlite runs in this
+  // thread and answers without yielding to I/O, so statements awaited back to back would hold
+  // every other request for the whole read; this way another tenant's query waits for one.
+  await turn();
+  const spanRows = await db.execute(sql`
       select ${us("x.day")} as day, x.uuid, ${us("x.joined_at")} as a, ${us("x.left_at")} as b, ${us("p.first_seen")} as first_seen
         from (${closedSpansOfDays(rawDays)}) x
-        left join players p on p.server_id = x.server_id and p.uuid = x.uuid`),
-    db.execute(sql`
+        left join players p on p.server_id = x.server_id and p.uuid = x.uuid`);
+  await turn();
+  const dayRows = await db.execute(sql`
       select ${us("day")} as day, players, playtime_us::float8 as playtime_us, peak
-        from server_days where ${whole}`),
-    // Players first seen on a whole day who played that day: that day's new players.
-    db.execute(sql`
+        from server_days where ${whole}`);
+  // Players first seen on a whole day who played that day: that day's new players.
+  await turn();
+  const newRows = await db.execute(sql`
       select ${us("pd.day")} as day, count(*)::int as n
         from players p
         join player_days pd
           on pd.server_id = p.server_id and pd.uuid = p.uuid and pd.day = date_bin('1 day', p.first_seen, timestamptz '2000-01-01 00:00:00+00')
        where p.server_id = ${serverId} and p.first_seen >= ${at(first + DAY)} and p.first_seen < ${at(last)}
-       group by pd.day`),
-    // The whole days on which a player now online also has closed sessions (counted once).
+       group by pd.day`);
+  // The whole days on which a player now online also has closed sessions (counted once).
+  const presenceRows =
     openUuids.length === 0
-      ? Promise.resolve([])
-      : db.execute(sql`
+      ? []
+      : await turn().then(() =>
+          db.execute(sql`
           select ${us("day")} as day, uuid from player_days
            where ${whole} and uuid in (${sql.raw(openUuids.map((u) => `'${u}'::uuid`).join(", "))})`),
-  ]);
+        );
 
   const firstSeen = new Map<string, number | null>();
   for (const o of open) firstSeen.set(o.uuid, o.first_seen === null ? null : Number(o.first_seen));
@@ -174,6 +184,7 @@ export async function playerSummary(db: Db, serverId: string, from: Date, to: Da
   }
 
   const extraJson = JSON.stringify([...extra].map(([uuid, e]) => ({ uuid, us: e.us, n: e.n })));
+  await turn();
   const [totals] = rowsOf<{ unique: number; fresh: number; playtime_us: number; top: TopRow[] | string | null }>(
     await db.execute(sql`
       with roll as (
