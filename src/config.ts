@@ -295,6 +295,11 @@ const ConfigSchema = z
     WS_MESSAGES_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(120),
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    /**
+     * Expensive reads (the player summary) running at once per credential (an account, or an API
+     * key), per instance; one more answers 429 with Retry-After.
+     */
+    EXPENSIVE_READS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1000).default(2),
     /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /** Audit log entries are kept this long (docs/audit.md); the hourly retention job removes older ones. */

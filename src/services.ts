@@ -36,6 +36,7 @@ import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
+import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
@@ -188,7 +189,12 @@ export async function createServices(config: Config, database: Database, log: Lo
     metricBuffer,
     metrics,
   );
-  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS, realtime);
+  const playerHistory = new PlayerHistoryService(
+    db,
+    config.PLAYER_SESSION_TIMEOUT_SECONDS,
+    realtime,
+    new InFlightLimit(config.EXPENSIVE_READS_PER_CREDENTIAL),
+  );
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.

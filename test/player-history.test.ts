@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, asc, eq } from "drizzle-orm";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
-import { players, playerSessions } from "../src/db/schema";
+import { playerDays, players, playerSessions, serverDays } from "../src/db/schema";
+import { playerSummary } from "../src/player-history/summary";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { sharedServer } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
@@ -344,5 +347,280 @@ describe("player history reads", () => {
     expectError(await get(mine, "/server/players/not-a-uuid"), 400, "validation_failed");
     // The existing list at /server/players is unchanged beside the new paths.
     expect((await get(theirs, "/server/players")).body.players_total).toBe(1);
+  });
+});
+
+/** The documented definitions (docs/history.md, "Player summary"), counted directly over the sessions. */
+async function bruteForceSummary(serverId: string, lo: number, hi: number) {
+  const DAY = 86_400_000_000;
+  const rows = (await db().execute(sql`
+    select s.uuid, (extract(epoch from s.joined_at) * 1000000)::float8 as j,
+           (extract(epoch from s.left_at) * 1000000)::float8 as l,
+           (extract(epoch from p.first_seen) * 1000000)::float8 as f, p.name
+      from player_sessions s join players p on p.server_id = s.server_id and p.uuid = s.uuid
+     where s.server_id = ${serverId}`)) as unknown;
+  const list = ((Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as any[]).map((r) => ({
+    uuid: r.uuid as string,
+    name: r.name as string,
+    a: Number(r.j),
+    b: Math.min(r.l === null ? hi : Number(r.l), hi),
+    f: Number(r.f),
+  }));
+  const touches = (s: (typeof list)[number], d: number, e: number) => s.a < e && (s.b > d || s.a >= d);
+  const days = [];
+  const all = new Set<string>();
+  const per = new Map<string, { name: string; t: number; n: number }>();
+  for (const s of list) {
+    if (!touches(s, lo, hi)) continue;
+    const p = per.get(s.uuid) ?? { name: s.name, t: 0, n: 0 };
+    p.t += Math.max(0, Math.min(s.b, hi) - Math.max(s.a, lo));
+    p.n++;
+    per.set(s.uuid, p);
+  }
+  let total = 0;
+  for (let d0 = Math.floor(lo / DAY) * DAY; d0 < hi; d0 += DAY) {
+    const d = Math.max(d0, lo);
+    const e = Math.min(d0 + DAY, hi);
+    const inDay = list.filter((s) => touches(s, d, e));
+    const players = new Map(inDay.map((s) => [s.uuid, s.f]));
+    for (const u of players.keys()) all.add(u);
+    const fresh = [...players.values()].filter((f) => f >= d && f < e).length;
+    const t = inDay.reduce((sum, s) => sum + Math.max(0, Math.min(s.b, e) - Math.max(s.a, d)), 0);
+    total += t;
+    // Every instant that can be a peak: the day's start and each start inside it.
+    let peak = 0;
+    for (const at of [d, ...inDay.map((s) => s.a).filter((a) => a >= d && a < e)])
+      peak = Math.max(peak, list.filter((s) => s.a <= at && at < s.b).length);
+    days.push({
+      date: new Date(d / 1000).toISOString().slice(0, 10),
+      from: new Date(d / 1000).toISOString(),
+      to: new Date(e / 1000).toISOString(),
+      unique_players: players.size,
+      new_players: fresh,
+      returning_players: players.size - fresh,
+      peak_concurrent: peak,
+      playtime_seconds: Math.round(t / 1e6),
+    });
+  }
+  const firstSeen = new Map(list.map((s) => [s.uuid, s.f]));
+  const fresh = [...all].filter((u) => firstSeen.get(u)! >= lo).length;
+  return {
+    totals: {
+      unique_players: all.size,
+      new_players: fresh,
+      returning_players: all.size - fresh,
+      peak_concurrent: Math.max(0, ...days.map((d) => d.peak_concurrent)),
+      playtime_seconds: Math.round(total / 1e6),
+    },
+    days,
+    top_players: [...per]
+      .sort(([u, x], [v, y]) => y.t - x.t || (u < v ? -1 : 1))
+      .slice(0, 10)
+      .map(([uuid, p]) => ({ uuid, name: p.name, playtime_seconds: Math.round(p.t / 1e6), sessions: p.n })),
+  };
+}
+
+/** A seeded random history: sessions across midnight, ending or starting exactly at midnight, lasting no time, still open. */
+function randomHistory(seed: number, players: string[], days: number): Ev[] {
+  let x = seed;
+  const rand = () => {
+    x = (x * 1_103_515_245 + 12_345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+  const midnight = new Date();
+  midnight.setUTCHours(0, 0, 0, 0);
+  const M = midnight.getTime();
+  const now = Date.now() - 60_000;
+  const events: Ev[] = [];
+  players.forEach((uuid, p) => {
+    let t = M - days * 86_400_000 + Math.floor(rand() * 6) * 3600_000;
+    for (;;) {
+      // Starts: a random instant, or exactly a midnight or an hour (ties with other players).
+      const r = rand();
+      t +=
+        r < 0.2
+          ? 86_400_000 - (t % 86_400_000)
+          : r < 0.4
+            ? 3600_000 - (t % 3600_000)
+            : Math.floor(rand() * 20 * 3600_000);
+      if (t >= now) break;
+      events.push({ type: "join", uuid, name: `R${p}`, at: new Date(t) });
+      const q = rand();
+      const len =
+        q < 0.1
+          ? 0
+          : q < 0.25
+            ? 86_400_000 - (t % 86_400_000)
+            : q < 0.35
+              ? rand() * 3 * 86_400_000
+              : rand() * 4 * 3600_000;
+      const end = t + Math.floor(len);
+      // Some players stay on: their last session is open.
+      if (end >= now) {
+        if (p % 3 !== 0) events.push({ type: "leave", uuid, at: new Date(now) });
+        break;
+      }
+      events.push({ type: "leave", uuid, at: new Date(end) });
+      t = end;
+    }
+  });
+  return events.sort((a, b) => a.at.getTime() - b.at.getTime() || (a.type === "leave" ? -1 : 1));
+}
+
+describe("player summary from daily rollups", () => {
+  test("equals a brute-force count over the raw sessions: random history, midnight-spanning and open sessions, any window", async () => {
+    const s = await newServer(server);
+    const players = Array.from({ length: 14 }, () => crypto.randomUUID());
+    const events = randomHistory(2024, players, 12);
+    for (let i = 0; i < events.length; i += 200) await send(s, events.slice(i, i + 200));
+    // Two players open since days ago: whole days they cover, and the days they started on.
+    await send(s, [
+      { type: "join", uuid: players[0]!, name: "R0", at: new Date(Date.now() - 3.5 * 86_400_000) },
+      { type: "join", uuid: players[1]!, name: "R1", at: new Date(Date.now() - 1.2 * 86_400_000) },
+    ]);
+    // A heartbeat: the agent runs, so the sweep leaves the open sessions open during the test.
+    expect((await agentApi(server, s.agentToken, "POST", "/agent/heartbeat", { tps: 20 })).status).toBe(200);
+    expect((await sessionsOf(s.serverId)).filter((x) => x.leftAt === null).length).toBeGreaterThanOrEqual(2);
+
+    for (const window of ["24h", "7d", "30d"]) {
+      const res = await get(s, `/server/players/summary?window=${window}`);
+      expect(res.status).toBe(200);
+      const lo = Date.parse(res.body.from) * 1000;
+      const hi = Date.parse(res.body.to) * 1000;
+      const { server_id, window: w, from, to, ...figures } = res.body;
+      expect(figures).toEqual(await bruteForceSummary(s.serverId, lo, hi));
+    }
+    // Windows with edges at and just past midnight, and at random instants in the past.
+    const midnight = new Date();
+    midnight.setUTCHours(0, 0, 0, 0);
+    const M = midnight.getTime();
+    const ends = [
+      M,
+      M + 1,
+      M - 86_400_000,
+      M - 2 * 86_400_000 + 1,
+      M - 5 * 86_400_000 + 37_123,
+      Date.now() - 7_777_777,
+    ];
+    for (const to of ends)
+      for (const spanDays of [1, 3, 7]) {
+        const from = to - spanDays * 86_400_000;
+        const got = await playerSummary(db(), s.serverId, new Date(from), new Date(to));
+        expect(got).toEqual(await bruteForceSummary(s.serverId, from * 1000, to * 1000));
+      }
+  });
+
+  test("closing a session adds to the rollups of each day it touched; migration 0017's backfill rebuilds the same rows", async () => {
+    const s = await newServer(server);
+    const A = crypto.randomUUID();
+    const midnight = new Date();
+    midnight.setUTCHours(0, 0, 0, 0);
+    const M = midnight.getTime() - 3 * 86_400_000;
+    // 22:00 on day -4 to 01:30 on day -2: three days touched, one of them whole.
+    await send(s, [
+      { type: "join", uuid: A, name: "A", at: new Date(M - 2 * 3600_000) },
+      { type: "leave", uuid: A, at: new Date(M + 86_400_000 + 1.5 * 3600_000) },
+    ]);
+    const rollups = async () => {
+      const pd = await db()
+        .select()
+        .from(playerDays)
+        .where(eq(playerDays.serverId, s.serverId))
+        .orderBy(asc(playerDays.day), asc(playerDays.uuid));
+      const sd = await db()
+        .select()
+        .from(serverDays)
+        .where(eq(serverDays.serverId, s.serverId))
+        .orderBy(asc(serverDays.day));
+      return { pd, sd };
+    };
+    const incremental = await rollups();
+    expect(
+      incremental.pd.map((r) => [r.day.getTime() - M, r.playtimeUs, r.joins, r.carriedFrom?.getTime() ?? null]),
+    ).toEqual([
+      [-86_400_000, 2 * 3600e6, 1, null],
+      [0, 86_400e6, 0, M - 2 * 3600_000],
+      [86_400_000, 1.5 * 3600e6, 0, M - 2 * 3600_000],
+    ]);
+    expect(incremental.sd.map((r) => [r.players, r.playtimeUs, r.peak])).toEqual([
+      [1, 2 * 3600e6, 1],
+      [1, 86_400e6, 1],
+      [1, 1.5 * 3600e6, 1],
+    ]);
+    // More history, then the migration's backfill run over the same sessions with the rollups emptied.
+    await send(s, randomHistory(7, [A, crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()], 6));
+    const before = await rollups();
+    const migration = readFileSync(join(import.meta.dir, "../drizzle/0017_player_day_rollups.sql"), "utf8");
+    const backfill = migration
+      .split("--> statement-breakpoint")
+      .map((x) => x.trim())
+      .filter((x) => !/^(CREATE TABLE|ALTER TABLE|CREATE INDEX)/.test(x));
+    expect(backfill.length).toBe(4);
+    let rebuilt: Awaited<ReturnType<typeof rollups>> | undefined;
+    await db()
+      .transaction(async (tx) => {
+        await tx.execute(sql`delete from player_days`);
+        await tx.execute(sql`delete from server_days`);
+        for (const statement of backfill) await tx.execute(sql.raw(statement));
+        const pd = await tx
+          .select()
+          .from(playerDays)
+          .where(eq(playerDays.serverId, s.serverId))
+          .orderBy(asc(playerDays.day), asc(playerDays.uuid));
+        const sd = await tx
+          .select()
+          .from(serverDays)
+          .where(eq(serverDays.serverId, s.serverId))
+          .orderBy(asc(serverDays.day));
+        rebuilt = { pd, sd };
+        tx.rollback();
+      })
+      .catch((e) => {
+        if (!String(e).includes("Rollback")) throw e;
+      });
+    expect(rebuilt).toEqual(before);
+  });
+
+  test("at most EXPENSIVE_READS_PER_CREDENTIAL summaries in flight per credential: more are 429 with Retry-After; another credential is unaffected", async () => {
+    const bound = server.services.config.EXPENSIVE_READS_PER_CREDENTIAL;
+    const mine = await newServer(server);
+    const theirs = await newServer(server);
+    const path = "/server/players/summary?window=90d";
+    // Warm: each credential's session is known, so the only thing left to wait on is the summary's own reads.
+    expect((await get(mine, path)).status).toBe(200);
+    expect((await get(theirs, path)).status).toBe(200);
+
+    // Hold the summary's reads: the whole embedded database, or the sessions table on PostgreSQL.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const hold = db()
+      .transaction(async (tx) => {
+        if (server.services.database.kind === "postgres")
+          await tx.execute(sql`lock table player_sessions in access exclusive mode`);
+        locked();
+        await released;
+      })
+      .catch(() => {});
+    await holding;
+    const n = bound + 4;
+    const answers = Array.from({ length: n }, () => get(mine, path));
+    const others = Array.from({ length: bound }, () => get(theirs, path));
+    // The ones past the bound are answered at once, while the first ones wait.
+    const settled: Awaited<ReturnType<typeof get>>[] = [];
+    for (const a of answers) a.then((r) => settled.push(r));
+    while (settled.length < n - bound) await Bun.sleep(10);
+    for (const r of settled) {
+      expectError(r, 429, "rate_limited");
+      expect(r.headers.get("retry-after")).toBe("1");
+    }
+    expect(settled).toHaveLength(n - bound);
+    release();
+    await hold;
+    expect((await Promise.all(answers)).filter((r) => r.status === 200)).toHaveLength(bound);
+    expect((await Promise.all(others)).map((r) => r.status)).toEqual(Array(bound).fill(200));
+    // Once they are done, the credential has its slots back.
+    expect((await get(mine, path)).status).toBe(200);
   });
 });

@@ -35,6 +35,11 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
   await db.execute(sql`delete from player_sessions where left_at is not null and left_at < ${hourCutoff}::timestamptz`);
   // Incidents are read beside the hourly buckets, so they are kept as long.
   await db.execute(sql`delete from server_incidents where ended_at < ${hourCutoff}::timestamptz`);
+  // Daily rollups of the sessions: the day the cutoff falls in stays (a summary's first day is read raw from it).
+  for (const table of ["player_days", "server_days"])
+    await db.execute(
+      sql`delete from ${sql.raw(table)} where day < date_bin('1 day', ${hourCutoff}::timestamptz, timestamptz '2000-01-01 00:00:00+00')`,
+    );
   // The only path that removes audit entries: by age, never by what they say.
   const prunedAudit =
     keep.auditDays === undefined

@@ -1,11 +1,12 @@
 import { and, count, desc, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { Principal } from "../auth/principal";
+import { type Principal, principalKey } from "../auth/principal";
+import { InFlightLimit } from "../lib/in-flight";
 import type { Db } from "../db/client";
 import { bans, players, playerSessions, serverStatus, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import type { PingResult, SampledPlayer } from "../monitoring/ping";
-import { rowsOf } from "../db/rows";
+import { playerSummary } from "./summary";
 import { requireServerRole } from "../servers/access";
 import { activeBan, applyJoin, banOut, type ClosedPlayer, closeSessions, ts } from "../servers/players";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
@@ -15,7 +16,6 @@ export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
 
 /** Sessions a profile shows; older ones are on the sessions page. */
 const RECENT_SESSIONS = 10;
-export const TOP_PLAYERS = 10;
 const CURSOR_PREFIX = "s1.";
 
 type SessionRow = typeof playerSessions.$inferSelect & { name: string | null; running: number };
@@ -62,6 +62,8 @@ export class PlayerHistoryService {
      * view and the players list say the same. Published after the write commits.
      */
     private readonly events: ServerEventSink = NO_EVENTS,
+    /** Expensive reads in flight per caller. */
+    private readonly expensive: InFlightLimit = new InFlightLimit(2),
   ) {}
 
   private publishLeaves(closed: ClosedPlayer[], at: Date) {
@@ -161,13 +163,33 @@ export class PlayerHistoryService {
   /**
    * Closes sessions nobody has vouched for within the timeout: an agent that stopped sending
    * heartbeats, a player no ping has listed since. Each ends at the last time it was known online.
+   * One transaction a server holding its row, as the agent's batches and the pings do, so closers
+   * of one server never interleave (the daily rollups' peak relies on it).
    */
   async sweep(now = new Date()) {
     const before = ts(new Date(now.getTime() - this.timeoutSeconds * 1000));
     const stale = sql`coalesce(s.seen_at, s.joined_at) < ${before}`;
     const end = sql`coalesce(s.seen_at, s.joined_at)`;
-    this.publishLeaves(await closeSessions(this.db, sql`s.source = 'agent' and ${stale}`, end, "agent_silent"), now);
-    this.publishLeaves(await closeSessions(this.db, sql`s.source = 'ping' and ${stale}`, end, "not_seen"), now);
+    const due = await this.db
+      .selectDistinct({ serverId: playerSessions.serverId })
+      .from(playerSessions)
+      .where(
+        and(
+          isNull(playerSessions.leftAt),
+          sql`coalesce(${playerSessions.seenAt}, ${playerSessions.joinedAt}) < ${before}`,
+        ),
+      );
+    for (const { serverId } of due) {
+      const closed = await this.db.transaction(async (tx) => {
+        await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
+        const mine = sql`s.server_id = ${serverId} and ${stale}`;
+        return [
+          ...(await closeSessions(tx, sql`${mine} and s.source = 'agent'`, end, "agent_silent")),
+          ...(await closeSessions(tx, sql`${mine} and s.source = 'ping'`, end, "not_seen")),
+        ];
+      });
+      this.publishLeaves(closed, now);
+    }
   }
 
   private sessionQuery() {
@@ -244,103 +266,15 @@ export class PlayerHistoryService {
   }
 
   /**
-   * Per UTC day of the window (the first and last day cut to it): players seen, of them first
-   * seen that day, the most online at once, time played; and the window's top players.
-   * Sessions still open count up to now.
+   * The player summary of a window ending now (./summary.ts). At most EXPENSIVE_READS_PER_CREDENTIAL
+   * run at once per caller; one more is 429 with Retry-After.
    */
   async summary(principal: Principal, serverId: string, window: SummaryWindow, now = new Date()) {
-    await requireServerRole(this.db, principal, serverId, "viewer");
-    const to = now;
-    const from = new Date(to.getTime() - SUMMARY_WINDOWS[window] * 86_400_000);
-    const lo = ts(from);
-    const hi = ts(to);
-    const spans = sql`
-      select s.uuid, greatest(s.joined_at, ${lo}) as a, least(coalesce(s.left_at, ${hi}), ${hi}) as b
-        from player_sessions s
-       where s.server_id = ${serverId} and s.joined_at <= ${hi} and coalesce(s.left_at, ${hi}) >= ${lo}`;
-    const days = sql`
-      select greatest(d, ${lo}) as d, least(d + interval '1 day', ${hi}) as e
-        from generate_series(date_bin('1 day', ${lo}, timestamptz '2000-01-01 00:00:00+00'), ${hi}, interval '1 day') as d
-       where d < ${hi}`;
-    // A span is in a day when it overlaps it, or starts in it (a zero-length visit still counts).
-    const inDay = sql`ss.a < days.e and (ss.b > days.d or ss.a >= days.d)`;
-    const [dayRows, topRows, totalRows] = await Promise.all([
-      this.db.execute(sql`
-        with ss as (${spans}), days as (${days}),
-        pts as (
-          select a as t, 1 as delta from ss
-          union all select b, -1 from ss
-          union all select d, 0 from days),
-        run as (select t, delta, sum(delta) over (order by t, delta rows unbounded preceding) as level from pts),
-        seen as (
-          select days.d, count(distinct ss.uuid)::int as unique_players,
-                 (count(distinct ss.uuid) filter (where p.first_seen >= days.d and p.first_seen < days.e))::int as new_players,
-                 coalesce(sum(extract(epoch from least(ss.b, days.e) - greatest(ss.a, days.d))), 0)::float8 as playtime
-            from days join ss on ${inDay}
-            left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid
-           group by days.d),
-        peaks as (
-          select days.d, max(run.level)::int as peak
-             from days join run on run.t >= days.d and run.t < days.e
-           group by days.d)
-        select (extract(epoch from days.d) * 1000)::float8 as d_ms, (extract(epoch from days.e) * 1000)::float8 as e_ms,
-               coalesce(seen.unique_players, 0) as unique_players, coalesce(seen.new_players, 0) as new_players,
-               coalesce(seen.playtime, 0)::float8 as playtime, greatest(coalesce(peaks.peak, 0), 0) as peak
-          from days left join seen on seen.d = days.d left join peaks on peaks.d = days.d
-         order by days.d`),
-      this.db.execute(sql`
-        with ss as (${spans})
-        select ss.uuid, max(p.name) as name, sum(extract(epoch from ss.b - ss.a))::float8 as playtime, count(*)::int as sessions
-          from ss left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid
-         group by ss.uuid
-         order by playtime desc, ss.uuid
-         limit ${TOP_PLAYERS}`),
-      this.db.execute(sql`
-        with ss as (${spans})
-        select count(distinct ss.uuid)::int as unique_players,
-               (count(distinct ss.uuid) filter (where p.first_seen >= ${lo}))::int as new_players,
-               coalesce(sum(extract(epoch from ss.b - ss.a)), 0)::float8 as playtime
-          from ss left join players p on p.server_id = ${serverId} and p.uuid = ss.uuid`),
-    ]);
-    const dayList = rowsOf<{
-      d_ms: number;
-      e_ms: number;
-      unique_players: number;
-      new_players: number;
-      playtime: number;
-      peak: number;
-    }>(dayRows).map((d) => ({
-      date: new Date(Number(d.d_ms)).toISOString().slice(0, 10),
-      from: iso(new Date(Number(d.d_ms))),
-      to: iso(new Date(Number(d.e_ms))),
-      unique_players: Number(d.unique_players),
-      new_players: Number(d.new_players),
-      returning_players: Number(d.unique_players) - Number(d.new_players),
-      peak_concurrent: Number(d.peak),
-      playtime_seconds: Math.round(Number(d.playtime)),
-    }));
-    const totals = rowsOf<{ unique_players: number; new_players: number; playtime: number }>(totalRows)[0]!;
-    return {
-      server_id: serverId,
-      window,
-      from: iso(from),
-      to: iso(to),
-      totals: {
-        unique_players: Number(totals.unique_players),
-        new_players: Number(totals.new_players),
-        returning_players: Number(totals.unique_players) - Number(totals.new_players),
-        peak_concurrent: Math.max(0, ...dayList.map((d) => d.peak_concurrent)),
-        playtime_seconds: Math.round(Number(totals.playtime)),
-      },
-      days: dayList,
-      top_players: rowsOf<{ uuid: string; name: string | null; playtime: number; sessions: number }>(topRows).map(
-        (t) => ({
-          uuid: t.uuid,
-          name: t.name,
-          playtime_seconds: Math.round(Number(t.playtime)),
-          sessions: Number(t.sessions),
-        }),
-      ),
-    };
+    return this.expensive.run(principalKey(principal), async () => {
+      await requireServerRole(this.db, principal, serverId, "viewer");
+      const from = new Date(now.getTime() - SUMMARY_WINDOWS[window] * 86_400_000);
+      const summary = await playerSummary(this.db, serverId, from, now);
+      return { server_id: serverId, window, from: iso(from), to: iso(now), ...summary };
+    });
   }
 }

@@ -116,28 +116,143 @@ export interface ClosedPlayer {
   name: string;
 }
 
+/** Day boundaries are UTC midnights, as `date_bin` draws them from this origin. */
+export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
+
 /**
  * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
- * join), adds their lengths to time played and marks the players offline, in one statement so
- * a session is counted once however many closers race for it. Returns the players it marked
- * offline, for the closers whose leaves no agent reports (the live view is told of those).
+ * join), adds their lengths to time played and marks the players offline, and adds them to the
+ * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
+ * however many closers race for it. Each closer holds the server's row (`for update`), so the
+ * peak recomputed next sees every session closed before it on that server. Returns the players
+ * it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
 export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
-  const result = await tx.execute(sql`
-    with closed as (
-      update player_sessions s
-         set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
-       where s.left_at is null and ${where}
-      returning s.server_id, s.uuid, s.joined_at, s.left_at),
-    sums as (
-      select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
-        from closed group by server_id, uuid)
-    update players p
-       set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
-      from sums
-     where p.server_id = sums.server_id and p.uuid = sums.uuid
-    returning p.server_id, p.uuid, p.name`);
-  return rowsOf<ClosedPlayer>(result);
+  return tx.transaction(async (t) => {
+    const rows = rowsOf<{
+      kind: "day" | "player";
+      server_id: string;
+      day: string | null;
+      uuid: string | null;
+      name: string | null;
+    }>(
+      await t.execute(sql`
+        with closed as (
+          update player_sessions s
+             set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
+           where s.left_at is null and ${where}
+          returning s.server_id, s.uuid, s.joined_at, s.left_at),
+        sums as (
+          select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
+            from closed group by server_id, uuid),
+        played as (
+          update players p
+             set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
+            from sums
+           where p.server_id = sums.server_id and p.uuid = sums.uuid
+          returning p.server_id, p.uuid, p.name),
+        ${ROLLUP_FROM_CLOSED}
+        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
+        union all
+        select 'player', server_id::text, null, uuid::text, name from played`),
+    );
+    const touched = rows.filter((r) => r.kind === "day").map((r) => ({ server_id: r.server_id, day: r.day! }));
+    if (touched.length > 0) await recomputePeaks(t, touched);
+    return rows
+      .filter((r) => r.kind === "player")
+      .map((r) => ({ server_id: r.server_id, uuid: r.uuid!, name: r.name! }));
+  });
+}
+
+/**
+ * The rollup part of a statement with a CTE `closed` (server_id, uuid, joined_at, left_at):
+ * each session cut into its UTC days (the day it starts in, even when it lasts no time, and
+ * every later day it runs into), added per (server, day, player) and per (server, day). Ends
+ * with a CTE `sd` returning the (server_id, day) rows it touched. The migration that created
+ * the tables backfills them with the same cut.
+ */
+const ROLLUP_FROM_CLOSED = sql`
+  pieces as (
+    select c.server_id, d.day, c.uuid, c.joined_at,
+           (extract(epoch from least(c.left_at, d.day + interval '1 day') - greatest(c.joined_at, d.day)) * 1000000)::bigint as us
+      from closed c,
+           generate_series(date_bin('1 day', c.joined_at, ${DAY_ORIGIN}), c.left_at, interval '1 day') as d(day)
+     where d.day < c.left_at or d.day <= c.joined_at),
+  pd as (
+    insert into player_days (server_id, day, uuid, playtime_us, joins, carried_from)
+    select server_id, day, uuid, sum(us), count(*) filter (where joined_at >= day), min(joined_at) filter (where joined_at < day)
+      from pieces group by server_id, day, uuid
+    on conflict (server_id, day, uuid) do update set
+      playtime_us = player_days.playtime_us + excluded.playtime_us,
+      joins = player_days.joins + excluded.joins,
+      carried_from = least(player_days.carried_from, excluded.carried_from)
+    returning server_id, day, (xmax = 0) as fresh),
+  sd as (
+    insert into server_days (server_id, day, players, playtime_us)
+    select p.server_id, p.day, coalesce(f.n, 0), p.us
+      from (select server_id, day, sum(us) as us from pieces group by server_id, day) p
+      left join (select server_id, day, count(*) filter (where fresh) as n from pd group by server_id, day) f
+        on f.server_id = p.server_id and f.day = p.day
+    on conflict (server_id, day) do update set
+      players = server_days.players + excluded.players,
+      playtime_us = server_days.playtime_us + excluded.playtime_us
+    returning server_id, day)`;
+
+/**
+ * The closed sessions touching each given (server, day) as spans: those that started that day
+ * (the `(server_id, joined_at)` index) and those running into it from earlier (found from the
+ * day's `player_days.carried_from` on the player's own index). Each look-up is a lateral
+ * subquery kept apart (`offset 0`) so it stays an index range scan per day: PGlite never
+ * gathers statistics, and without them the planner otherwise joins every session of the server.
+ */
+export const closedSpansOfDays = (days: SQL) => sql`
+  select d.server_id, d.day, s.uuid, s.joined_at, s.left_at
+    from (${days}) d
+    cross join lateral (
+      select s.uuid, s.joined_at, s.left_at from player_sessions s
+       where s.server_id = d.server_id and s.joined_at >= d.day and s.joined_at < d.day + interval '1 day'
+         and s.left_at is not null
+      offset 0) s
+  union all
+  select d.server_id, d.day, s.uuid, s.joined_at, s.left_at
+    from (${days}) d
+    cross join lateral (
+      select pd.uuid, pd.carried_from from player_days pd
+       where pd.server_id = d.server_id and pd.day = d.day and pd.carried_from is not null
+      offset 0) pd
+    cross join lateral (
+      select s.uuid, s.joined_at, s.left_at from player_sessions s
+       where s.server_id = d.server_id and s.uuid = pd.uuid and s.joined_at >= pd.carried_from and s.joined_at < d.day
+         and s.left_at > d.day
+      offset 0) s`;
+
+/** Instants as a list of typed SQL literals (folded into constants when planned, unlike a JSON parameter). */
+export const timestampList = (dates: Date[]) =>
+  sql.raw(dates.map((d) => `timestamptz '${d.toISOString()}'`).join(", "));
+
+/**
+ * The peak of each touched day over its closed sessions, from those sessions: the most spans
+ * [joined, left) holding one instant (a leave and a join at the same instant are not together,
+ * ordered leave first; a session that lasts no time is never open). Only grows, so a closer
+ * that did not see another's session cannot lower what that one wrote.
+ */
+async function recomputePeaks(t: Tx, touched: { server_id: string; day: string }[]) {
+  const days = sql`select x.server_id, x.day from json_to_recordset(${JSON.stringify(touched)}::json) as x(server_id uuid, day timestamptz)`;
+  await t.execute(sql`
+    with spans as (${closedSpansOfDays(days)}),
+    cut as (
+      select server_id, day, greatest(joined_at, day) as a, least(left_at, day + interval '1 day') as b from spans),
+    pts as (
+      select server_id, day, a as t, 1 as delta from cut where a < b
+      union all select server_id, day, b, -1 from cut where a < b),
+    run as (
+      select server_id, day, delta,
+             sum(delta) over (partition by server_id, day order by t, delta rows unbounded preceding) as level
+        from pts),
+    peaks as (select server_id, day, max(level)::int as peak from run where delta = 1 group by server_id, day)
+    update server_days sd set peak = greatest(sd.peak, peaks.peak)
+      from peaks
+     where sd.server_id = peaks.server_id and sd.day = peaks.day`);
 }
 
 export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: Origin, createdBy: string | null) {

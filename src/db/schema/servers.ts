@@ -174,7 +174,12 @@ export const players = pgTable(
     /** Seconds of closed sessions; an open session adds its running time when read. */
     playSeconds: bigint("play_seconds", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.serverId, t.uuid] }), index("players_last_seen_idx").on(t.serverId, t.lastSeen)],
+  (t) => [
+    primaryKey({ columns: [t.serverId, t.uuid] }),
+    index("players_last_seen_idx").on(t.serverId, t.lastSeen),
+    // New players of a window (the player summary).
+    index("players_first_seen_idx").on(t.serverId, t.firstSeen),
+  ],
 );
 
 export const playerSessions = pgTable(
@@ -201,6 +206,47 @@ export const playerSessions = pgTable(
     // At most one open session a player: a join while one is open closes it first.
     uniqueIndex("player_sessions_open_uq").on(t.serverId, t.uuid).where(sql`${t.leftAt} is null`),
   ],
+);
+
+/**
+ * Closed sessions rolled up per server, UTC day and player, added to in the statement that closes
+ * a session (`closeSessions`, src/servers/players.ts); a session spanning midnight adds to each
+ * day it touches. The player summary reads these for the whole days of its window
+ * (docs/history.md, "Player summary").
+ */
+export const playerDays = pgTable(
+  "player_days",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    /** The UTC midnight the day starts at. */
+    day: tz("day").notNull(),
+    uuid: uuid("uuid").notNull(),
+    /** Time played inside the day, in microseconds (exact, so days add up to the whole). */
+    playtimeUs: bigint("playtime_us", { mode: "number" }).notNull().default(0),
+    /** Sessions that started this day. */
+    joins: integer("joins").notNull().default(0),
+    /** The earliest start of a session running into this day from an earlier one: where to look for it. */
+    carriedFrom: tz("carried_from"),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.day, t.uuid] })],
+);
+
+/** Per server and UTC day, over its closed sessions: players (rows of `player_days`), time played, peak. */
+export const serverDays = pgTable(
+  "server_days",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    day: tz("day").notNull(),
+    players: integer("players").notNull().default(0),
+    playtimeUs: bigint("playtime_us", { mode: "number" }).notNull().default(0),
+    /** The most closed sessions open at one instant of the day. */
+    peak: integer("peak").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.day] })],
 );
 
 /** Bans in the shape of vanilla banned-players.json; a lift keeps the row so the agent learns of it. */
