@@ -559,6 +559,9 @@ describe("player summary from daily rollups", () => {
     let rebuilt: Awaited<ReturnType<typeof rollups>> | undefined;
     await db()
       .transaction(async (tx) => {
+        // The tables are held first: the run's live pingers and sweeps close sessions meanwhile,
+        // and a backfill that takes its locks row by row among them deadlocks (only a test reruns it live).
+        await tx.execute(sql`lock table servers, player_sessions, player_days, server_days in exclusive mode`);
         await tx.execute(sql`delete from player_days`);
         await tx.execute(sql`delete from server_days`);
         for (const statement of backfill) await tx.execute(sql.raw(statement));
