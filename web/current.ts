@@ -3,13 +3,16 @@ import { createContext, useContext } from "react";
 export interface Team {
   team_id: string;
   name: string;
-  role: "owner" | "admin" | "viewer";
+  role: "owner" | "admin" | "moderator" | "viewer";
 }
 export interface Current {
   team: Team | null;
   teams: Team[];
   email: string;
+  /** Admin or owner: servers, client apps, webhooks, keys, members. */
   canWrite: boolean;
+  /** Moderator or higher: bans and announcements. */
+  canModerate: boolean;
   selectTeam(id: string): void;
 }
 export const CurrentCtx = createContext<Current>(null as unknown as Current);

@@ -56,7 +56,8 @@ function Shell() {
     team,
     teams,
     email: me.data.email,
-    canWrite: team !== null && team.role !== "viewer",
+    canWrite: team !== null && (team.role === "admin" || team.role === "owner"),
+    canModerate: team !== null && team.role !== "viewer",
     selectTeam(id) {
       localStorage.setItem(TEAM_KEY, id);
       setTeamId(id);

@@ -86,7 +86,10 @@ export function dashboardSessionRoutes(services: Services) {
             })),
           },
         });
-      const pair = await auth.login(parsed.data.email, parsed.data.password, requestInfo(request).ip);
+      const pair = await auth.login(parsed.data.email, parsed.data.password, {
+        address: requestInfo(request).ip,
+        userAgent: request.headers.get("user-agent"),
+      });
       // A sign-in in a browser that still holds another login replaces it: that login ends too.
       const previous = readCookie(request);
       if (previous) await auth.logout(previous);

@@ -21,6 +21,7 @@ export const clientsRouter = router({
   create: limitedByPrincipal("clientCreate")
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -37,6 +38,7 @@ export const clientsRouter = router({
   list: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps",
@@ -52,6 +54,7 @@ export const clientsRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps/{client_id}",
@@ -67,6 +70,7 @@ export const clientsRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       openapi: {
         method: "PATCH",
         path: "/client/apps/{client_id}",
@@ -82,6 +86,7 @@ export const clientsRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}",
@@ -97,6 +102,7 @@ export const clientsRouter = router({
   rotateSecret: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/secret",
@@ -112,6 +118,7 @@ export const clientsRouter = router({
   enableMsAuth: limitedByPrincipal("msAuthModule")
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/modules/ms-auth",
@@ -129,6 +136,7 @@ export const clientsRouter = router({
   getMsAuth: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps/{client_id}/modules/ms-auth",
@@ -144,6 +152,7 @@ export const clientsRouter = router({
   disableMsAuth: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "clients:write",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}/modules/ms-auth",

@@ -8,6 +8,8 @@ export const LIMITS = {
   teamsPerUser: 100,
   membersPerTeam: 200,
   activeApiKeysPerTeam: 100,
+  /** The servers one API key may be limited to. */
+  serversPerApiKey: 50,
   /** Listed: every active key, then the most recently revoked, up to this many. */
   apiKeysListed: 200,
   appsPerTeam: 100,

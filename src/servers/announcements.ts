@@ -103,7 +103,7 @@ export class AnnouncementsService {
   }
 
   async create(principal: Principal, serverId: string, f: AnnouncementFields & { message: string }) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    await requireServerRole(this.db, principal, serverId, "moderator");
     const values = {
       serverId,
       message: f.message,
@@ -128,7 +128,7 @@ export class AnnouncementsService {
   }
 
   async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    await requireServerRole(this.db, principal, serverId, "moderator");
     const announcement = await this.db.transaction(async (tx) => {
       const [current] = await tx
         .select()
@@ -157,7 +157,7 @@ export class AnnouncementsService {
   }
 
   async remove(principal: Principal, serverId: string, id: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    await requireServerRole(this.db, principal, serverId, "moderator");
     const gone = await this.db
       .delete(announcements)
       .where(and(eq(announcements.id, id), eq(announcements.serverId, serverId)))

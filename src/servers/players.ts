@@ -191,7 +191,7 @@ export class PlayersService {
   }
 
   async ban(principal: Principal, serverId: string, input: BanInput) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    await requireServerRole(this.db, principal, serverId, "moderator");
     if (input.expires && new Date(input.expires).getTime() <= Date.now())
       throw new AppError("bad_request", "expires must be in the future.");
     const row = await applyBan(
@@ -207,7 +207,7 @@ export class PlayersService {
   }
 
   async unban(principal: Principal, serverId: string, uuid: string) {
-    await requireServerRole(this.db, principal, serverId, "admin");
+    await requireServerRole(this.db, principal, serverId, "moderator");
     const lifted = await applyUnban(this.db, serverId, uuid, "dashboard");
     if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");
     this.events.publish(serverId, "ban_lifted", { uuid, source: "dashboard" });

@@ -46,6 +46,7 @@ export const serversRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -62,6 +63,7 @@ export const serversRouter = router({
   list: teamSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/servers",
@@ -78,6 +80,7 @@ export const serversRouter = router({
   networks: teamSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/networks",
@@ -94,6 +97,7 @@ export const serversRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/servers/{server_id}",
@@ -109,6 +113,7 @@ export const serversRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       openapi: {
         method: "PATCH",
         path: "/server/servers/{server_id}",
@@ -124,6 +129,7 @@ export const serversRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       openapi: {
         method: "DELETE",
         path: "/server/servers/{server_id}",
@@ -139,6 +145,7 @@ export const serversRouter = router({
   rotateAgentToken: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       openapi: {
         method: "POST",
         path: "/server/servers/{server_id}/agent-token",
@@ -154,6 +161,7 @@ export const serversRouter = router({
   uptimeStats: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/uptime-stats",
@@ -170,6 +178,7 @@ export const serversRouter = router({
   metrics: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/metrics",
@@ -191,6 +200,7 @@ export const serversRouter = router({
   players: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/players",
@@ -212,7 +222,8 @@ export const serversRouter = router({
 
   ban: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
+      scope: "moderation:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -229,7 +240,8 @@ export const serversRouter = router({
 
   unban: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
+      scope: "moderation:write",
       openapi: {
         method: "DELETE",
         path: "/server/bans/{uuid}",
@@ -246,6 +258,7 @@ export const serversRouter = router({
   ranks: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/ranks",
@@ -262,6 +275,7 @@ export const serversRouter = router({
   createRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -281,6 +295,7 @@ export const serversRouter = router({
   updateRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       openapi: {
         method: "PATCH",
         path: "/server/ranks/{name}",
@@ -299,6 +314,7 @@ export const serversRouter = router({
   deleteRank: serverSelectedProcedure
     .meta({
       access: "team:admin",
+      scope: "servers:write",
       openapi: {
         method: "DELETE",
         path: "/server/ranks/{name}",
@@ -315,6 +331,7 @@ export const serversRouter = router({
   announcements: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/announcements",
@@ -330,7 +347,8 @@ export const serversRouter = router({
 
   createAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
+      scope: "moderation:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -347,7 +365,8 @@ export const serversRouter = router({
 
   updateAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
+      scope: "moderation:write",
       openapi: {
         method: "PATCH",
         path: "/server/announcements/{announcement_id}",
@@ -365,7 +384,8 @@ export const serversRouter = router({
 
   deleteAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
+      scope: "moderation:write",
       openapi: {
         method: "DELETE",
         path: "/server/announcements/{announcement_id}",

@@ -4,8 +4,11 @@ import { teamMembers } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 
-/** The caller's role in a team, or undefined when they have none (or the team does not exist). */
-export async function teamRoleOf(db: Db, principal: Principal, teamId: string): Promise<Role | undefined> {
+/**
+ * The caller's role in a team, or undefined when they have none (or the team does not exist);
+ * null for a scoped key of the team outside a procedure its scopes allow.
+ */
+export async function teamRoleOf(db: Db, principal: Principal, teamId: string): Promise<Role | null | undefined> {
   if (principal.kind === "api_key") return principal.teamId === teamId ? principal.role : undefined;
   const [row] = await db
     .select({ role: teamMembers.role })
@@ -23,7 +26,7 @@ export const NOT_MEMBER = "You are not a member of this team.";
  */
 export async function requireTeamRole(db: Db, principal: Principal, teamId: string, min: Role): Promise<Role> {
   const role = await teamRoleOf(db, principal, teamId);
-  if (!role) throw new AppError("forbidden", NOT_MEMBER);
+  if (role === undefined) throw new AppError("forbidden", NOT_MEMBER);
   return requireAtLeast(role, min);
 }
 
@@ -39,6 +42,6 @@ export async function requireResourceRole(
   notFound: string,
 ): Promise<Role> {
   const role = teamId ? await teamRoleOf(db, principal, teamId) : undefined;
-  if (!role) throw new AppError("not_found", notFound);
+  if (role === undefined) throw new AppError("not_found", notFound);
   return requireAtLeast(role, min);
 }

@@ -44,6 +44,7 @@ export const teamsRouter = router({
   list: authedProcedure
     .meta({
       access: "member",
+      scope: "team:read",
       openapi: {
         method: "GET",
         path: "/teams",
@@ -60,6 +61,7 @@ export const teamsRouter = router({
     authedProcedure
       .meta({
         access: "team:viewer",
+        scope: "team:read",
         openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err },
       })
       .input(ZTeamRef)
@@ -70,6 +72,7 @@ export const teamsRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "team:write",
       openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
     })
     .input(ZUpdateTeam)
@@ -94,6 +97,7 @@ export const teamsRouter = router({
   members: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "team:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/members",
@@ -188,9 +192,7 @@ export const teamsRouter = router({
     })
     .input(ZCreateApiKey)
     .output(z.object({ api_key: ZApiKey, key: z.string() }))
-    .mutation(({ ctx, input }) =>
-      ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input)),
 
   listApiKeys: userProcedure
     .meta({

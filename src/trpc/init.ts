@@ -1,5 +1,6 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import type { Scope } from "../auth/scopes";
 import { toErrorBody } from "../lib/errors";
 import type { Context } from "./context";
 
@@ -19,6 +20,7 @@ export type Access =
   | "user"
   | "member"
   | "team:viewer"
+  | "team:moderator"
   | "team:admin"
   | "team:owner"
   | "person:admin"
@@ -29,8 +31,10 @@ export type Access =
 /**
  * `status` is the REST door's success status when it is not 200: 201 for an operation that
  * creates a resource. The REST door answers it and the document declares it.
+ * `scope` is the API key scope that lets a scoped key call the procedure (src/auth/scopes.ts);
+ * every `member` and `team:*` procedure but the owner's names one, and nothing else may.
  */
-export type Meta = OpenApiMeta<{ access?: Access; status?: 201 }>;
+export type Meta = OpenApiMeta<{ access?: Access; status?: 201; scope?: Scope }>;
 
 export const t = initTRPC
   .context<Context>()

@@ -40,6 +40,7 @@ export const webhooksRouter = router({
   create: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -60,6 +61,7 @@ export const webhooksRouter = router({
   list: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks",
@@ -75,6 +77,7 @@ export const webhooksRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -90,6 +93,7 @@ export const webhooksRouter = router({
   update: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -108,6 +112,7 @@ export const webhooksRouter = router({
   delete: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -123,6 +128,7 @@ export const webhooksRouter = router({
   rotateSecret: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/secret",
@@ -142,6 +148,7 @@ export const webhooksRouter = router({
   resume: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/resume",
@@ -157,6 +164,7 @@ export const webhooksRouter = router({
   deliveries: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/deliveries",
@@ -174,6 +182,7 @@ export const webhooksRouter = router({
   redeliver: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver",
@@ -191,6 +200,7 @@ export const webhooksRouter = router({
   test: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/test",
