@@ -28,6 +28,34 @@ export interface SecurityCase {
  */
 export const SECURITY_CASES: Record<string, SecurityCase> = {
   "GET /auth/me": { access: "user", request: () => ({ method: "GET", path: "/auth/me" }) },
+  "GET /auth/sessions": { access: "user", request: () => ({ method: "GET", path: "/auth/sessions" }) },
+  // A sign-in of the owner's, made for the call: the owner ends it; anyone else finds no such sign-in (404).
+  "DELETE /auth/sessions/{session_id}": {
+    access: "user",
+    request: async ({ server, people }) => {
+      const res = await fetch(`${server.url}/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: people.owner.email, password: people.owner.password }),
+      });
+      const { access_token } = (await res.json()) as { access_token: string };
+      const sid = (await server.services.tokens.verify(access_token))!.sid;
+      return { method: "DELETE", path: `/auth/sessions/${sid}` };
+    },
+  },
+  "POST /auth/sessions/revoke-others": {
+    access: "user",
+    request: () => ({ method: "POST", path: "/auth/sessions/revoke-others" }),
+  },
+  // Every test person has this password: the change keeps it, and ends the person's other sign-ins.
+  "POST /auth/password": {
+    access: "user",
+    request: ({ people }) => ({
+      method: "POST",
+      path: "/auth/password",
+      body: { current_password: people.owner.password, new_password: people.owner.password },
+    }),
+  },
   "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
   "GET /teams": { access: "member", request: () => ({ method: "GET", path: "/teams" }) },
   "GET /teams/{team_id}": {
@@ -236,12 +264,12 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     },
   },
   "POST /server/bans": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
   },
   "DELETE /server/bans/{uuid}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(
@@ -288,12 +316,12 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     request: (f) => serverReq(f, "GET", "/server/announcements"),
   },
   "POST /server/announcements": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }),
   },
   "PATCH /server/announcements/{announcement_id}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(
@@ -305,7 +333,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       ),
   },
   "DELETE /server/announcements/{announcement_id}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(
