@@ -238,7 +238,9 @@ export class AuthService {
       if (!key) return null;
       const now = Date.now();
       if (key.expiresAt && key.expiresAt.getTime() <= now)
-        throw new AppError("api_key_expired", `This API key expired at ${iso(key.expiresAt)}; create a new one.`);
+        throw new AppError("api_key_expired", "This API key has expired; a team admin can create a new one.", {
+          details: { expires_at: iso(key.expiresAt) },
+        });
       if (!key.lastUsedAt || now - key.lastUsedAt.getTime() >= KEY_LAST_USED_EVERY_MS) await this.touchKey(key.id);
       return {
         kind: "api_key",
