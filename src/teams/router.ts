@@ -186,7 +186,7 @@ export const teamsRouter = router({
         path: "/teams/{team_id}/api-keys",
         tags,
         summary: "Create a team API key; the key is shown only in this response",
-        description: PEOPLE_ONLY,
+        description: `${PEOPLE_ONLY} A key carries either a role (admin, moderator or viewer) or scopes (servers:read, moderation:write, ...: each operation names the one it needs as x-api-key-scope), never both. server_ids limits it to those servers of the team: other servers answer 404, lists hold only these, and it calls server operations only. expires_at ends it: after that it answers 401 api_key_expired. The list shows each key's last use, to the minute.`,
         errorResponses: [...err, 409],
       },
     })

@@ -6,7 +6,7 @@ import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from 
 export type ErrorShape = {
   request_id: string;
   data: {
-    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable";
+    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "api_key_expired" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable";
     httpStatus: number;
     path: undefined | string;
   };
@@ -85,8 +85,48 @@ export type AppRouterRecord = {
         teams: Array<{
           team_id: string;
           name: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
         }>;
+      };
+      meta: object;
+    }>;
+    sessions: TRPCQueryProcedure<{
+      input: void;
+      output: {
+        sessions: Array<{
+          session_id: string;
+          created_at: string;
+          last_used_at: string;
+          address: null | string;
+          user_agent: null | string;
+          current: boolean;
+        }>;
+      };
+      meta: object;
+    }>;
+    revokeSession: TRPCMutationProcedure<{
+      input: {
+        session_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    revokeOtherSessions: TRPCMutationProcedure<{
+      input: void;
+      output: {
+        revoked: number;
+      };
+      meta: object;
+    }>;
+    changePassword: TRPCMutationProcedure<{
+      input: {
+        current_password: string;
+        new_password: string;
+      };
+      output: {
+        revoked: number;
       };
       meta: object;
     }>;
@@ -99,7 +139,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         created_at: string;
         updated_at: string;
       };
@@ -111,7 +151,7 @@ export type AppRouterRecord = {
         teams: Array<{
           team_id: string;
           name: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           created_at: string;
           updated_at: string;
         }>;
@@ -125,7 +165,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         created_at: string;
         updated_at: string;
       };
@@ -139,7 +179,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         created_at: string;
         updated_at: string;
       };
@@ -162,7 +202,7 @@ export type AppRouterRecord = {
         members: Array<{
           user_id: string;
           email: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           joined_at: string;
         }>;
       };
@@ -172,12 +212,12 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         email: string;
-        role: "admin" | "viewer";
+        role: "admin" | "moderator" | "viewer";
       };
       output: {
         user_id: string;
         email: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         joined_at: string;
       };
       meta: object;
@@ -186,12 +226,12 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         user_id: string;
-        role: "admin" | "viewer";
+        role: "admin" | "moderator" | "viewer";
       };
       output: {
         user_id: string;
         email: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         joined_at: string;
       };
       meta: object;
@@ -215,7 +255,7 @@ export type AppRouterRecord = {
         members: Array<{
           user_id: string;
           email: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           joined_at: string;
         }>;
       };
@@ -225,14 +265,21 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         name: string;
-        role: "admin" | "viewer";
+        role?: undefined | "admin" | "moderator" | "viewer";
+        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        server_ids?: undefined | Array<string>;
+        expires_at?: undefined | string;
       };
       output: {
         api_key: {
           key_id: string;
           team_id: string;
           name: string;
-          role: "admin" | "viewer";
+          role: null | "admin" | "moderator" | "viewer";
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          server_ids: null | Array<string>;
+          expires_at: null | string;
+          last_used_at: null | string;
           prefix: string;
           created_at: string;
           revoked_at: null | string;
@@ -250,7 +297,11 @@ export type AppRouterRecord = {
           key_id: string;
           team_id: string;
           name: string;
-          role: "admin" | "viewer";
+          role: null | "admin" | "moderator" | "viewer";
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          server_ids: null | Array<string>;
+          expires_at: null | string;
+          last_used_at: null | string;
           prefix: string;
           created_at: string;
           revoked_at: null | string;
@@ -267,7 +318,11 @@ export type AppRouterRecord = {
         key_id: string;
         team_id: string;
         name: string;
-        role: "admin" | "viewer";
+        role: null | "admin" | "moderator" | "viewer";
+        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        server_ids: null | Array<string>;
+        expires_at: null | string;
+        last_used_at: null | string;
         prefix: string;
         created_at: string;
         revoked_at: null | string;
