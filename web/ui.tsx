@@ -110,17 +110,25 @@ export function ConfirmButton({
   onConfirm,
   danger = true,
   confirmLabel,
+  name,
 }: {
   label: string;
   question: string;
   onConfirm: () => void;
   danger?: boolean;
   confirmLabel?: string;
+  /** The button's accessible name when the visible label alone is ambiguous in a list ("Revoke" of which?). */
+  name?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   return (
     <>
-      <button type="button" className={danger ? "danger" : ""} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        className={danger ? "danger" : ""}
+        aria-label={name}
+        onClick={() => dialog.current?.showModal()}
+      >
         {label}
       </button>
       <dialog ref={dialog} aria-label={question}>

@@ -180,7 +180,7 @@ const DURATIONS: [string, number | null][] = [
 ];
 
 function Players({ serverId }: { serverId: string }) {
-  const { canWrite } = useCurrent();
+  const { canModerate } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
   const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
@@ -246,7 +246,7 @@ function Players({ serverId }: { serverId: string }) {
                       <th>Player</th>
                       <th>Reason</th>
                       <th>Expires</th>
-                      {canWrite && <th>Actions</th>}
+                      {canModerate && <th>Actions</th>}
                     </tr>
                   </thead>
                   <tbody>
@@ -255,7 +255,7 @@ function Players({ serverId }: { serverId: string }) {
                         <td title={b.uuid}>{b.name}</td>
                         <td>{b.reason}</td>
                         <td>{b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}</td>
-                        {canWrite && (
+                        {canModerate && (
                           <td>
                             <ConfirmButton
                               label="Unban"
@@ -274,7 +274,7 @@ function Players({ serverId }: { serverId: string }) {
           </div>
         )}
       </Q>
-      {canWrite && (
+      {canModerate && (
         <form
           aria-label="Ban a player"
           onSubmit={(e) => {
@@ -459,7 +459,7 @@ function Ranks({ serverId }: { serverId: string }) {
 }
 
 function Announcements({ serverId }: { serverId: string }) {
-  const { canWrite } = useCurrent();
+  const { canModerate } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
   const list = useQuery(trpc.servers.announcements.queryOptions(undefined, forServer(serverId)));
@@ -505,7 +505,7 @@ function Announcements({ serverId }: { serverId: string }) {
                       {a.active ? "" : " (paused)"}
                     </span>
                   </span>
-                  {canWrite && (
+                  {canModerate && (
                     <span className="row">
                       <button
                         type="button"
@@ -526,7 +526,7 @@ function Announcements({ serverId }: { serverId: string }) {
           )
         }
       </Q>
-      {canWrite && (
+      {canModerate && (
         <form
           aria-label="Add an announcement"
           onSubmit={(e) => {
