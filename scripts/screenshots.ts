@@ -82,7 +82,7 @@ async function signIn(page: Page) {
   await page.getByLabel("Email").fill(demo.email);
   await page.getByLabel("Password").fill(demo.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
 }
 
 /** The server page once its chart has drawn the window and its live socket is up. */

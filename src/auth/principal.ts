@@ -52,5 +52,5 @@ export function principalKey(p: Principal): string {
 
 /** False when the principal is an API key limited to servers that do not include this one. */
 export function reachesServer(p: Principal, serverId: string): boolean {
-  return p.kind === "user" || p.serverIds === null || p.serverIds.includes(serverId);
+  return p.kind === "user" || !p.serverIds || p.serverIds.includes(serverId);
 }
