@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import type { RunningServer } from "../src/app";
-import { createTeamInBrowser, hasChromium, launchChromium, PASSWORD, signUpInBrowser } from "./dashboard-driver";
+import { hasChromium, launchChromium, PASSWORD, signUpInBrowser } from "./dashboard-driver";
 import { sharedServer } from "./harness";
 import { addMember, api, expectError, newTeam, newUser, uniqueEmail } from "./helpers";
 
