@@ -121,7 +121,7 @@ describe("roles, keys and sign-ins in the dashboard", () => {
   );
 
   test.skipIf(!hasChromium)(
-    "a moderator gets the ban and announcement forms, not the rank or server settings",
+    "a moderator kicks an online player and gets the ban and announcement forms, not the rank or server settings",
     async () => {
       const owner = await newUser(server, "mod-owner");
       const moderator = await newUser(server, "mod");
@@ -131,10 +131,21 @@ describe("roles, keys and sign-ins in the dashboard", () => {
         token: owner.token,
         body: { team_id: teamId, name: "Survival", host: "127.0.0.1", port: 9, kind: "single" },
       });
+      const agent = { authorization: `Bearer ${created.body.agent_token}` };
+      const steve = crypto.randomUUID();
+      await api(server, "POST", "/agent/events", {
+        headers: agent,
+        body: { events: [{ event_id: "join-1", type: "join", uuid: steve, name: "Steve" }] },
+      });
       const page = await (await browser!.newContext()).newPage();
       try {
         await signUpInBrowser(page, server.url, moderator.email, true);
         await page.goto(`${server.url}/#/servers/${created.body.server_id}`);
+        await page.getByRole("button", { name: "Kick Steve" }).click();
+        await page.getByRole("dialog").getByRole("button", { name: "Kick" }).click();
+        await page.getByText("Steve will be kicked by the agent").waitFor();
+        const config = await api(server, "GET", "/agent/config", { headers: agent });
+        expect(config.body.kicks).toMatchObject([{ uuid: steve, name: "Steve" }]);
         await page.getByRole("form", { name: "Ban a player" }).waitFor();
         await page.getByRole("form", { name: "Add an announcement" }).waitFor();
         expect(await page.getByRole("form", { name: "Add a rank" }).count()).toBe(0);

@@ -16,7 +16,7 @@ export const SCOPES = {
   "servers:read":
     "Servers, networks, uptime, metrics, players and their history, bans in force, ranks, announcements, the analytics socket",
   "servers:write": "Register, change and delete servers, rotate agent tokens, manage ranks",
-  "moderation:write": "Ban and lift bans, manage announcements",
+  "moderation:write": "Ban and lift bans, kick players, manage announcements",
   "webhooks:read": "Webhook endpoints (URLs masked) and their deliveries",
   "webhooks:write": "Create, change, delete, test and resume webhook endpoints, rotate their secrets, redeliver",
 } as const;

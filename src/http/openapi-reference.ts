@@ -6,7 +6,7 @@ import { ZOk } from "../lib/schemas";
 import { ZMetrics } from "../monitoring/schemas";
 import { ZStartOutput } from "../ms-auth/schemas";
 import { ZPlayerProfile, ZPlayerSummary, ZSession, ZSessionPage } from "../player-history/schemas";
-import { ZAnnouncement, ZBan, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
+import { ZAnnouncement, ZBan, ZKick, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
 import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
 import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
 import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
@@ -36,6 +36,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   Player: ZPlayer,
   PlayerList: ZPlayerList,
   Ban: ZBan,
+  Kick: ZKick,
   Rank: ZRank,
   Announcement: ZAnnouncement,
   UptimeStats: ZUptimeStats,
@@ -130,6 +131,14 @@ const scopedKey = {
   server_ids: [SERVER],
   expires_at: "2026-06-30T00:00:00.000Z",
   last_used_at: null,
+};
+const kick = {
+  kick_id: "8f9a0b1c-2d3e-4f5a-9b6c-7d8e9f0a1b2c",
+  uuid: JEB,
+  name: "jeb_",
+  reason: "Calm down",
+  created: T1,
+  until: "2026-03-14T10:04:11.204Z",
 };
 const LOGIN_SESSION = "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b";
 const loginSession = {
@@ -552,6 +561,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: ban,
   },
   "servers.unban": { headers: serverSel, request: { uuid: JEB }, response: ok },
+  "servers.kick": {
+    headers: serverSel,
+    request: { uuid: JEB, name: "jeb_", reason: "Calm down" },
+    response: kick,
+  },
   "servers.ranks": { headers: serverSel, response: { ranks: [rank] } },
   "servers.createRank": {
     headers: serverSel,
@@ -605,6 +619,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       announcements: [announcement],
       bans: [ban],
       pardons: [{ uuid: "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6", lifted_at: T0 }],
+      kicks: [kick],
     },
   },
 
@@ -766,6 +781,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
   "servers.ban": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
   "servers.unban": `${SERVER_SELECTOR} ${MODERATOR} 404 when the player is not banned.`,
+  "servers.kick": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the kick. The server's agent runs \`kick <name> <reason>\` over RCON on its next configuration read, once; a kick not picked up by \`until\` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent.`,
   "servers.ranks": SERVER_SELECTOR,
   "servers.createRank": `${SERVER_SELECTOR} Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.`,
   "servers.updateRank": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,

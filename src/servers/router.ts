@@ -7,9 +7,11 @@ import {
   ZAnnouncement,
   ZAnnouncementRef,
   ZBan,
+  ZKick,
   ZBanRef,
   ZCreateAnnouncement,
   ZCreateBan,
+  ZCreateKick,
   ZCreateRank,
   ZPlayerList,
   ZPlayersQuery,
@@ -254,6 +256,24 @@ export const serversRouter = router({
     .input(ZBanRef)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.players.unban(ctx.principal, ctx.serverId, input.uuid)),
+
+  kick: serverSelectedProcedure
+    .meta({
+      access: "team:moderator",
+      scope: "moderation:write",
+      status: 201,
+      openapi: {
+        method: "POST",
+        path: "/server/kicks",
+        tags,
+        summary: "Kick a player (the agent kicks them in game within two minutes)",
+        errorResponses: [...err, 409],
+        ...srv,
+      },
+    })
+    .input(ZCreateKick)
+    .output(ZKick)
+    .mutation(({ ctx, input }) => ctx.services.players.kick(ctx.principal, ctx.serverId, input)),
 
   ranks: serverSelectedProcedure
     .meta({

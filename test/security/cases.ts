@@ -268,6 +268,11 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
   },
+  "POST /server/kicks": {
+    access: "team:moderator",
+    outsider: 404,
+    request: (f) => serverReq(f, "POST", "/server/kicks", { uuid: crypto.randomUUID(), name: "Griefer" }),
+  },
   "DELETE /server/bans/{uuid}": {
     access: "team:moderator",
     outsider: 404,

@@ -203,6 +203,12 @@ function Players({ serverId }: { serverId: string }) {
       ...outcome("Ban lifted"),
     }),
   );
+  const kick = useMutation(
+    trpc.servers.kick.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
+    }),
+  );
   const errs = fieldErrors(ban.error);
   return (
     <section className="card" aria-labelledby="players-h">
@@ -221,6 +227,7 @@ function Players({ serverId }: { serverId: string }) {
                       <th>Name</th>
                       <th>Status</th>
                       <th>Played</th>
+                      {canModerate && <th>Actions</th>}
                     </tr>
                   </thead>
                   <tbody>
@@ -229,6 +236,19 @@ function Players({ serverId }: { serverId: string }) {
                         <td title={p.uuid}>{p.name}</td>
                         <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
                         <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
+                        {canModerate && (
+                          <td>
+                            {p.online && (
+                              <ConfirmButton
+                                label="Kick"
+                                name={`Kick ${p.name}`}
+                                danger={false}
+                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
+                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
+                              />
+                            )}
+                          </td>
+                        )}
                       </tr>
                     ))}
                   </tbody>

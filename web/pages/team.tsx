@@ -12,7 +12,7 @@ function RoleOptions() {
   return (
     <>
       <option value="viewer">viewer</option>
-      <option value="moderator">moderator (bans, announcements)</option>
+      <option value="moderator">moderator (bans, kicks, announcements)</option>
       <option value="admin">admin</option>
     </>
   );
@@ -244,7 +244,7 @@ const SCOPES = [
   ["clients:write", "Manage client apps and their secrets"],
   ["servers:read", "Read servers, players, history, ranks, announcements"],
   ["servers:write", "Manage servers, agent tokens and ranks"],
-  ["moderation:write", "Ban, lift bans, manage announcements"],
+  ["moderation:write", "Ban, lift bans, kick players, manage announcements"],
   ["webhooks:read", "Read webhooks and deliveries"],
   ["webhooks:write", "Manage webhooks"],
 ] as const;

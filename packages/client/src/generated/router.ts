@@ -936,6 +936,22 @@ export type AppRouterRecord = {
       };
       meta: object;
     }>;
+    kick: TRPCMutationProcedure<{
+      input: {
+        uuid: string;
+        name: string;
+        reason?: undefined | string;
+      };
+      output: {
+        kick_id: string;
+        uuid: string;
+        name: string;
+        reason: string;
+        created: string;
+        until: string;
+      };
+      meta: object;
+    }>;
     ranks: TRPCQueryProcedure<{
       input: undefined | void | Record<string, never>;
       output: {
@@ -1171,6 +1187,14 @@ export type AppRouterRecord = {
         pardons: Array<{
           uuid: string;
           lifted_at: string;
+        }>;
+        kicks: Array<{
+          kick_id: string;
+          uuid: string;
+          name: string;
+          reason: string;
+          created: string;
+          until: string;
         }>;
       };
       meta: object;
