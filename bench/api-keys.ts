@@ -25,6 +25,8 @@ const env = {
   NODE_ENV: "production",
   DEV_IDP_ENABLED: "true",
   PINGER_ENABLED: "false",
+  // The bench's server is registered on loopback.
+  OUTBOUND_ALLOW_PRIVATE: "true",
   DATABASE_URL: db.url,
 };
 
