@@ -165,7 +165,15 @@ const config = loadConfig({
 const app = await startServer(config, createLogger("silent"));
 const d = app.services.database.db;
 const [team] = await d.insert(teams).values({ name: "bench" }).returning();
-const owner = { kind: "api_key", keyId: "bench", teamId: team!.id, role: "admin" } as const;
+const owner = {
+  kind: "api_key",
+  keyId: "bench",
+  teamId: team!.id,
+  role: "admin",
+  scopes: null,
+  serverIds: null,
+  exp: null,
+} as const;
 // Outside a request: the endpoints' audit entries name the benchmark as the actor.
 await auditAs({ kind: "system", name: "bench" }, async () => {
   for (const url of urls) await app.services.webhooks.create(owner as never, team!.id, { url });

@@ -33,6 +33,39 @@ for (let missing = await emptyReads(base); missing.length > 0; missing = await e
 const survival = demo.servers.find((s) => s.key === "survival")!;
 const bedwars = demo.servers.find((s) => s.key === "bedwars")!;
 
+// The team and account pages with something to show: a scoped key limited to one server that a
+// ban bot has used, and the owner signed in on two more devices.
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, any>;
+}
+const devices = [
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0",
+];
+let owner = "";
+for (const ua of devices)
+  owner = (await post("/auth/login", { email: demo.email, password: demo.password }, { "user-agent": ua }))
+    .access_token;
+const bot = await post(
+  `/teams/${demo.teamId}/api-keys`,
+  {
+    name: "Ban bot",
+    scopes: ["servers:read", "moderation:write"],
+    server_ids: [survival.serverId],
+    expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+  },
+  { authorization: `Bearer ${owner}` },
+);
+await fetch(`${base}/server/players`, {
+  headers: { authorization: `Bearer ${bot.key}`, "x-server-id": survival.serverId },
+});
+
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const browser = await launchChromium();
@@ -49,7 +82,7 @@ async function signIn(page: Page) {
   await page.getByLabel("Email").fill(demo.email);
   await page.getByLabel("Password").fill(demo.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
 }
 
 /** The server page once its chart has drawn the window and its live socket is up. */
@@ -95,7 +128,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await page.screenshot({ path: join(OUT, `audit-${size}.png`) });
   console.log(`docs/screenshots/audit-${size}.png`);
   await page.goto(`${base}/#/account`);
-  await page.getByText("Signed in as").waitFor();
+  await page.getByRole("table", { name: "Signed-in devices" }).waitFor();
   await shoot(page, `account-${size}`);
   await context.close();
 }

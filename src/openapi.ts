@@ -567,7 +567,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
       bearerAuth: {
         type: "http",
         scheme: "bearer",
-        description: "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`).",
+        description:
+          "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`). A key carries a role (owner > admin > moderator > viewer; keys get admin, moderator or viewer) or scopes, named on each operation as `x-api-key-scope`; it may be limited to some servers and may expire (401 `api_key_expired`).",
       },
     },
     paths: { ...BROWSER_PATHS, ...DASHBOARD_SESSION_PATHS, ...WELL_KNOWN_PATHS } as never,
@@ -731,6 +732,11 @@ function describeOperation(op: Json, method: string, procedurePath: string, stat
   op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
 
   op.description ??= OPERATION_DESCRIPTIONS[procedurePath];
+  // Which scope opens it to a scoped API key (src/auth/scopes.ts), in prose and as an extension.
+  if (meta.scope) {
+    op["x-api-key-scope"] = meta.scope;
+    op.description = `${op.description ?? ""} A scoped API key needs \`${meta.scope}\`.`.trim();
+  }
   const ex = OPERATION_EXAMPLES[procedurePath];
   if (!ex) return;
   const input = ex.request ?? {};

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SCOPE_NAMES } from "../src/auth/scopes";
 import { restRoutes } from "../src/trpc/rest";
 import { appRouter } from "../src/trpc/router";
 import { sharedServer } from "./harness";
-import { api } from "./helpers";
-import { builderFor, CALLERS, expected, present, type Caller, type CellReq } from "./authz/matrix";
+import { api, newApiKey } from "./helpers";
+import { builderFor, CALLERS, expected, present, scopeSets, type Caller, type CellReq } from "./authz/matrix";
 import { makeWorld, type World } from "./fuzz/world";
 import { SECURITY_CASES } from "./security/cases";
 import { makeTeam, type TeamFixture } from "./security/fixture";
@@ -29,6 +30,19 @@ const MUTATES_TEAM = new Set([
   "DELETE /teams/{team_id}/members/{user_id}",
 ]);
 
+/** A team of the fixture's shape with the two scoped keys for this route. */
+async function teamFor(scope: string | undefined): Promise<TeamFixture> {
+  const team = await makeTeam(server, world.people);
+  const { own, others } = scopeSets(scope);
+  const [mine, theirs] = await Promise.all([
+    newApiKey(server, world.people.owner, team.teamId, { scopes: own }),
+    newApiKey(server, world.people.owner, team.teamId, { scopes: others }),
+  ]);
+  team.keys.scope = mine.key;
+  team.keys.otherScopes = theirs.key;
+  return team;
+}
+
 const table: Record<string, Record<Caller, string>> = {};
 let cells = 0;
 
@@ -47,6 +61,18 @@ describe("authorization matrix: every procedure x every caller", () => {
     expect(problems).toEqual([]);
   });
 
+  test("every team procedure but the owner's names an API key scope, and no other procedure does", () => {
+    const wrong = routes
+      .filter((r) => {
+        const open = r.access === "member" || (r.access?.startsWith("team:") && r.access !== "team:owner");
+        return open ? !r.scope : r.scope !== undefined;
+      })
+      .map((r) => `${r.method} ${r.path} (${r.access}, scope ${r.scope ?? "none"})`);
+    expect(wrong).toEqual([]);
+    // Every scope grants something.
+    expect(SCOPE_NAMES.filter((s) => !routes.some((r) => r.scope === s))).toEqual([]);
+  });
+
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
     test(key, async () => {
@@ -55,12 +81,12 @@ describe("authorization matrix: every procedure x every caller", () => {
       const want = Object.fromEntries(CALLERS.map((c) => [c, expected(route, c, outsider)]));
       // Refusals first, on one team; then each allowed call on its own request (and team, where the call changes it).
       const order = [...CALLERS].sort((a, b) => Number(want[a]!.status < 300) - Number(want[b]!.status < 300));
-      const shared = await makeTeam(server, world.people);
+      const shared = await teamFor(route.scope);
       const mismatches: string[] = [];
       table[key] = {} as Record<Caller, string>;
       for (const caller of order) {
         const team: TeamFixture =
-          want[caller]!.status < 300 && MUTATES_TEAM.has(key) ? await makeTeam(server, world.people) : shared;
+          want[caller]!.status < 300 && MUTATES_TEAM.has(key) ? await teamFor(route.scope) : shared;
         const req: CellReq = present(caller, await build(world, team, caller), world, team);
         const res = await api(server, req.method, req.path, { body: req.body, headers: req.headers });
         cells++;
@@ -98,10 +124,14 @@ afterAll(() => {
     anonymous: "anon",
     outsider: "out",
     viewer: "view",
+    moderator: "mod",
     admin: "adm",
     owner: "own",
     "key:viewer": "kview",
+    "key:moderator": "kmod",
     "key:admin": "kadm",
+    "key:scope": "kscope",
+    "key:other-scopes": "kothers",
     agent: "agent",
     client: "cli",
     "client:other": "cliOth",

@@ -35,7 +35,7 @@ export async function signUpInBrowser(page: Page, baseUrl: string, email: string
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: existing ? "Sign in" : "Create account", exact: true }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
+  await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
 }
 
 export async function createTeamInBrowser(page: Page, name: string) {

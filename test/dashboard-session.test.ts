@@ -338,7 +338,7 @@ describe("the dashboard session in a real browser", () => {
       try {
         await a.getByRole("heading", { name: "Servers" }).waitFor();
         await a.reload();
-        await a.getByRole("button", { name: "Sign out" }).waitFor();
+        await a.getByRole("button", { name: "Sign out", exact: true }).waitFor();
         await a.getByRole("heading", { name: "Servers" }).waitFor();
 
         const b = await context.newPage();
@@ -372,7 +372,7 @@ describe("the dashboard session in a real browser", () => {
         expect(readable).not.toContain("mcp_rt_");
 
         // Signing out in one tab signs the other out too, and the cookie is gone.
-        await a.getByRole("button", { name: "Sign out" }).click();
+        await a.getByRole("button", { name: "Sign out", exact: true }).click();
         await a.getByRole("button", { name: "Sign in", exact: true }).waitFor();
         await b.getByText("You signed out in another tab.").waitFor();
         expect((await context.cookies()).find((c) => c.name === "mcp_dashboard_refresh")).toBeUndefined();
@@ -380,7 +380,7 @@ describe("the dashboard session in a real browser", () => {
         await b.getByRole("button", { name: "Sign in", exact: true }).waitFor();
         // And a sign-in in one tab signs the other in, without a reload.
         await signInOnForm(a, user.email);
-        await b.getByRole("button", { name: "Sign out" }).waitFor();
+        await b.getByRole("button", { name: "Sign out", exact: true }).waitFor();
         await b.getByRole("heading", { name: "Account" }).waitFor();
         expect([...problems, ...bProblems].map((p) => p.text)).toEqual([]);
       } finally {
@@ -545,7 +545,7 @@ describe("the dashboard session in a real browser", () => {
           await page.getByRole("heading", { name: ready, exact: true }).first().waitFor();
         }
         await page.reload();
-        await page.getByRole("button", { name: "Sign out" }).waitFor();
+        await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
         const icon = await page.evaluate(async () => {
           const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]')!;
           const res = await fetch(link.href);

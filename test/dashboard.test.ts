@@ -258,7 +258,7 @@ describe("the dashboard in a real browser", () => {
         await signUpInBrowser(page, server.url, uniqueEmail("dash-session"));
         await createTeamInBrowser(page, "Session Team");
         await page.reload();
-        await page.getByRole("button", { name: "Sign out" }).waitFor();
+        await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
         // The dashboard's refresh token is the API's too: ending it there ends this login.
         const refresh = (await refreshCookie())!.value;
         expect((await api(server, "POST", "/auth/logout", { body: { refresh_token: refresh } })).status).toBe(200);

@@ -125,6 +125,7 @@ describe("one router, two doors", () => {
         "POST /client/apps",
         "POST /server/servers",
         "POST /server/bans",
+        "POST /server/kicks",
         "POST /server/ranks",
         "POST /server/announcements",
         "POST /teams/{team_id}/webhooks",

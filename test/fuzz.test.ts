@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { sharedServer } from "./harness";
-import { api, newTeam, addMember } from "./helpers";
+import { api, newTeam, addMember, newUser, type TestUser } from "./helpers";
 import { responseValidators, violation } from "./fuzz/check";
 import {
   hostileRequest,
@@ -30,9 +30,12 @@ const server = await sharedServer();
 const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Record<string, any>;
 const validatorFor = responseValidators(doc);
 let world: World;
+/** The account the sign-in routes are fuzzed with, so ending sign-ins or changing a password disturbs no one else. */
+let account: TestUser;
 
 beforeAll(async () => {
   world = await makeWorld(server);
+  account = await newUser(server, "fuzz-account");
 });
 
 /** `FRESH.<name>` in a request is replaced by a value its operation's `prepare` made for that run. */
@@ -129,7 +132,30 @@ const SPECIAL: Record<string, Special> = {
   "DELETE /server/bans/{uuid}": { last: true },
   "DELETE /server/announcements/{announcement_id}": { last: true },
   "POST /client/ms-auth/session/revoke": { last: true },
+  // A sign-in of the fuzzed account's own per request, for the one that ends it.
+  "DELETE /auth/sessions/{session_id}": {
+    hints: () => ({ session_id: fresh("session_id") }),
+    prepare: async () => {
+      const res = await api(server, "POST", "/auth/login", {
+        body: { email: account.email, password: account.password },
+      });
+      return { session_id: (await server.services.tokens.verify(res.body.access_token))!.sid };
+    },
+  },
+  // The right password, changed to itself: the valid requests reach the change; it goes last.
+  "POST /auth/password": {
+    hints: () => ({ current_password: [account.password], new_password: [account.password] }),
+    last: true,
+  },
 };
+
+/** Routes about the caller's own sign-ins and password: fuzzed as their own account. */
+const ACCOUNT_OPS = new Set([
+  "GET /auth/sessions",
+  "DELETE /auth/sessions/{session_id}",
+  "POST /auth/sessions/revoke-others",
+  "POST /auth/password",
+]);
 
 /** Keys and apps the fuzzer itself created in the fixture team, beyond the fixture's own. */
 async function revokeThrowawayKeys(w: World) {
@@ -175,9 +201,11 @@ function baseHints(w: World): Hints {
 function credentials(op: Operation, w: World): Credentials {
   const bearer = !op.bearer
     ? []
-    : op.path.startsWith("/agent/")
-      ? [w.gameServer.agentToken]
-      : [owner(w).token, owner(w).token, w.team.keys.admin];
+    : ACCOUNT_OPS.has(op.key)
+      ? [account.token]
+      : op.path.startsWith("/agent/")
+        ? [w.gameServer.agentToken]
+        : [owner(w).token, owner(w).token, w.team.keys.admin];
   return { bearer, expired: w.expiredToken };
 }
 

@@ -85,7 +85,7 @@ export async function addMember(
   owner: TestUser,
   teamId: string,
   member: TestUser,
-  role: "admin" | "viewer",
+  role: "admin" | "moderator" | "viewer",
 ) {
   const res = await api(server, "POST", `/teams/${teamId}/members`, {
     token: owner.token,
@@ -98,11 +98,12 @@ export async function newApiKey(
   server: RunningServer,
   owner: TestUser,
   teamId: string,
-  role: "admin" | "viewer",
+  role: "admin" | "moderator" | "viewer" | { scopes: string[]; server_ids?: string[]; expires_at?: string },
 ): Promise<{ key: string; id: string }> {
+  const grant = typeof role === "string" ? { role } : role;
   const res = await api(server, "POST", `/teams/${teamId}/api-keys`, {
     token: owner.token,
-    body: { name: `${role} key`, role },
+    body: { name: typeof role === "string" ? `${role} key` : "scoped key", ...grant },
   });
   expect(res.status).toBe(201);
   return { key: res.body.key, id: res.body.api_key.key_id };

@@ -81,6 +81,10 @@ describe("security suite: every protected route", () => {
         expectError(await send(await req(), bearer(team.keys.revoked)), 401, "unauthenticated");
       });
 
+      test("expired API key: 401 api_key_expired", async () => {
+        expectError(await send(await req(), bearer(team.keys.expired)), 401, "api_key_expired");
+      });
+
       if (c.access === "user") {
         test("a team API key is refused: 403", async () => {
           expectError(await send(await req(), bearer(team.keys.admin)), 403, "forbidden");
@@ -102,21 +106,31 @@ describe("security suite: every protected route", () => {
         });
 
         const tooLow: [string, () => string][] =
-          c.access === "team:admin"
+          c.access === "team:moderator"
             ? [
                 ["viewer", () => people.viewer.token],
                 ["viewer API key", () => team.keys.viewer],
               ]
-            : c.access === "team:owner"
+            : c.access === "team:admin"
               ? [
-                  ["admin", () => people.admin.token],
-                  ["admin API key", () => team.keys.admin],
+                  ["viewer", () => people.viewer.token],
+                  ["viewer API key", () => team.keys.viewer],
+                  ["moderator", () => people.moderator.token],
+                  ["moderator API key", () => team.keys.moderator],
                 ]
-              : c.access === "person:admin"
-                ? [["viewer", () => people.viewer.token]]
-                : c.access === "person:owner"
-                  ? [["admin", () => people.admin.token]]
-                  : [];
+              : c.access === "team:owner"
+                ? [
+                    ["admin", () => people.admin.token],
+                    ["admin API key", () => team.keys.admin],
+                  ]
+                : c.access === "person:admin"
+                  ? [
+                      ["viewer", () => people.viewer.token],
+                      ["moderator", () => people.moderator.token],
+                    ]
+                  : c.access === "person:owner"
+                    ? [["admin", () => people.admin.token]]
+                    : [];
         if (c.access.startsWith("person:")) {
           test("a team API key is refused, whatever its role: 403", async () => {
             for (const key of [team.keys.admin, team.keys.viewer])
@@ -137,9 +151,11 @@ describe("security suite: every protected route", () => {
         const token =
           c.access === "team:viewer"
             ? people.viewer.token
-            : c.access === "team:admin" || c.access === "person:admin"
-              ? people.admin.token
-              : people.owner.token;
+            : c.access === "team:moderator"
+              ? people.moderator.token
+              : c.access === "team:admin" || c.access === "person:admin"
+                ? people.admin.token
+                : people.owner.token;
         const res = await send(r, bearer(token));
         expect(`${name} -> ${res.status}`).toBe(`${name} -> ${SUCCESS.get(name)}`);
       });

@@ -3,7 +3,7 @@ import { createContext, useContext } from "react";
 export interface Team {
   team_id: string;
   name: string;
-  role: "owner" | "admin" | "viewer";
+  role: "owner" | "admin" | "moderator" | "viewer";
   require_two_factor?: boolean;
   /** The team requires a second factor and this account has none. */
   locked?: boolean;
@@ -14,7 +14,10 @@ export interface Current {
   email: string;
   /** The account has a second factor. */
   twoFactor: boolean;
+  /** Admin or owner: servers, client apps, webhooks, keys, members. */
   canWrite: boolean;
+  /** Moderator or higher: bans and announcements. */
+  canModerate: boolean;
   selectTeam(id: string): void;
 }
 export const CurrentCtx = createContext<Current>(null as unknown as Current);

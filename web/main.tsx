@@ -59,7 +59,8 @@ function Shell() {
     teams,
     email: me.data.email,
     twoFactor: me.data.two_factor,
-    canWrite: team !== null && team.role !== "viewer" && !team.locked,
+    canWrite: team !== null && (team.role === "admin" || team.role === "owner") && !team.locked,
+    canModerate: team !== null && team.role !== "viewer" && !team.locked,
     selectTeam(id) {
       localStorage.setItem(TEAM_KEY, id);
       setTeamId(id);

@@ -231,6 +231,7 @@ export function ConfirmButton({
   onConfirm,
   danger = true,
   confirmLabel,
+  name,
 }: {
   label: string;
   target?: string;
@@ -238,6 +239,8 @@ export function ConfirmButton({
   onConfirm: () => void;
   danger?: boolean;
   confirmLabel?: string;
+  /** The button's accessible name when the visible label alone is ambiguous in a list ("Revoke" of which?). */
+  name?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const trigger = useRef<HTMLButtonElement>(null);

@@ -4,6 +4,7 @@ import { ZTimestamp } from "../lib/schemas";
 import {
   ZAnnouncement,
   ZBan,
+  ZKick,
   ZPlayerUuid,
   ZPlayerName,
   ZRank,
@@ -78,4 +79,7 @@ export const ZAgentConfig = z.object({
     .array(z.object({ uuid: z.string(), lifted_at: ZTimestamp }))
     .max(LIMITS.pardonsInAgentConfig)
     .meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+  kicks: z.array(ZKick).max(LIMITS.kicksPending).meta({
+    description: "Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id",
+  }),
 });

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../db/client";
-import { agentEvents, announcements, bans, servers } from "../db/schema";
+import { agentEvents, announcements, bans, kicks, servers } from "../db/schema";
 import { Clock } from "../lib/clock";
 import type { MetricBuffer } from "../monitoring/buffer";
 import { AppError } from "../lib/errors";
@@ -11,7 +11,17 @@ import { afterSends, NO_EVENTS, type ServerEventSink, type ServerEventType } fro
 import { hasPrefix, sha256 } from "../lib/secrets";
 import { EVENT_ID_DAYS } from "../monitoring/retention";
 import { announcementOut, liveAnnouncement } from "../servers/announcements";
-import { activeBan, applyBan, applyJoin, applyLeave, applyUnban, auditBan, banOut } from "../servers/players";
+import {
+  activeBan,
+  applyBan,
+  applyJoin,
+  applyLeave,
+  applyUnban,
+  auditBan,
+  banOut,
+  kickOut,
+  pendingKick,
+} from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
@@ -177,10 +187,10 @@ export class AgentService {
     return result;
   }
 
-  /** What the plugin should apply: ranks, live announcements, dashboard bans and recent dashboard pardons. */
+  /** What the plugin should apply: ranks, live announcements, dashboard bans, recent dashboard pardons and pending kicks. */
   async config(serverId: string) {
     const pardonSince = new Date(Date.now() - EVENT_ID_DAYS * 86_400_000);
-    const [rankRows, announcementRows, banRows, pardonRows] = await Promise.all([
+    const [rankRows, announcementRows, banRows, pardonRows, kickRows] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
       this.db
@@ -202,6 +212,7 @@ export class AgentService {
         )
         .orderBy(desc(bans.liftedAt))
         .limit(LIMITS.pardonsInAgentConfig),
+      this.db.select().from(kicks).where(pendingKick(serverId)).orderBy(kicks.createdAt).limit(LIMITS.kicksPending),
     ]);
     return {
       server_id: serverId,
@@ -210,6 +221,7 @@ export class AgentService {
       announcements: announcementRows.map(announcementOut),
       bans: banRows.map(banOut),
       pardons: pardonRows.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt!) })),
+      kicks: kickRows.map(kickOut),
     };
   }
 }

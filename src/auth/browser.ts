@@ -104,7 +104,10 @@ export function dashboardSessionRoutes(services: Services) {
     .post(DASHBOARD_SESSION_PATH, async ({ request }) => {
       checkCaller(request);
       const input = parse(ZLoginInput, await readJsonBody(request, MAX_LOGIN_BYTES));
-      const answer = await auth.login(input.email, input.password, requestInfo(request).ip);
+      const answer = await auth.login(input.email, input.password, {
+        address: requestInfo(request).ip,
+        userAgent: request.headers.get("user-agent"),
+      });
       // A second factor is due: no cookie yet, the page asks for it and completes below.
       if (!("access_token" in answer)) return json(answer, 200, { "cache-control": "no-store" });
       return replacing(request, answer);
@@ -112,7 +115,13 @@ export function dashboardSessionRoutes(services: Services) {
     .post(`${DASHBOARD_SESSION_PATH}/second-factor`, async ({ request }) => {
       checkCaller(request);
       const input = parse(ZSecondFactorInput, await readJsonBody(request, MAX_SECOND_FACTOR_BYTES));
-      return replacing(request, await auth.completeSignIn(input, requestInfo(request).ip));
+      return replacing(
+        request,
+        await auth.completeSignIn(input, {
+          address: requestInfo(request).ip,
+          userAgent: request.headers.get("user-agent"),
+        }),
+      );
     })
     .post(`${DASHBOARD_SESSION_PATH}/refresh`, async ({ request }) => {
       checkCaller(request);

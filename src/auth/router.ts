@@ -4,15 +4,19 @@ import { publicProcedure, userProcedure } from "../trpc/procedures";
 import {
   ZAddedPasskey,
   ZAddPasskey,
+  ZChangePassword,
   ZLoginAnswer,
   ZLoginInput,
+  ZLoginSessions,
   ZMe,
   ZPasskeyOptions,
   ZPasskeyRemove,
   ZPasswordConfirmation,
   ZRecoveryCodes,
   ZRefreshInput,
+  ZRevoked,
   ZSecondFactorInput,
+  ZSessionRef,
   ZSignupInput,
   ZTokenPair,
   ZTotpConfirm,
@@ -61,7 +65,12 @@ export const authRouter = router({
     })
     .input(ZLoginInput)
     .output(ZLoginAnswer)
-    .mutation(({ ctx, input }) => ctx.services.auth.login(input.email, input.password, ctx.ip)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.auth.login(input.email, input.password, {
+        address: ctx.ip,
+        userAgent: ctx.headers.get("user-agent"),
+      }),
+    ),
 
   secondFactor: publicProcedure
     .meta({
@@ -80,7 +89,9 @@ export const authRouter = router({
     })
     .input(ZSecondFactorInput)
     .output(ZTokenPair)
-    .mutation(({ ctx, input }) => ctx.services.auth.completeSignIn(input, ctx.ip)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.auth.completeSignIn(input, { address: ctx.ip, userAgent: ctx.headers.get("user-agent") }),
+    ),
 
   refresh: publicProcedure
     .meta({
@@ -131,6 +142,72 @@ export const authRouter = router({
     })
     .output(ZMe)
     .query(({ ctx }) => ctx.services.auth.me(ctx.principal.userId)),
+
+  sessions: userProcedure
+    .meta({
+      access: "user",
+      openapi: {
+        method: "GET",
+        path: "/auth/sessions",
+        tags,
+        summary: "Your sign-ins: created, last used, address and user agent",
+        errorResponses: [401, 403, 429],
+      },
+    })
+    .output(ZLoginSessions)
+    .query(({ ctx }) => ctx.services.auth.listSessions(ctx.principal.userId, ctx.principal.sessionId)),
+
+  revokeSession: userProcedure
+    .meta({
+      access: "user",
+      openapi: {
+        method: "DELETE",
+        path: "/auth/sessions/{session_id}",
+        tags,
+        summary: "End one of your sign-ins",
+        errorResponses: [400, 401, 403, 404, 429],
+      },
+    })
+    .input(ZSessionRef)
+    .output(ZOk)
+    .mutation(({ ctx, input }) => ctx.services.auth.revokeSession(ctx.principal.userId, input.session_id)),
+
+  revokeOtherSessions: userProcedure
+    .meta({
+      access: "user",
+      openapi: {
+        method: "POST",
+        path: "/auth/sessions/revoke-others",
+        tags,
+        summary: "End every sign-in but this one",
+        errorResponses: [401, 403, 429],
+      },
+    })
+    .output(ZRevoked)
+    .mutation(({ ctx }) => ctx.services.auth.revokeOtherSessions(ctx.principal.userId, ctx.principal.sessionId)),
+
+  changePassword: userProcedure
+    .meta({
+      access: "user",
+      openapi: {
+        method: "POST",
+        path: "/auth/password",
+        tags,
+        summary: "Change your password; every other sign-in ends",
+        errorResponses: [400, 401, 403, 429],
+      },
+    })
+    .input(ZChangePassword)
+    .output(ZRevoked)
+    .mutation(({ ctx, input }) =>
+      ctx.services.auth.changePassword(
+        ctx.principal.userId,
+        ctx.principal.sessionId,
+        input.current_password,
+        input.new_password,
+        ctx.ip,
+      ),
+    ),
 });
 
 const factorErrors = [400, 401, 403, 409, 429];

@@ -1,12 +1,13 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, exists, gt, isNull, ne, sql } from "drizzle-orm";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
-import { apiKeys, refreshTokens, teamMembers, teams, users } from "../db/schema";
+import { apiKeys, loginSessions, refreshTokens, teamMembers, teams, users } from "../db/schema";
 import { AppError } from "../lib/errors";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import { iso } from "../lib/schemas";
 import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
 import type { Principal } from "../auth/principal";
+import type { Scope } from "./scopes";
 import type { AccessTokens } from "./jwt";
 import type { TSecondFactorChallenge, TSecondFactorInput, TTokenPair } from "./schemas";
 import { hasSecondFactor, lockedOut } from "./two-factor-gate";
@@ -18,6 +19,16 @@ import type { LoginThrottle } from "./throttle";
 const BAD_LOGIN = "The email or password is wrong.";
 const BAD_REFRESH = "The refresh token is invalid, expired or revoked.";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A key's `last_used_at` is written at most this often: the key lookup itself stays a read. */
+const KEY_LAST_USED_EVERY_MS = 60_000;
+/** The most sign-ins the account page lists (and "sign out all others" ends in one go). */
+const SESSIONS_LISTED = 100;
+
+/** Where a sign-in came from, as the edge saw it. */
+export interface SignInOrigin {
+  address: string;
+  userAgent: string | null;
+}
 
 /** Sign-up attempt limits (per address, overall), and the password hashing slots sign-ins share. */
 export interface SignupGuard {
@@ -32,6 +43,8 @@ export class AuthService {
   private dummyHash: Promise<string>;
   /** Set once at start-up (it needs this service's password check in turn). */
   twoFactor!: TwoFactorService;
+  /** Every request with an API key reads it: one prepared statement. */
+  private readonly keyByHash;
 
   constructor(
     private readonly db: Db,
@@ -42,6 +55,20 @@ export class AuthService {
     private readonly guard: SignupGuard,
   ) {
     this.dummyHash = this.hash("not-a-real-password");
+    this.keyByHash = db
+      .select({
+        id: apiKeys.id,
+        teamId: apiKeys.teamId,
+        role: apiKeys.role,
+        scopes: apiKeys.scopes,
+        serverIds: apiKeys.serverIds,
+        expiresAt: apiKeys.expiresAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+      })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)))
+      .limit(1)
+      .prepare("api_key_by_hash");
   }
 
   private hash(password: string) {
@@ -68,25 +95,37 @@ export class AuthService {
   }
 
   /**
-   * `email` is already normalised (lower case); `address` is the client's, for the throttle. An
-   * account with a second factor gets a challenge instead of a session (`completeSignIn`).
+   * `email` is already normalised (lower case); `from.address` is the client's, for the throttle.
+   * An account with a second factor gets a challenge instead of a session (`completeSignIn`).
    */
-  async login(email: string, password: string, address: string): Promise<TTokenPair | TSecondFactorChallenge> {
-    this.throttle.check(email, address);
+  async login(email: string, password: string, from: SignInOrigin): Promise<TTokenPair | TSecondFactorChallenge> {
+    this.throttle.check(email, from.address);
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const ok = await this.guard.gate.run("signin", () => Bun.password.verify(password, stored));
     if (!user || !ok) {
-      await this.throttle.failed(email, address);
+      await this.throttle.failed(email, from.address);
       throw new AppError("unauthenticated", BAD_LOGIN);
     }
-    return (await this.twoFactor.signInChallenge(user.id)) ?? this.issue(user.id, crypto.randomUUID());
+    return (await this.twoFactor.signInChallenge(user.id)) ?? this.startSession(user.id, from);
   }
 
   /** The second step of a sign-in that answered a challenge: a session when the factor is right. */
-  async completeSignIn(input: TSecondFactorInput, address: string): Promise<TTokenPair> {
-    const userId = await this.twoFactor.verifySignIn(input, address);
-    return this.issue(userId, crypto.randomUUID());
+  async completeSignIn(input: TSecondFactorInput, from: SignInOrigin): Promise<TTokenPair> {
+    const userId = await this.twoFactor.verifySignIn(input, from.address);
+    return this.startSession(userId, from);
+  }
+
+  /** A new sign-in (a refresh-token family), recorded with where it came from so the account can list it. */
+  private async startSession(userId: string, from: SignInOrigin): Promise<TTokenPair> {
+    const familyId = crypto.randomUUID();
+    await this.db.insert(loginSessions).values({
+      id: familyId,
+      userId,
+      address: from.address || null,
+      userAgent: from.userAgent?.slice(0, 512) || null,
+    });
+    return this.issue(userId, familyId);
   }
 
   /**
@@ -102,6 +141,79 @@ export class AuthService {
       await this.throttle.failed(user.email, address);
       throw new AppError("unauthenticated", "The password is wrong.");
     }
+  }
+
+  /**
+   * Changes the password after checking the current one (a wrong one counts against the sign-in
+   * limits like a failed sign-in), then ends every other sign-in of the account: whoever else
+   * held the old password, or a session made with it, is out.
+   */
+  async changePassword(userId: string, sessionId: string, current: string, next: string, address: string) {
+    const [user] = await this.db.select().from(users).where(eq(users.id, userId)).limit(1);
+    if (!user) throw new AppError("unauthenticated", "The account no longer exists.");
+    this.throttle.check(user.email, address);
+    const ok = await this.guard.gate.run("signin", () => Bun.password.verify(current, user.passwordHash));
+    if (!ok) {
+      await this.throttle.failed(user.email, address);
+      throw new AppError("forbidden", "The current password is wrong.");
+    }
+    const passwordHash = await this.guard.gate.run("signin", () => this.hash(next));
+    await this.db.update(users).set({ passwordHash }).where(eq(users.id, userId));
+    return this.revokeOtherSessions(userId, sessionId);
+  }
+
+  /** The account's sign-ins that can still be used, most recently used first. */
+  async listSessions(userId: string, currentId: string) {
+    const usable = this.db
+      .select({ one: sql`1` })
+      .from(refreshTokens)
+      .where(
+        and(
+          eq(refreshTokens.familyId, loginSessions.id),
+          isNull(refreshTokens.usedAt),
+          isNull(refreshTokens.revokedAt),
+          gt(refreshTokens.expiresAt, sql`now()`),
+        ),
+      );
+    const rows = await this.db
+      .select()
+      .from(loginSessions)
+      .where(and(eq(loginSessions.userId, userId), isNull(loginSessions.revokedAt), exists(usable)))
+      .orderBy(desc(loginSessions.lastUsedAt), desc(loginSessions.id))
+      .limit(SESSIONS_LISTED);
+    return {
+      sessions: rows.map((r) => ({
+        session_id: r.id,
+        created_at: iso(r.createdAt),
+        last_used_at: iso(r.lastUsedAt),
+        address: r.address,
+        user_agent: r.userAgent,
+        current: r.id === currentId,
+      })),
+    };
+  }
+
+  /** Ends one of the account's sign-ins (the current one too: that is signing out). */
+  async revokeSession(userId: string, sessionId: string) {
+    const [row] = await this.db
+      .select({ id: loginSessions.id })
+      .from(loginSessions)
+      .where(and(eq(loginSessions.id, sessionId), eq(loginSessions.userId, userId), isNull(loginSessions.revokedAt)))
+      .limit(1);
+    if (!row) throw new AppError("not_found", "No such sign-in on this account.");
+    await this.revokeFamily(sessionId);
+    return { ok: true as const };
+  }
+
+  /** Ends every sign-in of the account but the one making the call. */
+  async revokeOtherSessions(userId: string, currentId: string) {
+    const ended = await this.db
+      .update(loginSessions)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(loginSessions.userId, userId), ne(loginSessions.id, currentId), isNull(loginSessions.revokedAt)))
+      .returning({ id: loginSessions.id });
+    for (const { id } of ended) await this.revokeFamily(id);
+    return { revoked: ended.length };
   }
 
   async refresh(token: string): Promise<TTokenPair> {
@@ -123,6 +235,7 @@ export class AuthService {
       await this.revokeFamily(row.familyId);
       throw new AppError("unauthenticated", BAD_REFRESH);
     }
+    await this.db.update(loginSessions).set({ lastUsedAt: new Date() }).where(eq(loginSessions.id, row.familyId));
     return this.issue(row.userId, row.familyId);
   }
 
@@ -164,21 +277,44 @@ export class AuthService {
     };
   }
 
-  /** Resolves a bearer credential: a team API key (by hash) or a user access token (JWT). */
+  /**
+   * Resolves a bearer credential: a team API key (by hash) or a user access token (JWT). An
+   * expired key is refused with its own code, so its holder knows to ask for a new one.
+   */
   async authenticate(token: string): Promise<Principal | null> {
     if (hasPrefix("api_key", token)) {
-      const [key] = await this.db
-        .select({ id: apiKeys.id, teamId: apiKeys.teamId, role: apiKeys.role })
-        .from(apiKeys)
-        .where(and(eq(apiKeys.keyHash, sha256(token)), isNull(apiKeys.revokedAt)))
-        .limit(1);
-      return key ? { kind: "api_key", keyId: key.id, teamId: key.teamId, role: key.role } : null;
+      const [key] = await this.keyByHash.execute({ hash: sha256(token) });
+      if (!key) return null;
+      const now = Date.now();
+      if (key.expiresAt && key.expiresAt.getTime() <= now)
+        throw new AppError("api_key_expired", "This API key has expired; a team admin can create a new one.", {
+          details: { expires_at: iso(key.expiresAt) },
+        });
+      if (!key.lastUsedAt || now - key.lastUsedAt.getTime() >= KEY_LAST_USED_EVERY_MS) await this.touchKey(key.id);
+      return {
+        kind: "api_key",
+        keyId: key.id,
+        teamId: key.teamId,
+        role: key.role,
+        scopes: (key.scopes as Scope[] | null) ?? null,
+        serverIds: key.serverIds ?? null,
+        exp: key.expiresAt ? Math.floor(key.expiresAt.getTime() / 1000) : null,
+      };
     }
     const claims = await this.tokens.verify(token);
     // Signed by us, yet possibly for an account or login that is gone: only a live session counts.
     if (!claims || !UUID.test(claims.sub) || !UUID.test(claims.sid)) return null;
     if (!(await this.sessions.isLive(claims.sid, claims.sub))) return null;
-    return { kind: "user", userId: claims.sub, exp: claims.exp };
+    return { kind: "user", userId: claims.sub, sessionId: claims.sid, exp: claims.exp };
+  }
+
+  /** Once a minute at most per key; a failure costs the key's "last used" a minute, not the request. */
+  private async touchKey(keyId: string) {
+    await this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date() })
+      .where(eq(apiKeys.id, keyId))
+      .catch(() => undefined);
   }
 
   private async issue(userId: string, familyId: string): Promise<TTokenPair> {
@@ -202,6 +338,10 @@ export class AuthService {
       .update(refreshTokens)
       .set({ revokedAt: sql`coalesce(${refreshTokens.revokedAt}, now())` })
       .where(eq(refreshTokens.familyId, familyId));
+    await this.db
+      .update(loginSessions)
+      .set({ revokedAt: sql`coalesce(${loginSessions.revokedAt}, now())` })
+      .where(eq(loginSessions.id, familyId));
     await this.sessions.revoked(familyId);
   }
 }

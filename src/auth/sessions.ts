@@ -1,6 +1,6 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { refreshTokens } from "../db/schema";
+import { loginSessions } from "../db/schema";
 import type { Bus } from "../realtime/bus";
 
 interface Entry {
@@ -15,7 +15,9 @@ interface Entry {
  * The answer is cached in memory so an authenticated request costs no query; logout and
  * refresh-token reuse publish the session's end on the bus, and every instance marks it dead
  * at once. A live answer is looked at again after `recheckMs`, so a notification lost in a
- * reconnect cannot keep a revoked session alive for longer than that.
+ * reconnect cannot keep a revoked session alive for longer than that. That same read, once a
+ * minute at most, is when the session's `last_used_at` moves (refreshes move it too), so the
+ * account page's "last used" costs no write on an ordinary request.
  */
 export class LoginSessions {
   private cache = new Map<string, Entry>();
@@ -37,10 +39,17 @@ export class LoginSessions {
     if (hit && !hit.live) return false;
     if (hit && Date.now() - hit.checkedAt < this.recheckMs) return hit.userId === userId;
     const [row] = await this.db
-      .select({ n: count(), revoked: sql<boolean>`coalesce(bool_or(${refreshTokens.revokedAt} is not null), false)` })
-      .from(refreshTokens)
-      .where(and(eq(refreshTokens.familyId, sessionId), eq(refreshTokens.userId, userId)));
-    const live = row!.n > 0 && !row!.revoked;
+      .select({ revokedAt: loginSessions.revokedAt, lastUsedAt: loginSessions.lastUsedAt })
+      .from(loginSessions)
+      .where(and(eq(loginSessions.id, sessionId), eq(loginSessions.userId, userId)))
+      .limit(1);
+    const live = row !== undefined && row.revokedAt === null;
+    if (live && Date.now() - row.lastUsedAt.getTime() >= this.recheckMs)
+      await this.db
+        .update(loginSessions)
+        .set({ lastUsedAt: sql`now()` })
+        .where(eq(loginSessions.id, sessionId))
+        .catch(() => undefined);
     // A revocation heard while the query ran wins over what the query saw.
     if (this.cache.get(sessionId)?.live === false) return false;
     this.remember(sessionId, { live, userId, checkedAt: Date.now() });

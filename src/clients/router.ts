@@ -22,6 +22,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.create",
+      scope: "clients:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -38,6 +39,7 @@ export const clientsRouter = router({
   list: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps",
@@ -53,6 +55,7 @@ export const clientsRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps/{client_id}",
@@ -69,6 +72,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.update",
+      scope: "clients:write",
       openapi: {
         method: "PATCH",
         path: "/client/apps/{client_id}",
@@ -85,6 +89,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.delete",
+      scope: "clients:write",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}",
@@ -101,6 +106,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.secret_rotate",
+      scope: "clients:write",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/secret",
@@ -117,6 +123,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.ms_auth_enable",
+      scope: "clients:write",
       openapi: {
         method: "POST",
         path: "/client/apps/{client_id}/modules/ms-auth",
@@ -134,6 +141,7 @@ export const clientsRouter = router({
   getMsAuth: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "clients:read",
       openapi: {
         method: "GET",
         path: "/client/apps/{client_id}/modules/ms-auth",
@@ -150,6 +158,7 @@ export const clientsRouter = router({
     .meta({
       access: "team:admin",
       audit: "client.ms_auth_disable",
+      scope: "clients:write",
       openapi: {
         method: "DELETE",
         path: "/client/apps/{client_id}/modules/ms-auth",

@@ -1,12 +1,20 @@
 import { z } from "zod";
 import { ZAgentConfig, ZEventResult, ZHeartbeatResult } from "../agent/schemas";
-import { ZMe, ZPasskey, ZSecondFactorChallenge, ZTokenPair, ZTwoFactorStatus, ZUser } from "../auth/schemas";
+import {
+  ZLoginSession,
+  ZMe,
+  ZPasskey,
+  ZSecondFactorChallenge,
+  ZTokenPair,
+  ZTwoFactorStatus,
+  ZUser,
+} from "../auth/schemas";
 import { ZClientApp, ZCreatedClient, ZMsAuthModule } from "../clients/schemas";
 import { ZOk } from "../lib/schemas";
 import { ZMetrics } from "../monitoring/schemas";
 import { ZStartOutput } from "../ms-auth/schemas";
 import { ZPlayerProfile, ZPlayerSummary, ZSession, ZSessionPage } from "../player-history/schemas";
-import { ZAnnouncement, ZBan, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
+import { ZAnnouncement, ZBan, ZKick, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
 import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
 import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
 import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
@@ -24,6 +32,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   SecondFactorChallenge: ZSecondFactorChallenge,
   TwoFactorStatus: ZTwoFactorStatus,
   Passkey: ZPasskey,
+  LoginSession: ZLoginSession,
   Team: ZTeam,
   Member: ZMember,
   ApiKey: ZApiKey,
@@ -39,6 +48,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   Player: ZPlayer,
   PlayerList: ZPlayerList,
   Ban: ZBan,
+  Kick: ZKick,
   Rank: ZRank,
   Announcement: ZAnnouncement,
   UptimeStats: ZUptimeStats,
@@ -159,9 +169,39 @@ const apiKey = {
   team_id: TEAM,
   name: "Grafana",
   role: "viewer",
+  scopes: null,
+  server_ids: null,
+  expires_at: null,
+  last_used_at: T1,
   prefix: "mcp_key_7Hq2",
   created_at: T0,
   revoked_at: null,
+};
+const scopedKey = {
+  ...apiKey,
+  name: "Ban bot",
+  role: null,
+  scopes: ["servers:read", "moderation:write"],
+  server_ids: [SERVER],
+  expires_at: "2026-06-30T00:00:00.000Z",
+  last_used_at: null,
+};
+const kick = {
+  kick_id: "8f9a0b1c-2d3e-4f5a-9b6c-7d8e9f0a1b2c",
+  uuid: JEB,
+  name: "jeb_",
+  reason: "Calm down",
+  created: T1,
+  until: "2026-03-14T10:04:11.204Z",
+};
+const LOGIN_SESSION = "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b";
+const loginSession = {
+  session_id: SESSION,
+  created_at: T0,
+  last_used_at: T1,
+  address: "203.0.113.7",
+  user_agent: "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+  current: true,
 };
 const app = {
   client_id: CLIENT,
@@ -451,6 +491,27 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     request: { password: "correct horse battery" },
     response: { recovery_codes: RECOVERY_CODES },
   },
+  "auth.sessions": {
+    response: {
+      sessions: [
+        loginSession,
+        {
+          session_id: LOGIN_SESSION,
+          created_at: T0,
+          last_used_at: T0,
+          address: "198.51.100.23",
+          user_agent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148",
+          current: false,
+        },
+      ],
+    },
+  },
+  "auth.revokeSession": { request: { session_id: LOGIN_SESSION }, response: ok },
+  "auth.revokeOtherSessions": { response: { revoked: 2 } },
+  "auth.changePassword": {
+    request: { current_password: "correct horse battery", new_password: "staple battery horse correct" },
+    response: { revoked: 2 },
+  },
 
   "teams.create": { request: { name: "Blockworks" }, response: team },
   "teams.list": { response: { teams: [team] } },
@@ -482,9 +543,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   "teams.createApiKey": {
     request: { team_id: TEAM, name: "Grafana", role: "viewer" },
-    response: { api_key: apiKey, key: "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6" },
+    response: { api_key: { ...apiKey, last_used_at: null }, key: "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6" },
+    more: {
+      scoped: {
+        summary: "A key with scopes, limited to one server, that expires",
+        value: { api_key: scopedKey, key: "mcp_key_Bn4mK8sQ2wE6rT0yU4iO8pA2sD6fG0hJ4kL8zX2cV6" },
+      },
+    },
   },
-  "teams.listApiKeys": { request: { team_id: TEAM }, response: { api_keys: [apiKey] } },
+  "teams.listApiKeys": { request: { team_id: TEAM }, response: { api_keys: [apiKey, scopedKey] } },
   "teams.revokeApiKey": { request: { team_id: TEAM, key_id: KEY }, response: { ...apiKey, revoked_at: T1 } },
 
   "clients.create": {
@@ -688,6 +755,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: ban,
   },
   "servers.unban": { headers: serverSel, request: { uuid: JEB }, response: ok },
+  "servers.kick": {
+    headers: serverSel,
+    request: { uuid: JEB, name: "jeb_", reason: "Calm down" },
+    response: kick,
+  },
   "servers.ranks": { headers: serverSel, response: { ranks: [rank] } },
   "servers.createRank": {
     headers: serverSel,
@@ -741,6 +813,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       announcements: [announcement],
       bans: [ban],
       pardons: [{ uuid: "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6", lifted_at: T0 }],
+      kicks: [kick],
     },
   },
 
@@ -854,6 +927,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
 };
 
 const VIEWER = "Any member of the team may read it (viewer or higher, or a team API key of that team).";
+const MODERATOR =
+  "Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope).";
 const ADMIN = "Needs the admin role or higher in the team (a person or a team API key with that role).";
 const SERVER_SELECTOR =
   "The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).";
@@ -869,6 +944,14 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     "Creates a dashboard account (201). The password is stored as an argon2id hash. 409 when the email already has an account. Sign in with /auth/login afterwards.",
   "auth.refresh":
     "Rotates the refresh token: the answer is a new access and refresh token and the one sent stops working. Sending an already used refresh token revokes its whole family (a stolen copy is useless).",
+  "auth.sessions":
+    "The signed-in person's sign-ins that can still be used (each refresh-token family: a dashboard browser or a /auth/login), most recently used first, at most 100: when each began and was last used, the client address and user agent it signed in from, and which one is making this call. `last_used_at` moves on each refresh and, at most once a minute, on requests.",
+  "auth.revokeSession":
+    "Ends one of the caller's sign-ins: its refresh token and the access tokens issued under it stop working on every instance, and analytics sockets using them close with 4011. Ending the current one signs out. 404 for a sign-in that is not the caller's or has already ended.",
+  "auth.revokeOtherSessions":
+    "Ends every sign-in of the caller's but the one making this call (sign out all other devices); answers how many ended.",
+  "auth.changePassword":
+    "Changes the password after checking the current one. A wrong current password answers 403 and counts against the sign-in limits like a failed sign-in (429 with Retry-After past them). Every other sign-in of the account ends; the one making the call stays. Answers how many ended.",
   "auth.me": "The signed-in person (an access token, not an API key: 403) with each team and the role held there.",
   "teams.create":
     "Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.",
@@ -900,16 +983,17 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
   "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured. \`incidents\` lists every down period that overlaps the window, whatever its bucket size.`,
   "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
-  "servers.ban": `${SERVER_SELECTOR} Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
-  "servers.unban": `${SERVER_SELECTOR} Admin or higher. 404 when the player is not banned.`,
+  "servers.ban": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
+  "servers.unban": `${SERVER_SELECTOR} ${MODERATOR} 404 when the player is not banned.`,
+  "servers.kick": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the kick. The server's agent runs \`kick <name> <reason>\` over RCON on its next configuration read, once; a kick not picked up by \`until\` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent.`,
   "servers.ranks": SERVER_SELECTOR,
   "servers.createRank": `${SERVER_SELECTOR} Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.`,
   "servers.updateRank": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
   "servers.deleteRank": `${SERVER_SELECTOR} Admin or higher. 409 while another rank inherits from it.`,
   "servers.announcements": SERVER_SELECTOR,
-  "servers.createAnnouncement": `${SERVER_SELECTOR} Admin or higher. Answers 201. Give either interval_seconds or a five-field cron \`schedule\` (UTC); starts_at and ends_at bound when it runs.`,
-  "servers.updateAnnouncement": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
-  "servers.deleteAnnouncement": `${SERVER_SELECTOR} Admin or higher.`,
+  "servers.createAnnouncement": `${SERVER_SELECTOR} ${MODERATOR} Answers 201. Give either interval_seconds or a five-field cron \`schedule\` (UTC); starts_at and ends_at bound when it runs.`,
+  "servers.updateAnnouncement": `${SERVER_SELECTOR} ${MODERATOR} Only the fields sent change.`,
+  "servers.deleteAnnouncement": `${SERVER_SELECTOR} ${MODERATOR}`,
   "agent.heartbeat":
     "Called by the server agent (its agent token as the bearer) every few seconds. Feeds the metrics and the analytics stream's `heartbeat` message.",
   "agent.events":

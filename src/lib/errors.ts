@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   unauthenticated: { status: 401, trpc: "UNAUTHORIZED" },
   invalid_client: { status: 401, trpc: "UNAUTHORIZED" },
   auth_request_expired: { status: 401, trpc: "UNAUTHORIZED" },
+  api_key_expired: { status: 401, trpc: "UNAUTHORIZED" },
   forbidden: { status: 403, trpc: "FORBIDDEN" },
   two_factor_required: { status: 403, trpc: "FORBIDDEN" },
   not_found: { status: 404, trpc: "NOT_FOUND" },

@@ -8,6 +8,8 @@ export const LIMITS = {
   teamsPerUser: 100,
   membersPerTeam: 200,
   activeApiKeysPerTeam: 100,
+  /** The servers one API key may be limited to. */
+  serversPerApiKey: 50,
   /** Listed: every active key, then the most recently revoked, up to this many. */
   apiKeysListed: 200,
   appsPerTeam: 100,
@@ -19,6 +21,8 @@ export const LIMITS = {
   /** Agent config: the most recent dashboard bans in force, and pardons. */
   bansInAgentConfig: 10_000,
   pardonsInAgentConfig: 1_000,
+  /** Kicks waiting for the agent on one server (each lasts KICK_WINDOW_SECONDS). */
+  kicksPending: 100,
   webhooksPerTeam: 20,
   /** The most recent deliveries listed for one endpoint. */
   webhookDeliveriesListed: 100,

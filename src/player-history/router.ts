@@ -12,6 +12,7 @@ export const playerHistoryRouter = router({
   sessions: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/players/sessions",
@@ -28,6 +29,7 @@ export const playerHistoryRouter = router({
   summary: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/players/summary",
@@ -44,6 +46,7 @@ export const playerHistoryRouter = router({
   profile: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/players/{uuid}",

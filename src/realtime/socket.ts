@@ -203,14 +203,24 @@ class Connection {
   ): Promise<{ exp: number | undefined; credential: string } | { close: number; reason: string }> {
     const { auth, database } = this.hub.services;
     if (hasPrefix("agent", token)) return { close: CLOSE.forbidden, reason: "agent tokens cannot read analytics" };
-    const principal = await auth.authenticate(token);
+    let principal = await auth.authenticate(token).catch((err) => {
+      if (err instanceof AppError && err.status === 401) return null;
+      throw err;
+    });
     if (!principal) return { close: CLOSE.unauthenticated, reason: "invalid, expired or revoked credential" };
+    // A scoped key reads analytics with servers:read, as a viewer; a key limited to some servers
+    // reaches only those (serverRoleOf).
+    if (principal.kind === "api_key" && principal.scopes) {
+      if (!principal.scopes.includes("servers:read"))
+        return { close: CLOSE.forbidden, reason: "this API key's scopes do not include servers:read" };
+      principal = { ...principal, role: "viewer" };
+    }
     // The same gate as the server routes: outside the caller's teams is the same as unknown.
     // Only the role is read back, not the server's row: each socket's authentication leaves
     // less garbage around the little it keeps (see scheduleExpiry).
     const role = UUID.test(this.serverId) ? await serverRoleOf(database.db, principal, this.serverId) : undefined;
     if (!role || !roleAtLeast(role, "viewer")) return { close: CLOSE.unknownServer, reason: "unknown server" };
-    return { exp: principal.kind === "user" ? principal.exp : undefined, credential: credentialKey(principal) };
+    return { exp: principal.exp ?? undefined, credential: credentialKey(principal) };
   }
 
   private async authenticate(token: string) {

@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { servers, teamMembers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { ZUuid } from "../lib/schemas";
-import { requireAtLeast } from "../auth/principal";
+import { reachesServer, requireAtLeast } from "../auth/principal";
 import type { Principal, Role } from "../auth/principal";
 import { lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 
@@ -81,9 +81,10 @@ export async function requireServerRole(
 ): Promise<{ server: ServerRow; role: Role }> {
   const gate = gateOf(db);
   let server: ServerRow | undefined;
-  let role: Role | undefined;
+  let role: Role | null | undefined;
   if (principal.kind === "api_key") {
-    [server] = await gate.byKey.execute({ serverId, teamId: principal.teamId });
+    // A key limited to other servers: this one answers as if it did not exist.
+    if (reachesServer(principal, serverId)) [server] = await gate.byKey.execute({ serverId, teamId: principal.teamId });
     role = principal.role;
   } else {
     const [row] = await gate.byMember.execute({ serverId, userId: principal.userId });
@@ -91,7 +92,7 @@ export async function requireServerRole(
     server = row?.server;
     role = row?.role;
   }
-  if (!server || !role) throw new AppError("not_found", NOT_FOUND);
+  if (!server || role === undefined) throw new AppError("not_found", NOT_FOUND);
   return { server, role: requireAtLeast(role, min) };
 }
 
@@ -103,8 +104,9 @@ export async function requireServerRole(
 export async function serverRoleOf(db: Db, principal: Principal, serverId: string): Promise<Role | undefined> {
   const gate = gateOf(db);
   if (principal.kind === "api_key") {
+    if (!reachesServer(principal, serverId)) return undefined;
     const [reached] = await gate.keyReaches.execute({ serverId, teamId: principal.teamId });
-    return reached ? principal.role : undefined;
+    return reached ? (principal.role ?? undefined) : undefined;
   }
   const [row] = await gate.memberRole.execute({ serverId, userId: principal.userId });
   // A member locked out by the team's two-factor requirement reaches nothing of it.

@@ -107,7 +107,7 @@ export class AnnouncementsService {
   }
 
   async create(principal: Principal, serverId: string, f: AnnouncementFields & { message: string }) {
-    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     const values = {
       serverId,
       message: f.message,
@@ -133,7 +133,7 @@ export class AnnouncementsService {
   }
 
   async update(principal: Principal, serverId: string, id: string, f: AnnouncementFields) {
-    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     const announcement = await this.db.transaction(async (tx) => {
       const [current] = await tx
         .select()
@@ -170,7 +170,7 @@ export class AnnouncementsService {
   }
 
   async remove(principal: Principal, serverId: string, id: string) {
-    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     await this.db.transaction(async (tx) => {
       const [gone] = await tx
         .delete(announcements)

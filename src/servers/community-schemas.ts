@@ -56,6 +56,23 @@ export const ZCreateBan = z.object({
 });
 export const ZBanRef = z.object({ uuid: ZPlayerUuid });
 
+export const ZCreateKick = z.object({
+  uuid: ZPlayerUuid,
+  name: ZPlayerName.meta({ description: "The name the agent kicks by (the game's `kick <name>`)" }),
+  reason: ZBanReason.optional().meta({ description: "Shown to the player" }),
+});
+export const ZKick = z.object({
+  kick_id: z.uuid(),
+  uuid: z.string(),
+  name: z.string(),
+  reason: z.string(),
+  created: ZTimestamp,
+  until: ZTimestamp.meta({
+    description:
+      "The agent carries the kick out on a configuration read before this; a player not online is not kicked",
+  }),
+});
+
 const ZRankName = z
   .string()
   .min(1)

@@ -1,8 +1,9 @@
-import { and, asc, count, desc, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNull, lte, or, type SQL, sql } from "drizzle-orm";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 import type { Db } from "../db/client";
-import { bans, players, playerSessions } from "../db/schema";
+import { bans, kicks, players, playerSessions, servers } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
@@ -52,6 +53,29 @@ export function auditBan(
     ...(made ? { after: banFields(made) } : { changes: { banned: { before: true, after: false } } }),
   });
 }
+
+/**
+ * How long a kick waits for the agent: several of its configuration reads (every 30 s by default),
+ * and short enough that a player who comes back later is not kicked for something long past.
+ */
+export const KICK_WINDOW_SECONDS = 120;
+type KickRow = typeof kicks.$inferSelect;
+
+export const kickOut = (k: KickRow) => ({
+  kick_id: k.id,
+  uuid: k.uuid,
+  name: k.name,
+  reason: k.reason,
+  created: iso(k.createdAt),
+  until: iso(new Date(k.createdAt.getTime() + KICK_WINDOW_SECONDS * 1000)),
+});
+
+/** Kicks the agent should still carry out. */
+export const pendingKick = (serverId: string) =>
+  and(
+    eq(kicks.serverId, serverId),
+    gt(kicks.createdAt, sql`now() - ${sql.raw(`interval '${KICK_WINDOW_SECONDS} seconds'`)}`),
+  );
 
 /** Bans in force: not lifted and not expired. */
 export const activeBan = (serverId: string) =>
@@ -344,7 +368,7 @@ export class PlayersService {
   }
 
   async ban(principal: Principal, serverId: string, input: BanInput) {
-    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     if (input.expires && new Date(input.expires).getTime() <= Date.now())
       throw new AppError("bad_request", "expires must be in the future.");
     const row = await this.db.transaction(async (tx) => {
@@ -357,8 +381,42 @@ export class PlayersService {
     return ban;
   }
 
+  /**
+   * Asks the agent to kick a player: it runs `kick <name> <reason>` on its next configuration read
+   * (within KICK_WINDOW_SECONDS), once. Kicks past their window are pruned here.
+   */
+  async kick(principal: Principal, serverId: string, input: { uuid: string; name: string; reason?: string }) {
+    await requireServerRole(this.db, principal, serverId, "moderator");
+    const row = await this.db.transaction(async (tx) => {
+      // Locked first, so two kicks at once cannot both squeeze under the cap.
+      await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
+      await tx
+        .delete(kicks)
+        .where(
+          and(
+            eq(kicks.serverId, serverId),
+            lte(kicks.createdAt, sql`now() - ${sql.raw(`interval '${KICK_WINDOW_SECONDS} seconds'`)}`),
+          ),
+        );
+      const [pending] = await tx.select({ n: count() }).from(kicks).where(pendingKick(serverId));
+      if (pending!.n >= LIMITS.kicksPending) throw overLimit("kicks waiting for the agent", LIMITS.kicksPending);
+      const [r] = await tx
+        .insert(kicks)
+        .values({
+          serverId,
+          uuid: input.uuid,
+          name: input.name,
+          reason: input.reason ?? "",
+          createdBy: principal.kind === "user" ? principal.userId : null,
+        })
+        .returning();
+      return r!;
+    });
+    return kickOut(row);
+  }
+
   async unban(principal: Principal, serverId: string, uuid: string) {
-    const { server } = await requireServerRole(this.db, principal, serverId, "admin");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     await this.db.transaction(async (tx) => {
       const lifted = await applyUnban(tx, serverId, uuid, "dashboard");
       if (lifted.length === 0) throw new AppError("not_found", "This player is not banned on this server.");

@@ -7,9 +7,11 @@ import {
   ZAnnouncement,
   ZAnnouncementRef,
   ZBan,
+  ZKick,
   ZBanRef,
   ZCreateAnnouncement,
   ZCreateBan,
+  ZCreateKick,
   ZCreateRank,
   ZPlayerList,
   ZPlayersQuery,
@@ -47,6 +49,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "server.create",
+      scope: "servers:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -63,6 +66,7 @@ export const serversRouter = router({
   list: teamSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/servers",
@@ -79,6 +83,7 @@ export const serversRouter = router({
   networks: teamSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/networks",
@@ -95,6 +100,7 @@ export const serversRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/servers/{server_id}",
@@ -111,6 +117,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "server.update",
+      scope: "servers:write",
       openapi: {
         method: "PATCH",
         path: "/server/servers/{server_id}",
@@ -127,6 +134,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "server.delete",
+      scope: "servers:write",
       openapi: {
         method: "DELETE",
         path: "/server/servers/{server_id}",
@@ -143,6 +151,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "server.agent_token_rotate",
+      scope: "servers:write",
       openapi: {
         method: "POST",
         path: "/server/servers/{server_id}/agent-token",
@@ -158,6 +167,7 @@ export const serversRouter = router({
   uptimeStats: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/uptime-stats",
@@ -174,6 +184,7 @@ export const serversRouter = router({
   metrics: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/metrics",
@@ -195,6 +206,7 @@ export const serversRouter = router({
   players: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/players",
@@ -216,8 +228,9 @@ export const serversRouter = router({
 
   ban: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
       audit: "player.ban",
+      scope: "moderation:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -234,8 +247,9 @@ export const serversRouter = router({
 
   unban: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
       audit: "player.unban",
+      scope: "moderation:write",
       openapi: {
         method: "DELETE",
         path: "/server/bans/{uuid}",
@@ -249,9 +263,28 @@ export const serversRouter = router({
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.players.unban(ctx.principal, ctx.serverId, input.uuid)),
 
+  kick: serverSelectedProcedure
+    .meta({
+      access: "team:moderator",
+      scope: "moderation:write",
+      status: 201,
+      openapi: {
+        method: "POST",
+        path: "/server/kicks",
+        tags,
+        summary: "Kick a player (the agent kicks them in game within two minutes)",
+        errorResponses: [...err, 409],
+        ...srv,
+      },
+    })
+    .input(ZCreateKick)
+    .output(ZKick)
+    .mutation(({ ctx, input }) => ctx.services.players.kick(ctx.principal, ctx.serverId, input)),
+
   ranks: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/ranks",
@@ -269,6 +302,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "rank.create",
+      scope: "servers:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -289,6 +323,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "rank.update",
+      scope: "servers:write",
       openapi: {
         method: "PATCH",
         path: "/server/ranks/{name}",
@@ -308,6 +343,7 @@ export const serversRouter = router({
     .meta({
       access: "team:admin",
       audit: "rank.delete",
+      scope: "servers:write",
       openapi: {
         method: "DELETE",
         path: "/server/ranks/{name}",
@@ -324,6 +360,7 @@ export const serversRouter = router({
   announcements: serverSelectedProcedure
     .meta({
       access: "team:viewer",
+      scope: "servers:read",
       openapi: {
         method: "GET",
         path: "/server/announcements",
@@ -339,8 +376,9 @@ export const serversRouter = router({
 
   createAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
       audit: "announcement.create",
+      scope: "moderation:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -357,8 +395,9 @@ export const serversRouter = router({
 
   updateAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
       audit: "announcement.update",
+      scope: "moderation:write",
       openapi: {
         method: "PATCH",
         path: "/server/announcements/{announcement_id}",
@@ -376,8 +415,9 @@ export const serversRouter = router({
 
   deleteAnnouncement: serverSelectedProcedure
     .meta({
-      access: "team:admin",
+      access: "team:moderator",
       audit: "announcement.delete",
+      scope: "moderation:write",
       openapi: {
         method: "DELETE",
         path: "/server/announcements/{announcement_id}",

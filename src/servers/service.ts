@@ -7,6 +7,7 @@ import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { requireTeamRole } from "../teams/access";
 import { LIMITS, overLimit } from "../lib/limits";
+import { reachesServer } from "../auth/principal";
 import type { Principal } from "../auth/principal";
 import { requireServerRole, type ServerRow } from "./access";
 import type { TUpdateServer } from "./schemas";
@@ -104,6 +105,8 @@ export class ServersService {
     },
   ) {
     await requireTeamRole(this.db, principal, input.team_id, "admin");
+    if (principal.kind === "api_key" && principal.serverIds)
+      throw new AppError("forbidden", "This API key is limited to some servers: it cannot register new ones.");
     checkNetwork(input.kind, input.network_name);
     checkHost(input.host, this.outbound);
     const agentToken = newSecret("agent");
@@ -148,7 +151,9 @@ export class ServersService {
 
   async list(principal: Principal, teamId: string) {
     await requireTeamRole(this.db, principal, teamId, "viewer");
-    return { servers: await this.withStatus(eq(servers.teamId, teamId)) };
+    const all = await this.withStatus(eq(servers.teamId, teamId));
+    // A key limited to some servers lists those only (and its networks are made of them).
+    return { servers: all.filter((s) => reachesServer(principal, s.server_id)) };
   }
 
   async get(principal: Principal, serverId: string) {

@@ -6,7 +6,8 @@ import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 import { lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 
 /**
- * The caller's role in a team, or undefined when they have none (or the team does not exist).
+ * The caller's role in a team, or undefined when they have none (or the team does not exist);
+ * null for a scoped key of the team outside a procedure its scopes allow.
  * A member of a team that requires a second factor, without one, gets 403 `two_factor_required`
  * (unless `evenLocked`: leaving such a team stays possible). API keys never sign in, so the
  * requirement is not theirs: a key is made and revoked by people who passed it.
@@ -16,7 +17,7 @@ export async function teamRoleOf(
   principal: Principal,
   teamId: string,
   opts: { evenLocked?: boolean } = {},
-): Promise<Role | undefined> {
+): Promise<Role | null | undefined> {
   if (principal.kind === "api_key") return principal.teamId === teamId ? principal.role : undefined;
   const [row] = await db
     .select({ role: teamMembers.role, locked: lockedOut(teams.requireTwoFactor, teamMembers.userId) })
@@ -42,7 +43,7 @@ export async function requireTeamRole(
   opts: { evenLocked?: boolean } = {},
 ): Promise<Role> {
   const role = await teamRoleOf(db, principal, teamId, opts);
-  if (!role) throw new AppError("forbidden", NOT_MEMBER);
+  if (role === undefined) throw new AppError("forbidden", NOT_MEMBER);
   return requireAtLeast(role, min);
 }
 
@@ -58,6 +59,6 @@ export async function requireResourceRole(
   notFound: string,
 ): Promise<Role> {
   const role = teamId ? await teamRoleOf(db, principal, teamId) : undefined;
-  if (!role) throw new AppError("not_found", notFound);
+  if (role === undefined) throw new AppError("not_found", notFound);
   return requireAtLeast(role, min);
 }

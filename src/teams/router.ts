@@ -46,6 +46,7 @@ export const teamsRouter = router({
   list: authedProcedure
     .meta({
       access: "member",
+      scope: "team:read",
       openapi: {
         method: "GET",
         path: "/teams",
@@ -62,6 +63,7 @@ export const teamsRouter = router({
     authedProcedure
       .meta({
         access: "team:viewer",
+        scope: "team:read",
         openapi: { method: "GET", path: "/teams/{team_id}", tags, summary: "One team", errorResponses: err },
       })
       .input(ZTeamRef)
@@ -73,6 +75,7 @@ export const teamsRouter = router({
     .meta({
       access: "team:admin",
       audit: "team.update",
+      scope: "team:write",
       openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
     })
     .input(ZUpdateTeam)
@@ -118,6 +121,7 @@ export const teamsRouter = router({
   members: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "team:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/members",
@@ -211,15 +215,13 @@ export const teamsRouter = router({
         path: "/teams/{team_id}/api-keys",
         tags,
         summary: "Create a team API key; the key is shown only in this response",
-        description: PEOPLE_ONLY,
+        description: `${PEOPLE_ONLY} A key carries either a role (admin, moderator or viewer) or scopes (servers:read, moderation:write, ...: each operation names the one it needs as x-api-key-scope), never both. server_ids limits it to those servers of the team: other servers answer 404, lists hold only these, and it calls server operations only. expires_at ends it: after that it answers 401 api_key_expired. The list shows each key's last use, to the minute.`,
         errorResponses: [...err, 409],
       },
     })
     .input(ZCreateApiKey)
     .output(z.object({ api_key: ZApiKey, key: z.string() }))
-    .mutation(({ ctx, input }) =>
-      ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input.role),
-    ),
+    .mutation(({ ctx, input }) => ctx.services.teams.createApiKey(ctx.principal, input.team_id, input.name, input)),
 
   listApiKeys: userProcedure
     .meta({

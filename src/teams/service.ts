@@ -1,12 +1,13 @@
-import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiKeys, teamMembers, teams, users } from "../db/schema";
+import { apiKeys, servers, teamMembers, teams, users } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 import { hasSecondFactor, lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
+import type { Scope } from "../auth/scopes";
 import { NOT_MEMBER, requireTeamRole } from "./access";
 import { audit } from "../audit/entry";
 
@@ -22,17 +23,30 @@ const teamOut = (t: TeamRow, role: Role) => ({
   updated_at: iso(t.updatedAt),
 });
 
+type GrantableRole = "admin" | "moderator" | "viewer";
+
 const keyOut = (k: KeyRow) => ({
   key_id: k.id,
   team_id: k.teamId,
   name: k.name,
-  role: k.role as "admin" | "viewer",
+  role: k.role as GrantableRole | null,
+  scopes: k.scopes as [Scope, ...Scope[]] | null,
+  server_ids: k.serverIds as [string, ...string[]] | null,
+  expires_at: k.expiresAt ? iso(k.expiresAt) : null,
+  last_used_at: k.lastUsedAt ? iso(k.lastUsedAt) : null,
   prefix: k.prefix,
   created_at: iso(k.createdAt),
   revoked_at: k.revokedAt ? iso(k.revokedAt) : null,
 });
 
 const memberTarget = (u: { id: string; email: string }) => ({ type: "member", id: u.id, name: u.email });
+/** What a new key may do: a role or scopes, optionally only some servers, optionally until a time. */
+export interface KeyGrant {
+  role?: GrantableRole;
+  scopes?: Scope[];
+  server_ids?: string[];
+  expires_at?: string;
+}
 
 export class TeamsService {
   /** The most read team route, `GET /teams/{id}`: the caller's role and the team in one prepared statement. */
@@ -89,7 +103,7 @@ export class TeamsService {
   async list(principal: Principal) {
     if (principal.kind === "api_key") {
       const [team] = await this.db.select().from(teams).where(eq(teams.id, principal.teamId));
-      return { teams: team ? [teamOut(team, principal.role)] : [] };
+      return { teams: team ? [teamOut(team, requireAtLeast(principal.role, "viewer"))] : [] };
     }
     const rows = await this.db
       .select({ team: teams, role: teamMembers.role })
@@ -149,7 +163,7 @@ export class TeamsService {
     return { members: rows.map(({ joined, ...m }) => ({ ...m, joined_at: iso(joined) })) };
   }
 
-  async addMember(principal: Principal, teamId: string, email: string, role: "admin" | "viewer") {
+  async addMember(principal: Principal, teamId: string, email: string, role: GrantableRole) {
     await this.requirePerson(principal, teamId, "admin");
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     if (!user) throw new AppError("not_found", "No account has this email; ask them to sign up first.");
@@ -172,7 +186,7 @@ export class TeamsService {
     return { user_id: user.id, email: user.email, role: row.role, joined_at: iso(row.createdAt) };
   }
 
-  async updateMember(principal: Principal, teamId: string, userId: string, role: "admin" | "viewer") {
+  async updateMember(principal: Principal, teamId: string, userId: string, role: GrantableRole) {
     await this.requirePerson(principal, teamId, "admin");
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
@@ -239,8 +253,22 @@ export class TeamsService {
     return this.members(principal, teamId);
   }
 
-  async createApiKey(principal: Principal, teamId: string, name: string, role: "admin" | "viewer") {
+  async createApiKey(principal: Principal, teamId: string, name: string, grant: KeyGrant) {
     await this.requirePerson(principal, teamId, "admin");
+    const expiresAt = grant.expires_at === undefined ? null : new Date(grant.expires_at);
+    if (expiresAt && expiresAt.getTime() <= Date.now())
+      throw new AppError("bad_request", "expires_at must be in the future.");
+    const serverIds = grant.server_ids ? [...new Set(grant.server_ids)] : null;
+    if (serverIds) {
+      const found = await this.db
+        .select({ id: servers.id })
+        .from(servers)
+        .where(and(eq(servers.teamId, teamId), inArray(servers.id, serverIds)));
+      if (found.length !== serverIds.length)
+        throw new AppError("bad_request", "Every server in server_ids must be a server of this team.", {
+          details: { unknown: serverIds.filter((id) => !found.some((f) => f.id === id)) },
+        });
+    }
     const key = newSecret("api_key");
     const [row] = await this.db.transaction(async (tx) => {
       await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
@@ -255,7 +283,10 @@ export class TeamsService {
         .values({
           teamId,
           name,
-          role,
+          role: grant.role ?? null,
+          scopes: grant.scopes ?? null,
+          serverIds,
+          expiresAt,
           keyHash: sha256(key),
           prefix: displayPrefix(key),
           createdBy: principal.kind === "user" ? principal.userId : null,
@@ -265,7 +296,14 @@ export class TeamsService {
       await audit(tx, {
         teamId,
         target: { type: "api_key", id: k.id, name },
-        after: { name, role, prefix: k.prefix },
+        after: {
+          name,
+          role: k.role,
+          scopes: k.scopes,
+          server_ids: k.serverIds,
+          expires_at: k.expiresAt ? k.expiresAt.toISOString() : null,
+          prefix: k.prefix,
+        },
       });
       return rows;
     });

@@ -1,6 +1,7 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { AuditMeta } from "../audit/actions";
+import type { Scope } from "../auth/scopes";
 import { toErrorBody } from "../lib/errors";
 import type { Context } from "./context";
 
@@ -20,6 +21,7 @@ export type Access =
   | "user"
   | "member"
   | "team:viewer"
+  | "team:moderator"
   | "team:admin"
   | "team:owner"
   | "person:admin"
@@ -32,8 +34,10 @@ export type Access =
  * creates a resource. The REST door answers it and the document declares it.
  * `audit` is what a mutation writes to the audit log (src/audit/actions.ts); every mutation
  * declares it, and test/audit.test.ts walks the router to prove each writes what it declares.
+ * `scope` is the API key scope that lets a scoped key call the procedure (src/auth/scopes.ts);
+ * every `member` and `team:*` procedure but the owner's names one, and nothing else may.
  */
-export type Meta = OpenApiMeta<{ access?: Access; status?: 201; audit?: AuditMeta }>;
+export type Meta = OpenApiMeta<{ access?: Access; status?: 201; audit?: AuditMeta; scope?: Scope }>;
 
 export const t = initTRPC
   .context<Context>()

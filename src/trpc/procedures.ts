@@ -1,6 +1,7 @@
 import { type AnyTRPCProcedure, TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../lib/errors";
-import { type Principal, principalKey } from "../auth/principal";
+import { type Principal, principalKey, type Role } from "../auth/principal";
+import { SERVER_SCOPES } from "../auth/scopes";
 import type { VerifiedClient } from "../clients/service";
 import { isValidIdempotencyKey } from "../idempotency/store";
 import { ZClientCreds } from "../ms-auth/schemas";
@@ -174,6 +175,29 @@ async function audited<R>(
 const actorOf = (p: Principal): AuditActor =>
   p.kind === "user" ? { kind: "user", id: p.userId } : { kind: "api_key", id: p.keyId };
 
+/**
+ * What an API key may do in this procedure. A key limited to some servers calls only server
+ * procedures; a scoped key calls only the procedures whose scope it holds, and there acts with
+ * the role the procedure needs (a role the services then check as for any key).
+ */
+function keyFor(principal: Principal, meta: Meta | undefined): Principal {
+  if (principal.kind !== "api_key") return principal;
+  const scope = meta?.scope;
+  if (principal.serverIds && !(scope && SERVER_SCOPES.includes(scope)))
+    throw new AppError("forbidden", "This API key is limited to some servers: it can call server routes only.");
+  if (!principal.scopes) return principal;
+  if (!scope || !principal.scopes.includes(scope))
+    throw new AppError(
+      "forbidden",
+      scope
+        ? `This API key's scopes do not include ${scope}.`
+        : "This operation is not open to scoped API keys; it needs a key with a role.",
+    );
+  const access = meta?.access ?? "";
+  const role: Role = access.startsWith("team:") ? (access.slice(5) as Role) : "viewer";
+  return { ...principal, role };
+}
+
 /** A user access token or a team API key. Team membership is checked by the services. */
 export const authedProcedure = t.procedure.use(async (opts) => {
   const { ctx, getRawInput, next, type, meta, path } = opts;
@@ -184,6 +208,7 @@ export const authedProcedure = t.procedure.use(async (opts) => {
     if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <token>`.");
     principal = await ctx.services.auth.authenticate(token);
     if (!principal) throw new AppError("unauthenticated", "The bearer credential is invalid, expired or revoked.");
+    principal = keyFor(principal, meta);
   } catch (err) {
     throw asTrpcFailure(err);
   }

@@ -13,6 +13,8 @@ export interface RestRoute {
   path: string;
   procedurePath: string;
   access: Meta["access"];
+  /** The API key scope that lets a scoped key call it, if any. */
+  scope: Meta["scope"];
   /** The status of a successful answer. */
   status: 200 | 201;
 }
@@ -28,6 +30,7 @@ export function restRoutes(router: AnyTRPCRouter): RestRoute[] {
       path: meta.openapi.path,
       procedurePath,
       access: meta.access,
+      scope: meta.scope,
       status: meta.status ?? 200,
     });
   }

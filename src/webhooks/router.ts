@@ -42,6 +42,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.create",
+      scope: "webhooks:write",
       status: 201,
       openapi: {
         method: "POST",
@@ -62,6 +63,7 @@ export const webhooksRouter = router({
   list: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks",
@@ -77,6 +79,7 @@ export const webhooksRouter = router({
   get: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -93,6 +96,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.update",
+      scope: "webhooks:write",
       openapi: {
         method: "PATCH",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -112,6 +116,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.delete",
+      scope: "webhooks:write",
       openapi: {
         method: "DELETE",
         path: "/teams/{team_id}/webhooks/{endpoint_id}",
@@ -128,6 +133,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.secret_rotate",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/secret",
@@ -148,6 +154,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.resume",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/resume",
@@ -163,6 +170,7 @@ export const webhooksRouter = router({
   deliveries: authedProcedure
     .meta({
       access: "team:viewer",
+      scope: "webhooks:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/deliveries",
@@ -181,6 +189,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.redeliver",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver",
@@ -199,6 +208,7 @@ export const webhooksRouter = router({
     .meta({
       access: "team:admin",
       audit: "webhook.send_test",
+      scope: "webhooks:write",
       openapi: {
         method: "POST",
         path: "/teams/{team_id}/webhooks/{endpoint_id}/test",

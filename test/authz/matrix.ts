@@ -1,3 +1,4 @@
+import { SCOPE_NAMES } from "../../src/auth/scopes";
 import type { Access } from "../../src/trpc/init";
 import type { RestRoute } from "../../src/trpc/rest";
 import { api, uniqueEmail } from "../helpers";
@@ -10,10 +11,16 @@ export const CALLERS = [
   "anonymous",
   "outsider",
   "viewer",
+  "moderator",
   "admin",
   "owner",
   "key:viewer",
+  "key:moderator",
   "key:admin",
+  /** A scoped key holding only the route's own scope (every scope, for a route that names none). */
+  "key:scope",
+  /** A scoped key holding every scope but the route's own. */
+  "key:other-scopes",
   "agent",
   "client",
   "client:other",
@@ -26,6 +33,7 @@ const KNOWN_ACCESS: readonly Access[] = [
   "user",
   "member",
   "team:viewer",
+  "team:moderator",
   "team:admin",
   "team:owner",
   "person:admin",
@@ -55,10 +63,14 @@ export function present(caller: Caller, req: CellReq, w: World, team: TeamFixtur
   const bearer: Partial<Record<Caller, string>> = {
     outsider: w.people.outsider.token,
     viewer: w.people.viewer.token,
+    moderator: w.people.moderator.token,
     admin: w.people.admin.token,
     owner: w.people.owner.token,
     "key:viewer": team.keys.viewer,
+    "key:moderator": team.keys.moderator,
     "key:admin": team.keys.admin,
+    "key:scope": team.keys.scope,
+    "key:other-scopes": team.keys.otherScopes,
     agent: w.gameServer.agentToken,
     client: w.client.secret,
     "client:other": w.otherClient.secret,
@@ -83,20 +95,38 @@ export function present(caller: Caller, req: CellReq, w: World, team: TeamFixtur
   return { ...req, body, headers };
 }
 
-const ROLE_RANK = { viewer: 1, admin: 2, owner: 3 } as const;
-const roleOf = (c: Caller) =>
+const ROLE_RANK = { viewer: 1, moderator: 2, admin: 3, owner: 4 } as const;
+type MatrixRole = keyof typeof ROLE_RANK;
+const roleOf = (c: Caller): MatrixRole | undefined =>
   c === "viewer" || c === "key:viewer"
     ? "viewer"
-    : c === "admin" || c === "key:admin"
-      ? "admin"
-      : c === "owner"
-        ? "owner"
-        : undefined;
+    : c === "moderator" || c === "key:moderator"
+      ? "moderator"
+      : c === "admin" || c === "key:admin"
+        ? "admin"
+        : c === "owner"
+          ? "owner"
+          : undefined;
+const scopedKey = (c: Caller) => c === "key:scope" || c === "key:other-scopes";
+const PEOPLE: readonly Caller[] = ["outsider", "viewer", "moderator", "admin", "owner"];
+
+/** Scoped keys for a route: one holding only its scope (all scopes when it names none), one holding all the others. */
+export function scopeSets(scope: string | undefined): { own: string[]; others: string[] } {
+  const others = SCOPE_NAMES.filter((s) => s !== scope);
+  return { own: scope ? [scope] : [...SCOPE_NAMES], others };
+}
 
 /** What an allowed answer must also show, by the caller's role, where roles see different things. */
-const BODY_BY_ROLE: Record<string, (role: keyof typeof ROLE_RANK) => Record<string, unknown>> = {
+const BODY_BY_ROLE: Record<string, (role: MatrixRole) => Record<string, unknown>> = {
   // A webhook URL is a credential for many receivers (Discord, Slack): masked below admin.
-  "GET /teams/{team_id}/webhooks/{endpoint_id}": (role) => ({ url_masked: role === "viewer" }),
+  "GET /teams/{team_id}/webhooks/{endpoint_id}": (role) => ({ url_masked: ROLE_RANK[role] < ROLE_RANK.admin }),
+};
+
+/** Routes whose answer for a caller is not what the access alone says. */
+const BY_ROUTE: Record<string, (caller: Caller) => Expected | undefined> = {
+  // The builder makes a sign-in of the owner's: anyone else's request finds no such sign-in.
+  "DELETE /auth/sessions/{session_id}": (c) =>
+    c !== "owner" && PEOPLE.includes(c) ? { status: 404, code: "not_found" } : undefined,
 };
 
 const unauthenticated: Expected = { status: 401, code: "unauthenticated" };
@@ -108,7 +138,9 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
   const access = route.access;
   if (!access || !KNOWN_ACCESS.includes(access))
     throw new Error(`${key} declares access ${access ?? "(none)"}: the matrix cannot say who may call it`);
-  const bearerHolder = roleOf(caller) !== undefined || caller === "outsider";
+  const bearerHolder = roleOf(caller) !== undefined || caller === "outsider" || scopedKey(caller);
+  const special = BY_ROUTE[key]?.(caller);
+  if (special) return special;
   // An allowed call answers the route's declared success status (201 for a create).
   const ok = (body?: Record<string, unknown>): Expected => ({ status: route.status, ...(body && { body }) });
   switch (access) {
@@ -128,20 +160,26 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
       }
       // A person's access token is longer than any client secret may be (256), so it fails
       // validation before the lookup; API keys and agent tokens fit and are simply wrong.
-      if (caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner")
-        return { status: 400, code: "validation_failed" };
+      if (PEOPLE.includes(caller)) return { status: 400, code: "validation_failed" };
       return { status: 401, code: "invalid_client" };
     case "user":
       if (!bearerHolder) return unauthenticated;
       return caller.startsWith("key:") ? forbidden : ok();
     case "member":
+      if (caller === "key:other-scopes") return forbidden;
       return bearerHolder ? ok() : unauthenticated;
     default: {
       if (!bearerHolder) return unauthenticated;
+      // A scoped key calls exactly the routes whose scope it holds, with the role the route needs.
+      if (scopedKey(caller)) {
+        if (caller === "key:other-scopes" || !route.scope || !access.startsWith("team:")) return forbidden;
+        const need = access.slice(access.indexOf(":") + 1) as MatrixRole;
+        return ok(BODY_BY_ROLE[key]?.(need));
+      }
       // A person-only route refuses every API key before looking at its team or role.
       if (access.startsWith("person:") && caller.startsWith("key:")) return forbidden;
       if (caller === "outsider") return outsider === 403 ? forbidden : { status: 404, code: "not_found" };
-      const need = access.slice(access.indexOf(":") + 1) as keyof typeof ROLE_RANK;
+      const need = access.slice(access.indexOf(":") + 1) as MatrixRole;
       const role = roleOf(caller)!;
       return ROLE_RANK[role] >= ROLE_RANK[need] ? ok(BODY_BY_ROLE[key]?.(role)) : forbidden;
     }

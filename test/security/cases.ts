@@ -2,7 +2,7 @@ import type { RunningServer } from "../../src/app";
 import type { Access } from "../../src/trpc/init";
 import { api, type TestUser } from "../helpers";
 import { addPasskey, SoftAuthenticator, totpCode } from "../two-factor-helpers";
-import { ensureFactor, ensureTotp, withoutTotp } from "./two-factor-state";
+import { ensureFactor, ensureTotp, withoutFactors, withoutTotp } from "./two-factor-state";
 import type { People, TeamFixture } from "./fixture";
 
 export interface Req {
@@ -113,6 +113,36 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "person:admin",
     // Turning the requirement off: allowed to any admin, and it locks no one out of the fixture.
     request: ({ team }) => ({ method: "PUT", path: `/teams/${team.teamId}/two-factor`, body: { required: false } }),
+  },
+  "GET /auth/sessions": { access: "user", request: () => ({ method: "GET", path: "/auth/sessions" }) },
+  // A sign-in of the owner's, made for the call: the owner ends it; anyone else finds no such sign-in (404).
+  "DELETE /auth/sessions/{session_id}": {
+    access: "user",
+    request: async ({ server, people }) => {
+      // A password alone signs in only without a second factor: earlier cases may have left one.
+      await withoutFactors(server, people.owner);
+      const res = await fetch(`${server.url}/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: people.owner.email, password: people.owner.password }),
+      });
+      const { access_token } = (await res.json()) as { access_token: string };
+      const sid = (await server.services.tokens.verify(access_token))!.sid;
+      return { method: "DELETE", path: `/auth/sessions/${sid}` };
+    },
+  },
+  "POST /auth/sessions/revoke-others": {
+    access: "user",
+    request: () => ({ method: "POST", path: "/auth/sessions/revoke-others" }),
+  },
+  // Every test person has this password: the change keeps it, and ends the person's other sign-ins.
+  "POST /auth/password": {
+    access: "user",
+    request: ({ people }) => ({
+      method: "POST",
+      path: "/auth/password",
+      body: { current_password: people.owner.password, new_password: people.owner.password },
+    }),
   },
   "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
   "GET /teams": { access: "member", request: () => ({ method: "GET", path: "/teams" }) },
@@ -322,12 +352,17 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     },
   },
   "POST /server/bans": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
   },
+  "POST /server/kicks": {
+    access: "team:moderator",
+    outsider: 404,
+    request: (f) => serverReq(f, "POST", "/server/kicks", { uuid: crypto.randomUUID(), name: "Griefer" }),
+  },
   "DELETE /server/bans/{uuid}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(
@@ -374,12 +409,12 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     request: (f) => serverReq(f, "GET", "/server/announcements"),
   },
   "POST /server/announcements": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/announcements", { message: "Vote for us!", interval_seconds: 600 }),
   },
   "PATCH /server/announcements/{announcement_id}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(
@@ -391,7 +426,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       ),
   },
   "DELETE /server/announcements/{announcement_id}": {
-    access: "team:admin",
+    access: "team:moderator",
     outsider: 404,
     request: (f) =>
       serverReq(

@@ -9,7 +9,7 @@ import { enableTotp } from "../two-factor-helpers";
 async function status(server: RunningServer, who: TestUser) {
   const res = await api(server, "GET", "/auth/two-factor", { token: who.token });
   if (res.status !== 200) throw new Error(`two-factor status: ${res.status} ${res.text}`);
-  return res.body as { enabled: boolean; totp: { enabled: boolean } };
+  return res.body as { enabled: boolean; totp: { enabled: boolean }; passkeys: { passkey_id: string }[] };
 }
 
 export async function withoutTotp(server: RunningServer, who: TestUser) {
@@ -23,4 +23,15 @@ export async function ensureTotp(server: RunningServer, who: TestUser) {
 
 export async function ensureFactor(server: RunningServer, who: TestUser) {
   if (!(await status(server, who)).enabled) await enableTotp(server, who);
+}
+
+/** No second factor at all, so a password alone signs in. */
+export async function withoutFactors(server: RunningServer, who: TestUser) {
+  const now = await status(server, who);
+  if (now.totp.enabled) await withoutTotp(server, who);
+  for (const p of now.passkeys)
+    await api(server, "POST", `/auth/two-factor/passkeys/${p.passkey_id}/remove`, {
+      token: who.token,
+      body: { password: who.password },
+    });
 }

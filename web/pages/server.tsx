@@ -190,7 +190,7 @@ const DURATIONS: [string, number | null][] = [
 ];
 
 function Players({ serverId }: { serverId: string }) {
-  const { canWrite } = useCurrent();
+  const { canModerate } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
   const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
@@ -214,6 +214,12 @@ function Players({ serverId }: { serverId: string }) {
       ...outcome("Ban lifted"),
     }),
   );
+  const kick = useMutation(
+    trpc.servers.kick.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
+    }),
+  );
   const errs = fieldErrors(ban.error);
   return (
     <section className="card" aria-labelledby="players-h">
@@ -232,6 +238,7 @@ function Players({ serverId }: { serverId: string }) {
                       <th>Name</th>
                       <th>Status</th>
                       <th>Played</th>
+                      {canModerate && <th>Actions</th>}
                     </tr>
                   </thead>
                   <tbody>
@@ -240,6 +247,19 @@ function Players({ serverId }: { serverId: string }) {
                         <td title={p.uuid}>{p.name}</td>
                         <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
                         <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
+                        {canModerate && (
+                          <td>
+                            {p.online && (
+                              <ConfirmButton
+                                label="Kick"
+                                name={`Kick ${p.name}`}
+                                danger={false}
+                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
+                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
+                              />
+                            )}
+                          </td>
+                        )}
                       </tr>
                     ))}
                   </tbody>
@@ -257,7 +277,7 @@ function Players({ serverId }: { serverId: string }) {
                       <th>Player</th>
                       <th>Reason</th>
                       <th>Expires</th>
-                      {canWrite && <th>Actions</th>}
+                      {canModerate && <th>Actions</th>}
                     </tr>
                   </thead>
                   <tbody>
@@ -266,7 +286,7 @@ function Players({ serverId }: { serverId: string }) {
                         <td title={b.uuid}>{b.name}</td>
                         <td>{b.reason}</td>
                         <td>{b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}</td>
-                        {canWrite && (
+                        {canModerate && (
                           <td>
                             <ConfirmButton
                               label="Unban"
@@ -286,7 +306,7 @@ function Players({ serverId }: { serverId: string }) {
           </div>
         )}
       </Q>
-      {canWrite && (
+      {canModerate && (
         <form
           aria-label="Ban a player"
           onSubmit={(e) => {
@@ -475,7 +495,7 @@ function Ranks({ serverId }: { serverId: string }) {
 }
 
 function Announcements({ serverId }: { serverId: string }) {
-  const { canWrite } = useCurrent();
+  const { canModerate } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
   const list = useQuery(trpc.servers.announcements.queryOptions(undefined, forServer(serverId)));
@@ -522,7 +542,7 @@ function Announcements({ serverId }: { serverId: string }) {
                       {a.active ? "" : " (paused)"}
                     </span>
                   </span>
-                  {canWrite && (
+                  {canModerate && (
                     <span className="row">
                       <button
                         type="button"
@@ -545,7 +565,7 @@ function Announcements({ serverId }: { serverId: string }) {
           )
         }
       </Q>
-      {canWrite && (
+      {canModerate && (
         <form
           aria-label="Add an announcement"
           onSubmit={(e) => {

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage, trpc } from "../api";
+import { errorMessage, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
 import {
   ConfirmButton,
@@ -17,6 +17,19 @@ import {
 } from "../ui";
 import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
+
+type GrantableRole = "admin" | "moderator" | "viewer";
+
+/** The roles a member or key can be given, weakest first; ownership moves only by transfer. */
+function RoleOptions() {
+  return (
+    <>
+      <option value="viewer">viewer</option>
+      <option value="moderator">moderator (bans, kicks, announcements)</option>
+      <option value="admin">admin</option>
+    </>
+  );
+}
 
 export function TeamSwitcher() {
   const { team, teams, selectTeam } = useCurrent();
@@ -152,7 +165,7 @@ function Members() {
   const transferred = useOutcome(() => Promise.all([refresh(), qc.invalidateQueries(trpc.auth.me.queryFilter())]));
   const transfer = useMutation(trpc.teams.transfer.mutationOptions(transferred("Ownership transferred")));
   const [email, setEmail] = useState("");
-  const [role, setNewRole] = useState<"admin" | "viewer">("viewer");
+  const [role, setNewRole] = useState<GrantableRole>("viewer");
   return (
     <section className="card" aria-labelledby="members-h">
       <h2 id="members-h">Members</h2>
@@ -176,11 +189,10 @@ function Members() {
                         aria-label={`Role of ${m.email}`}
                         value={m.role}
                         onChange={(e) =>
-                          setRole.mutate({ team_id, user_id: m.user_id, role: e.target.value as "admin" | "viewer" })
+                          setRole.mutate({ team_id, user_id: m.user_id, role: e.target.value as GrantableRole })
                         }
                       >
-                        <option value="admin">admin</option>
-                        <option value="viewer">viewer</option>
+                        <RoleOptions />
                       </select>
                     ) : (
                       m.role
@@ -233,9 +245,8 @@ function Members() {
           />
           <Field label="Role">
             {(id) => (
-              <select id={id} value={role} onChange={(e) => setNewRole(e.target.value as "admin" | "viewer")}>
-                <option value="viewer">viewer</option>
-                <option value="admin">admin</option>
+              <select id={id} value={role} onChange={(e) => setNewRole(e.target.value as GrantableRole)}>
+                <RoleOptions />
               </select>
             )}
           </Field>
@@ -248,16 +259,39 @@ function Members() {
   );
 }
 
+const SCOPES = [
+  ["team:read", "Read the team and its members"],
+  ["team:write", "Rename the team"],
+  ["clients:read", "Read client apps"],
+  ["clients:write", "Manage client apps and their secrets"],
+  ["servers:read", "Read servers, players, history, ranks, announcements"],
+  ["servers:write", "Manage servers, agent tokens and ranks"],
+  ["moderation:write", "Ban, lift bans, kick players, manage announcements"],
+  ["webhooks:read", "Read webhooks and deliveries"],
+  ["webhooks:write", "Manage webhooks"],
+] as const;
+type Scope = (typeof SCOPES)[number][0];
+const SERVER_SCOPES: readonly Scope[] = ["servers:read", "servers:write", "moderation:write"];
+
+const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
+
 function ApiKeys() {
   const { team, canWrite } = useCurrent();
   const team_id = team!.team_id;
   const qc = useQueryClient();
   const keys = useQuery(trpc.teams.listApiKeys.queryOptions({ team_id }, { enabled: canWrite }));
+  const servers = useQuery({
+    ...trpc.servers.list.queryOptions(undefined, forTeam(team_id)),
+    enabled: canWrite,
+  });
   const refresh = () => qc.invalidateQueries(trpc.teams.listApiKeys.queryFilter());
   const outcome = useOutcome(refresh);
   const [shown, setShown] = useState<string | null>(null);
   const [name, setName] = useState("");
-  const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const [access, setAccess] = useState<GrantableRole | "scopes">("viewer");
+  const [scopes, setScopes] = useState<Scope[]>([]);
+  const [serverIds, setServerIds] = useState<string[]>([]);
+  const [expires, setExpires] = useState("");
   const intent = useIntent();
   const create = useMutation(
     trpc.teams.createApiKey.mutationOptions({
@@ -265,12 +299,17 @@ function ApiKeys() {
       onSuccess: (k) => {
         setShown(k.key);
         setName("");
+        setScopes([]);
+        setServerIds([]);
+        setExpires("");
         void refresh();
       },
     }),
   );
   const revoke = useMutation(trpc.teams.revokeApiKey.mutationOptions(outcome("Key revoked")));
   if (!canWrite) return null;
+  const serverName = (id: string) => servers.data?.servers.find((x) => x.server_id === id)?.name ?? id.slice(0, 8);
+  const offered = serverIds.length ? SCOPES.filter(([s]) => SERVER_SCOPES.includes(s)) : SCOPES;
   return (
     <section className="card" aria-labelledby="keys-h">
       <h2 id="keys-h">API keys</h2>
@@ -284,7 +323,10 @@ function ApiKeys() {
               <thead>
                 <tr>
                   <th>Name</th>
-                  <th>Role</th>
+                  <th>Access</th>
+                  <th>Servers</th>
+                  <th>Expires</th>
+                  <th>Last used</th>
                   <th>Prefix</th>
                   <th>Actions</th>
                 </tr>
@@ -295,7 +337,10 @@ function ApiKeys() {
                   .map((k) => (
                     <tr key={k.key_id}>
                       <td data-label="Name">{k.name}</td>
-                      <td data-label="Role">{k.role}</td>
+                      <td data-label="Access">{k.role ?? k.scopes?.join(", ")}</td>
+                      <td data-label="Servers">{k.server_ids ? k.server_ids.map(serverName).join(", ") : "all"}</td>
+                      <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
+                      <td data-label="Last used">{when(k.last_used_at)}</td>
                       <td data-label="Prefix">
                         <code>{k.prefix}…</code>
                       </td>
@@ -315,29 +360,227 @@ function ApiKeys() {
         }
       </Q>
       <form
-        className="row-form"
         aria-label="Create an API key"
         onSubmit={(e) => {
           e.preventDefault();
-          intent.submit(create, { team_id, name, role });
+          const usable = scopes.filter((s) => !serverIds.length || SERVER_SCOPES.includes(s));
+          intent.submit(create, {
+            team_id,
+            name,
+            ...(access === "scopes" ? { scopes: usable } : { role: access }),
+            ...(serverIds.length ? { server_ids: serverIds } : {}),
+            ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}),
+          });
         }}
       >
-        <Field label="Key name" error={create.error ? errorMessage(create.error) : undefined}>
-          {(id, d) => (
-            <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
-          )}
-        </Field>
-        <Field label="Key role">
-          {(id) => (
-            <select id={id} value={role} onChange={(e) => setRole(e.target.value as "admin" | "viewer")}>
-              <option value="viewer">viewer</option>
-              <option value="admin">admin</option>
-            </select>
-          )}
-        </Field>
+        <div className="row-form">
+          <Field label="Key name" error={create.error ? errorMessage(create.error) : undefined}>
+            {(id, d) => (
+              <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
+            )}
+          </Field>
+          <Field label="Key access">
+            {(id) => (
+              <select id={id} value={access} onChange={(e) => setAccess(e.target.value as GrantableRole | "scopes")}>
+                <RoleOptions />
+                <option value="scopes">chosen scopes only</option>
+              </select>
+            )}
+          </Field>
+          <Field label="Expires (optional)">
+            {(id) => (
+              <input
+                id={id}
+                type="date"
+                value={expires}
+                min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
+                onChange={(e) => setExpires(e.target.value)}
+              />
+            )}
+          </Field>
+        </div>
+        {access === "scopes" && (
+          <fieldset>
+            <legend>Scopes</legend>
+            {offered.map(([s, what]) => (
+              <label key={s} className="check" title={what}>
+                <input
+                  type="checkbox"
+                  checked={scopes.includes(s)}
+                  onChange={(e) => setScopes(e.target.checked ? [...scopes, s] : scopes.filter((x) => x !== s))}
+                />{" "}
+                {s}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        {(servers.data?.servers.length ?? 0) > 0 && (
+          <fieldset>
+            <legend>Servers (none ticked: all; ticked: those only, server routes only)</legend>
+            {servers.data!.servers.map((x) => (
+              <label key={x.server_id} className="check">
+                <input
+                  type="checkbox"
+                  checked={serverIds.includes(x.server_id)}
+                  onChange={(e) =>
+                    setServerIds(
+                      e.target.checked ? [...serverIds, x.server_id] : serverIds.filter((y) => y !== x.server_id),
+                    )
+                  }
+                />{" "}
+                {x.name}
+              </label>
+            ))}
+          </fieldset>
+        )}
         <SubmitButton pending={create.isPending}>Create key</SubmitButton>
       </form>
     </section>
+  );
+}
+
+/** "Firefox on Linux" from a user agent, or the agent itself when it is none of the common ones. */
+export function deviceName(ua: string | null): string {
+  if (!ua) return "Unknown device";
+  const browser = /Edg\//.test(ua)
+    ? "Edge"
+    : /Firefox\//.test(ua)
+      ? "Firefox"
+      : /Chrome\//.test(ua)
+        ? "Chrome"
+        : /Safari\//.test(ua)
+          ? "Safari"
+          : null;
+  const os = /iPhone|iPad/.test(ua)
+    ? "iOS"
+    : /Android/.test(ua)
+      ? "Android"
+      : /Windows/.test(ua)
+        ? "Windows"
+        : /Mac OS X|Macintosh/.test(ua)
+          ? "macOS"
+          : /Linux/.test(ua)
+            ? "Linux"
+            : null;
+  if (browser && os) return `${browser} on ${os}`;
+  return browser ?? os ?? ua.slice(0, 60);
+}
+
+function Devices() {
+  const qc = useQueryClient();
+  const sessions = useQuery(trpc.auth.sessions.queryOptions());
+  const outcome = useOutcome(() => qc.invalidateQueries(trpc.auth.sessions.queryFilter()));
+  const revoke = useMutation(trpc.auth.revokeSession.mutationOptions(outcome("Device signed out")));
+  const others = useMutation(
+    trpc.auth.revokeOtherSessions.mutationOptions(outcome("Every other device is signed out")),
+  );
+  return (
+    <section className="card" aria-labelledby="devices-h">
+      <h2 id="devices-h">Signed-in devices</h2>
+      <Q q={sessions}>
+        {(d) => (
+          <>
+            <table className="stack" aria-label="Signed-in devices">
+              <thead>
+                <tr>
+                  <th>Device</th>
+                  <th>Address</th>
+                  <th>Signed in</th>
+                  <th>Last used</th>
+                  <th>Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.sessions.map((x) => {
+                  const device = deviceName(x.user_agent);
+                  return (
+                    <tr key={x.session_id}>
+                      <td data-label="Device" title={x.user_agent ?? undefined}>
+                        {device}
+                        {x.current && <span className="muted"> (this device)</span>}
+                      </td>
+                      <td data-label="Address">{x.address ?? "unknown"}</td>
+                      <td data-label="Signed in">{when(x.created_at)}</td>
+                      <td data-label="Last used">{when(x.last_used_at)}</td>
+                      <td data-label="Actions">
+                        {!x.current && (
+                          <ConfirmButton
+                            label="Revoke"
+                            name={`Revoke ${device}${x.address ? ` at ${x.address}` : ""}`}
+                            question={`Sign out ${device}? It must sign in again to use the dashboard.`}
+                            onConfirm={() => revoke.mutate({ session_id: x.session_id })}
+                          />
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+            {d.sessions.some((x) => !x.current) && (
+              <ConfirmButton
+                label="Sign out all other devices"
+                question="Sign out every device but this one?"
+                onConfirm={() => others.mutate()}
+              />
+            )}
+          </>
+        )}
+      </Q>
+    </section>
+  );
+}
+
+function ChangePassword() {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const change = useMutation(
+    trpc.auth.changePassword.mutationOptions({
+      onSuccess: (r) => {
+        setCurrent("");
+        setNext("");
+        void qc.invalidateQueries(trpc.auth.sessions.queryFilter());
+        toast(r.revoked ? `Password changed; ${r.revoked} other device(s) signed out` : "Password changed");
+      },
+    }),
+  );
+  return (
+    <form
+      className="card"
+      aria-label="Change your password"
+      onSubmit={(e) => {
+        e.preventDefault();
+        change.mutate({ current_password: current, new_password: next });
+      }}
+    >
+      <h2>Change your password</h2>
+      <p className="muted">Every other device is signed out.</p>
+      <div className="row-form">
+        <TextField
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onChange={setCurrent}
+          error={change.error ? errorMessage(change.error) : undefined}
+        />
+        <TextField
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          value={next}
+          onChange={setNext}
+        />
+        <button type="submit" disabled={change.isPending}>
+          Change password
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -355,6 +598,8 @@ export function AccountPage() {
         </p>
       </section>
       <TwoFactorSection />
+      <Devices />
+      <ChangePassword />
     </>
   );
 }

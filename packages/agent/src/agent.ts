@@ -46,6 +46,8 @@ interface AgentState {
   suppress: string[];
   appliedBans: string[];
   appliedPardons: string[];
+  /** Kick ids already carried out: each kick is run once. */
+  appliedKicks: string[];
   ranksCreated: string[];
   rankHashes: Record<string, string>;
 }
@@ -69,6 +71,7 @@ interface Announcement {
 interface RemoteConfig {
   bans?: { uuid: string; name: string; reason?: string; created: string }[];
   pardons?: { uuid: string; lifted_at: string }[];
+  kicks?: { kick_id: string; name: string; reason: string }[];
   announcements?: Announcement[];
   ranks?: Rank[];
 }
@@ -81,6 +84,7 @@ const EMPTY: AgentState = {
   suppress: [],
   appliedBans: [],
   appliedPardons: [],
+  appliedKicks: [],
   ranksCreated: [],
   rankHashes: {},
 };
@@ -623,6 +627,22 @@ export class Agent {
         }
       }
       remember(this.state.appliedPardons, key);
+    }
+    // A kick is one act: run once, whether or not the player is online (the game answers that).
+    for (const k of cfg.kicks ?? []) {
+      if (this.state.appliedKicks.includes(k.kick_id)) continue;
+      if (isPlayerName(k.name)) {
+        try {
+          const reason = String(k.reason ?? "").replace(/[\r\n]+/g, " ");
+          await this.rcon.run(`kick ${k.name}${reason ? ` ${reason}` : ""}`);
+          this.log.info("kick_applied", { kick_id: k.kick_id, name: k.name });
+        } catch (e) {
+          ok = false;
+          this.log.warn("kick_not_applied", { kick_id: k.kick_id, error: errorText(e) });
+          continue;
+        }
+      }
+      remember(this.state.appliedKicks, k.kick_id);
     }
     this.scheduleAnnouncements(cfg.announcements ?? []);
     if (changed) ok = (await this.applyRanks(cfg.ranks ?? [])) && ok;

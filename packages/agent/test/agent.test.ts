@@ -219,6 +219,32 @@ describe("agent process against the service and a fake RCON server", () => {
     expect(rcon.commands.filter((c) => c.startsWith("ban "))).toEqual(["ban Griefer Fly hacks"]);
   });
 
+  test("a kick asked for in the dashboard is run once in game, by a moderator's key too", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    trackPlayers(rcon);
+    rcon.answers.set("kick", (cmd) => `Kicked ${cmd.split(" ")[1]}`);
+    const keyRes = await api(service, "POST", `/teams/${s.teamId}/api-keys`, {
+      token: s.owner.token,
+      body: { name: "mod bot", role: "moderator" },
+    });
+    start(agentEnv(service, s, rcon, serverDir()));
+    const res = await api(service, "POST", "/server/kicks", {
+      ...s.as(keyRes.body.key),
+      body: { uuid: crypto.randomUUID(), name: "Griefer", reason: "Calm down\nplease" },
+    });
+    expect(res.status).toBe(201);
+    // A name that could carry another command is never sent.
+    await api(service, "POST", "/server/kicks", {
+      ...s.as(),
+      body: { uuid: crypto.randomUUID(), name: "x op me" },
+    });
+    await until("the kick command", () => rcon.commands.includes("kick Griefer Calm down please"));
+    // Several more configuration reads: still one kick, and nothing else.
+    await Bun.sleep(2500);
+    expect(rcon.commands.filter((c) => c.startsWith("kick "))).toEqual(["kick Griefer Calm down please"]);
+  });
+
   test("announcements are broadcast with tellraw on their interval and on their cron schedule (UTC)", async () => {
     const s = await newServer(service);
     const rcon = fake();

@@ -29,3 +29,25 @@ export const refreshTokens = pgTable(
   },
   (t) => [index("refresh_tokens_family_idx").on(t.familyId)],
 );
+
+/**
+ * A sign-in: one per refresh-token family, for the account page's list of devices. The address
+ * and user agent are those of the sign-in; `last_used_at` moves on each refresh and, at most once
+ * a minute, when an access token of the sign-in is checked against the database.
+ */
+export const loginSessions = pgTable(
+  "login_sessions",
+  {
+    /** The refresh-token family's id, which is also the access token's `sid`. */
+    id: uuid("id").primaryKey(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }).notNull().defaultNow(),
+    address: text("address"),
+    userAgent: text("user_agent"),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("login_sessions_user_idx").on(t.userId)],
+);

@@ -271,6 +271,27 @@ export const bans = pgTable(
   (t) => [primaryKey({ columns: [t.serverId, t.uuid] })],
 );
 
+/**
+ * Kicks asked for from the dashboard or the API. A kick is one act, not a state: the agent's
+ * config carries the ones younger than KICK_WINDOW_SECONDS (src/agent/service.ts) and the agent
+ * runs each once; older rows are pruned when the next kick for the server is made.
+ */
+export const kicks = pgTable(
+  "kicks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    uuid: uuid("uuid").notNull(),
+    name: text("name").notNull(),
+    reason: text("reason").notNull(),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+  },
+  (t) => [index("kicks_server_created_idx").on(t.serverId, t.createdAt)],
+);
+
 export const ranks = pgTable(
   "ranks",
   {

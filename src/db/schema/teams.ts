@@ -1,7 +1,9 @@
-import { boolean, index, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { boolean, check, index, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { users } from "./accounts";
 
-export const teamRole = pgEnum("team_role", ["owner", "admin", "viewer"]);
+/** owner > admin > moderator > viewer; the order of the ranks lives in src/auth/principal.ts, not here. */
+export const teamRole = pgEnum("team_role", ["owner", "admin", "moderator", "viewer"]);
 
 export const teams = pgTable("teams", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -35,7 +37,12 @@ export const apiKeys = pgTable(
       .notNull()
       .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
-    role: teamRole("role").notNull(),
+    /** Either a role or a set of scopes (src/auth/scopes.ts), never both. */
+    role: teamRole("role"),
+    scopes: text("scopes").array(),
+    /** When set, the key reaches only these servers of its team (and only server routes). */
+    serverIds: uuid("server_ids").array(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
     keyHash: text("key_hash").notNull().unique(),
     prefix: text("prefix").notNull(),
     createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
@@ -43,5 +50,8 @@ export const apiKeys = pgTable(
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
-  (t) => [index("api_keys_team_idx").on(t.teamId)],
+  (t) => [
+    index("api_keys_team_idx").on(t.teamId),
+    check("api_keys_role_or_scopes", sql`(${t.role} is null) <> (${t.scopes} is null)`),
+  ],
 );

@@ -161,6 +161,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your password; every other sign-in ends
+         * @description Changes the password after checking the current one. A wrong current password answers 403 and counts against the sign-in limits like a failed sign-in (429 with Retry-After past them). Every other sign-in of the account ends; the one making the call stays. Answers how many ended.
+         */
+        post: operations["auth-changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/refresh": {
         parameters: {
             query?: never;
@@ -175,6 +195,66 @@ export interface paths {
          * @description Rotates the refresh token: the answer is a new access and refresh token and the one sent stops working. Sending an already used refresh token revokes its whole family (a stolen copy is useless).
          */
         post: operations["auth-refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your sign-ins: created, last used, address and user agent
+         * @description The signed-in person's sign-ins that can still be used (each refresh-token family: a dashboard browser or a /auth/login), most recently used first, at most 100: when each began and was last used, the client address and user agent it signed in from, and which one is making this call. `last_used_at` moves on each refresh and, at most once a minute, on requests.
+         */
+        get: operations["auth-sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sign-ins
+         * @description Ends one of the caller's sign-ins: its refresh token and the access tokens issued under it stop working on every instance, and analytics sockets using them close with 4011. Ending the current one signs out. 404 for a sign-in that is not the caller's or has already ended.
+         */
+        delete: operations["auth-revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sessions/revoke-others": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End every sign-in but this one
+         * @description Ends every sign-in of the caller's but the one making this call (sign out all other devices); answers how many ended.
+         */
+        post: operations["auth-revokeOtherSessions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -370,13 +450,13 @@ export interface paths {
         };
         /**
          * The team's client applications (never a secret)
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned after creation.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned after creation. A scoped API key needs `clients:read`.
          */
         get: operations["clients-list"];
         put?: never;
         /**
          * Create a client application; the client_secret is shown only in this response
-         * @description Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token.
+         * @description Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token. A scoped API key needs `clients:write`.
          */
         post: operations["clients-create"];
         delete?: never;
@@ -394,21 +474,21 @@ export interface paths {
         };
         /**
          * One client application (never its secret)
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown client_id or one of a team the caller is not in.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown client_id or one of a team the caller is not in. A scoped API key needs `clients:read`.
          */
         get: operations["clients-get"];
         put?: never;
         post?: never;
         /**
          * Delete a client, its module, login requests and sessions
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the client with its module, login requests and launcher sessions: their tokens stop validating.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the client with its module, login requests and launcher sessions: their tokens stop validating. A scoped API key needs `clients:write`.
          */
         delete: operations["clients-delete"];
         options?: never;
         head?: never;
         /**
          * Change a client's name, title, description or logo
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change; `logo_url: null` removes the logo.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change; `logo_url: null` removes the logo. A scoped API key needs `clients:write`.
          */
         patch: operations["clients-update"];
         trace?: never;
@@ -422,18 +502,18 @@ export interface paths {
         };
         /**
          * The ms_auth module's settings (404 when not enabled)
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 when the module is not enabled.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 when the module is not enabled. A scoped API key needs `clients:read`.
          */
         get: operations["clients-getMsAuth"];
         put?: never;
         /**
          * Enable the ms_auth login module, or change its post-login redirect URI
-         * @description Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token.
+         * @description Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token. A scoped API key needs `clients:write`.
          */
         post: operations["clients-enableMsAuth"];
         /**
          * Disable the ms_auth module: new logins are refused
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled. A scoped API key needs `clients:write`.
          */
         delete: operations["clients-disableMsAuth"];
         options?: never;
@@ -452,7 +532,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the client secret: the new one is shown once, the old one stops working
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Answers a new client_secret, shown once; the old secret stops working at once.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Answers a new client_secret, shown once; the old secret stops working at once. A scoped API key needs `clients:write`.
          */
         post: operations["clients-rotateSecret"];
         delete?: never;
@@ -690,13 +770,13 @@ export interface paths {
         };
         /**
          * Announcements, active or not
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). A scoped API key needs `servers:read`.
          */
         get: operations["servers-announcements"];
         put?: never;
         /**
          * Create an announcement repeated on an interval or a cron schedule
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201. Give either interval_seconds or a five-field cron `schedule` (UTC); starts_at and ends_at bound when it runs.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201. Give either interval_seconds or a five-field cron `schedule` (UTC); starts_at and ends_at bound when it runs. A scoped API key needs `moderation:write`.
          */
         post: operations["servers-createAnnouncement"];
         delete?: never;
@@ -717,14 +797,14 @@ export interface paths {
         post?: never;
         /**
          * Delete an announcement
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). A scoped API key needs `moderation:write`.
          */
         delete: operations["servers-deleteAnnouncement"];
         options?: never;
         head?: never;
         /**
          * Change an announcement
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Only the fields sent change.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Only the fields sent change. A scoped API key needs `moderation:write`.
          */
         patch: operations["servers-updateAnnouncement"];
         trace?: never;
@@ -740,7 +820,7 @@ export interface paths {
         put?: never;
         /**
          * Ban a player (the agent applies it in game)
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read. A scoped API key needs `moderation:write`.
          */
         post: operations["servers-ban"];
         delete?: never;
@@ -761,9 +841,29 @@ export interface paths {
         post?: never;
         /**
          * Lift a ban (the agent pardons the player in game)
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. 404 when the player is not banned.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). 404 when the player is not banned. A scoped API key needs `moderation:write`.
          */
         delete: operations["servers-unban"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/kicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kick a player (the agent kicks them in game within two minutes)
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the kick. The server's agent runs `kick <name> <reason>` over RCON on its next configuration read, once; a kick not picked up by `until` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent. A scoped API key needs `moderation:write`.
+         */
+        post: operations["servers-kick"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -778,7 +878,7 @@ export interface paths {
         };
         /**
          * Metric history (players, TPS, MSPT, memory, latency, online) as aligned min/avg/max buckets
-         * @description Read from buckets kept as data arrives: one-minute buckets for 48 hours, hourly buckets for 90 days. The analytics socket's `metrics` message carries each minute as it closes, so a chart can append.
+         * @description Read from buckets kept as data arrives: one-minute buckets for 48 hours, hourly buckets for 90 days. The analytics socket's `metrics` message carries each minute as it closes, so a chart can append. A scoped API key needs `servers:read`.
          */
         get: operations["servers-metrics"];
         put?: never;
@@ -798,7 +898,7 @@ export interface paths {
         };
         /**
          * The team's networks with their servers and combined player counts
-         * @description The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name.
+         * @description The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name. A scoped API key needs `servers:read`.
          */
         get: operations["servers-networks"];
         put?: never;
@@ -818,7 +918,7 @@ export interface paths {
         };
         /**
          * Known players (online first) and bans in force, paged
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Players are paged with limit and offset; `online=true` keeps only those online now.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Players are paged with limit and offset; `online=true` keeps only those online now. A scoped API key needs `servers:read`.
          */
         get: operations["servers-players"];
         put?: never;
@@ -838,7 +938,7 @@ export interface paths {
         };
         /**
          * One player: first and last seen, time played, session count, recent sessions, ban state
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). 404 for a player never seen on this server.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). 404 for a player never seen on this server. A scoped API key needs `servers:read`.
          */
         get: operations["playerHistory-profile"];
         put?: never;
@@ -858,7 +958,7 @@ export interface paths {
         };
         /**
          * Player sessions, newest first, paged by cursor; optionally one player's
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Pass next_cursor as `cursor` for the next page; it is null on the last page.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Pass next_cursor as `cursor` for the next page; it is null on the last page. A scoped API key needs `servers:read`.
          */
         get: operations["playerHistory-sessions"];
         put?: never;
@@ -878,7 +978,7 @@ export interface paths {
         };
         /**
          * Per UTC day: unique, new and returning players, peak concurrent, time played; top players
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 24h, 7d (default), 30d and 90d; days are UTC.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 24h, 7d (default), 30d and 90d; days are UTC. A scoped API key needs `servers:read`.
          */
         get: operations["playerHistory-summary"];
         put?: never;
@@ -898,13 +998,13 @@ export interface paths {
         };
         /**
          * Rank configuration, heaviest first
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). A scoped API key needs `servers:read`.
          */
         get: operations["servers-ranks"];
         put?: never;
         /**
          * Create a rank; parents must exist and form no cycle
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle. A scoped API key needs `servers:write`.
          */
         post: operations["servers-createRank"];
         delete?: never;
@@ -925,14 +1025,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a rank no other rank inherits from
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. 409 while another rank inherits from it.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. 409 while another rank inherits from it. A scoped API key needs `servers:write`.
          */
         delete: operations["servers-deleteRank"];
         options?: never;
         head?: never;
         /**
          * Change a rank; parents must exist and form no cycle
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Only the fields sent change.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Admin or higher. Only the fields sent change. A scoped API key needs `servers:write`.
          */
         patch: operations["servers-updateRank"];
         trace?: never;
@@ -946,13 +1046,13 @@ export interface paths {
         };
         /**
          * The team's servers, each with its latest known status
-         * @description The team is chosen by the `x-team-id` header. Viewer or higher in that team.
+         * @description The team is chosen by the `x-team-id` header. Viewer or higher in that team. A scoped API key needs `servers:read`.
          */
         get: operations["servers-list"];
         put?: never;
         /**
          * Register a server; the agent token is shown only in this response
-         * @description Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team.
+         * @description Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team. A scoped API key needs `servers:write`.
          */
         post: operations["servers-create"];
         delete?: never;
@@ -970,21 +1070,21 @@ export interface paths {
         };
         /**
          * One server with its latest known status
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown server or one of another team.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown server or one of another team. A scoped API key needs `servers:read`.
          */
         get: operations["servers-get"];
         put?: never;
         post?: never;
         /**
          * Delete a server and all its data
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close. A scoped API key needs `servers:write`.
          */
         delete: operations["servers-delete"];
         options?: never;
         head?: never;
         /**
          * Change a server's name, address or kind
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change. Changing kind to `network` needs a network_name.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change. Changing kind to `network` needs a network_name. A scoped API key needs `servers:write`.
          */
         patch: operations["servers-update"];
         trace?: never;
@@ -1000,7 +1100,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a new agent token; the old one stops working at once
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). The new token is shown once; the agent must be reconfigured with it.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). The new token is shown once; the agent must be reconfigured with it. A scoped API key needs `servers:write`.
          */
         post: operations["servers-rotateAgentToken"];
         delete?: never;
@@ -1018,7 +1118,7 @@ export interface paths {
         };
         /**
          * Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured. `incidents` lists every down period that overlaps the window, whatever its bucket size.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured. `incidents` lists every down period that overlaps the window, whatever its bucket size. A scoped API key needs `servers:read`.
          */
         get: operations["servers-uptimeStats"];
         put?: never;
@@ -1038,7 +1138,7 @@ export interface paths {
         };
         /**
          * Teams the caller belongs to (an API key sees its own team)
-         * @description A person sees every team they belong to with their role; a team API key sees its own team only.
+         * @description A person sees every team they belong to with their role; a team API key sees its own team only. A scoped API key needs `team:read`.
          */
         get: operations["teams-list"];
         put?: never;
@@ -1062,7 +1162,7 @@ export interface paths {
         };
         /**
          * One team
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for a team that does not exist.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for a team that does not exist. A scoped API key needs `team:read`.
          */
         get: operations["teams-get"];
         put?: never;
@@ -1076,7 +1176,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a team
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team. A scoped API key needs `team:write`.
          */
         patch: operations["teams-update"];
         trace?: never;
@@ -1096,7 +1196,7 @@ export interface paths {
         put?: never;
         /**
          * Create a team API key; the key is shown only in this response
-         * @description People only: a team API key gets 403, so a leaked key cannot create members or keys that outlive its revocation.
+         * @description People only: a team API key gets 403, so a leaked key cannot create members or keys that outlive its revocation. A key carries either a role (admin, moderator or viewer) or scopes (servers:read, moderation:write, ...: each operation names the one it needs as x-api-key-scope), never both. server_ids limits it to those servers of the team: other servers answer 404, lists hold only these, and it calls server operations only. expires_at ends it: after that it answers 401 api_key_expired. The list shows each key's last use, to the minute.
          */
         post: operations["teams-createApiKey"];
         delete?: never;
@@ -1154,7 +1254,7 @@ export interface paths {
         };
         /**
          * Members of a team
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Owner first, then by join date.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Owner first, then by join date. A scoped API key needs `team:read`.
          */
         get: operations["teams-members"];
         put?: never;
@@ -1242,7 +1342,7 @@ export interface paths {
         };
         /**
          * The team's webhook endpoints and its webhook budget
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned; `secret_prefix` identifies the current one. Below admin the URLs are masked (scheme, host and the last 4 characters): for Discord, Slack and many others the URL is itself a credential. `usage` is the team's webhook budget: what is left of it and how many events did not fit.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Secrets are never returned; `secret_prefix` identifies the current one. Below admin the URLs are masked (scheme, host and the last 4 characters): for Discord, Slack and many others the URL is itself a credential. `usage` is the team's webhook budget: what is left of it and how many events did not fit. A scoped API key needs `webhooks:read`.
          */
         get: operations["webhooks-list"];
         put?: never;
@@ -1263,7 +1363,7 @@ export interface paths {
          *     - `webhook.test` {endpoint_id, team_id, message}
          *     - `audit.entry` {entry_id, team_id, at, actor, action, target, server_id, changes, ip, user_agent, request_id}: an audit log entry once its change has committed; only to endpoints that name this type (an empty filter does not take it)
          *
-         *     Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's `usage`.
+         *     Failed attempts (timeout, network error, 5xx, 429) are retried with backoff for about a day; no order between events is guaranteed. A second endpoint with the same URL in a team is refused (409). Each team has a budget of events and deliveries per minute; what exceeds it is not queued and is counted in the list's `usage`. A scoped API key needs `webhooks:write`.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -1281,21 +1381,21 @@ export interface paths {
         };
         /**
          * One webhook endpoint
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown endpoint or one of another team.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 for an unknown endpoint or one of another team. A scoped API key needs `webhooks:read`.
          */
         get: operations["webhooks-get"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint and its deliveries
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the endpoint with its queued and past deliveries.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Deletes the endpoint with its queued and past deliveries. A scoped API key needs `webhooks:write`.
          */
         delete: operations["webhooks-delete"];
         options?: never;
         head?: never;
         /**
          * Change a webhook endpoint (enabling it again clears its failure count)
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count and resumes it. 409 when another endpoint of the team has the same URL.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Change the URL, kind, event filter, description or enabled flag; enabling a disabled endpoint clears its failure count and resumes it. 409 when another endpoint of the team has the same URL. A scoped API key needs `webhooks:write`.
          */
         patch: operations["webhooks-update"];
         trace?: never;
@@ -1309,7 +1409,7 @@ export interface paths {
         };
         /**
          * Recent deliveries to an endpoint, newest first: status, attempts, latency, last response
-         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). Newest first: status, attempts, the last status code, latency and the first 4 KiB of the last response. A scoped API key needs `webhooks:read`.
          */
         get: operations["webhooks-deliveries"];
         put?: never;
@@ -1331,7 +1431,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery's event again (a new delivery, the same webhook-id)
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues the delivery's event again for this endpoint: a new delivery with the same `webhook-id`, so a receiver that already handled it can tell. 429 when the team's webhook budget is spent.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues the delivery's event again for this endpoint: a new delivery with the same `webhook-id`, so a receiver that already handled it can tell. 429 when the team's webhook budget is spent. A scoped API key needs `webhooks:write`.
          */
         post: operations["webhooks-redeliver"];
         delete?: never;
@@ -1351,7 +1451,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused endpoint: its failure count cleared, its waiting deliveries due now
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Closes a paused endpoint's circuit: its failure count is cleared and the deliveries that waited are due at once (at most WEBHOOK_ENDPOINT_CONCURRENCY in flight). An endpoint that is not paused is answered as it is.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Closes a paused endpoint's circuit: its failure count is cleared and the deliveries that waited are due at once (at most WEBHOOK_ENDPOINT_CONCURRENCY in flight). An endpoint that is not paused is answered as it is. A scoped API key needs `webhooks:write`.
          */
         post: operations["webhooks-resume"];
         delete?: never;
@@ -1371,7 +1471,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret; the new one is shown only in this response
-         * @description During `overlap_seconds` every delivery carries two signatures (new and old), so a receiver can switch secrets without rejecting anything.
+         * @description During `overlap_seconds` every delivery carries two signatures (new and old), so a receiver can switch secrets without rejecting anything. A scoped API key needs `webhooks:write`.
          */
         post: operations["webhooks-rotateSecret"];
         delete?: never;
@@ -1391,7 +1491,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a `webhook.test` event for this endpoint
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues a `webhook.test` event for this endpoint only, signed like every other event. 409 when the endpoint is disabled or paused; 429 when the team's webhook budget is spent.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Queues a `webhook.test` event for this endpoint only, signed like every other event. 409 when the endpoint is disabled or paused; 429 when the team's webhook budget is spent. A scoped API key needs `webhooks:write`.
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -1672,6 +1772,8 @@ export interface components {
             bans: components["schemas"]["Ban"][];
             /** Format: date-time */
             generated_at: string;
+            /** @description Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id */
+            kicks: components["schemas"]["Kick"][];
             /** @description Bans lifted from the dashboard in the last 7 days: pardon these in game */
             pardons: {
                 /** Format: date-time */
@@ -1708,13 +1810,18 @@ export interface components {
         ApiKey: {
             /** Format: date-time */
             created_at: string;
+            expires_at: string | null;
             /** Format: uuid */
             key_id: string;
+            /** @description When the key was last used, to the minute (it is recorded at most once a minute) */
+            last_used_at: string | null;
             name: string;
             prefix: string;
             revoked_at: string | null;
-            /** @enum {string} */
-            role: "admin" | "viewer";
+            role: ("admin" | "moderator" | "viewer") | null;
+            scopes: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write")[] | null;
+            /** @description The only servers the key reaches; null for all */
+            server_ids: string[] | null;
             /** Format: uuid */
             team_id: string;
         };
@@ -1906,7 +2013,7 @@ export interface components {
                  * @description Stable machine-readable code
                  * @enum {string}
                  */
-                code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
+                code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "api_key_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
                 /** @description Structured detail, such as validation issues */
                 details?: unknown;
                 /** @description Human-readable explanation */
@@ -1933,6 +2040,37 @@ export interface components {
             /** Format: uuid */
             server_id: string;
         };
+        Kick: {
+            /** Format: date-time */
+            created: string;
+            /** Format: uuid */
+            kick_id: string;
+            name: string;
+            reason: string;
+            /**
+             * Format: date-time
+             * @description The agent carries the kick out on a configuration read before this; a player not online is not kicked
+             */
+            until: string;
+            uuid: string;
+        };
+        LoginSession: {
+            /** @description The client address of the sign-in, as the edge saw it */
+            address: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description True for the sign-in making this request */
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description The last refresh, or the last request checked against the database (at most once a minute)
+             */
+            last_used_at: string;
+            /** Format: uuid */
+            session_id: string;
+            /** @description The user agent of the sign-in */
+            user_agent: string | null;
+        };
         LoginStarted: {
             /** Format: uuid */
             auth_request_id: string;
@@ -1953,7 +2091,7 @@ export interface components {
                 name: string;
                 require_two_factor: boolean;
                 /** @enum {string} */
-                role: "owner" | "admin" | "viewer";
+                role: "owner" | "admin" | "moderator" | "viewer";
                 /** Format: uuid */
                 team_id: string;
             }[];
@@ -1964,7 +2102,7 @@ export interface components {
             /** Format: date-time */
             joined_at: string;
             /** @enum {string} */
-            role: "owner" | "admin" | "viewer";
+            role: "owner" | "admin" | "moderator" | "viewer";
             /** Format: uuid */
             user_id: string;
         };
@@ -2536,7 +2674,7 @@ export interface components {
             name: string;
             require_two_factor: boolean;
             /** @enum {string} */
-            role: "owner" | "admin" | "viewer";
+            role: "owner" | "admin" | "moderator" | "viewer";
             /** Format: uuid */
             team_id: string;
             /** Format: date-time */
@@ -2864,6 +3002,16 @@ export interface operations {
                      *         {
                      *           "uuid": "61699b2e-d327-4a01-9f1e-0ea8c3f06bc6",
                      *           "lifted_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ],
+                     *       "kicks": [
+                     *         {
+                     *           "kick_id": "8f9a0b1c-2d3e-4f5a-9b6c-7d8e9f0a1b2c",
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "reason": "Calm down",
+                     *           "created": "2026-03-14T10:02:11.204Z",
+                     *           "until": "2026-03-14T10:04:11.204Z"
                      *         }
                      *       ]
                      *     }
@@ -4135,6 +4283,255 @@ export interface operations {
             };
         };
     };
+    "auth-changePassword": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery",
+                 *       "new_password": "staple battery horse correct"
+                 *     }
+                 */
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: int32 */
+                        revoked: number;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "auth-refresh": {
         parameters: {
             query?: never;
@@ -4266,6 +4663,575 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "last_used_at": "2026-03-14T10:02:11.204Z",
+                     *           "address": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+                     *           "current": true
+                     *         },
+                     *         {
+                     *           "session_id": "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "last_used_at": "2026-03-14T09:26:53.589Z",
+                     *           "address": "198.51.100.23",
+                     *           "user_agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148",
+                     *           "current": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        sessions: components["schemas"]["LoginSession"][];
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth-revokeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth-revokeOtherSessions": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: int32 */
+                        revoked: number;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -11621,6 +12587,289 @@ export interface operations {
             };
         };
     };
+    "servers-kick": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description The server to act on
+                 * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
+                 */
+                "x-server-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                 *       "name": "jeb_",
+                 *       "reason": "Calm down"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The name the agent kicks by (the game's `kick <name>`) */
+                    name: string;
+                    /** @description Shown to the player */
+                    reason?: string;
+                    /** Format: uuid */
+                    uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kick_id": "8f9a0b1c-2d3e-4f5a-9b6c-7d8e9f0a1b2c",
+                     *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *       "name": "jeb_",
+                     *       "reason": "Calm down",
+                     *       "created": "2026-03-14T10:02:11.204Z",
+                     *       "until": "2026-03-14T10:04:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Kick"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "servers-metrics": {
         parameters: {
             query?: {
@@ -16564,6 +17813,28 @@ export interface operations {
                      *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *           "name": "Grafana",
                      *           "role": "viewer",
+                     *           "scopes": null,
+                     *           "server_ids": null,
+                     *           "expires_at": null,
+                     *           "last_used_at": "2026-03-14T10:02:11.204Z",
+                     *           "prefix": "mcp_key_7Hq2",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "revoked_at": null
+                     *         },
+                     *         {
+                     *           "key_id": "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "name": "Ban bot",
+                     *           "role": null,
+                     *           "scopes": [
+                     *             "servers:read",
+                     *             "moderation:write"
+                     *           ],
+                     *           "server_ids": [
+                     *             "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10"
+                     *           ],
+                     *           "expires_at": "2026-06-30T00:00:00.000Z",
+                     *           "last_used_at": null,
                      *           "prefix": "mcp_key_7Hq2",
                      *           "created_at": "2026-03-14T09:26:53.589Z",
                      *           "revoked_at": null
@@ -16756,9 +18027,21 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the key stops working (401 api_key_expired after)
+                     */
+                    expires_at?: string;
                     name: string;
-                    /** @enum {string} */
-                    role: "admin" | "viewer";
+                    /**
+                     * @description A role for the key; give this or scopes, not both
+                     * @enum {string}
+                     */
+                    role?: "admin" | "moderator" | "viewer";
+                    /** @description Scopes for the key instead of a role */
+                    scopes?: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write")[];
+                    /** @description Limit the key to these servers of the team: it then calls server routes only, and with scopes only servers:read, servers:write, moderation:write */
+                    server_ids?: string[];
                 };
             };
         };
@@ -16774,20 +18057,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "api_key": {
-                     *         "key_id": "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b",
-                     *         "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
-                     *         "name": "Grafana",
-                     *         "role": "viewer",
-                     *         "prefix": "mcp_key_7Hq2",
-                     *         "created_at": "2026-03-14T09:26:53.589Z",
-                     *         "revoked_at": null
-                     *       },
-                     *       "key": "mcp_key_7Hq2wE9rT4yU6iO8pA1sD3fG5hJ7kL9zX2cV4bN6"
-                     *     }
-                     */
                     "application/json": {
                         api_key: components["schemas"]["ApiKey"];
                         key: string;
@@ -17045,6 +18314,10 @@ export interface operations {
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "name": "Grafana",
                      *       "role": "viewer",
+                     *       "scopes": null,
+                     *       "server_ids": null,
+                     *       "expires_at": null,
+                     *       "last_used_at": "2026-03-14T10:02:11.204Z",
                      *       "prefix": "mcp_key_7Hq2",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "revoked_at": "2026-03-14T10:02:11.204Z"
@@ -17607,7 +18880,7 @@ export interface operations {
                     /** Format: email */
                     email: string;
                     /** @enum {string} */
-                    role: "admin" | "viewer";
+                    role: "admin" | "moderator" | "viewer";
                 };
             };
         };
@@ -18085,7 +19358,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    role: "admin" | "viewer";
+                    role: "admin" | "moderator" | "viewer";
                 };
             };
         };

@@ -6,7 +6,7 @@ import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from 
 export type ErrorShape = {
   request_id: string;
   data: {
-    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
+    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "api_key_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
     httpStatus: number;
     path: undefined | string;
   };
@@ -121,10 +121,50 @@ export type AppRouterRecord = {
         teams: Array<{
           team_id: string;
           name: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           require_two_factor: boolean;
           locked: boolean;
         }>;
+      };
+      meta: object;
+    }>;
+    sessions: TRPCQueryProcedure<{
+      input: void;
+      output: {
+        sessions: Array<{
+          session_id: string;
+          created_at: string;
+          last_used_at: string;
+          address: null | string;
+          user_agent: null | string;
+          current: boolean;
+        }>;
+      };
+      meta: object;
+    }>;
+    revokeSession: TRPCMutationProcedure<{
+      input: {
+        session_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    revokeOtherSessions: TRPCMutationProcedure<{
+      input: void;
+      output: {
+        revoked: number;
+      };
+      meta: object;
+    }>;
+    changePassword: TRPCMutationProcedure<{
+      input: {
+        current_password: string;
+        new_password: string;
+      };
+      output: {
+        revoked: number;
       };
       meta: object;
     }>;
@@ -265,7 +305,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
         created_at: string;
         updated_at: string;
@@ -278,7 +318,7 @@ export type AppRouterRecord = {
         teams: Array<{
           team_id: string;
           name: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           require_two_factor: boolean;
           created_at: string;
           updated_at: string;
@@ -293,7 +333,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
         created_at: string;
         updated_at: string;
@@ -308,7 +348,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
         created_at: string;
         updated_at: string;
@@ -323,7 +363,7 @@ export type AppRouterRecord = {
       output: {
         team_id: string;
         name: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
         created_at: string;
         updated_at: string;
@@ -347,7 +387,7 @@ export type AppRouterRecord = {
         members: Array<{
           user_id: string;
           email: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           joined_at: string;
         }>;
       };
@@ -357,12 +397,12 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         email: string;
-        role: "admin" | "viewer";
+        role: "admin" | "moderator" | "viewer";
       };
       output: {
         user_id: string;
         email: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         joined_at: string;
       };
       meta: object;
@@ -371,12 +411,12 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         user_id: string;
-        role: "admin" | "viewer";
+        role: "admin" | "moderator" | "viewer";
       };
       output: {
         user_id: string;
         email: string;
-        role: "owner" | "admin" | "viewer";
+        role: "owner" | "admin" | "moderator" | "viewer";
         joined_at: string;
       };
       meta: object;
@@ -400,7 +440,7 @@ export type AppRouterRecord = {
         members: Array<{
           user_id: string;
           email: string;
-          role: "owner" | "admin" | "viewer";
+          role: "owner" | "admin" | "moderator" | "viewer";
           joined_at: string;
         }>;
       };
@@ -410,14 +450,21 @@ export type AppRouterRecord = {
       input: {
         team_id: string;
         name: string;
-        role: "admin" | "viewer";
+        role?: undefined | "admin" | "moderator" | "viewer";
+        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        server_ids?: undefined | Array<string>;
+        expires_at?: undefined | string;
       };
       output: {
         api_key: {
           key_id: string;
           team_id: string;
           name: string;
-          role: "admin" | "viewer";
+          role: null | "admin" | "moderator" | "viewer";
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          server_ids: null | Array<string>;
+          expires_at: null | string;
+          last_used_at: null | string;
           prefix: string;
           created_at: string;
           revoked_at: null | string;
@@ -435,7 +482,11 @@ export type AppRouterRecord = {
           key_id: string;
           team_id: string;
           name: string;
-          role: "admin" | "viewer";
+          role: null | "admin" | "moderator" | "viewer";
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          server_ids: null | Array<string>;
+          expires_at: null | string;
+          last_used_at: null | string;
           prefix: string;
           created_at: string;
           revoked_at: null | string;
@@ -452,7 +503,11 @@ export type AppRouterRecord = {
         key_id: string;
         team_id: string;
         name: string;
-        role: "admin" | "viewer";
+        role: null | "admin" | "moderator" | "viewer";
+        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        server_ids: null | Array<string>;
+        expires_at: null | string;
+        last_used_at: null | string;
         prefix: string;
         created_at: string;
         revoked_at: null | string;
@@ -1073,6 +1128,22 @@ export type AppRouterRecord = {
       };
       meta: object;
     }>;
+    kick: TRPCMutationProcedure<{
+      input: {
+        uuid: string;
+        name: string;
+        reason?: undefined | string;
+      };
+      output: {
+        kick_id: string;
+        uuid: string;
+        name: string;
+        reason: string;
+        created: string;
+        until: string;
+      };
+      meta: object;
+    }>;
     ranks: TRPCQueryProcedure<{
       input: undefined | void | Record<string, never>;
       output: {
@@ -1308,6 +1379,14 @@ export type AppRouterRecord = {
         pardons: Array<{
           uuid: string;
           lifted_at: string;
+        }>;
+        kicks: Array<{
+          kick_id: string;
+          uuid: string;
+          name: string;
+          reason: string;
+          created: string;
+          until: string;
         }>;
       };
       meta: object;
