@@ -28,6 +28,7 @@ export const AUDIT_ACTIONS = {
   "server.up": "The pinger found a server up again after server.down",
   "player.ban": "A player was banned (from the dashboard or the API, or in game as the agent reported)",
   "player.unban": "A ban was lifted (likewise)",
+  "player.kick": "A player was asked to be kicked (the agent runs it in game)",
   "rank.create": "A rank was created",
   "rank.update": "A rank changed",
   "rank.delete": "A rank was deleted",

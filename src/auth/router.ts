@@ -159,6 +159,7 @@ export const authRouter = router({
 
   revokeSession: userProcedure
     .meta({
+      audit: { none: "a person's own sign-ins and password, not a change to a team" },
       access: "user",
       openapi: {
         method: "DELETE",
@@ -174,6 +175,7 @@ export const authRouter = router({
 
   revokeOtherSessions: userProcedure
     .meta({
+      audit: { none: "a person's own sign-ins and password, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",
@@ -188,6 +190,7 @@ export const authRouter = router({
 
   changePassword: userProcedure
     .meta({
+      audit: { none: "a person's own sign-ins and password, not a change to a team" },
       access: "user",
       openapi: {
         method: "POST",

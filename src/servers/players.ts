@@ -386,7 +386,7 @@ export class PlayersService {
    * (within KICK_WINDOW_SECONDS), once. Kicks past their window are pruned here.
    */
   async kick(principal: Principal, serverId: string, input: { uuid: string; name: string; reason?: string }) {
-    await requireServerRole(this.db, principal, serverId, "moderator");
+    const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
     const row = await this.db.transaction(async (tx) => {
       // Locked first, so two kicks at once cannot both squeeze under the cap.
       await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
@@ -410,6 +410,12 @@ export class PlayersService {
           createdBy: principal.kind === "user" ? principal.userId : null,
         })
         .returning();
+      await audit(tx, {
+        teamId: server.teamId,
+        target: { type: "player", id: input.uuid, name: input.name },
+        serverId,
+        after: { reason: r!.reason },
+      });
       return r!;
     });
     return kickOut(row);

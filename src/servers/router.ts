@@ -266,6 +266,7 @@ export const serversRouter = router({
   kick: serverSelectedProcedure
     .meta({
       access: "team:moderator",
+      audit: "player.kick",
       scope: "moderation:write",
       status: 201,
       openapi: {
