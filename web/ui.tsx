@@ -251,7 +251,7 @@ export function ConfirmButton({
         type="button"
         className={danger ? "danger" : ""}
         data-action={label}
-        aria-label={target ? `${label} ${target}` : undefined}
+        aria-label={name ?? (target ? `${label} ${target}` : undefined)}
         onClick={() => dialog.current?.showModal()}
       >
         {label}
