@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, trpc: "NOT_FOUND" },
   method_not_allowed: { status: 405, trpc: "METHOD_NOT_SUPPORTED" },
   conflict: { status: 409, trpc: "CONFLICT" },
+  invitation_expired: { status: 409, trpc: "CONFLICT" },
   payload_too_large: { status: 413, trpc: "PAYLOAD_TOO_LARGE" },
   unsupported_media_type: { status: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
   rate_limited: { status: 429, trpc: "TOO_MANY_REQUESTS" },

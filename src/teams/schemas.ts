@@ -15,6 +15,25 @@ export const ZTeam = z.object({
 export const ZTeamRef = z.object({ team_id: ZUuid });
 
 export const ZMember = z.object({ user_id: ZUuid, email: z.string(), role: ZRole, joined_at: ZTimestamp });
+/**
+ * An offer of membership to an email. `pending` until accepted or declined (both remove it) or
+ * until `expires_at`, after which it is `expired` and cannot be accepted.
+ */
+export const ZInvitation = z.object({
+  invitation_id: ZUuid,
+  team_id: ZUuid,
+  team_name: z.string(),
+  email: z.string(),
+  role: ZGrantableRole,
+  status: z.enum(["pending", "expired"]),
+  /** The email of the person who sent it; null once their account is gone. */
+  invited_by: z.string().nullable(),
+  created_at: ZTimestamp,
+  expires_at: ZTimestamp,
+});
+export const ZInvitationRef = z.object({ invitation_id: ZUuid });
+export const ZTeamInvitationRef = ZTeamRef.extend({ invitation_id: ZUuid });
+
 export const ZApiKey = z.object({
   key_id: ZUuid,
   team_id: ZUuid,
@@ -27,7 +46,7 @@ export const ZApiKey = z.object({
 
 export const ZCreateTeam = z.object({ name: ZName });
 export const ZUpdateTeam = ZTeamRef.extend({ name: ZName });
-export const ZAddMember = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
+export const ZInvite = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
 export const ZMemberRef = ZTeamRef.extend({ user_id: ZUuid });
 export const ZUpdateMember = ZMemberRef.extend({ role: ZGrantableRole });
 export const ZTransfer = ZTeamRef.extend({ user_id: ZUuid });

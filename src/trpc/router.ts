@@ -1,6 +1,6 @@
 import { authRouter } from "../auth/router";
 import { healthRouter } from "../health/router";
-import { teamsRouter } from "../teams/router";
+import { invitationsRouter, teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
@@ -13,6 +13,7 @@ export const appRouter = router({
   health: healthRouter,
   auth: authRouter,
   teams: teamsRouter,
+  invitations: invitationsRouter,
   clients: clientsRouter,
   msAuth: msAuthRouter,
   servers: serversRouter,

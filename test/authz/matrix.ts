@@ -30,6 +30,7 @@ const KNOWN_ACCESS: readonly Access[] = [
   "team:owner",
   "person:admin",
   "person:owner",
+  "invitee",
   "client",
   "agent",
 ];
@@ -136,6 +137,11 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
       return caller.startsWith("key:") ? forbidden : ok();
     case "member":
       return bearerHolder ? ok() : unauthenticated;
+    case "invitee":
+      // The builders address each invitation to the owner person; to anyone else it does not exist.
+      if (!bearerHolder) return unauthenticated;
+      if (caller.startsWith("key:")) return forbidden;
+      return caller === "owner" ? ok() : { status: 404, code: "not_found" };
     default: {
       if (!bearerHolder) return unauthenticated;
       // A person-only route refuses every API key before looking at its team or role.
