@@ -23,6 +23,9 @@ const SHOWS: Record<string, RegExp[]> = {
     /^error: unauthenticated: The email or password is wrong\.$/m,
     /^Blocky Builders$/m,
     /^403$/m,
+    /^pending$/m,
+    /^\["Blocky Builders"\]$/m,
+    /^viewer$/m,
     /^401$/m,
   ],
   "docs/guides/servers.md": [
