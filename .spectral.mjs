@@ -6,7 +6,7 @@ export default {
   overrides: [
     {
       // Writes that are public by design, so no security scheme can describe them:
-      // - signing up, in and out, and refreshing, whose credentials are what the body carries;
+      // - signing up, in (both steps) and out, and refreshing, whose credentials are what the body carries;
       // - the launcher backend's login calls, whose client_id and client_secret the
       //   specification places in the JSON body (OpenAPI has no scheme for body credentials);
       // - the consent form, which is bound to the browser by an HttpOnly cookie and a CSRF token.
@@ -14,9 +14,11 @@ export default {
       files: [
         "**#/paths/~1auth~1signup/post",
         "**#/paths/~1auth~1login/post",
+        "**#/paths/~1auth~1login~1second-factor/post",
         "**#/paths/~1auth~1refresh/post",
         "**#/paths/~1auth~1logout/post",
         "**#/paths/~1dashboard~1session/post",
+        "**#/paths/~1dashboard~1session~1second-factor/post",
         "**#/paths/~1client~1ms-auth~1start/post",
         "**#/paths/~1client~1ms-auth~1poll/post",
         "**#/paths/~1client~1ms-auth~1session~1validate/post",

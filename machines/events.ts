@@ -5,8 +5,8 @@
  */
 export const SERVER_EVENT_TYPES = [
   "heartbeat", // agent: tps, mspt, players_online, memory
-  "player_join", // agent: uuid, name
-  "player_leave", // agent: uuid, name
+  "player_join", // agent, or pinger sample (no agent): uuid, name
+  "player_leave", // agent, pinger sample or session sweep: uuid, name
   "status", // pinger: online, latency_ms, players_online, players_max, version, changed
   "ban_added", // agent or dashboard: the ban
   "ban_lifted", // agent or dashboard: uuid

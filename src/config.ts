@@ -124,6 +124,15 @@ const ConfigSchema = z
       .min(60, "must be between 60 and 86400 seconds")
       .max(86_400, "must be between 60 and 86400 seconds")
       .default(900),
+    /** How long the password step's "second factor required" challenge stays good. */
+    TWO_FACTOR_CHALLENGE_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(30, "must be between 30 and 3600 seconds")
+      .max(3600, "must be between 30 and 3600 seconds")
+      .default(300),
+    /** The name authenticator apps show beside a TOTP entry, and the passkey's relying party name. */
+    TWO_FACTOR_ISSUER: z.string().min(1).max(64).default("mc-platform"),
     /** Sign-up attempts per client address per hour (each attempt counts, taken or not). */
     SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(10),
     /** Sign-up attempts per hour from every address together: the ceiling a spread-out flood meets. */

@@ -50,6 +50,10 @@ const STATUS_EXAMPLE: Record<string, { code: ErrorCode; message: string; details
   "409": { code: "conflict", message: "That conflicts with the current state." },
   "413": { code: "payload_too_large", message: "The body is larger than 1048576 bytes." },
   "415": { code: "unsupported_media_type", message: "Send the body as JSON with `content-type: application/json`." },
+  "422": {
+    code: "idempotency_key_reused",
+    message: "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+  },
   "429": { code: "rate_limited", message: "Too many requests; retry after 12 s." },
   "503": { code: "unavailable", message: "The database is unreachable." },
 };
@@ -93,12 +97,27 @@ const STATUS_TEXT: Record<string, string> = {
   "409": "Conflicts with the current state",
   "413": "The body is too large",
   "415": "The body is not JSON",
+  "422": "The Idempotency-Key was already used with a different request (`idempotency_key_reused`)",
   "429": "Too many requests",
   "503": "A dependency is unavailable",
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the generated document is walked and patched as plain JSON
 type Json = Record<string, any>;
+
+/**
+ * Whether an operation takes `Idempotency-Key` (src/trpc/procedures.ts, `once`): every POST
+ * that needs a credential.
+ */
+const takesIdempotencyKey = (method: string, meta: Meta) => method === "post" && meta.access !== "public";
+
+const IN_PROGRESS_EXAMPLE = {
+  code: "idempotency_key_in_progress",
+  message: "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+};
+const REQUEST_ID = "01JPB6Y7W1S0D9F4C2X8N5M3QK";
+
+const IN_PROGRESS = "; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`)";
 
 const html = (description: string) => ({
   description,
@@ -287,9 +306,90 @@ const DASHBOARD_SESSION_PATHS = {
         },
       },
       responses: {
-        "200": dashboardToken,
+        "200": {
+          ...dashboardToken,
+          description:
+            "Signed in: a new access token for the page (the refresh token only in the cookie). For an account with a second factor instead: no cookie, and a challenge to complete at `POST /dashboard/session/second-factor`",
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [
+                  dashboardToken.content["application/json"].schema,
+                  { $ref: "#/components/schemas/SecondFactorChallenge" },
+                ],
+              },
+              examples: {
+                signed_in: {
+                  value: { access_token: "eyJhbGciOiJFZERTQSJ9.e30.c2ln", token_type: "Bearer", expires_in: 900 },
+                },
+                second_factor: {
+                  value: {
+                    second_factor_required: true,
+                    challenge_token: "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8",
+                    expires_in: 300,
+                    methods: ["totp", "recovery_code"],
+                    passkey_options: null,
+                  },
+                },
+              },
+            },
+          },
+        },
         "400": { description: STATUS_TEXT["400"] },
         "401": { description: "The email or password is wrong" },
+        "403": { description: "Not the dashboard's own origin, or the header is missing" },
+        "413": { description: STATUS_TEXT["413"] },
+        "415": { description: STATUS_TEXT["415"] },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+  "/dashboard/session/second-factor": {
+    post: {
+      operationId: "dashboardSession-secondFactor",
+      tags: ["auth"],
+      summary: "Complete a dashboard sign-in with the second factor (browser)",
+      description:
+        "The second step when `POST /dashboard/session` answered a challenge: the same input, checks and limits as `POST /auth/login/second-factor` (a wrong factor counts as a failed sign-in), and on success the same answer as a signed-in `POST /dashboard/session`: the access token in the body, the refresh token in the cookie. Needs the `x-mcp-dashboard: 1` header.",
+      security: [],
+      parameters: [dashboardHeader],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["challenge_token"],
+              properties: {
+                challenge_token: { type: "string", minLength: 1, maxLength: 128 },
+                code: {
+                  type: "string",
+                  pattern: "^\\d{6}$",
+                  maxLength: 6,
+                  description: "A code from the authenticator app",
+                },
+                recovery_code: {
+                  type: "string",
+                  minLength: 8,
+                  maxLength: 32,
+                  description: "One of the recovery codes",
+                },
+                passkey: {
+                  type: "object",
+                  description:
+                    "The WebAuthn assertion (AuthenticationResponseJSON) for the challenge's passkey_options",
+                  additionalProperties: true,
+                },
+              },
+            },
+            example: { challenge_token: "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8", code: "492039" },
+          },
+        },
+      },
+      responses: {
+        "200": dashboardToken,
+        "400": { description: STATUS_TEXT["400"] },
+        "401": { description: "The factor is wrong, or the challenge is unknown, expired or used" },
         "403": { description: "Not the dashboard's own origin, or the header is missing" },
         "413": { description: STATUS_TEXT["413"] },
         "415": { description: STATUS_TEXT["415"] },
@@ -515,6 +615,25 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
       description: "Present when the request's Origin is one of CORS_ORIGINS",
       schema: { type: "string", maxLength: 2048 },
     },
+    "Idempotent-Replayed": {
+      description:
+        "`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key; absent when the operation ran",
+      schema: { type: "string", enum: ["true"] },
+    },
+  };
+  doc.components.parameters = {
+    "Idempotency-Key": {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours " +
+        "answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; " +
+        "with a different request it is `422 idempotency_key_reused`; while the first is running, " +
+        "`409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
+      example: "5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41",
+    },
   };
   doc.servers = (doc.servers ?? []).map((s: Json) => ({ ...s, "x-internal": false }));
   const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
@@ -527,6 +646,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
       op.security ??= [];
       const route = routes.get(`${method} ${path}`);
       const meta = route && procedures[route.procedurePath]?._def.meta;
+      const idempotent = Boolean(meta && takesIdempotencyKey(method, meta));
       if (route && meta) describeOperation(op, method, route.procedurePath, route.status, meta);
       for (const [status, shared] of Object.entries<Json>(op.responses ?? {})) {
         // The generator hands every operation the same error response object: each gets its own.
@@ -542,6 +662,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         };
         for (const content of Object.values<Json>(res.content ?? {}))
           if (content.schema) boundSchema(content.schema, true);
+        if (status.startsWith("2") && idempotent) res.headers["Idempotent-Replayed"] = ref("Idempotent-Replayed");
         if (status.startsWith("2") || status.startsWith("3")) continue;
         const own = meta?.openapi?.errorResponses;
         res.description =
@@ -551,6 +672,13 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
         res.content = route
           ? { "application/json": { ...errorContent["application/json"], example: errorExample(status, route.access) } }
           : errorContent;
+        if (status === "409" && idempotent) {
+          res.description += IN_PROGRESS;
+          // Where the operation itself never conflicts, the key in use is the only 409 it answers.
+          const ownStatuses = Array.isArray(own) ? own.map(String) : Object.keys(own ?? {});
+          if (!ownStatuses.includes("409"))
+            res.content["application/json"].example = { error: { ...IN_PROGRESS_EXAMPLE, request_id: REQUEST_ID } };
+        }
         if (status === "429" || status === "503")
           res.headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
         if (status === "429") {
@@ -596,6 +724,10 @@ function describeOperation(op: Json, method: string, procedurePath: string, stat
   }
   const hasInput = (op.parameters ?? []).some((p: Json) => p.in !== "header") || Boolean(op.requestBody);
   for (const s of edgeStatuses(method, meta.access, hasInput)) op.responses[s] ??= { description: "" };
+  if (takesIdempotencyKey(method, meta)) {
+    for (const s of ["409", "422"]) op.responses[s] ??= { description: "" };
+    op.parameters = [...(op.parameters ?? []), { $ref: "#/components/parameters/Idempotency-Key" }];
+  }
   // Statuses in order, so each operation reads the same way.
   op.responses = Object.fromEntries(Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)));
 

@@ -1,12 +1,14 @@
 import { AccessTokens, loadSigningPem } from "./auth/jwt";
 import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
+import { IdempotencyStore } from "./idempotency/store";
 import { Keyring } from "./lib/keyring";
 import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
 import { PasswordGate } from "./auth/password-gate";
 import { LoginThrottle } from "./auth/throttle";
+import { TwoFactorService } from "./auth/two-factor";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { HealthService } from "./health/service";
@@ -116,6 +118,11 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   const clients = new ClientsService(db, bus, undefined, webhooks);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
+  metrics?.gauge(
+    "realtime_server_actors",
+    "Servers with a live view (an actor kept for analytics sockets) on this instance",
+    () => realtime.actors.stats().actors,
+  );
   // Bans reach the live view and, as player.banned / player.unbanned, the team's webhooks.
   const serverEvents = withBanEvents(realtime, webhooks);
   // Failed sign-ins are few and guard passwords: counted exactly, one statement a failure.
@@ -140,6 +147,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   });
   const edge = new Edge(config, () => clock.now(), metrics);
   const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
+  const idempotency = new IdempotencyStore(db, keyring, clock);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
   // /dev-idp, and the chain calls its handler directly rather than through a loopback socket
   // (unless DEV_IDP_CHAIN_IN_PROCESS=false).
@@ -180,7 +188,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     metricBuffer,
     metrics,
   );
-  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS);
+  const playerHistory = new PlayerHistoryService(db, config.PLAYER_SESSION_TIMEOUT_SECONDS, realtime);
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.
@@ -198,18 +206,25 @@ export async function createServices(config: Config, database: Database, log: Lo
     if (changed) realtime.publish(serverId, "status", data);
     else realtime.publishIfWatched(serverId, "status", data);
   });
+  const auth = new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config, {
+    limiter: exact,
+    perAddress: { name: "signup-address", limit: config.SIGNUPS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 },
+    overall: { name: "signup", limit: config.SIGNUPS_PER_HOUR, windowSeconds: 3600 },
+    gate: passwords,
+  });
+  // Wrong second factors and wrong passwords for a factor change count in the sign-in throttle.
+  const twoFactor = new TwoFactorService(db, keyring, loginThrottle, config, (u, p, a) =>
+    auth.confirmPassword(u, p, a),
+  );
+  auth.twoFactor = twoFactor;
   const teams = new TeamsService(db, (teamId) => clients.teamDeleted(teamId));
   return {
     config,
     log,
     database,
     tokens,
-    auth: new AuthService(db, tokens, new LoginSessions(db, bus), loginThrottle, config, {
-      limiter: exact,
-      perAddress: { name: "signup-address", limit: config.SIGNUPS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 },
-      overall: { name: "signup", limit: config.SIGNUPS_PER_HOUR, windowSeconds: 3600 },
-      gate: passwords,
-    }),
+    auth,
+    twoFactor,
     passwords,
     teams,
     // Invitations are few and each one reaches a person: counted exactly, like sign-ups.
@@ -255,11 +270,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     webhookWorker,
     alerts,
     edge,
+    idempotency,
     metrics,
     background: [
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
+      every("idempotency-key-sweep", 3600, log, () => idempotency.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours, the

@@ -61,7 +61,7 @@ describe("authorization matrix: every procedure x every caller", () => {
       for (const caller of order) {
         const team: TeamFixture =
           want[caller]!.status < 300 && MUTATES_TEAM.has(key) ? await makeTeam(server, world.people) : shared;
-        const req: CellReq = present(caller, await build(world, team), world, team);
+        const req: CellReq = present(caller, await build(world, team, caller), world, team);
         const res = await api(server, req.method, req.path, { body: req.body, headers: req.headers });
         cells++;
         const w = want[caller]!;

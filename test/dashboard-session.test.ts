@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startStatusResponder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
+import { axeViolations } from "./a11y";
 import { hasChromium, launchChromium, PASSWORD, signUpInBrowser } from "./dashboard-driver";
 import { sharedServer, startTestServer, stopTestServer, tempDir } from "./harness";
 import { api, expectError, newTeam, newUser, type TestUser, uniqueEmail } from "./helpers";
+import { pastOutage } from "./servers-fixture";
 
 /**
  * The dashboard's first minutes: the session in an HttpOnly cookie (reloads, new tabs, two tabs
@@ -448,10 +449,7 @@ describe("the dashboard session in a real browser", () => {
         expect(await page.locator('[data-live="false"]').textContent()).toContain("· reconnecting…");
         expect(await page.locator(".stats.stale").count()).toBe(1);
         await page.screenshot({ path: join(SHOTS, "reconnecting-phone.png") });
-        const axe = await new AxeBuilder({ page }).analyze();
-        expect(
-          axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id),
-        ).toEqual([]);
+        expect(await axeViolations(page, "reconnecting")).toEqual([]);
         // A click during the outage says so plainly rather than failing silently.
         await page.getByRole("button", { name: "24h" }).click();
 
@@ -482,6 +480,42 @@ describe("the dashboard session in a real browser", () => {
       }
     },
     120_000,
+  );
+
+  test.skipIf(!hasChromium)(
+    "an outage three days ago is listed under the 7d and 30d uptime, with its length and reason, beside the uptime it cost",
+    async () => {
+      const user = await newUser(server, "incidents");
+      const mc = await startStatusResponder({ players: 1 });
+      const serverId = await addServer(server, user, "Incident Survival", mc.port);
+      const { responder } = await pastOutage(server, serverId, mc);
+      const context = await browser!.newContext();
+      const page = await context.newPage();
+      const problems = watch(page);
+      try {
+        await page.goto(`${server.url}/#/servers/${serverId}`);
+        await signInOnForm(page, user.email);
+        await page.getByRole("heading", { name: /Incident Survival/ }).waitFor();
+        const uptime = page.locator('section[aria-labelledby="uptime-h"]');
+        await uptime.getByText("No incidents in this window.").waitFor();
+        for (const w of ["7d", "30d"]) {
+          await page.getByRole("button", { name: w, exact: true }).click();
+          await page.getByRole("heading", { name: `Uptime (${w})` }).waitFor();
+          const item = uptime.getByRole("list", { name: "Incidents" }).getByRole("listitem");
+          await item.first().waitFor();
+          expect(await item.count()).toBe(1);
+          expect(await item.textContent()).toMatch(/^Down from .+ to .+ \(\d+ min\): connection refused$/);
+          expect(await uptime.locator("strong").first().textContent()).toBe("50.00 %");
+        }
+        await page.getByRole("button", { name: "1h", exact: true }).click();
+        await uptime.getByText("No incidents in this window.").waitFor();
+        expect(problems.map((p) => p.text)).toEqual([]);
+      } finally {
+        await context.close();
+        await responder.close();
+      }
+    },
+    60_000,
   );
 
   test.skipIf(!hasChromium)(

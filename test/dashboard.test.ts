@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import AxeBuilder from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { startStatusResponder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
@@ -14,6 +13,7 @@ import {
   PASSWORD,
   signUpInBrowser,
 } from "./dashboard-driver";
+import { axeViolations } from "./a11y";
 import { sharedServer } from "./harness";
 import { api, expectError, newUser, uniqueEmail } from "./helpers";
 
@@ -27,15 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** Serious and critical accessibility violations on the page as it is now. */
-async function axe(page: Page, where: string) {
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${where}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  return bad;
-}
 
 describe("serving the dashboard", () => {
   test("/ is the dashboard page: strict CSP, not cached; its assets are hashed and cached for a year", async () => {
@@ -121,9 +112,9 @@ describe("the dashboard in a real browser", () => {
       try {
         const email = uniqueEmail("dash-owner");
         await signUpInBrowser(page, server.url, email);
-        violations.push(...(await axe(page, "servers (no team)")));
+        violations.push(...(await axeViolations(page, "servers (no team)")));
         await createTeamInBrowser(page, "Live Team");
-        violations.push(...(await axe(page, "team")));
+        violations.push(...(await axeViolations(page, "team")));
         const { serverId, agentToken } = await createServerInBrowser(page, "Survival", "127.0.0.1", responder.port);
         expect(agentToken).toStartWith("mcp_agent_");
 
@@ -154,7 +145,7 @@ describe("the dashboard in a real browser", () => {
         await page.getByRole("button", { name: "Ban", exact: true }).click();
         await page.waitForSelector('tr[data-ban="Griefer"]');
         expect(await page.locator('tr[data-ban="Griefer"]').textContent()).toContain("griefing spawn");
-        violations.push(...(await axe(page, "server")));
+        violations.push(...(await axeViolations(page, "server")));
 
         // The ban is in the database the agent reads from, not only on screen.
         const players = await api(server, "GET", "/server/players", {
@@ -171,18 +162,18 @@ describe("the dashboard in a real browser", () => {
           undefined,
           { timeout: 10_000 },
         );
-        violations.push(...(await axe(page, "servers")));
+        violations.push(...(await axeViolations(page, "servers")));
         await page.goto(`${server.url}/#/networks`);
         await page.getByText("No networks.").waitFor();
-        violations.push(...(await axe(page, "networks")));
+        violations.push(...(await axeViolations(page, "networks")));
         await createClientInBrowser(page, "Axe Launcher");
-        violations.push(...(await axe(page, "client app")));
+        violations.push(...(await axeViolations(page, "client app")));
         await page.goto(`${server.url}/#/clients`);
         await page.getByRole("link", { name: "Axe Launcher" }).waitFor();
-        violations.push(...(await axe(page, "client apps")));
+        violations.push(...(await axeViolations(page, "client apps")));
         await page.goto(`${server.url}/#/account`);
         await page.getByText("Signed in as").waitFor();
-        violations.push(...(await axe(page, "account")));
+        violations.push(...(await axeViolations(page, "account")));
 
         // A viewer of the same team, invited from the team page: they join only by accepting.
         const viewer = await newUser(server, "dash-viewer");
@@ -190,13 +181,13 @@ describe("the dashboard in a real browser", () => {
         await page.getByLabel("Invite by email").fill(viewer.email);
         await page.getByRole("button", { name: "Invite", exact: true }).click();
         await page.waitForSelector(`tr[data-invitation="${viewer.email}"]`);
-        violations.push(...(await axe(page, "team (pending invitation)")));
+        violations.push(...(await axeViolations(page, "team (pending invitation)")));
         await signUpInBrowser(viewerPage, server.url, viewer.email, true);
         const acceptButton = viewerPage.getByRole("button", { name: "Accept invitation to Live Team" });
         await acceptButton.waitFor();
         expect(await viewerPage.getByRole("button", { name: "Decline invitation to Live Team" }).count()).toBe(1);
         expect((await api(server, "GET", "/teams", { token: viewer.token })).body.teams).toEqual([]);
-        violations.push(...(await axe(viewerPage, "invitation")));
+        violations.push(...(await axeViolations(viewerPage, "invitation")));
         await acceptButton.click();
         await viewerPage.getByRole("heading", { name: "Invitations" }).waitFor({ state: "detached" });
         // Everything readable, nothing writable.
@@ -216,7 +207,7 @@ describe("the dashboard in a real browser", () => {
         await viewerPage.getByRole("heading", { name: "Members" }).waitFor();
         expect(await viewerPage.getByRole("button", { name: "Invite" }).count()).toBe(0);
         expect(await viewerPage.getByRole("button", { name: "Remove" }).count()).toBe(0);
-        violations.push(...(await axe(viewerPage, "team (viewer)")));
+        violations.push(...(await axeViolations(viewerPage, "team (viewer)")));
 
         expect(violations).toEqual([]);
       } finally {

@@ -190,8 +190,18 @@ describe("one router, two doors", () => {
     const statuses = (method: string, path: string) =>
       Object.keys(doc.paths[path][method].responses).filter((s) => s >= "400" && s !== "default");
     expect(statuses("get", "/health")).toEqual(["413", "429", "503"]);
-    expect(statuses("post", "/client/ms-auth/poll")).toEqual(["400", "401", "404", "413", "415", "429"]);
-    expect(statuses("post", "/client/ms-auth/session/validate")).toEqual(["400", "401", "413", "415", "429"]);
+    // A POST with a credential also answers 409 (its Idempotency-Key in use) and 422 (reused).
+    expect(statuses("post", "/client/ms-auth/poll")).toEqual(["400", "401", "404", "409", "413", "415", "422", "429"]);
+    expect(statuses("post", "/client/ms-auth/session/validate")).toEqual([
+      "400",
+      "401",
+      "409",
+      "413",
+      "415",
+      "422",
+      "429",
+    ]);
+    expect(statuses("post", "/auth/login")).not.toContain("422");
     expect(statuses("get", "/teams")).toEqual(["401", "413", "429"]);
     expect(statuses("post", "/client/apps")).toContain("403");
     const poll404 = doc.paths["/client/ms-auth/poll"].post.responses["404"].content["application/json"];
@@ -200,6 +210,28 @@ describe("one router, two doors", () => {
     expect(doc.paths["/client/ms-auth/poll"].post.responses["401"].content["application/json"].example.error.code).toBe(
       "invalid_client",
     );
+    const poll409 = doc.paths["/client/ms-auth/poll"].post.responses["409"];
+    expect(poll409.content["application/json"].example.error.code).toBe("idempotency_key_in_progress");
+    expect(doc.paths["/teams"].post.responses["422"].content["application/json"].example.error.code).toBe(
+      "idempotency_key_reused",
+    );
+  });
+
+  test("every POST that takes a credential declares Idempotency-Key, and its success the Idempotent-Replayed header", () => {
+    const ref = { $ref: "#/components/parameters/Idempotency-Key" };
+    const access = new Map(restRoutes(appRouter).map((r) => [`${r.method.toLowerCase()} ${r.path}`, r.access]));
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const declared = (op.parameters ?? []).some((p: any) => p.$ref === ref.$ref);
+        const a = access.get(`${method} ${path}`);
+        const expected = method === "post" && a !== undefined && a !== "public";
+        expect(`${method} ${path}: ${declared}`).toBe(`${method} ${path}: ${expected}`);
+        if (!declared) continue;
+        const success = Object.entries<any>(op.responses).find(([s]) => s.startsWith("2"))![1];
+        expect(success.headers["Idempotent-Replayed"]).toEqual({ $ref: "#/components/headers/Idempotent-Replayed" });
+      }
+    }
+    expect(doc.components.parameters["Idempotency-Key"]).toMatchObject({ in: "header", required: false });
   });
 
   test("the document passes the Redocly linter with no errors", async () => {

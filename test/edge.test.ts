@@ -18,12 +18,14 @@ describe("edge: CORS and the general rate limit", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://dash.example.com");
     expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
     expect(pre.headers.get("access-control-allow-headers")).toContain("x-server-id");
+    expect(pre.headers.get("access-control-allow-headers")).toContain("idempotency-key");
     expect(pre.headers.get("access-control-allow-methods")).toContain("PATCH");
 
     const res = await api(srv, "GET", "/auth/me", { token: u.token, headers: { origin: "https://other.example.com" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe("https://other.example.com");
     expect(res.headers.get("access-control-expose-headers")).toContain("x-request-id");
+    expect(res.headers.get("access-control-expose-headers")).toContain("idempotent-replayed");
     expect(res.headers.get("vary")).toContain("Origin");
     // Errors carry it too, so a dashboard can read them.
     const err = await api(srv, "GET", "/auth/me", { headers: { origin: "https://dash.example.com" } });

@@ -22,6 +22,7 @@ const SHOWS: Record<string, RegExp[]> = {
     /^steve@example\.com$/m,
     /^error: unauthenticated: The email or password is wrong\.$/m,
     /^Blocky Builders$/m,
+    /^one key, answered twice$/m,
     /^403$/m,
     /^pending$/m,
     /^\["Blocky Builders"\]$/m,

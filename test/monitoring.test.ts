@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { eq, inArray, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
-import { serverMetricsHour, serverMetricsMinute, servers, serverSamples, serverStatus } from "../src/db/schema";
+import {
+  serverIncidents,
+  serverMetricsHour,
+  serverMetricsMinute,
+  servers,
+  serverSamples,
+  serverStatus,
+} from "../src/db/schema";
 import { addRawSamplesToBuckets } from "../src/monitoring/history";
 import { ping } from "../src/monitoring/ping";
 import { MonitoringService } from "../src/monitoring/service";
@@ -11,7 +18,7 @@ import { startStatusResponder, type Responder } from "../scripts/demo-mc-server"
 import { literalAddress, OutboundRefused, refusal, resolveAllowed } from "../src/lib/address-guard";
 import { devIdp, freePort, productionEnv, sharedServer, startTestServer } from "./harness";
 import { api, expectError, newTeam, newUser } from "./helpers";
-import { newServer } from "./servers-fixture";
+import { newServer, pastOutage } from "./servers-fixture";
 
 let server: RunningServer;
 const responders: Responder[] = [];
@@ -319,6 +326,13 @@ describe("down reasons", () => {
       error: expect.stringContaining("OUTBOUND_ALLOW_PRIVATE=true"),
     });
     expect(await ping("169.254.169.254", 80, 2000, lan)).toMatchObject({ reason: "refused_by_policy" });
+    // A name refused by policy is not followed by what it resolves to inside the service's network.
+    const named = await ping("localhost", closed, 2000, { allowPrivate: false });
+    expect(named).toMatchObject({
+      reason: "refused_by_policy",
+      error: "refused by policy: localhost may not be reached from this service",
+    });
+    expect(named.error).not.toMatch(/127\.0\.0\.1|::1/);
     const up = await responder({ players: 1 });
     expect(await ping("127.0.0.1", up.port, 2000, lan)).toMatchObject({ online: true, reason: null, error: null });
   });
@@ -673,6 +687,54 @@ describe("uptime statistics", () => {
     expect(await count(serverMetricsHour)).toBeLessThan(3 * 24);
   }, 60_000);
 
+  test("incidents: every window lists the down periods it overlaps, whole, with reason and length, however coarse its buckets", async () => {
+    const mc = await responder({ players: 1 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const past = await pastOutage(server, s.serverId, mc);
+    responders.push(past.responder);
+    const three = {
+      started_at: past.startedAt,
+      ended_at: past.endedAt,
+      duration_seconds: Math.round((Date.parse(past.endedAt) - Date.parse(past.startedAt)) / 1000),
+      ongoing: false,
+      reason: "connection_refused",
+    };
+    expect(three.duration_seconds).toBeGreaterThanOrEqual(5 * 60);
+    for (const w of ["7d", "30d"]) {
+      const body = (await stats(s.serverId, s.owner.token, w)).body;
+      expect(body).toMatchObject({ samples: 4, up: 2, down: 2, uptime: 0.5 });
+      expect(body.incidents).toEqual([three]);
+    }
+    for (const w of ["1h", "24h"]) expect((await stats(s.serverId, s.owner.token, w)).body.incidents).toEqual([]);
+
+    // Down now: an open incident in every window, the most recent first, its length up to now.
+    await past.responder.close();
+    const before = Date.now();
+    await server.services.monitoring.checkNow(s.serverId);
+    const status = (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
+    const now = { started_at: status.down_since, ended_at: null, ongoing: true, reason: "connection_refused" };
+    for (const w of ["1h", "24h"]) {
+      const body = (await stats(s.serverId, s.owner.token, w)).body;
+      expect(body.uptime).toBe(0);
+      expect(body.incidents).toEqual([{ ...now, duration_seconds: expect.any(Number) }]);
+    }
+    for (const w of ["7d", "30d"]) {
+      const body = (await stats(s.serverId, s.owner.token, w)).body;
+      expect(body.uptime).toBeCloseTo(2 / 5, 6);
+      expect(body.incidents).toEqual([{ ...now, duration_seconds: expect.any(Number) }, three]);
+      expect(body.incidents[0].duration_seconds).toBeLessThanOrEqual(Math.ceil((Date.now() - before) / 1000) + 1);
+    }
+
+    // Past the retention period, an ended incident goes with the hourly buckets; the open one stays.
+    const later = new Date(Date.now() + server.services.config.SAMPLE_RETENTION_DAYS * 86_400_000);
+    await server.services.monitoring.retention(later);
+    const left = await server.services.database.db
+      .select()
+      .from(serverIncidents)
+      .where(eq(serverIncidents.serverId, s.serverId));
+    expect(left.map((r) => r.endedAt)).toEqual([null]);
+  });
+
   test("an unknown window is a 400; no samples yet gives nulls, not zeros", async () => {
     const { serverId, token } = await quietServer();
     for (const w of ["2h", "1d", "", "30D", "all"])
@@ -808,13 +870,14 @@ describe("outbound address guard", () => {
       const s = await newServer(guarded, { host: "localhost", port: target.port });
       const result = await guarded.services.monitoring.checkNow(s.serverId);
       expect(result).toMatchObject({ online: false });
-      expect(result!.error).toMatch(/^refused localhost: (127\.0\.0\.1|::1) is a loopback address/);
+      // The reason, not the address the name resolved to (that would map the service's network).
+      expect(result!.error).toBe("refused by policy: localhost may not be reached from this service");
       const [status] = await guarded.services.database.db
         .select()
         .from(serverStatus)
         .where(eq(serverStatus.serverId, s.serverId));
       expect(status).toMatchObject({ online: false, downReason: "refused_by_policy" });
-      expect(status!.error).toMatch(/loopback/);
+      expect(status!.error).toBe(result!.error);
       expect(target.connections()).toBe(0);
       const read = await api(guarded, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token });
       expect(read.body.status).toMatchObject({ online: false, down_reason: "refused_by_policy" });

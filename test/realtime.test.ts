@@ -325,6 +325,143 @@ describe("analytics stream: the pinger's own loop", () => {
   }, 40_000);
 });
 
+describe("analytics stream: players the pinger sees (no agent)", () => {
+  const METRICS_TOKEN = "metrics-token-0123456789abcdef";
+  const ALEX = { uuid: "a1a1a1a1-0000-4000-8000-000000000001", name: "Alex" };
+  const STEVE = { uuid: "a1a1a1a1-0000-4000-8000-000000000002", name: "Steve" };
+  const NOTCH = { uuid: "a1a1a1a1-0000-4000-8000-000000000003", name: "Notch" };
+  /** What a status answer lists: `id` and `name`, as vanilla sends them. */
+  const listed = (...ps: { uuid: string; name: string }[]) => ps.map((p) => ({ id: p.uuid, name: p.name }));
+  const sorted = (ps: { uuid: string; name: string }[]) =>
+    ps.map(({ uuid, name }) => ({ uuid, name })).sort((a, b) => a.uuid.localeCompare(b.uuid));
+
+  /** The players REST lists as online, and what a new subscriber's snapshot says. */
+  async function views(srv: RunningServer, f: ServerFixture) {
+    const res = await api(srv, "GET", "/server/players?online=true&limit=100", f.as());
+    expect(res.status).toBe(200);
+    const c = await WsClient.connect(srv, f.serverId, bearer(f.owner.token));
+    const snap = (await c.until("snapshot")).at(-1)!;
+    c.close();
+    return {
+      rest: sorted(res.body.players),
+      snapshot: sorted(snap.data.players),
+      snapshotCount: snap.data.players_online,
+    };
+  }
+
+  async function actorsGauge(srv: RunningServer): Promise<number> {
+    const res = await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const line = /^realtime_server_actors (\d+)$/m.exec(await res.text());
+    expect(line).not.toBeNull();
+    return Number(line![1]);
+  }
+
+  test("joins and leaves in the player sample reach subscribers; a new subscriber's snapshot lists what REST lists; a server nobody watches keeps no actor, pinged or not", async () => {
+    const { startStatusResponder } = await import("../scripts/demo-mc-server");
+    const mc = await startStatusResponder({ port: 0 });
+    const srv = await startTestServer({ ACTOR_IDLE_SECONDS: "1", METRICS_TOKEN });
+    try {
+      const f = await newServer(srv, { host: "127.0.0.1", port: mc.port });
+      const check = () => srv.services.monitoring.checkNow(f.serverId);
+      const c = await WsClient.connect(srv, f.serverId, bearer(f.owner.token));
+      await c.until("snapshot");
+
+      // Three players appear in the sample: three joins, before the check's status.
+      mc.players = 3;
+      mc.sample = listed(ALEX, STEVE, NOTCH);
+      await check();
+      const joined = await c.until("status", 5000);
+      expect(joined.map((m) => m.type)).toEqual(["player_join", "player_join", "player_join", "status"]);
+      expect(sorted(joined.slice(0, 3).map((m) => m.data))).toEqual(sorted([ALEX, STEVE, NOTCH]));
+      expect(await views(srv, f)).toEqual({
+        rest: sorted([ALEX, STEVE, NOTCH]),
+        snapshot: sorted([ALEX, STEVE, NOTCH]),
+        snapshotCount: 3,
+      });
+
+      // The same players again: no news. A truncated sample (5 online, an anonymous entry among
+      // those listed) proves nobody left: no leave either.
+      await check();
+      expect((await c.until("status", 5000)).map((m) => m.type)).toEqual(["status"]);
+      mc.players = 5;
+      mc.sample = [...listed(ALEX), { id: "00000000-0000-0000-0000-000000000000", name: "Anonymous Player" }];
+      await check();
+      expect((await c.until("status", 5000)).map((m) => m.type)).toEqual(["status"]);
+
+      // A complete sample without Steve and Notch: two leaves; REST and a new snapshot agree.
+      mc.players = 1;
+      mc.sample = listed(ALEX);
+      await check();
+      const left = await c.until("status", 5000);
+      expect(left.map((m) => m.type)).toEqual(["player_leave", "player_leave", "status"]);
+      expect(sorted(left.slice(0, 2).map((m) => m.data))).toEqual(sorted([STEVE, NOTCH]));
+      expect(await views(srv, f)).toEqual({ rest: [ALEX], snapshot: [ALEX], snapshotCount: 1 });
+      c.close();
+      await c.closed;
+
+      // Nobody watches now. Pings go on (each result reached the actor), yet the actor is let go
+      // once it has had no subscriber for ACTOR_IDLE_SECONDS. A liveness check, not a timed one.
+      const until = Date.now() + 20_000;
+      while ((await actorsGauge(srv)) > 0 && Date.now() < until) {
+        await check();
+        await Bun.sleep(250);
+      }
+      expect(await actorsGauge(srv)).toBe(0);
+      expect(srv.services.realtime.actors.stats(f.serverId)).toEqual({ actors: 0, subscribers: 0 });
+
+      // Alex leaves and two others join while nobody watches: the next subscriber's actor is
+      // seeded from the database, and says what REST says.
+      mc.players = 2;
+      mc.sample = listed(STEVE, NOTCH);
+      await check();
+      expect(await views(srv, f)).toEqual({
+        rest: sorted([STEVE, NOTCH]),
+        snapshot: sorted([STEVE, NOTCH]),
+        snapshotCount: 2,
+      });
+      // Everyone leaves.
+      mc.players = 0;
+      mc.sample = [];
+      await check();
+      expect(await views(srv, f)).toEqual({ rest: [], snapshot: [], snapshotCount: 0 });
+    } finally {
+      await stopTestServer(srv);
+      await mc.close();
+    }
+  }, 60_000);
+
+  test("while an agent runs, its joins are the only ones: the sample adds no event of its own; a session the sweep ends is a leave", async () => {
+    const { startStatusResponder } = await import("../scripts/demo-mc-server");
+    const { agentApi, eventId } = await import("./servers-fixture");
+    const mc = await startStatusResponder({ port: 0 });
+    try {
+      const f = await newServer(server, { host: "127.0.0.1", port: mc.port });
+      const c = await WsClient.connect(server, f.serverId, bearer(f.owner.token));
+      await c.until("snapshot");
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/heartbeat", { players_online: 1 })).status).toBe(
+        200,
+      );
+      const batch = { events: [{ event_id: eventId(), type: "join", uuid: ALEX.uuid, name: ALEX.name }] };
+      expect((await agentApi(server, f.agentToken, "POST", "/agent/events", batch)).status).toBe(200);
+      mc.players = 2;
+      mc.sample = listed(ALEX, STEVE);
+      await server.services.monitoring.checkNow(f.serverId);
+      expect((await c.until("status", 5000)).map((m) => m.type)).toEqual(["heartbeat", "player_join", "status"]);
+      expect(await views(server, f)).toEqual({ rest: [ALEX], snapshot: [ALEX], snapshotCount: 1 });
+
+      // The agent goes silent past the session timeout: the sweep ends Alex's session, and says so.
+      const timeout = server.services.config.PLAYER_SESSION_TIMEOUT_SECONDS;
+      await server.services.playerHistory.sweep(new Date(Date.now() + (timeout + 60) * 1000));
+      const left = await c.next(5000);
+      expect(left).toMatchObject({ type: "player_leave", data: ALEX });
+      expect(await views(server, f)).toEqual({ rest: [], snapshot: [], snapshotCount: 0 });
+      c.close();
+    } finally {
+      await mc.close();
+    }
+  }, 20_000);
+});
+
 describe("watched servers (which ping results go on the bus)", () => {
   test("a new instance treats all as watched until others answered; announcements last three periods", async () => {
     const { InProcessBus } = await import("../src/realtime/bus");

@@ -4,6 +4,7 @@ import { devIdp, startTestServer } from "./harness";
 import { api, newApiKey, newTeam } from "./helpers";
 import { decide, newClient, poll, signIn, start } from "./ms-auth-helpers";
 import { agentApi, eventId, newServer } from "./servers-fixture";
+import { enableTotp } from "./two-factor-helpers";
 
 /** Every row of every table in the public schema (and drizzle's), as text. */
 async function dumpAll(db: Parameters<typeof rows>[0]): Promise<Record<string, string>> {
@@ -58,7 +59,11 @@ describe("secrets at rest", () => {
     // A client: its first secret, a rotated one, and a whole login with its session token.
     const c = await newClient(srv, { owner });
     secrets.clientSecret1 = c.secret;
-    const rotated = await api(srv, "POST", `/client/apps/${c.clientId}/secret`, { token: owner.token });
+    // Sent with an Idempotency-Key, so its answer (the new secret) is also kept for replay, sealed.
+    const rotated = await api(srv, "POST", `/client/apps/${c.clientId}/secret`, {
+      token: owner.token,
+      headers: { "idempotency-key": "rotate-client-secret" },
+    });
     c.secret = secrets.clientSecret2 = rotated.body.client_secret;
     const started = await start(srv, c, "state-at-rest");
     const s = await signIn(srv, started.auth_url, { username: "AtRest" });
@@ -73,7 +78,10 @@ describe("secrets at rest", () => {
     // A server: its agent token, rotated once, used by the agent.
     const f = await newServer(srv, {}, owner);
     secrets.agent1 = f.agentToken;
-    const newAgent = await api(srv, "POST", `/server/servers/${f.serverId}/agent-token`, { token: owner.token });
+    const newAgent = await api(srv, "POST", `/server/servers/${f.serverId}/agent-token`, {
+      token: owner.token,
+      headers: { "idempotency-key": "rotate-agent-token" },
+    });
     const agent2: string = newAgent.body.agent_token;
     secrets.agent2 = agent2;
     await agentApi(srv, agent2, "POST", "/agent/heartbeat", { tps: 20 });
@@ -98,6 +106,22 @@ describe("secrets at rest", () => {
     secrets.webhookKey2 = secrets.webhookSecret2!.slice("whsec_".length);
     expect((await api(srv, "POST", `${hookPath}/test`, { token: owner.token })).status).toBe(200);
 
+    // Two-factor sign-in: an authenticator app's secret (sealed), recovery codes (hashed), and a
+    // sign-in challenge token (hashed) used with one of them.
+    const totp = await enableTotp(srv, { ...owner, id: "" });
+    secrets.totpSecret = totp.secret;
+    totp.recoveryCodes.forEach((code, i) => {
+      secrets[`recoveryCode${i}`] = code;
+      secrets[`recoveryCodeBare${i}`] = code.replace("-", "");
+    });
+    const challenged = await api(srv, "POST", "/auth/login", { body: { email: owner.email, password } });
+    secrets.challenge = challenged.body.challenge_token;
+    const completed = await api(srv, "POST", "/auth/login/second-factor", {
+      body: { challenge_token: secrets.challenge, recovery_code: totp.recoveryCodes[0] },
+    });
+    expect(completed.status).toBe(200);
+    secrets.refresh3 = completed.body.refresh_token;
+
     for (const [k, v] of Object.entries(secrets))
       expect(`${k}: ${typeof v === "string" && v.length > 8}`).toBe(`${k}: true`);
 
@@ -112,6 +136,9 @@ describe("secrets at rest", () => {
         "public.login_requests",
         "public.servers",
         "public.webhook_endpoints",
+        "public.totp_factors",
+        "public.recovery_codes",
+        "public.two_factor_challenges",
       ]),
     );
     const everything = Object.values(dump).join("\n");
@@ -130,6 +157,7 @@ describe("secrets at rest", () => {
       "mcp_cs_",
       "mcp_sess_",
       "mcp_agent_",
+      "mcp_2fa_",
       "whsec_",
       "dev_code_",
       "dev_ms_",

@@ -20,6 +20,7 @@ describe("teams", () => {
       team_id: expect.any(String),
       name: "Blocky Builders",
       role: "owner",
+      require_two_factor: false,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

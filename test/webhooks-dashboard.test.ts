@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import AxeBuilder from "@axe-core/playwright";
 import type { Browser } from "playwright-core";
 import type { RunningServer } from "../src/app";
+import { axeViolations } from "./a11y";
 import { createTeamInBrowser, hasChromium, launchChromium, signUpInBrowser } from "./dashboard-driver";
 import { startTestServer } from "./harness";
 import { addMember, api, newTeam, newUser, uniqueEmail } from "./helpers";
@@ -55,9 +55,7 @@ describe("dashboard: webhooks", () => {
         await receiver.until(2);
         await page.waitForFunction(() => document.querySelectorAll('tr[data-testid="delivery"]').length === 2);
         expect(receiver.got[1]!.headers["webhook-id"]).toBe(receiver.got[0]!.headers["webhook-id"]);
-        const result = await new AxeBuilder({ page }).analyze();
-        const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-        expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+        expect(await axeViolations(page, "webhooks")).toEqual([]);
       } finally {
         await page.close();
       }
@@ -117,9 +115,7 @@ describe("dashboard: webhooks", () => {
         const state = asOwner.getByTestId("hook-state");
         expect(await state.textContent()).toContain("paused: failing");
         expect(await asOwner.getByRole("button", { name: "Send test" }).isDisabled()).toBe(true);
-        const axe = await new AxeBuilder({ page: asOwner }).analyze();
-        const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-        expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+        expect(await axeViolations(asOwner, "paused endpoint")).toEqual([]);
         await asOwner.getByRole("button", { name: "Resume" }).click();
         await asOwner.waitForFunction(
           () => document.querySelector('[data-testid="hook-state"]')?.textContent?.includes("enabled") === true,

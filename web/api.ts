@@ -22,6 +22,20 @@ const ENDED = "Your session has ended. Please sign in again.";
 
 type SessionListener = (s: { signedIn: boolean; ended?: string }) => void;
 type TokenAnswer = { access_token: string; expires_in: number };
+/** What the password step answers for an account with a second factor. */
+export interface SecondFactorChallenge {
+  second_factor_required: true;
+  challenge_token: string;
+  expires_in: number;
+  methods: ("totp" | "recovery_code" | "passkey")[];
+  passkey_options: Record<string, unknown> | null;
+}
+export interface SecondFactor {
+  challenge_token: string;
+  code?: string;
+  recovery_code?: string;
+  passkey?: unknown;
+}
 type Rotation = "ok" | "signed-out" | "ended" | "unreachable";
 
 let accessToken: string | null = null;
@@ -130,8 +144,18 @@ export const session = {
       await connection.back();
     }
   },
-  async signIn(email: string, password: string) {
+  /** Signs in, or answers the challenge of an account with a second factor (then `secondFactor`). */
+  async signIn(email: string, password: string): Promise<SecondFactorChallenge | null> {
     const res = await sessionCall("", { email, password });
+    if (res.status !== 200) throw await sessionError(res);
+    const body = (await res.json()) as TokenAnswer | SecondFactorChallenge;
+    if ("second_factor_required" in body) return body;
+    adopt(body);
+    tabs?.postMessage("signed-in");
+    return null;
+  },
+  async secondFactor(input: SecondFactor) {
+    const res = await sessionCall("/second-factor", input);
     if (res.status !== 200) throw await sessionError(res);
     adopt((await res.json()) as TokenAnswer);
     tabs?.postMessage("signed-in");
@@ -193,6 +217,8 @@ async function authedFetch(url: URL | RequestInfo, init?: RequestInit): Promise<
 export interface CallContext extends Record<string, unknown> {
   teamId?: string;
   serverId?: string;
+  /** One submit's Idempotency-Key (`useIntent` in ui.tsx): its retries get the first answer. */
+  idempotencyKey?: string;
 }
 
 export const client = createTRPCClient<AppRouter>({
@@ -205,6 +231,7 @@ export const client = createTRPCClient<AppRouter>({
         return {
           ...(c.teamId && { "x-team-id": c.teamId }),
           ...(c.serverId && { "x-server-id": c.serverId }),
+          ...(c.idempotencyKey && { "idempotency-key": c.idempotencyKey }),
         };
       },
     }),
@@ -243,6 +270,11 @@ export function errorMessage(err: unknown): string {
   if (err instanceof TRPCClientError) return err.message;
   if (err instanceof Error) return err.message;
   return "Something went wrong.";
+}
+
+/** The service's error code (`idempotency_key_reused`, `conflict`, ...) of a failed call. */
+export function errorCode(err: unknown): string | undefined {
+  return err instanceof TRPCClientError ? (err.data as { code?: string } | undefined)?.code : undefined;
 }
 
 /** Field errors of a validation failure, keyed by the input path. */

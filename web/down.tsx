@@ -37,6 +37,11 @@ function since(iso: string): string {
   return today ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleString();
 }
 
+/** The short words for a reason ("connection refused"), for lists such as the incidents. */
+export function reasonText(reason: Reason | null): string {
+  return reason ? REASONS[reason][0] : "reason not recorded";
+}
+
 /** "Down since 14:02: connection refused", with the longer explanation beside it when asked (`detail`). */
 export function DownNote({ status, detail = false }: { status: DownStatus; detail?: boolean }) {
   const [short, long] = status.down_reason ? REASONS[status.down_reason] : ["reason not known yet", ""];

@@ -9,8 +9,9 @@ import { ClientPage, ClientsPage } from "./pages/clients";
 import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, MyInvitations, TeamPage, TeamSwitcher } from "./pages/team";
+import { LockedTeam } from "./pages/two-factor";
 import "./styles.css";
-import { ErrorState, Loading, Toasts, useRoute } from "./ui";
+import { ErrorState, expectNewPage, Loading, Toasts, useRoute } from "./ui";
 
 const TEAM_KEY = "mcp.team";
 const THEME_KEY = "mcp.theme";
@@ -56,7 +57,8 @@ function Shell() {
     team,
     teams,
     email: me.data.email,
-    canWrite: team !== null && team.role !== "viewer",
+    twoFactor: me.data.two_factor,
+    canWrite: team !== null && team.role !== "viewer" && !team.locked,
     selectTeam(id) {
       localStorage.setItem(TEAM_KEY, id);
       setTeamId(id);
@@ -72,6 +74,7 @@ function Shell() {
   ];
   let body: React.ReactNode;
   if (!team && page !== "account") body = <TeamPage />;
+  else if (team?.locked && page !== "account") body = <LockedTeam team={team} />;
   else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} />;
   else if (page === "servers") body = <ServersPage />;
   else if (page === "networks") body = <NetworksPage />;
@@ -99,7 +102,13 @@ function Shell() {
         <div className="top-right">
           <TeamSwitcher />
           <ThemeToggle />
-          <button type="button" onClick={() => void session.logout()}>
+          <button
+            type="button"
+            onClick={() => {
+              expectNewPage();
+              void session.logout();
+            }}
+          >
             Sign out
           </button>
         </div>

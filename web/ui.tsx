@@ -5,10 +5,11 @@ import {
   useCallback,
   useContext,
   useEffect,
+  useId,
   useRef,
   useState,
 } from "react";
-import { errorMessage, isUnreachable } from "./api";
+import { type CallContext, errorCode, errorMessage, isUnreachable } from "./api";
 
 /* Routing by hash: a reload never asks the server for a path the API owns. */
 const readRoute = () => location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
@@ -25,6 +26,36 @@ export function useRoute(): string[] {
 export const go = (path: string) => {
   location.hash = `#/${path}`;
 };
+
+/*
+ * A new page says so: its heading names the document, and after a move inside the app (a link,
+ * a redirect after a save, signing in or out) takes the focus, so a screen reader reads the new
+ * page and Tab starts from it. The first load leaves focus where the browser put it.
+ */
+let pageChanged = false;
+addEventListener("hashchange", () => {
+  pageChanged = true;
+});
+/** The next page heading to appear takes the focus (for changes that are not a new address). */
+export const expectNewPage = (expected = true) => {
+  pageChanged = expected;
+};
+
+export function PageHeading({ title, children }: { title: string; children?: ReactNode }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · mc-platform`;
+    if (pageChanged) {
+      pageChanged = false;
+      ref.current?.focus();
+    }
+  }, [title]);
+  return (
+    <h1 ref={ref} tabIndex={-1}>
+      {children ?? title}
+    </h1>
+  );
+}
 
 /* Toasts */
 type Toast = { id: number; text: string; kind: "ok" | "error" };
@@ -65,6 +96,67 @@ export function useOutcome(after?: () => unknown) {
   });
 }
 
+/** 128 random bits in hex (crypto.randomUUID needs a secure context; a dashboard on plain http has none). */
+function newIntentKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+interface Submittable<V> {
+  mutate(vars: V, opts: { onSuccess(): void; onError(e: unknown): void; onSettled(): void }): void;
+}
+
+/**
+ * One create or submit as the person means it. Its Idempotency-Key is made when the form first
+ * renders and goes with every attempt of this submit, so a retry after a lost answer gets the
+ * first answer back instead of making a second resource; a success (or the service saying the
+ * key went with other input) starts a new intent. `submit` ignores a call while one runs: the
+ * second click of a double click arrives before React has rendered the button disabled.
+ */
+export function useIntent() {
+  const [key, setKey] = useState(newIntentKey);
+  const running = useRef(false);
+  const renew = () => setKey(newIntentKey());
+  return {
+    /** Mutation options that send this intent's key, with the call's selectors. */
+    options: (context: CallContext = {}) => ({ trpc: { context: { ...context, idempotencyKey: key } } }),
+    submit<V>(mutation: Submittable<V>, vars: V, then?: () => void) {
+      if (running.current) return;
+      running.current = true;
+      mutation.mutate(vars, {
+        onSuccess: () => {
+          renew();
+          then?.();
+        },
+        onError: (e) => {
+          if (errorCode(e) === "idempotency_key_reused") renew();
+        },
+        onSettled: () => {
+          running.current = false;
+        },
+      });
+    },
+  };
+}
+
+/** A form's submit button: disabled while its request runs, saying so. */
+export function SubmitButton({
+  pending,
+  children,
+  busy = "Creating…",
+  className,
+}: {
+  pending: boolean;
+  children: ReactNode;
+  busy?: string;
+  className?: string;
+}) {
+  return (
+    <button type="submit" className={className} disabled={pending} aria-busy={pending || undefined}>
+      {pending ? busy : children}
+    </button>
+  );
+}
+
 /* States */
 export function Loading({ what = "Loading" }: { what?: string }) {
   return (
@@ -103,24 +195,62 @@ export function Q<T>({
   return <>{children(q.data)}</>;
 }
 
-/* A button that asks before it acts (deletes, revocations, rotations). */
+/**
+ * When the row holding `button` goes (its removal succeeded), focus would fall to the page's body
+ * and a keyboard or screen reader user would start again from the top. It goes instead to the same
+ * action on the row that took its place (or the row before), else to the heading of the section.
+ */
+function keepFocusNear(button: HTMLButtonElement | null) {
+  const section = button?.closest("section");
+  if (!button || !section) return;
+  const same = () =>
+    [...section.querySelectorAll<HTMLButtonElement>("button[data-action]")].filter(
+      (b) => b.dataset.action === button.dataset.action,
+    );
+  const index = same().indexOf(button);
+  const watch = new MutationObserver(() => {
+    if (button.isConnected) return;
+    watch.disconnect();
+    if (document.activeElement && document.activeElement !== document.body) return;
+    const left = same();
+    const next = left[index] ?? left[index - 1] ?? section.querySelector<HTMLElement>("h2, h3");
+    if (next instanceof HTMLHeadingElement && !next.hasAttribute("tabindex")) next.tabIndex = -1;
+    next?.focus();
+  });
+  watch.observe(section, { childList: true, subtree: true });
+}
+
+/*
+ * A button that asks before it acts (deletes, revocations, rotations). `target` names what it acts
+ * on ("Unban" + "Steve"), for a screen reader's list of buttons, where a row's other cells are not read.
+ */
 export function ConfirmButton({
   label,
+  target,
   question,
   onConfirm,
   danger = true,
   confirmLabel,
 }: {
   label: string;
+  target?: string;
   question: string;
   onConfirm: () => void;
   danger?: boolean;
   confirmLabel?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
   return (
     <>
-      <button type="button" className={danger ? "danger" : ""} onClick={() => dialog.current?.showModal()}>
+      <button
+        ref={trigger}
+        type="button"
+        className={danger ? "danger" : ""}
+        data-action={label}
+        aria-label={target ? `${label} ${target}` : undefined}
+        onClick={() => dialog.current?.showModal()}
+      >
         {label}
       </button>
       <dialog ref={dialog} aria-label={question}>
@@ -134,6 +264,7 @@ export function ConfirmButton({
             className={danger ? "danger" : "primary"}
             onClick={() => {
               dialog.current?.close();
+              keepFocusNear(trigger.current);
               onConfirm();
             }}
           >
@@ -187,7 +318,8 @@ export function Field({
   hint?: string;
   children: (id: string, describedBy?: string) => ReactNode;
 }) {
-  const id = `f-${label.toLowerCase().replace(/\W+/g, "-")}`;
+  // Unique even when two forms on a page ask for the same thing (renaming and creating a team).
+  const id = `f-${label.toLowerCase().replace(/\W+/g, "-")}${useId()}`;
   const describedBy = error ? `${id}-err` : hint ? `${id}-hint` : undefined;
   return (
     <div className="field">

@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
+import type { z } from "zod";
 import { requestInfo } from "../http/request";
 import { json } from "../http/responses";
 import { readJsonBody } from "../lib/body";
 import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
-import { ZLoginInput } from "./schemas";
+import { ZLoginInput, ZSecondFactorInput } from "./schemas";
 
 /**
  * The dashboard's own session: the same logins, rotation and reuse detection as `/auth/login`,
@@ -21,6 +22,8 @@ export const DASHBOARD_SESSION_PATH = "/dashboard/session";
 export const DASHBOARD_SESSION_COOKIE = "mcp_dashboard_refresh";
 export const DASHBOARD_HEADER = "x-mcp-dashboard";
 const MAX_LOGIN_BYTES = 4 * 1024;
+/** A passkey assertion is a few KB of base64url at most. */
+const MAX_SECOND_FACTOR_BYTES = 16 * 1024;
 const ENDED = "Your session has ended. Please sign in again.";
 
 const isLoopback = (host: string) =>
@@ -28,6 +31,21 @@ const isLoopback = (host: string) =>
 
 function readCookie(request: Request): string | undefined {
   return new Bun.CookieMap(request.headers.get("cookie") ?? "").get(DASHBOARD_SESSION_COOKIE) ?? undefined;
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success)
+    throw new AppError("validation_failed", "The request did not match the expected shape.", {
+      details: {
+        issues: parsed.error.issues.map((i) => ({
+          path: i.path.map(String).join("."),
+          message: i.message,
+          code: i.code,
+        })),
+      },
+    });
+  return parsed.data;
 }
 
 export function dashboardSessionRoutes(services: Services) {
@@ -72,25 +90,29 @@ export function dashboardSessionRoutes(services: Services) {
       "cache-control": "no-store",
     });
 
+  /** The signed-in answer, after ending the login this browser held before (a sign-in replaces it). */
+  const replacing = async (
+    request: Request,
+    pair: { access_token: string; expires_in: number; refresh_token: string },
+  ) => {
+    const previous = readCookie(request);
+    if (previous) await auth.logout(previous);
+    return signedIn(request, pair);
+  };
+
   return new Elysia({ name: "dashboard-session-routes" })
     .post(DASHBOARD_SESSION_PATH, async ({ request }) => {
       checkCaller(request);
-      const parsed = ZLoginInput.safeParse(await readJsonBody(request, MAX_LOGIN_BYTES));
-      if (!parsed.success)
-        throw new AppError("validation_failed", "The request did not match the expected shape.", {
-          details: {
-            issues: parsed.error.issues.map((i) => ({
-              path: i.path.map(String).join("."),
-              message: i.message,
-              code: i.code,
-            })),
-          },
-        });
-      const pair = await auth.login(parsed.data.email, parsed.data.password, requestInfo(request).ip);
-      // A sign-in in a browser that still holds another login replaces it: that login ends too.
-      const previous = readCookie(request);
-      if (previous) await auth.logout(previous);
-      return signedIn(request, pair);
+      const input = parse(ZLoginInput, await readJsonBody(request, MAX_LOGIN_BYTES));
+      const answer = await auth.login(input.email, input.password, requestInfo(request).ip);
+      // A second factor is due: no cookie yet, the page asks for it and completes below.
+      if (!("access_token" in answer)) return json(answer, 200, { "cache-control": "no-store" });
+      return replacing(request, answer);
+    })
+    .post(`${DASHBOARD_SESSION_PATH}/second-factor`, async ({ request }) => {
+      checkCaller(request);
+      const input = parse(ZSecondFactorInput, await readJsonBody(request, MAX_SECOND_FACTOR_BYTES));
+      return replacing(request, await auth.completeSignIn(input, requestInfo(request).ip));
     })
     .post(`${DASHBOARD_SESSION_PATH}/refresh`, async ({ request }) => {
       checkCaller(request);

@@ -8,7 +8,9 @@ import { iso } from "../lib/schemas";
 import { hasPrefix, newSecret, sha256 } from "../lib/secrets";
 import type { Principal } from "../auth/principal";
 import type { AccessTokens } from "./jwt";
-import type { TTokenPair } from "./schemas";
+import type { TSecondFactorChallenge, TSecondFactorInput, TTokenPair } from "./schemas";
+import { hasSecondFactor, lockedOut } from "./two-factor-gate";
+import type { TwoFactorService } from "./two-factor";
 import type { LoginSessions } from "./sessions";
 import type { PasswordGate } from "./password-gate";
 import type { LoginThrottle } from "./throttle";
@@ -28,6 +30,8 @@ export interface SignupGuard {
 export class AuthService {
   /** Verified against when the email is unknown, so both failures take the same time. */
   private dummyHash: Promise<string>;
+  /** Set once at start-up (it needs this service's password check in turn). */
+  twoFactor!: TwoFactorService;
 
   constructor(
     private readonly db: Db,
@@ -63,8 +67,11 @@ export class AuthService {
     return { id: row.id, email: row.email, created_at: iso(row.createdAt) };
   }
 
-  /** `email` is already normalised (lower case); `address` is the client's, for the throttle. */
-  async login(email: string, password: string, address: string): Promise<TTokenPair> {
+  /**
+   * `email` is already normalised (lower case); `address` is the client's, for the throttle. An
+   * account with a second factor gets a challenge instead of a session (`completeSignIn`).
+   */
+  async login(email: string, password: string, address: string): Promise<TTokenPair | TSecondFactorChallenge> {
     this.throttle.check(email, address);
     const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
     const stored = user?.passwordHash ?? (await this.dummyHash);
@@ -73,7 +80,28 @@ export class AuthService {
       await this.throttle.failed(email, address);
       throw new AppError("unauthenticated", BAD_LOGIN);
     }
-    return this.issue(user.id, crypto.randomUUID());
+    return (await this.twoFactor.signInChallenge(user.id)) ?? this.issue(user.id, crypto.randomUUID());
+  }
+
+  /** The second step of a sign-in that answered a challenge: a session when the factor is right. */
+  async completeSignIn(input: TSecondFactorInput, address: string): Promise<TTokenPair> {
+    const userId = await this.twoFactor.verifySignIn(input, address);
+    return this.issue(userId, crypto.randomUUID());
+  }
+
+  /**
+   * The password again, for a change a stolen access token alone must not make (adding or
+   * removing a second factor). A wrong one counts as a failed sign-in of the account.
+   */
+  async confirmPassword(userId: string, password: string, address: string): Promise<void> {
+    const [user] = await this.db.select().from(users).where(eq(users.id, userId)).limit(1);
+    if (!user) throw new AppError("unauthenticated", "The account no longer exists.");
+    this.throttle.check(user.email, address);
+    const ok = await this.guard.gate.run("signin", () => Bun.password.verify(password, user.passwordHash));
+    if (!ok) {
+      await this.throttle.failed(user.email, address);
+      throw new AppError("unauthenticated", "The password is wrong.");
+    }
   }
 
   async refresh(token: string): Promise<TTokenPair> {
@@ -112,12 +140,28 @@ export class AuthService {
     const [user] = await this.db.select().from(users).where(eq(users.id, userId)).limit(1);
     if (!user) throw new AppError("unauthenticated", "The account no longer exists.");
     const memberships = await this.db
-      .select({ team_id: teams.id, name: teams.name, role: teamMembers.role })
+      .select({
+        team_id: teams.id,
+        name: teams.name,
+        role: teamMembers.role,
+        require_two_factor: teams.requireTwoFactor,
+        locked: lockedOut(teams.requireTwoFactor, teamMembers.userId),
+      })
       .from(teamMembers)
       .innerJoin(teams, eq(teams.id, teamMembers.teamId))
       .where(eq(teamMembers.userId, userId))
       .orderBy(teams.createdAt);
-    return { id: user.id, email: user.email, created_at: iso(user.createdAt), teams: memberships };
+    const [factor] = await this.db
+      .select({ has: hasSecondFactor(users.id) })
+      .from(users)
+      .where(eq(users.id, userId));
+    return {
+      id: user.id,
+      email: user.email,
+      created_at: iso(user.createdAt),
+      two_factor: Boolean(factor?.has),
+      teams: memberships.map((m) => ({ ...m, locked: Boolean(m.locked) })),
+    };
   }
 
   /** Resolves a bearer credential: a team API key (by hash) or a user access token (JWT). */

@@ -8,8 +8,8 @@ import { doorOf } from "./metrics";
 import { pathOf, requestInfo } from "./request";
 import { errorResponse } from "./responses";
 
-const ALLOW_HEADERS = "authorization, content-type, x-team-id, x-server-id, x-request-id";
-const EXPOSE_HEADERS = "x-request-id, ratelimit, ratelimit-policy, retry-after";
+const ALLOW_HEADERS = "authorization, content-type, x-team-id, x-server-id, x-request-id, idempotency-key";
+const EXPOSE_HEADERS = "x-request-id, ratelimit, ratelimit-policy, retry-after, idempotent-replayed";
 
 /**
  * The policy of the edge: CORS for the configured browser origins, the client's address

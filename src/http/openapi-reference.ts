@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ZAgentConfig, ZEventResult, ZHeartbeatResult } from "../agent/schemas";
-import { ZMe, ZTokenPair, ZUser } from "../auth/schemas";
+import { ZMe, ZPasskey, ZSecondFactorChallenge, ZTokenPair, ZTwoFactorStatus, ZUser } from "../auth/schemas";
 import { ZClientApp, ZCreatedClient, ZMsAuthModule } from "../clients/schemas";
 import { ZOk } from "../lib/schemas";
 import { ZMetrics } from "../monitoring/schemas";
@@ -20,6 +20,9 @@ const COMPONENTS: Record<string, z.ZodType> = {
   User: ZUser,
   Me: ZMe,
   TokenPair: ZTokenPair,
+  SecondFactorChallenge: ZSecondFactorChallenge,
+  TwoFactorStatus: ZTwoFactorStatus,
+  Passkey: ZPasskey,
   Team: ZTeam,
   Member: ZMember,
   Invitation: ZInvitation,
@@ -107,7 +110,47 @@ const tokens = {
   expires_in: 900,
   refresh_token: REFRESH_TOKEN,
 };
-const team = { team_id: TEAM, name: "Blockworks", role: "owner", created_at: T0, updated_at: T0 };
+const team = {
+  team_id: TEAM,
+  name: "Blockworks",
+  role: "owner",
+  require_two_factor: false,
+  created_at: T0,
+  updated_at: T0,
+};
+const PASSKEY = "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b";
+const CHALLENGE_TOKEN = "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8";
+const RECOVERY_CODES = [
+  "k7m2p-x9q4t",
+  "a3c8e-w6r2n",
+  "h5j9d-b2v7s",
+  "t4y8u-m3k6p",
+  "q9w2e-r5t8y",
+  "z3x6c-v9b2n",
+  "p7s4d-f8g3h",
+  "j2k5m-n8q4w",
+  "e6r9t-y3u7a",
+  "c4v8b-x2z5s",
+];
+const passkey = { passkey_id: PASSKEY, name: "YubiKey 5C", created_at: T0, last_used_at: T1 };
+const twoFactorStatus = {
+  enabled: true,
+  totp: { enabled: true, confirmed_at: T0 },
+  passkeys: [passkey],
+  recovery_codes_left: 9,
+};
+const passkeyAssertion = {
+  id: "uX3v9kQ2mT7wR4pL1zN8bC5dF0gH6jA3",
+  rawId: "uX3v9kQ2mT7wR4pL1zN8bC5dF0gH6jA3",
+  type: "public-key",
+  response: {
+    clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiUjd0UTJtWDl2SzRwTDh3TjNiWjZjRjFoSjVnRDBzQTIifQ",
+    authenticatorData: "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAABQ",
+    signature: "MEUCIQDx7y3Rk9vQ2mT4wL8pN1bC6dF0gH5jA3sE7uK2yZ9xVwIgY4tR8mW2qP6nL1zB5cD9fG3hJ7kA0sE4uX8vT2yQ1w",
+  },
+  clientExtensionResults: {},
+  authenticatorAttachment: "cross-platform",
+};
 const member = { user_id: USER2, email: "grace@example.com", role: "admin", joined_at: T1 };
 const owner = { user_id: USER, email: "ada@example.com", role: "owner", joined_at: T0 };
 const invitation = {
@@ -287,10 +330,103 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   "health.check": { response: { status: "ok", database: "ok", version: "0.1.0", uptime_s: 86_400 } },
 
   "auth.signup": { request: { email: "ada@example.com", password: "correct horse battery" }, response: user },
-  "auth.login": { request: { email: "ada@example.com", password: "correct horse battery" }, response: tokens },
+  "auth.login": {
+    request: { email: "ada@example.com", password: "correct horse battery" },
+    response: tokens,
+    more: {
+      second_factor: {
+        summary: "The account has a second factor: complete at /auth/login/second-factor",
+        value: {
+          second_factor_required: true,
+          challenge_token: CHALLENGE_TOKEN,
+          expires_in: 300,
+          methods: ["totp", "recovery_code", "passkey"],
+          passkey_options: {
+            challenge: "R7tQ2mX9vK4pL8wN3bZ6cF1hJ5gD0sA2",
+            timeout: 300000,
+            rpId: "mc-platform.example",
+            allowCredentials: [{ id: "uX3v9kQ2mT7wR4pL1zN8bC5dF0gH6jA3", type: "public-key", transports: ["usb"] }],
+            userVerification: "preferred",
+          },
+        },
+      },
+    },
+  },
+  "auth.secondFactor": {
+    request: { challenge_token: CHALLENGE_TOKEN, code: "492039" },
+    response: tokens,
+  },
   "auth.refresh": { request: { refresh_token: REFRESH_TOKEN }, response: tokens },
   "auth.logout": { request: { refresh_token: REFRESH_TOKEN }, response: ok },
-  "auth.me": { response: { ...user, teams: [{ team_id: TEAM, name: "Blockworks", role: "owner" }] } },
+  "auth.me": {
+    response: {
+      ...user,
+      two_factor: true,
+      teams: [{ team_id: TEAM, name: "Blockworks", role: "owner", require_two_factor: true, locked: false }],
+    },
+  },
+
+  "twoFactor.status": { response: twoFactorStatus },
+  "twoFactor.startTotp": {
+    request: { password: "correct horse battery" },
+    response: {
+      secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+      otpauth_url:
+        "otpauth://totp/mc-platform:ada%40example.com?issuer=mc-platform&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+      qr_svg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 222 222">…</svg>',
+    },
+  },
+  "twoFactor.confirmTotp": { request: { code: "492039" }, response: { recovery_codes: RECOVERY_CODES } },
+  "twoFactor.removeTotp": {
+    request: { password: "correct horse battery" },
+    response: { ...twoFactorStatus, totp: { enabled: false, confirmed_at: null } },
+  },
+  "twoFactor.passkeyOptions": {
+    request: { password: "correct horse battery" },
+    response: {
+      options: {
+        challenge: "Q2hhbGxlbmdlRm9yQVBhc3NrZXlTZXR1cA",
+        rp: { name: "mc-platform", id: "mc-platform.example" },
+        user: { id: "YjdlMmQxYzQ", name: "ada@example.com", displayName: "" },
+        pubKeyCredParams: [
+          { alg: -8, type: "public-key" },
+          { alg: -7, type: "public-key" },
+          { alg: -257, type: "public-key" },
+        ],
+        timeout: 300000,
+        attestation: "none",
+        excludeCredentials: [],
+        authenticatorSelection: { residentKey: "preferred", userVerification: "preferred", requireResidentKey: false },
+      },
+    },
+  },
+  "twoFactor.addPasskey": {
+    request: {
+      name: "YubiKey 5C",
+      response: {
+        id: passkeyAssertion.id,
+        rawId: passkeyAssertion.rawId,
+        type: "public-key",
+        response: {
+          clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiUTJoaGJHeGxibWRsIn0",
+          attestationObject:
+            "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NFAAAAAA",
+          transports: ["usb"],
+        },
+        clientExtensionResults: {},
+        authenticatorAttachment: "cross-platform",
+      },
+    },
+    response: { passkey: { ...passkey, last_used_at: null }, recovery_codes: [] },
+  },
+  "twoFactor.removePasskey": {
+    request: { passkey_id: PASSKEY, password: "correct horse battery" },
+    response: { ...twoFactorStatus, passkeys: [] },
+  },
+  "twoFactor.regenerateRecoveryCodes": {
+    request: { password: "correct horse battery" },
+    response: { recovery_codes: RECOVERY_CODES },
+  },
 
   "teams.create": { request: { name: "Blockworks" }, response: team },
   "teams.list": { response: { teams: [team] } },
@@ -300,6 +436,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...team, name: "Blockworks Network", updated_at: T1 },
   },
   "teams.delete": { request: { team_id: TEAM }, response: ok },
+  "teams.setTwoFactorRequirement": {
+    request: { team_id: TEAM, required: true },
+    response: { ...team, require_two_factor: true, updated_at: T1 },
+  },
   "teams.members": { request: { team_id: TEAM }, response: { members: [owner, member] } },
   "teams.invite": { request: { team_id: TEAM, email: "grace@example.com", role: "admin" }, response: invitation },
   "teams.invitations": {
@@ -504,6 +644,15 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
           latency_avg_ms: 24.7,
           latency_max_ms: 61,
           players_avg: 40.2,
+        },
+      ],
+      incidents: [
+        {
+          started_at: "2026-03-14T09:41:12.000Z",
+          ended_at: "2026-03-14T09:42:12.000Z",
+          duration_seconds: 60,
+          ongoing: false,
+          reason: "connection_refused",
         },
       ],
     },
@@ -738,7 +887,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.update": `${ADMIN} Only the fields sent change. Changing kind to \`network\` needs a network_name.`,
   "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,
   "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
-  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured.`,
+  "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured. \`incidents\` lists every down period that overlaps the window, whatever its bucket size.`,
   "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
   "servers.ban": `${SERVER_SELECTOR} Admin or higher. Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
   "servers.unban": `${SERVER_SELECTOR} Admin or higher. 404 when the player is not banned.`,

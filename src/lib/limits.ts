@@ -30,6 +30,12 @@ export const LIMITS = {
   pageSize: 200,
   /** Uptime graph buckets in any window. */
   uptimeBuckets: 200,
+  /** Incidents listed in an uptime window, the most recent first. */
+  uptimeIncidents: 500,
+  /** Passkeys (WebAuthn credentials) one account may enrol. */
+  passkeysPerUser: 10,
+  /** Recovery codes made at once; each works once. */
+  recoveryCodes: 10,
 } as const;
 
 export function overLimit(what: string, limit: number): AppError {

@@ -1,13 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** Prefixes make a leaked secret recognisable (and greppable by secret scanners). */
-export type SecretKind = "api_key" | "refresh" | "client_secret" | "session" | "agent";
+export type SecretKind = "api_key" | "refresh" | "client_secret" | "session" | "agent" | "two_factor";
 const PREFIX: Record<SecretKind, string> = {
   api_key: "mcp_key_",
   refresh: "mcp_rt_",
   client_secret: "mcp_cs_",
   session: "mcp_sess_",
   agent: "mcp_agent_",
+  two_factor: "mcp_2fa_",
 };
 
 /** A fresh 256-bit random secret with its type prefix, base64url. */

@@ -1,6 +1,6 @@
 import { Resolver } from "node:dns/promises";
 import { status } from "minecraft-server-util";
-import { literalAddress, type OutboundPolicy, resolveAllowed } from "../lib/address-guard";
+import { literalAddress, type OutboundPolicy, OutboundRefused, resolveAllowed } from "../lib/address-guard";
 import { type DownReason, downReason } from "./down-reason";
 
 export interface PingResult {
@@ -100,7 +100,6 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       sample: players(r.players.sample),
     };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
     return {
       online: false,
       latencyMs: null,
@@ -108,9 +107,20 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       playersMax: null,
       version: null,
       motd: null,
-      error: clip(message, 200),
+      error: clip(failure(host, err), 200),
       reason: downReason(err),
       sample: null,
     };
   }
+}
+
+/**
+ * The error as it is stored. A host name refused by policy is not followed by the address it
+ * resolved to: that would tell the team what a name resolves to inside the service's network.
+ */
+function failure(host: string, err: unknown): string {
+  if (err instanceof OutboundRefused && err.kind === "policy" && !literalAddress(host)) {
+    return `refused by policy: ${host} may not be reached from this service`;
+  }
+  return err instanceof Error ? err.message : String(err);
 }

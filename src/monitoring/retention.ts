@@ -8,7 +8,7 @@ export const EVENT_ID_DAYS = 7;
 export interface HistoryRetention {
   /** Raw ping samples and one-minute buckets. */
   minuteHours: number;
-  /** One-hour buckets (and closed player sessions). */
+  /** One-hour buckets (and closed player sessions, ended incidents). */
   hourDays: number;
 }
 
@@ -31,5 +31,7 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
   await db.execute(sql`delete from agent_events where received_at < ${eventCutoff}::timestamptz`);
   // Time played is kept on the player; closed sessions past the retention period are history nobody reads.
   await db.execute(sql`delete from player_sessions where left_at is not null and left_at < ${hourCutoff}::timestamptz`);
+  // Incidents are read beside the hourly buckets, so they are kept as long.
+  await db.execute(sql`delete from server_incidents where ended_at < ${hourCutoff}::timestamptz`);
   return { pruned_raw: prunedRaw, pruned_minutes: prunedMinutes, pruned_hours: prunedHours };
 }

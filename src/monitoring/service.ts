@@ -504,6 +504,8 @@ export class MonitoringService {
    * deleted between that lookup and the insert fails the statement on the foreign keys (the
    * caller then writes each alone and drops that one). A flip (or a first status) is when
    * `changed_at` becomes this check's time, so the row's state before the statement need not be read.
+   * A flip to down opens an incident at this check, a flip to up closes the open one, in the same
+   * statement: the incidents and the status never disagree.
    */
   private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
     const rows = JSON.stringify(
@@ -545,7 +547,15 @@ export class MonitoringService {
           down_reason = excluded.down_reason,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning st.server_id, st.changed_at = st.checked_at as changed)
+        returning st.server_id, st.online, st.down_reason, st.checked_at, st.changed_at = st.checked_at as changed),
+      opened as (
+        insert into server_incidents (server_id, started_at, reason)
+        select server_id, checked_at, down_reason from stored where changed and not online
+        on conflict do nothing),
+      closed as (
+        update server_incidents i set ended_at = greatest(i.started_at, s.checked_at)
+          from stored s
+         where s.changed and s.online and i.server_id = s.server_id and i.ended_at is null)
       select server_id, changed from stored`);
     const changed = new Map(
       rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]),

@@ -1,4 +1,8 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { rowsOf } from "../db/rows";
+import { LIMITS } from "../lib/limits";
+import type { DownReason } from "./down-reason";
 import { bucketOut, readBuckets, readBucketsWithP95, type Stat, type Tier } from "./history";
 
 /** uptime-stats windows: the one-minute tier up to a day, the hourly tier beyond. */
@@ -30,12 +34,49 @@ const n = (v: number | null | undefined) => Number(v ?? 0);
 const least = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const greatest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
-/** Uptime and latency of one server over a window, with evenly spaced buckets for a graph, from the metric buckets. */
+/**
+ * The down periods that overlap a window, the most recent first, each whole (a start before the
+ * window is kept) with its length up to its end, or up to `now` while it lasts. Read from the
+ * incident rows the pinger writes with each flip, not from the buckets: an outage of minutes is
+ * one of many checks in an hourly bucket, and no bucket of a 7d or 30d view is all down.
+ */
+export async function incidents(db: Db, serverId: string, sinceMs: number, toMs: number) {
+  const since = new Date(sinceMs).toISOString();
+  const to = new Date(toMs).toISOString();
+  const result = await db.execute(sql`
+    select (extract(epoch from started_at) * 1000)::float8 as started_ms,
+           (extract(epoch from ended_at) * 1000)::float8 as ended_ms,
+           reason
+      from server_incidents
+     where server_id = ${serverId} and started_at <= ${to}::timestamptz
+       and (ended_at is null or ended_at > ${since}::timestamptz)
+     order by started_at desc
+     limit ${LIMITS.uptimeIncidents}`);
+  return rowsOf<{ started_ms: number; ended_ms: number | null; reason: DownReason | null }>(result).map((r) => {
+    const start = Number(r.started_ms);
+    const end = r.ended_ms === null ? null : Number(r.ended_ms);
+    return {
+      started_at: new Date(start).toISOString(),
+      ended_at: end === null ? null : new Date(end).toISOString(),
+      duration_seconds: Math.max(0, Math.round(((end ?? toMs) - start) / 1000)),
+      ongoing: end === null,
+      reason: r.reason,
+    };
+  });
+}
+
+/**
+ * Uptime and latency of one server over a window, with evenly spaced buckets for a graph, from
+ * the metric buckets; and the window's incidents.
+ */
 export async function uptimeStats(db: Db, serverId: string, window: UptimeWindow, now = new Date()) {
   const { seconds, bucketSeconds, tier } = UPTIME_WINDOWS[window];
   const toMs = now.getTime();
   const sinceMs = toMs - seconds * 1000;
-  const { buckets, p95 } = await readBucketsWithP95(db, serverId, tier, bucketSeconds, sinceMs, toMs);
+  const [{ buckets, p95 }, downs] = await Promise.all([
+    readBucketsWithP95(db, serverId, tier, bucketSeconds, sinceMs, toMs),
+    incidents(db, serverId, sinceMs, toMs),
+  ]);
   // Every figure is a sum or an extreme over the same rows as the buckets: add the buckets up.
   let up = 0;
   let down = 0;
@@ -71,6 +112,7 @@ export async function uptimeStats(db: Db, serverId: string, window: UptimeWindow
       latency_max_ms: b.latency_max === null || b.latency_max === undefined ? null : Number(b.latency_max),
       players_avg: n(b.players_n) === 0 ? null : round(n(b.players_sum) / n(b.players_n)),
     })),
+    incidents: downs,
   };
 }
 

@@ -7,7 +7,7 @@ main{max-width:420px;width:100%;background:#2a2d31;border-radius:12px;padding:28
 h1{font-size:1.3rem;margin:0 0 8px}p{line-height:1.45;color:#ccc}.player{font-weight:600;color:#8fd16a}
 img.logo{max-width:72px;max-height:72px;border-radius:8px;display:block;margin-bottom:12px}
 form{display:flex;gap:12px;margin-top:20px}button{flex:1;padding:12px;border-radius:8px;border:0;font-size:1rem;cursor:pointer}
-button[value=approve]{background:#5b9e3a;color:#fff}button[value=deny]{background:#444;color:#eee}`;
+button[value=approve]{background:#3d7a22;color:#fff}button[value=deny]{background:#444;color:#eee}`;
 
 export interface ConsentView {
   authRequestId: string;

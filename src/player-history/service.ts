@@ -7,7 +7,8 @@ import { iso } from "../lib/schemas";
 import type { PingResult, SampledPlayer } from "../monitoring/ping";
 import { rowsOf } from "../db/rows";
 import { requireServerRole } from "../servers/access";
-import { activeBan, applyJoin, banOut, closeSessions, ts } from "../servers/players";
+import { activeBan, applyJoin, banOut, type ClosedPlayer, closeSessions, ts } from "../servers/players";
+import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
 
 export const SUMMARY_WINDOWS = { "24h": 1, "7d": 7, "30d": 30, "90d": 90 } as const;
 export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
@@ -55,7 +56,17 @@ export class PlayerHistoryService {
     private readonly db: Db,
     /** How long without news a player is still taken to be online (PLAYER_SESSION_TIMEOUT_SECONDS). */
     private readonly timeoutSeconds: number,
+    /**
+     * Where the joins and leaves it writes are told (the live views): a player it marks online or
+     * offline in `players` is a `player_join` or `player_leave`, as the agent's are, so a live
+     * view and the players list say the same. Published after the write commits.
+     */
+    private readonly events: ServerEventSink = NO_EVENTS,
   ) {}
+
+  private publishLeaves(closed: ClosedPlayer[], at: Date) {
+    for (const p of closed) this.events.publish(p.server_id, "player_leave", { uuid: p.uuid, name: p.name }, at);
+  }
 
   /**
    * What pings contribute. Ignored while the agent is running (its events are exact); else
@@ -93,6 +104,8 @@ export class PlayerHistoryService {
   }
 
   private async applySample(serverId: string, online: boolean, listed: SampledPlayer[], complete: boolean, at: Date) {
+    const joined: SampledPlayer[] = [];
+    let left: ClosedPlayer[] = [];
     await this.db.transaction(async (tx) => {
       // Serialised with the agent's batches for this server (they lock the same row).
       const [row] = await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
@@ -113,7 +126,9 @@ export class PlayerHistoryService {
           )
           .returning({ id: playerSessions.id });
         if (kept.length === 0) {
+          // No session of any source was open: the player was offline until this sample.
           await applyJoin(tx, serverId, p.uuid, p.name, at, "ping");
+          joined.push(p);
         } else {
           await tx
             .update(players)
@@ -131,13 +146,16 @@ export class PlayerHistoryService {
             )})`;
       // Down: nobody is playing, whoever opened the session (an agent still running would have returned above).
       const which = online ? sql`s.source = 'ping' and ${notListed}` : sql`true`;
-      await closeSessions(
+      left = await closeSessions(
         tx,
         sql`s.server_id = ${serverId} and ${which}`,
         sql`coalesce(s.seen_at, s.joined_at)`,
         online ? "not_seen" : "server_offline",
       );
     });
+    // Only what this sample changed: a player it listed again, or one already offline, is no news.
+    for (const p of joined) this.events.publish(serverId, "player_join", { uuid: p.uuid, name: p.name }, at);
+    this.publishLeaves(left, at);
   }
 
   /**
@@ -148,8 +166,8 @@ export class PlayerHistoryService {
     const before = ts(new Date(now.getTime() - this.timeoutSeconds * 1000));
     const stale = sql`coalesce(s.seen_at, s.joined_at) < ${before}`;
     const end = sql`coalesce(s.seen_at, s.joined_at)`;
-    await closeSessions(this.db, sql`s.source = 'agent' and ${stale}`, end, "agent_silent");
-    await closeSessions(this.db, sql`s.source = 'ping' and ${stale}`, end, "not_seen");
+    this.publishLeaves(await closeSessions(this.db, sql`s.source = 'agent' and ${stale}`, end, "agent_silent"), now);
+    this.publishLeaves(await closeSessions(this.db, sql`s.source = 'ping' and ${stale}`, end, "not_seen"), now);
   }
 
   private sessionQuery() {

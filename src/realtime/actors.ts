@@ -13,6 +13,10 @@ interface Entry {
   /** Events that arrived while the actor was being seeded from the database. */
   pending: ServerEvent[];
   subscribers: number;
+  /**
+   * When the last subscriber left (or the first came). Events do not count: a server is pinged
+   * every interval whoever watches it, so counting them kept every actor ever started alive.
+   */
   lastActivity: number;
   /**
    * The `snapshot` message of the actor's current state and when it was built: sockets that
@@ -31,7 +35,8 @@ export const topicOf = (serverId: string) => `server:${serverId}`;
 /**
  * One actor per active server on this instance: started when the first subscriber arrives
  * (seeded from the database), fed every event the bus delivers for its server, stopped when
- * it has had no subscribers and no activity for a while.
+ * it has had no subscribers for the idle time. The database is the record (every change an
+ * event carries is committed first); a later subscriber's actor is seeded from it again.
  */
 export class ServerActors {
   private entries = new Map<string, Entry>();
@@ -140,13 +145,12 @@ export class ServerActors {
   deliver(event: ServerEvent) {
     const entry = this.entries.get(event.server_id);
     if (!entry) return;
-    entry.lastActivity = Date.now();
     entry.snapshot = undefined;
     if (entry.actor) entry.actor.send({ type: "EVENT", event });
     else entry.pending.push(event);
   }
 
-  /** Stops actors with no subscribers that have been quiet for the idle time. */
+  /** Stops actors that have had no subscriber for the idle time, whatever events they still get. */
   sweep(now = Date.now()) {
     for (const [id, e] of this.entries) {
       if (e.subscribers === 0 && e.actor && now - e.lastActivity >= this.idleMs) {

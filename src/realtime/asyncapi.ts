@@ -173,8 +173,16 @@ export function buildAsyncApiDocument(publicUrl: string) {
       }),
       "The server agent reported its performance.",
     ),
-    player_join: envelope("player_join", player, "A player joined (reported by the agent)."),
-    player_leave: envelope("player_leave", player, "A player left (reported by the agent)."),
+    player_join: envelope(
+      "player_join",
+      player,
+      "A player joined: reported by the agent, or, on a server with no agent running, listed by a ping with no session open.",
+    ),
+    player_leave: envelope(
+      "player_leave",
+      player,
+      "A player left: reported by the agent, missing from a complete ping sample, the server found down, or a session nobody vouched for within the timeout.",
+    ),
     status: envelope(
       "status",
       obj({

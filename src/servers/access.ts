@@ -1,10 +1,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { servers, teamMembers } from "../db/schema";
+import { servers, teamMembers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { ZUuid } from "../lib/schemas";
 import { requireAtLeast } from "../auth/principal";
 import type { Principal, Role } from "../auth/principal";
+import { lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 
 export type SelectorHeader = "x-team-id" | "x-server-id";
 
@@ -33,12 +34,16 @@ function buildGate(db: Db) {
   const ofKeyTeam = and(eq(servers.id, sql.placeholder("serverId")), eq(servers.teamId, sql.placeholder("teamId")));
   const membership = and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, sql.placeholder("userId")));
   const byId = eq(servers.id, sql.placeholder("serverId"));
+  // The team's two-factor requirement, answered in the same statement as the membership.
+  const ofTeam = eq(teams.id, servers.teamId);
+  const locked = lockedOut(teams.requireTwoFactor, teamMembers.userId);
   return {
     byKey: db.select().from(servers).where(ofKeyTeam).limit(1).prepare("server_gate_by_key"),
     byMember: db
-      .select({ server: servers, role: teamMembers.role })
+      .select({ server: servers, role: teamMembers.role, locked })
       .from(servers)
       .innerJoin(teamMembers, membership)
+      .innerJoin(teams, ofTeam)
       .where(byId)
       .limit(1)
       .prepare("server_gate_by_member"),
@@ -46,9 +51,10 @@ function buildGate(db: Db) {
     // analytics socket, at every authentication and revalidation): one column read back, not twelve.
     keyReaches: db.select({ id: servers.id }).from(servers).where(ofKeyTeam).limit(1).prepare("server_reach_by_key"),
     memberRole: db
-      .select({ role: teamMembers.role })
+      .select({ role: teamMembers.role, locked })
       .from(servers)
       .innerJoin(teamMembers, membership)
+      .innerJoin(teams, ofTeam)
       .where(byId)
       .limit(1)
       .prepare("server_role_by_member"),
@@ -81,6 +87,7 @@ export async function requireServerRole(
     role = principal.role;
   } else {
     const [row] = await gate.byMember.execute({ serverId, userId: principal.userId });
+    if (row?.locked) throw twoFactorRequired(row.server.teamId);
     server = row?.server;
     role = row?.role;
   }
@@ -100,5 +107,6 @@ export async function serverRoleOf(db: Db, principal: Principal, serverId: strin
     return reached ? principal.role : undefined;
   }
   const [row] = await gate.memberRole.execute({ serverId, userId: principal.userId });
-  return row?.role;
+  // A member locked out by the team's two-factor requirement reaches nothing of it.
+  return row?.locked ? undefined : row?.role;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LIMITS } from "../lib/limits";
+import { DOWN_REASONS } from "../monitoring/down-reason";
 import { ZTimestamp, ZUuid } from "../lib/schemas";
 import { cronProblem } from "./announcements";
 
@@ -155,4 +156,26 @@ export const ZUptimeStats = z.object({
       }),
     )
     .max(LIMITS.uptimeBuckets),
+  incidents: z
+    .array(
+      z.object({
+        started_at: ZTimestamp.meta({ description: "The first check that found the server down" }),
+        ended_at: ZTimestamp.nullable().meta({
+          description: "The first check that found it up again; null while it is still down",
+        }),
+        duration_seconds: z
+          .number()
+          .int()
+          .meta({ description: "From start to end, or to the window's end while it lasts" }),
+        ongoing: z.boolean(),
+        reason: z.enum(DOWN_REASONS).nullable().meta({
+          description: "Why the first failed check failed; null when not known (recorded before reasons were)",
+        }),
+      }),
+    )
+    .max(LIMITS.uptimeIncidents)
+    .meta({
+      description:
+        "Down periods that overlap the window, the most recent first: whole, from the pinger's flips, whatever the window's bucket size",
+    }),
 });

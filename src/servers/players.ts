@@ -6,6 +6,7 @@ import { AppError } from "../lib/errors";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
+import { rowsOf } from "../db/rows";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -81,13 +82,21 @@ export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: s
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
 }
 
+/** A player whose open session a closer ended: what a `player_leave` event carries. */
+export interface ClosedPlayer {
+  server_id: string;
+  uuid: string;
+  name: string;
+}
+
 /**
  * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
  * join), adds their lengths to time played and marks the players offline, in one statement so
- * a session is counted once however many closers race for it.
+ * a session is counted once however many closers race for it. Returns the players it marked
+ * offline, for the closers whose leaves no agent reports (the live view is told of those).
  */
-export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd) {
-  await tx.execute(sql`
+export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
+  const result = await tx.execute(sql`
     with closed as (
       update player_sessions s
          set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
@@ -99,7 +108,9 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
     update players p
        set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
       from sums
-     where p.server_id = sums.server_id and p.uuid = sums.uuid`);
+     where p.server_id = sums.server_id and p.uuid = sums.uuid
+    returning p.server_id, p.uuid, p.name`);
+  return rowsOf<ClosedPlayer>(result);
 }
 
 export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: Origin, createdBy: string | null) {

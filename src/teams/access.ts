@@ -1,17 +1,30 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { teamMembers } from "../db/schema";
+import { teamMembers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { type Principal, type Role, requireAtLeast } from "../auth/principal";
+import { lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 
-/** The caller's role in a team, or undefined when they have none (or the team does not exist). */
-export async function teamRoleOf(db: Db, principal: Principal, teamId: string): Promise<Role | undefined> {
+/**
+ * The caller's role in a team, or undefined when they have none (or the team does not exist).
+ * A member of a team that requires a second factor, without one, gets 403 `two_factor_required`
+ * (unless `evenLocked`: leaving such a team stays possible). API keys never sign in, so the
+ * requirement is not theirs: a key is made and revoked by people who passed it.
+ */
+export async function teamRoleOf(
+  db: Db,
+  principal: Principal,
+  teamId: string,
+  opts: { evenLocked?: boolean } = {},
+): Promise<Role | undefined> {
   if (principal.kind === "api_key") return principal.teamId === teamId ? principal.role : undefined;
   const [row] = await db
-    .select({ role: teamMembers.role })
+    .select({ role: teamMembers.role, locked: lockedOut(teams.requireTwoFactor, teamMembers.userId) })
     .from(teamMembers)
+    .innerJoin(teams, eq(teams.id, teamMembers.teamId))
     .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, principal.userId)))
     .limit(1);
+  if (row?.locked && !opts.evenLocked) throw twoFactorRequired(teamId);
   return row?.role;
 }
 
@@ -21,8 +34,14 @@ export const NOT_MEMBER = "You are not a member of this team.";
  * The gate for routes addressed by team id. A team the caller does not belong to answers the
  * same 403 whether or not it exists, so team ids cannot be probed.
  */
-export async function requireTeamRole(db: Db, principal: Principal, teamId: string, min: Role): Promise<Role> {
-  const role = await teamRoleOf(db, principal, teamId);
+export async function requireTeamRole(
+  db: Db,
+  principal: Principal,
+  teamId: string,
+  min: Role,
+  opts: { evenLocked?: boolean } = {},
+): Promise<Role> {
+  const role = await teamRoleOf(db, principal, teamId, opts);
   if (!role) throw new AppError("forbidden", NOT_MEMBER);
   return requireAtLeast(role, min);
 }

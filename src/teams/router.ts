@@ -17,6 +17,7 @@ import {
   ZTeamInvitationRef,
   ZTeamRef,
   ZTransfer,
+  ZTwoFactorRequirement,
   ZUpdateMember,
   ZUpdateTeam,
 } from "./schemas";
@@ -79,6 +80,25 @@ export const teamsRouter = router({
     .input(ZUpdateTeam)
     .output(ZTeam)
     .mutation(({ ctx, input }) => ctx.services.teams.rename(ctx.principal, input.team_id, input.name)),
+
+  setTwoFactorRequirement: userProcedure
+    .meta({
+      access: "person:admin",
+      openapi: {
+        method: "PUT",
+        path: "/teams/{team_id}/two-factor",
+        tags,
+        summary: "Require (or stop requiring) a second factor of every member",
+        description:
+          "Owner or admin, a person (a team API key gets 403). While required, a member whose account has no second factor (an authenticator app or a passkey) gets 403 `two_factor_required` on every route of the team (leaving it excepted) and sees it locked in the dashboard until they add one. Turning it on needs a second factor of the caller's own (403 `two_factor_required` otherwise). Team API keys are not affected: a key never signs in, and only people who passed the requirement can create one.",
+        errorResponses: err,
+      },
+    })
+    .input(ZTwoFactorRequirement)
+    .output(ZTeam)
+    .mutation(({ ctx, input }) =>
+      ctx.services.teams.setTwoFactorRequirement(ctx.principal, input.team_id, input.required),
+    ),
 
   delete: authedProcedure
     .meta({

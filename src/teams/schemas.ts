@@ -9,6 +9,8 @@ export const ZTeam = z.object({
   team_id: ZUuid,
   name: z.string(),
   role: ZRole,
+  /** Members without a second factor are locked out of the team until they add one. */
+  require_two_factor: z.boolean(),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
 });
@@ -46,6 +48,7 @@ export const ZApiKey = z.object({
 
 export const ZCreateTeam = z.object({ name: ZName });
 export const ZUpdateTeam = ZTeamRef.extend({ name: ZName });
+export const ZTwoFactorRequirement = ZTeamRef.extend({ required: z.boolean() });
 export const ZInvite = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
 export const ZMemberRef = ZTeamRef.extend({ user_id: ZUuid });
 export const ZUpdateMember = ZMemberRef.extend({ role: ZGrantableRole });

@@ -6,6 +6,7 @@ import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { displayPrefix, newSecret, sha256 } from "../lib/secrets";
 import { type Principal, type Role, requireAtLeast } from "../auth/principal";
+import { hasSecondFactor, lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 import { NOT_MEMBER, requireTeamRole } from "./access";
 
 type TeamRow = typeof teams.$inferSelect;
@@ -15,6 +16,7 @@ export const teamOut = (t: TeamRow, role: Role) => ({
   team_id: t.id,
   name: t.name,
   role,
+  require_two_factor: t.requireTwoFactor,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
 });
@@ -40,7 +42,7 @@ export class TeamsService {
     private readonly onRemoved: (teamId: string) => Promise<void> = async () => {},
   ) {
     this.teamWithRole = db
-      .select({ team: teams, role: teamMembers.role })
+      .select({ team: teams, role: teamMembers.role, locked: lockedOut(teams.requireTwoFactor, teamMembers.userId) })
       .from(teamMembers)
       .innerJoin(teams, eq(teams.id, teamMembers.teamId))
       .where(and(eq(teamMembers.teamId, sql.placeholder("teamId")), eq(teamMembers.userId, sql.placeholder("userId"))))
@@ -54,18 +56,18 @@ export class TeamsService {
       .prepare("team_by_id");
   }
 
-  require(principal: Principal, teamId: string, min: Role) {
-    return requireTeamRole(this.db, principal, teamId, min);
+  require(principal: Principal, teamId: string, min: Role, opts: { evenLocked?: boolean } = {}) {
+    return requireTeamRole(this.db, principal, teamId, min, opts);
   }
 
   /**
    * Members and API keys are managed by people only: what a key created would outlive the
    * key's revocation, so a leaked key could otherwise plant a successor or a new member.
    */
-  requirePerson(principal: Principal, teamId: string, min: Role) {
+  requirePerson(principal: Principal, teamId: string, min: Role, opts: { evenLocked?: boolean } = {}) {
     if (principal.kind !== "user")
       throw new AppError("forbidden", "Only a signed-in team member can manage members and API keys, not an API key.");
-    return this.require(principal, teamId, min);
+    return this.require(principal, teamId, min, opts);
   }
 
   async create(userId: string, name: string) {
@@ -105,6 +107,7 @@ export class TeamsService {
     }
     const [row] = await this.teamWithRole.execute({ teamId, userId: principal.userId });
     if (!row) throw new AppError("forbidden", NOT_MEMBER);
+    if (row.locked) throw twoFactorRequired(teamId);
     return teamOut(row.team, requireAtLeast(row.role, "viewer"));
   }
 
@@ -152,7 +155,8 @@ export class TeamsService {
 
   async removeMember(principal: Principal, teamId: string, userId: string) {
     const leavingSelf = principal.kind === "user" && principal.userId === userId;
-    await this.requirePerson(principal, teamId, leavingSelf ? "viewer" : "admin");
+    // Leaving stays open to a member the team's two-factor requirement locks out.
+    await this.requirePerson(principal, teamId, leavingSelf ? "viewer" : "admin", { evenLocked: leavingSelf });
     const member = await this.member(teamId, userId);
     if (member.role === "owner")
       throw new AppError("conflict", "The owner cannot be removed; transfer ownership first.");
@@ -228,6 +232,33 @@ export class TeamsService {
       .returning();
     if (!row) throw new AppError("not_found", "No such API key in this team.");
     return keyOut(row);
+  }
+
+  /**
+   * Turns the team's two-factor requirement on or off. Turning it on needs a second factor of
+   * the caller's own, so no one locks themselves out of the team they are changing.
+   */
+  async setTwoFactorRequirement(principal: Principal, teamId: string, required: boolean) {
+    const role = await this.requirePerson(principal, teamId, "admin");
+    if (required && principal.kind === "user") {
+      const [me] = await this.db
+        .select({ has: hasSecondFactor(users.id) })
+        .from(users)
+        .where(eq(users.id, principal.userId));
+      if (!me?.has)
+        throw new AppError(
+          "two_factor_required",
+          "Add an authenticator app or a passkey to your own account before requiring one of the team.",
+          { details: { team_id: teamId } },
+        );
+    }
+    const [team] = await this.db
+      .update(teams)
+      .set({ requireTwoFactor: required, updatedAt: new Date() })
+      .where(eq(teams.id, teamId))
+      .returning();
+    if (!team) throw new AppError("not_found", "Team not found.");
+    return teamOut(team, role);
   }
 
   private async member(teamId: string, userId: string) {

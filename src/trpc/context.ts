@@ -1,10 +1,12 @@
 import type { AccessTokens } from "../auth/jwt";
+import type { TwoFactorService } from "../auth/two-factor";
 import type { AuthService } from "../auth/service";
 import type { AgentService } from "../agent/service";
 import type { ClientsService } from "../clients/service";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { HealthService } from "../health/service";
+import type { IdempotencyStore } from "../idempotency/store";
 import type { DevProvider } from "../identity/dev-provider/handlers";
 import type { Edge } from "../http/edge";
 import type { BackgroundTask } from "../lib/background";
@@ -43,6 +45,8 @@ export interface Services {
   devIdp?: DevProvider;
   tokens: AccessTokens;
   auth: AuthService;
+  /** Second factors: enrolment, removal, and the second step of a sign-in. */
+  twoFactor: TwoFactorService;
   /** Password hashing slots shared by sign-ups and sign-ins (a share kept for sign-ins). */
   passwords: PasswordGate;
   teams: TeamsService;
@@ -87,6 +91,8 @@ export interface Services {
   /** Server down/up and agent silence, from pings and heartbeats. */
   alerts: ServerAlerts;
   edge: Edge;
+  /** `Idempotency-Key` records: what a credentialed POST answered, replayed for 24 hours. */
+  idempotency: IdempotencyStore;
   /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
   metrics: Metrics | null;
   /** Periodic work started with the listener and stopped before the database closes. */

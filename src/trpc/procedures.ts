@@ -1,10 +1,11 @@
 import { type AnyTRPCProcedure, TRPCError } from "@trpc/server";
 import { AppError, ERROR_CODES } from "../lib/errors";
-import type { Principal } from "../auth/principal";
+import { type Principal, principalKey } from "../auth/principal";
 import type { VerifiedClient } from "../clients/service";
+import { isValidIdempotencyKey } from "../idempotency/store";
 import { ZClientCreds } from "../ms-auth/schemas";
 import type { Context } from "./context";
-import { t } from "./init";
+import { type Meta, t } from "./init";
 
 /** Where the first U+0000 sits in an input (a key or a string), walked without recursion so depth cannot overflow the stack. */
 function nulAt(input: unknown): string | null {
@@ -70,6 +71,63 @@ export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => 
   return settled(await next());
 });
 
+interface CallOptions {
+  ctx: Context;
+  meta: Meta | undefined;
+  type: string;
+  path: string;
+  getRawInput: () => Promise<unknown>;
+}
+
+/**
+ * A POST with a credential runs at most once per `Idempotency-Key` the caller sends: the same
+ * key with the same input (and selector headers) within 24 hours answers the first success
+ * again, marked `Idempotent-Replayed: true`, on either door. The key belongs to the credential
+ * (`scope`) and the operation, so two callers' keys never meet. Without the header, or on
+ * another method, the call runs as it always did.
+ */
+async function once<R extends { ok: boolean; data?: unknown }>(
+  opts: CallOptions,
+  scope: string,
+  run: () => Promise<R>,
+): Promise<R> {
+  const key = opts.ctx.headers.get("idempotency-key");
+  if (key === null || opts.type !== "mutation" || opts.meta?.openapi?.method !== "POST") return run();
+  const { ctx } = opts;
+  const store = ctx.services.idempotency;
+  let begun: Awaited<ReturnType<typeof store.begin>>;
+  try {
+    if (!isValidIdempotencyKey(key))
+      throw new AppError("bad_request", "The Idempotency-Key header must be 1 to 255 printable ASCII characters.");
+    const request = {
+      input: await opts.getRawInput(),
+      team: ctx.headers.get("x-team-id"),
+      server: ctx.headers.get("x-server-id"),
+    };
+    begun = await store.begin(scope, opts.path, key, request);
+  } catch (err) {
+    throw asTrpcFailure(err);
+  }
+  if ("replay" in begun) {
+    ctx.resHeaders["idempotent-replayed"] = "true";
+    return { ok: true, data: begun.replay, marker: "middlewareMarker" } as unknown as R;
+  }
+  const { claim } = begun;
+  let result: R;
+  try {
+    result = await run();
+  } catch (err) {
+    await store.release(claim).catch((e) => ctx.services.log.error("idempotency release failed", { err: e }));
+    throw err;
+  }
+  // The operation's outcome stands either way: a record that could not be written only means a
+  // retry waits for the key to be taken as abandoned.
+  await (result.ok ? store.complete(claim, result.data) : store.release(claim)).catch((err) =>
+    ctx.services.log.error("idempotency record failed", { request_id: ctx.requestId, err }),
+  );
+  return result;
+}
+
 function bearer(headers: Headers): string | null {
   const value = headers.get("authorization");
   if (!value) return null;
@@ -79,7 +137,8 @@ function bearer(headers: Headers): string | null {
 }
 
 /** A user access token or a team API key. Team membership is checked by the services. */
-export const authedProcedure = t.procedure.use(async ({ ctx, getRawInput, next }) => {
+export const authedProcedure = t.procedure.use(async (opts) => {
+  const { ctx, getRawInput, next } = opts;
   let principal: Principal | null;
   try {
     await checkedRawInput(getRawInput);
@@ -90,7 +149,7 @@ export const authedProcedure = t.procedure.use(async ({ ctx, getRawInput, next }
   } catch (err) {
     throw asTrpcFailure(err);
   }
-  return settled(await next({ ctx: { principal } }));
+  return settled(await once(opts, principalKey(principal), () => next({ ctx: { principal } })));
 });
 
 /** Only a signed-in person: team API keys cannot manage accounts or create teams. */
@@ -105,12 +164,13 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
  * one server it speaks for. User tokens and API keys are not agent tokens: 401 here, as an
  * agent token is on every dashboard route.
  */
-export const agentProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const agentProcedure = publicProcedure.use(async (opts) => {
+  const { ctx, next } = opts;
   const token = bearer(ctx.headers);
   if (!token) throw new AppError("unauthenticated", "This endpoint needs `authorization: Bearer <agent token>`.");
   const agent = await ctx.services.agent.authenticate(token);
   if (!agent) throw new AppError("unauthenticated", "The agent token is invalid or has been replaced.");
-  return next({ ctx: { agent } });
+  return once(opts, `agent:${agent.serverId}`, () => next({ ctx: { agent } }));
 });
 
 type LimitName = keyof Context["services"]["limits"];
@@ -125,7 +185,8 @@ type ClientLimit = "start" | "poll" | "validate";
  * it that caller gets 429 while the real backend carries on.
  */
 export const clientProcedure = (limit: ClientLimit) =>
-  t.procedure.use(async ({ ctx, getRawInput, next }) => {
+  t.procedure.use(async (opts) => {
+    const { ctx, getRawInput, next } = opts;
     let client: VerifiedClient;
     try {
       // The procedure's own input parser checks the whole input after this; the credentials
@@ -149,7 +210,7 @@ export const clientProcedure = (limit: ClientLimit) =>
     } catch (err) {
       throw asTrpcFailure(err);
     }
-    return settled(await next({ ctx: { client } }));
+    return settled(await once(opts, `client:${client.app.id}`, () => next({ ctx: { client } })));
   });
 
 /** Counted per person or API key ("per token" in the seed's limits). */

@@ -1,4 +1,4 @@
-import { authRouter } from "../auth/router";
+import { authRouter, twoFactorRouter } from "../auth/router";
 import { healthRouter } from "../health/router";
 import { invitationsRouter, teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
@@ -12,6 +12,7 @@ import { router } from "./init";
 export const appRouter = router({
   health: healthRouter,
   auth: authRouter,
+  twoFactor: twoFactorRouter,
   teams: teamsRouter,
   invitations: invitationsRouter,
   clients: clientsRouter,

@@ -154,7 +154,13 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
   }
 }
 
-type Builder = (w: World, team: TeamFixture) => CellReq | Promise<CellReq>;
+type Builder = (w: World, team: TeamFixture, caller?: Caller) => CellReq | Promise<CellReq>;
+
+/** The person a caller is, for requests about the sender's own account. */
+const personOf = (caller: Caller | undefined, w: World) =>
+  caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner"
+    ? w.people[caller]
+    : undefined;
 
 const creds = (w: World) => ({ client_id: w.client.clientId, client_secret: w.client.secret });
 
@@ -171,6 +177,25 @@ export const EXTRA_BUILDERS: Record<string, Builder> = {
     path: "/auth/login",
     body: { email: w.sessionUser.email, password: w.sessionUser.password },
   }),
+  // A challenge of its own per cell (each is single use), answered with a recovery code.
+  "POST /auth/login/second-factor": async (w) => {
+    const u = w.twoFactorUser;
+    if (u.recoveryCodes.length === 0)
+      u.recoveryCodes = (
+        await api(w.server, "POST", "/auth/two-factor/recovery-codes", {
+          token: u.token,
+          body: { password: u.password },
+        })
+      ).body.recovery_codes;
+    const challenge = await api(w.server, "POST", "/auth/login", {
+      body: { email: w.twoFactorUser.email, password: w.twoFactorUser.password },
+    });
+    return {
+      method: "POST",
+      path: "/auth/login/second-factor",
+      body: { challenge_token: challenge.body.challenge_token, recovery_code: w.twoFactorUser.recoveryCodes.pop() },
+    };
+  },
   "POST /auth/refresh": async (w) => ({
     method: "POST",
     path: "/auth/refresh",
@@ -226,6 +251,6 @@ async function refreshToken(w: World): Promise<string> {
 
 export function builderFor(key: string, cases: Record<string, SecurityCase>, w: World): Builder | undefined {
   const c = cases[key];
-  if (c) return (_w, team) => c.request({ server: w.server, people: w.people, team });
+  if (c) return (_w, team, caller) => c.request({ server: w.server, people: w.people, team, as: personOf(caller, w) });
   return EXTRA_BUILDERS[key];
 }

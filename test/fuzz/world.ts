@@ -1,6 +1,7 @@
 import type { RunningServer } from "../../src/app";
 import { api, newUser, type TestUser } from "../helpers";
 import { fullLogin, start, type TestClient } from "../ms-auth-helpers";
+import { enableTotp } from "../two-factor-helpers";
 import { makePeople, makeTeam, type People, type TeamFixture } from "../security/fixture";
 
 export interface TestGameServer {
@@ -28,6 +29,8 @@ export interface World {
   sessionToken: string;
   /** signs in only for /auth/refresh and /auth/logout, so rotating its tokens disturbs nobody */
   sessionUser: TestUser;
+  /** has an authenticator app: its sign-ins answer a challenge; unused recovery codes to complete them */
+  twoFactorUser: TestUser & { recoveryCodes: string[] };
   /** every API key the fixture team had before the fuzzer started */
   keyIds: string[];
   /** signed by the server's own key two hours ago with a one-minute life */
@@ -81,12 +84,14 @@ export async function gameServerIn(server: RunningServer, owner: TestUser, teamI
 export async function makeWorld(server: RunningServer): Promise<World> {
   const people = await makePeople(server);
   const team = await makeTeam(server, people);
-  const [client, otherClient, gameServer, sessionUser] = await Promise.all([
+  const [client, otherClient, gameServer, sessionUser, twoFactorUser] = await Promise.all([
     clientIn(server, people.owner, team.teamId),
     clientIn(server, people.outsider, team.otherTeamId),
     gameServerIn(server, people.owner, team.teamId),
     newUser(server, "session"),
+    newUser(server, "two-factor"),
   ]);
+  const { recoveryCodes } = await enableTotp(server, twoFactorUser);
   const login = await fullLogin(server, client);
   const pending = await start(server, client, "fuzz");
   const forCallback = await start(server, client, "callback");
@@ -141,6 +146,7 @@ export async function makeWorld(server: RunningServer): Promise<World> {
     authorizedRequestId: login.id,
     sessionToken: login.token,
     sessionUser,
+    twoFactorUser: { ...twoFactorUser, recoveryCodes },
     expiredToken,
     keyIds: keys.body.api_keys.map((k: { key_id: string }) => k.key_id),
     callbackState: new URL(forCallback.auth_url).searchParams.get("state")!,

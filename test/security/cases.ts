@@ -1,6 +1,8 @@
 import type { RunningServer } from "../../src/app";
 import type { Access } from "../../src/trpc/init";
-import { api, uniqueEmail } from "../helpers";
+import { api, type TestUser, uniqueEmail } from "../helpers";
+import { addPasskey, SoftAuthenticator, totpCode } from "../two-factor-helpers";
+import { ensureFactor, ensureTotp, withoutTotp } from "./two-factor-state";
 import type { People, TeamFixture } from "./fixture";
 
 export interface Req {
@@ -19,8 +21,12 @@ export interface SecurityCase {
    * they did not exist.
    */
   outsider?: 403 | 404;
-  /** Builds a well-formed request against the fixture's team; async to create what it needs. */
-  request(f: { server: RunningServer; people: People; team: TeamFixture }): Req | Promise<Req>;
+  /**
+   * Builds a well-formed request against the fixture's team; async to create what it needs. `as`
+   * is the person who will send it, where the request is about their own account (their
+   * password, their factors); the owner when not given.
+   */
+  request(f: { server: RunningServer; people: People; team: TeamFixture; as?: TestUser }): Req | Promise<Req>;
 }
 
 /**
@@ -29,6 +35,85 @@ export interface SecurityCase {
  */
 export const SECURITY_CASES: Record<string, SecurityCase> = {
   "GET /auth/me": { access: "user", request: () => ({ method: "GET", path: "/auth/me" }) },
+  "GET /auth/two-factor": { access: "user", request: () => ({ method: "GET", path: "/auth/two-factor" }) },
+  "POST /auth/two-factor/totp": {
+    access: "user",
+    request: async ({ server, people, as = people.owner }) => {
+      await withoutTotp(server, as);
+      return { method: "POST", path: "/auth/two-factor/totp", body: { password: as.password } };
+    },
+  },
+  "POST /auth/two-factor/totp/confirm": {
+    access: "user",
+    // A pending secret of the sender's, and a right code from it.
+    request: async ({ server, people, as = people.owner }) => {
+      await withoutTotp(server, as);
+      const setup = await api(server, "POST", "/auth/two-factor/totp", {
+        token: as.token,
+        body: { password: as.password },
+      });
+      return {
+        method: "POST",
+        path: "/auth/two-factor/totp/confirm",
+        body: { code: await totpCode(setup.body.secret, -1) },
+      };
+    },
+  },
+  "POST /auth/two-factor/totp/remove": {
+    access: "user",
+    request: async ({ server, people, as = people.owner }) => {
+      await ensureTotp(server, as);
+      return { method: "POST", path: "/auth/two-factor/totp/remove", body: { password: as.password } };
+    },
+  },
+  "POST /auth/two-factor/passkeys/options": {
+    access: "user",
+    request: ({ people, as = people.owner }) => ({
+      method: "POST",
+      path: "/auth/two-factor/passkeys/options",
+      body: { password: as.password },
+    }),
+  },
+  "POST /auth/two-factor/passkeys": {
+    access: "user",
+    // The registration answer of a software authenticator to the sender's own options.
+    request: async ({ server, people, as = people.owner }) => {
+      const { options } = (
+        await api(server, "POST", "/auth/two-factor/passkeys/options", {
+          token: as.token,
+          body: { password: as.password },
+        })
+      ).body;
+      return {
+        method: "POST",
+        path: "/auth/two-factor/passkeys",
+        body: { name: "Matrix key", response: new SoftAuthenticator(server.url).create(options) },
+      };
+    },
+  },
+  "POST /auth/two-factor/passkeys/{passkey_id}/remove": {
+    access: "user",
+    request: async ({ server, people, as = people.owner }) => {
+      const { passkeyId } = await addPasskey(server, as);
+      return {
+        method: "POST",
+        path: `/auth/two-factor/passkeys/${passkeyId}/remove`,
+        body: { password: as.password },
+      };
+    },
+  },
+  "POST /auth/two-factor/recovery-codes": {
+    access: "user",
+    request: async ({ server, people, as = people.owner }) => {
+      await ensureFactor(server, as);
+      return { method: "POST", path: "/auth/two-factor/recovery-codes", body: { password: as.password } };
+    },
+  },
+  "PUT /teams/{team_id}/two-factor": {
+    access: "person:admin",
+    // Turning the requirement off: allowed to any admin, and it locks no one out of the fixture.
+    request: ({ team }) => ({ method: "PUT", path: `/teams/${team.teamId}/two-factor`, body: { required: false } }),
+  },
   "POST /teams": { access: "user", request: () => ({ method: "POST", path: "/teams", body: { name: "x" } }) },
   "GET /teams": { access: "member", request: () => ({ method: "GET", path: "/teams" }) },
   "GET /teams/{team_id}": {

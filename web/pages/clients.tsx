@@ -2,7 +2,21 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, fieldErrors, publicClient, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, ErrorState, Field, TextField, go, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  ErrorState,
+  Field,
+  go,
+  PageHeading,
+  Q,
+  ShownOnce,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
 
 /** Secrets shown in this tab, kept in memory only so "Try sign-in" can use them. */
 const secrets = new Map<string, string>();
@@ -15,7 +29,7 @@ export function ClientsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Client apps</h1>
+        <PageHeading title="Client apps" />
         {canWrite && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             New client app
@@ -61,8 +75,10 @@ function CreateClient({ onClose }: { onClose: () => void }) {
   const qc = useQueryClient();
   const [form, setForm] = useState({ name: "", title: "", description: "", logo_url: "" });
   const [created, setCreated] = useState<{ id: string; secret: string } | null>(null);
+  const intent = useIntent();
   const create = useMutation(
     trpc.clients.create.mutationOptions({
+      ...intent.options(),
       onSuccess: (r) => {
         secrets.set(r.app.client_id, r.client_secret);
         setCreated({ id: r.app.client_id, secret: r.client_secret });
@@ -96,7 +112,7 @@ function CreateClient({ onClose }: { onClose: () => void }) {
       aria-label="New client app"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ team_id: team!.team_id, ...form, logo_url: form.logo_url || undefined });
+        intent.submit(create, { team_id: team!.team_id, ...form, logo_url: form.logo_url || undefined });
       }}
     >
       <h2>New client app</h2>
@@ -116,9 +132,9 @@ function CreateClient({ onClose }: { onClose: () => void }) {
       </Field>
       {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
       <div className="row">
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <SubmitButton className="primary" pending={create.isPending}>
           Create
-        </button>
+        </SubmitButton>
         <button type="button" onClick={onClose}>
           Cancel
         </button>
@@ -134,7 +150,7 @@ export function ClientPage({ clientId }: { clientId: string }) {
       {(a) => (
         <>
           <div className="page-head">
-            <h1>{a.title}</h1>
+            <PageHeading title={a.title} />
             <a href="#/clients">All client apps</a>
           </div>
           <p>
@@ -223,8 +239,10 @@ function MsAuthModule({ clientId }: { clientId: string }) {
       qc.invalidateQueries(trpc.clients.get.queryFilter()),
     ]);
   const outcome = useOutcome(refresh);
+  const intent = useIntent();
   const enable = useMutation(
     trpc.clients.enableMsAuth.mutationOptions({
+      ...intent.options(),
       onSuccess: () => {
         refresh();
         toast("Sign in with Microsoft enabled");
@@ -246,7 +264,7 @@ function MsAuthModule({ clientId }: { clientId: string }) {
           aria-label="ms_auth module"
           onSubmit={(e) => {
             e.preventDefault();
-            enable.mutate({ client_id: clientId, post_login_redirect_uri: uri });
+            intent.submit(enable, { client_id: clientId, post_login_redirect_uri: uri });
           }}
         >
           <TextField
@@ -257,9 +275,9 @@ function MsAuthModule({ clientId }: { clientId: string }) {
             value={uri}
             onChange={(v) => setUri(v)}
           />
-          <button type="submit" className="primary">
+          <SubmitButton className="primary" pending={enable.isPending} busy="Saving…">
             {mod.data ? "Save module" : "Enable module"}
-          </button>
+          </SubmitButton>
           {mod.data && (
             <ConfirmButton
               label="Disable"

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage, fieldErrors, forServer, trpc } from "../api";
 import { Chart } from "../chart";
-import { DownNote } from "../down";
+import { DownNote, reasonText } from "../down";
 import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
 import { type LiveEvent, liveLabel, liveOnline, useLive } from "../live";
@@ -16,8 +16,11 @@ import {
   fmt,
   go,
   Loading,
+  PageHeading,
   Q,
   ShownOnce,
+  SubmitButton,
+  useIntent,
   useToast,
   useOutcome,
 } from "../ui";
@@ -61,9 +64,9 @@ export function ServerPage({ serverId }: { serverId: string }) {
       {(s) => (
         <>
           <div className="page-head">
-            <h1>
+            <PageHeading title={s.name}>
               {s.name} <Badge online={liveOnline(live, s.status.online)} />
-            </h1>
+            </PageHeading>
             <a href="#/servers">All servers</a>
           </div>
           <p className="muted" data-live={live.connected}>
@@ -133,16 +136,9 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
       <h2 id="uptime-h">Uptime ({window})</h2>
       <Q q={stats}>
         {(u) => {
-          // Down periods: runs of buckets with no successful check.
-          const incidents: { from: string; to: string }[] = [];
-          for (const b of u.buckets) {
-            if (b.down > 0 && b.up === 0) {
-              const last = incidents.at(-1);
-              const end = new Date(Date.parse(b.start) + u.bucket_seconds * 1000).toISOString();
-              if (last && last.to === b.start) last.to = end;
-              else incidents.push({ from: b.start, to: end });
-            }
-          }
+          // Down periods as the pinger recorded them, whole: an outage of minutes leaves no
+          // all-down bucket in the hourly views, so they are not read off the buckets.
+          const incidents = u.incidents;
           return (
             <>
               <p>
@@ -157,8 +153,11 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
               ) : (
                 <ul aria-label="Incidents">
                   {incidents.map((i) => (
-                    <li key={i.from}>
-                      Down from {new Date(i.from).toLocaleString()} to {new Date(i.to).toLocaleString()}
+                    <li key={i.started_at} data-reason={i.reason ?? ""}>
+                      {i.ended_at === null
+                        ? `Down since ${new Date(i.started_at).toLocaleString()} (${duration(i.duration_seconds)} so far)`
+                        : `Down from ${new Date(i.started_at).toLocaleString()} to ${new Date(i.ended_at).toLocaleString()} (${duration(i.duration_seconds)})`}
+                      : {reasonText(i.reason)}
                     </li>
                   ))}
                 </ul>
@@ -169,6 +168,17 @@ function Uptime({ serverId, window }: { serverId: string; window: Window }) {
       </Q>
     </section>
   );
+}
+
+/** "45 s", "12 min", "3 h 5 min", "2 d 4 h": an incident's length at a glance. */
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const m = Math.round(seconds / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
 const DURATIONS: [string, number | null][] = [
@@ -187,9 +197,10 @@ function Players({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
+  const intent = useIntent();
   const ban = useMutation(
     trpc.servers.ban.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: (b) => {
         void refresh();
         toast(`${b.name} banned`);
@@ -259,6 +270,7 @@ function Players({ serverId }: { serverId: string }) {
                           <td>
                             <ConfirmButton
                               label="Unban"
+                              target={b.name}
                               danger={false}
                               question={`Lift the ban on ${b.name}?`}
                               onConfirm={() => unban.mutate({ uuid: b.uuid })}
@@ -280,7 +292,7 @@ function Players({ serverId }: { serverId: string }) {
           onSubmit={(e) => {
             e.preventDefault();
             const secs = Number(form.duration);
-            ban.mutate({
+            intent.submit(ban, {
               uuid: form.uuid,
               name: form.name,
               reason: form.reason || undefined,
@@ -323,9 +335,9 @@ function Players({ serverId }: { serverId: string }) {
                 </select>
               )}
             </Field>
-            <button type="submit" className="danger">
+            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
               Ban
-            </button>
+            </SubmitButton>
           </div>
           {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
         </form>
@@ -342,9 +354,10 @@ function Ranks({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createRank.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Rank created");
@@ -388,6 +401,7 @@ function Ranks({ serverId }: { serverId: string }) {
                       <td data-label="Actions">
                         <ConfirmButton
                           label="Delete"
+                          target={`rank ${r.name}`}
                           question={`Delete the rank ${r.name}?`}
                           onConfirm={() => del.mutate({ name: r.name })}
                         />
@@ -406,7 +420,7 @@ function Ranks({ serverId }: { serverId: string }) {
           aria-label="Add a rank"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({
+            intent.submit(create, {
               name: form.name,
               prefix: form.prefix || null,
               weight: Number(form.weight),
@@ -450,7 +464,9 @@ function Ranks({ serverId }: { serverId: string }) {
               />
             )}
           </Field>
-          <button type="submit">Add rank</button>
+          <SubmitButton pending={create.isPending} busy="Adding…">
+            Add rank
+          </SubmitButton>
           {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
         </form>
       )}
@@ -466,9 +482,10 @@ function Announcements({ serverId }: { serverId: string }) {
   const refresh = () => qc.invalidateQueries(trpc.servers.announcements.queryFilter());
   const outcome = useOutcome(refresh);
   const [form, setForm] = useState({ message: "", schedule: "0 * * * *" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.createAnnouncement.mutationOptions({
-      ...forServer(serverId),
+      ...intent.options({ serverId }),
       onSuccess: () => {
         refresh();
         toast("Announcement added");
@@ -509,13 +526,15 @@ function Announcements({ serverId }: { serverId: string }) {
                     <span className="row">
                       <button
                         type="button"
+                        aria-label={`${a.active ? "Pause" : "Resume"} announcement ${a.message}`}
                         onClick={() => pause.mutate({ announcement_id: a.announcement_id, active: !a.active })}
                       >
                         {a.active ? "Pause" : "Resume"}
                       </button>
                       <ConfirmButton
                         label="Delete"
-                        question="Delete this announcement?"
+                        target={`announcement ${a.message}`}
+                        question={`Delete the announcement "${a.message}"?`}
                         onConfirm={() => del.mutate({ announcement_id: a.announcement_id })}
                       />
                     </span>
@@ -531,7 +550,7 @@ function Announcements({ serverId }: { serverId: string }) {
           aria-label="Add an announcement"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({ message: form.message, schedule: form.schedule });
+            intent.submit(create, { message: form.message, schedule: form.schedule });
           }}
         >
           <div className="row-form">
@@ -548,7 +567,9 @@ function Announcements({ serverId }: { serverId: string }) {
               value={form.schedule}
               onChange={(v) => setForm({ ...form, schedule: v })}
             />
-            <button type="submit">Add announcement</button>
+            <SubmitButton pending={create.isPending} busy="Adding…">
+              Add announcement
+            </SubmitButton>
           </div>
           <p className="muted" aria-live="polite">
             {preview

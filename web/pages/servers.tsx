@@ -4,7 +4,7 @@ import { fieldErrors, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
 import { type DownStatus, DownNote } from "../down";
 import { type LiveEvent, liveOnline, useLive } from "../live";
-import { Badge, Empty, ErrorState, Field, go, Q } from "../ui";
+import { Badge, Empty, ErrorState, Field, go, PageHeading, Q, SubmitButton, useIntent } from "../ui";
 
 interface ServerRow {
   server_id: string;
@@ -67,7 +67,7 @@ export function ServersPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Servers</h1>
+        <PageHeading title="Servers" />
         {canWrite && !creating && (
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             Add server
@@ -99,8 +99,10 @@ function CreateServer({ onClose }: { onClose: () => void }) {
   const { team } = useCurrent();
   const qc = useQueryClient();
   const [form, setForm] = useState({ name: "", host: "", port: "25565", kind: "single", network_name: "" });
+  const intent = useIntent();
   const create = useMutation(
     trpc.servers.create.mutationOptions({
+      ...intent.options(),
       onSuccess: (s) => {
         void qc.invalidateQueries(trpc.servers.list.queryFilter());
         sessionAgentTokens.set(s.server_id, s.agent_token);
@@ -118,7 +120,7 @@ function CreateServer({ onClose }: { onClose: () => void }) {
       aria-label="Add a server"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({
+        intent.submit(create, {
           team_id: team!.team_id,
           name: form.name,
           host: form.host,
@@ -167,9 +169,9 @@ function CreateServer({ onClose }: { onClose: () => void }) {
       </div>
       {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
       <div className="row">
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <SubmitButton className="primary" pending={create.isPending} busy="Adding…">
           Add server
-        </button>
+        </SubmitButton>
         <button type="button" onClick={onClose}>
           Cancel
         </button>
@@ -189,7 +191,7 @@ export function NetworksPage() {
   });
   return (
     <>
-      <h1>Networks</h1>
+      <PageHeading title="Networks" />
       <Q q={nets}>
         {(d) =>
           d.networks.length === 0 ? (

@@ -2,7 +2,20 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, TextField, Q, ShownOnce, useToast, useOutcome } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  Field,
+  PageHeading,
+  Q,
+  ShownOnce,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
+import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
 
 export function TeamSwitcher() {
@@ -14,7 +27,7 @@ export function TeamSwitcher() {
       <select value={team?.team_id} onChange={(e) => selectTeam(e.target.value)}>
         {teams.map((t) => (
           <option key={t.team_id} value={t.team_id}>
-            {t.name} ({t.role})
+            {t.name} ({t.locked ? "locked" : t.role})
           </option>
         ))}
       </select>
@@ -27,8 +40,10 @@ function CreateTeam() {
   const toast = useToast();
   const { selectTeam } = useCurrent();
   const [name, setName] = useState("");
+  const intent = useIntent();
   const create = useMutation(
     trpc.teams.create.mutationOptions({
+      ...intent.options(),
       onSuccess: async (t) => {
         await qc.invalidateQueries(trpc.auth.me.queryFilter());
         selectTeam(t.team_id);
@@ -43,7 +58,7 @@ function CreateTeam() {
       aria-label="Create a team"
       onSubmit={(e) => {
         e.preventDefault();
-        create.mutate({ name });
+        intent.submit(create, { name });
       }}
     >
       <h2>Create a team</h2>
@@ -52,9 +67,9 @@ function CreateTeam() {
           <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />
         )}
       </Field>
-      <button className="primary" type="submit" disabled={create.isPending}>
+      <SubmitButton className="primary" pending={create.isPending}>
         Create team
-      </button>
+      </SubmitButton>
     </form>
   );
 }
@@ -64,16 +79,17 @@ export function TeamPage() {
   if (!team)
     return (
       <>
-        <h1>Welcome</h1>
+        <PageHeading title="Welcome" />
         <Empty title="You are not in a team yet. Create one to add servers and client apps, or accept an invitation." />
         <CreateTeam />
       </>
     );
   return (
     <>
-      <h1>Team {team.name}</h1>
+      <PageHeading title={`Team ${team.name}`} />
       <p className="muted">Your role: {team.role}</p>
       <Rename />
+      <TwoFactorRequirement />
       <Members />
       <ApiKeys />
       <Webhooks />
@@ -122,8 +138,10 @@ function Members() {
   const refresh = () => qc.invalidateQueries(trpc.teams.members.queryFilter());
   const outcome = useOutcome(refresh);
   const refreshInvitations = () => qc.invalidateQueries(trpc.teams.invitations.queryFilter());
+  const invite = useIntent();
   const add = useMutation(
     trpc.teams.invite.mutationOptions({
+      ...invite.options(),
       onSuccess: (i) => {
         void refreshInvitations();
         toast(`Invitation sent to ${i.email}`);
@@ -175,6 +193,7 @@ function Members() {
                         {m.role !== "owner" && (
                           <ConfirmButton
                             label="Remove"
+                            target={m.email}
                             question={`Remove ${m.email} from the team?`}
                             onConfirm={() => remove.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -182,6 +201,7 @@ function Members() {
                         {team!.role === "owner" && m.role !== "owner" && (
                           <ConfirmButton
                             label="Make owner"
+                            target={m.email}
                             question={`Transfer ownership to ${m.email}? You become an admin.`}
                             onConfirm={() => transfer.mutate({ team_id, user_id: m.user_id })}
                           />
@@ -202,7 +222,7 @@ function Members() {
           aria-label="Invite a member"
           onSubmit={(e) => {
             e.preventDefault();
-            add.mutate({ team_id, email, role }, { onSuccess: () => setEmail("") });
+            invite.submit(add, { team_id, email, role }, () => setEmail(""));
           }}
         >
           <TextField
@@ -221,7 +241,9 @@ function Members() {
               </select>
             )}
           </Field>
-          <button type="submit">Invite</button>
+          <SubmitButton pending={add.isPending} busy="Inviting…">
+            Invite
+          </SubmitButton>
         </form>
       )}
     </section>
@@ -349,8 +371,10 @@ function ApiKeys() {
   const [shown, setShown] = useState<string | null>(null);
   const [name, setName] = useState("");
   const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const intent = useIntent();
   const create = useMutation(
     trpc.teams.createApiKey.mutationOptions({
+      ...intent.options(),
       onSuccess: (k) => {
         setShown(k.key);
         setName("");
@@ -391,6 +415,7 @@ function ApiKeys() {
                       <td data-label="Actions">
                         <ConfirmButton
                           label="Revoke"
+                          target={`API key ${k.name}`}
                           question={`Revoke the key ${k.name}? Scripts using it stop working.`}
                           onConfirm={() => revoke.mutate({ team_id, key_id: k.key_id })}
                         />
@@ -407,7 +432,7 @@ function ApiKeys() {
         aria-label="Create an API key"
         onSubmit={(e) => {
           e.preventDefault();
-          create.mutate({ team_id, name, role });
+          intent.submit(create, { team_id, name, role });
         }}
       >
         <Field label="Key name" error={create.error ? errorMessage(create.error) : undefined}>
@@ -423,7 +448,7 @@ function ApiKeys() {
             </select>
           )}
         </Field>
-        <button type="submit">Create key</button>
+        <SubmitButton pending={create.isPending}>Create key</SubmitButton>
       </form>
     </section>
   );
@@ -433,7 +458,7 @@ export function AccountPage() {
   const { email, teams } = useCurrent();
   return (
     <>
-      <h1>Account</h1>
+      <PageHeading title="Account" />
       <section className="card">
         <p>
           Signed in as <strong>{email}</strong>
@@ -442,6 +467,7 @@ export function AccountPage() {
           Member of {teams.length} team{teams.length === 1 ? "" : "s"}.
         </p>
       </section>
+      <TwoFactorSection />
     </>
   );
 }

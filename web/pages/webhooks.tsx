@@ -3,7 +3,19 @@ import { useState } from "react";
 import { TEAM_EVENT_TYPES, type TeamEventType } from "../../src/lib/events";
 import { errorMessage, trpc } from "../api";
 import { useCurrent } from "../current";
-import { ConfirmButton, Empty, Field, fmt, Q, ShownOnce, TextField, useOutcome, useToast } from "../ui";
+import {
+  ConfirmButton,
+  Empty,
+  Field,
+  fmt,
+  Q,
+  ShownOnce,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
 
 /** The event types a team can pick: the service's list, less the test event (sent on request, not subscribed to). */
 type EventType = Exclude<TeamEventType, "webhook.test">;
@@ -25,8 +37,10 @@ export function Webhooks() {
   const [kind, setKind] = useState<Kind>("standard");
   const [description, setDescription] = useState("");
   const [types, setTypes] = useState<EventType[]>([]);
+  const intent = useIntent();
   const create = useMutation(
     trpc.webhooks.create.mutationOptions({
+      ...intent.options(),
       onSuccess: (r) => {
         setShown(r.secret);
         setUrl("");
@@ -111,7 +125,11 @@ export function Webhooks() {
                       </td>
                       <td data-label="Actions">
                         <div className="actions">
-                          <button type="button" onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}>
+                          <button
+                            type="button"
+                            aria-label={`${open === e.endpoint_id ? "Hide deliveries" : "Deliveries"} of ${e.url}`}
+                            onClick={() => setOpen(open === e.endpoint_id ? null : e.endpoint_id)}
+                          >
                             {open === e.endpoint_id ? "Hide deliveries" : "Deliveries"}
                           </button>
                           {canWrite && (
@@ -119,6 +137,7 @@ export function Webhooks() {
                               {e.enabled && e.paused_at && (
                                 <button
                                   type="button"
+                                  aria-label={`Resume endpoint ${e.url}`}
                                   disabled={resume.isPending}
                                   onClick={() => resume.mutate({ team_id, endpoint_id: e.endpoint_id })}
                                 >
@@ -127,6 +146,7 @@ export function Webhooks() {
                               )}
                               <button
                                 type="button"
+                                aria-label={`Send test to ${e.url}`}
                                 disabled={!e.enabled || Boolean(e.paused_at) || test.isPending}
                                 onClick={() => test.mutate({ team_id, endpoint_id: e.endpoint_id })}
                               >
@@ -134,6 +154,7 @@ export function Webhooks() {
                               </button>
                               <button
                                 type="button"
+                                aria-label={`${e.enabled ? "Disable" : "Enable"} endpoint ${e.url}`}
                                 onClick={() =>
                                   update.mutate({ team_id, endpoint_id: e.endpoint_id, enabled: !e.enabled })
                                 }
@@ -142,6 +163,7 @@ export function Webhooks() {
                               </button>
                               <ConfirmButton
                                 label="Delete"
+                                target={`endpoint ${e.url}`}
                                 question={`Delete the endpoint ${e.url} and its delivery log?`}
                                 onConfirm={() => remove.mutate({ team_id, endpoint_id: e.endpoint_id })}
                               />
@@ -163,7 +185,7 @@ export function Webhooks() {
           aria-label="Add a webhook endpoint"
           onSubmit={(e) => {
             e.preventDefault();
-            create.mutate({ team_id, url, kind, description, event_types: types });
+            intent.submit(create, { team_id, url, kind, description, event_types: types });
           }}
         >
           <h3>Add an endpoint</h3>
@@ -201,9 +223,9 @@ export function Webhooks() {
               </label>
             ))}
           </fieldset>
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <SubmitButton className="primary" pending={create.isPending} busy="Adding…">
             Add endpoint
-          </button>
+          </SubmitButton>
         </form>
       )}
     </section>
@@ -296,6 +318,7 @@ function Deliveries({ team_id, endpoint_id }: { team_id: string; endpoint_id: st
                       <td data-label="Actions">
                         <button
                           type="button"
+                          aria-label={`Redeliver ${x.event_type} of ${new Date(x.created_at).toLocaleString()}`}
                           onClick={() => redeliver.mutate({ team_id, endpoint_id, delivery_id: x.delivery_id })}
                         >
                           Redeliver

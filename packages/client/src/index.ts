@@ -41,6 +41,7 @@ export {
   type WebSocketLike,
 } from "./socket";
 export {
+  type CallContext,
   type Credential,
   createTrpcClient,
   type PlatformTrpcClient,

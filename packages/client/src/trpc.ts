@@ -7,6 +7,16 @@ export interface Selectors {
   serverId?: string;
 }
 
+/**
+ * What a call's `context` may hold: its selectors, and for a POST that creates or changes
+ * something an `idempotencyKey` (sent as `Idempotency-Key`): retried with the same key and input
+ * within 24 hours, the service answers the first answer again instead of running it twice.
+ * Never a default: one key belongs to one intent.
+ */
+export interface CallContext extends Selectors {
+  idempotencyKey?: string;
+}
+
 export type Credential = string | (() => string | undefined | Promise<string | undefined>);
 
 export interface TrpcClientOptions {
@@ -45,12 +55,14 @@ export function createTrpcClient(options: TrpcClientOptions): PlatformTrpcClient
         url,
         ...(options.fetch && { fetch: options.fetch }),
         async headers({ op }) {
-          const selected = { ...options.defaults, ...(op.context as Selectors) };
+          const own = op.context as CallContext;
+          const selected = { ...options.defaults, ...own };
           const token = await resolveCredential(options.token);
           const headers: Record<string, string> = {};
           if (token) headers.authorization = `Bearer ${token}`;
           if (selected.teamId) headers["x-team-id"] = selected.teamId;
           if (selected.serverId) headers["x-server-id"] = selected.serverId;
+          if (own.idempotencyKey) headers["idempotency-key"] = own.idempotencyKey;
           return headers;
         },
       }),

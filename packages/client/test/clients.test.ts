@@ -37,6 +37,26 @@ describe("tRPC client", () => {
   });
 });
 
+describe("Idempotency-Key", () => {
+  test("a call's idempotencyKey makes a retried create answer the first answer; the REST client takes it as a header", async () => {
+    const server = await sharedServer();
+    const owner = await newUser(server, "sdk");
+    const api = createTrpcClient({ baseUrl: server.url, token: owner.token });
+    const idempotencyKey = crypto.randomUUID();
+    const first = await api.teams.create.mutate({ name: "Once" }, { context: { idempotencyKey } });
+    const again = await api.teams.create.mutate({ name: "Once" }, { context: { idempotencyKey } });
+    expect(again).toEqual(first);
+    const rest = createRestClient({ baseUrl: server.url, token: owner.token });
+    const viaRest = await rest.POST("/teams", {
+      params: { header: { "Idempotency-Key": idempotencyKey } },
+      body: { name: "Once" },
+    });
+    expect(viaRest.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(viaRest.data).toEqual(first);
+    expect((await api.teams.list.query()).teams).toHaveLength(1);
+  });
+});
+
 describe("REST client", () => {
   test("typed paths with the selector header; errors come back as the envelope", async () => {
     const server = await sharedServer();

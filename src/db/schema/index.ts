@@ -5,3 +5,5 @@ export * from "./servers";
 export * from "./identity";
 export * from "./assertion-keys";
 export * from "./webhooks";
+export * from "./two-factor";
+export * from "./idempotency";

@@ -78,6 +78,31 @@ export const serverStatus = pgTable("server_status", {
   heartbeatAt: tz("heartbeat_at"),
 });
 
+/**
+ * Down periods as the pinger found them: opened by the check that finds a server down after it
+ * was up (or at its first check), closed by the next check that finds it up; `ended_at` is null
+ * while it lasts. Written with the status, so every uptime window lists the same incidents
+ * whatever resolution its buckets have. Kept as long as the hourly tier (SAMPLE_RETENTION_DAYS).
+ */
+export const serverIncidents = pgTable(
+  "server_incidents",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    startedAt: tz("started_at").notNull(),
+    endedAt: tz("ended_at"),
+    /** The first failed check's reason (src/monitoring/down-reason.ts); null when not known. */
+    reason: text("reason"),
+  },
+  (t) => [
+    index("server_incidents_time_idx").on(t.serverId, t.startedAt),
+    // At most one open incident a server.
+    uniqueIndex("server_incidents_open_uq").on(t.serverId).where(sql`${t.endedAt} is null`),
+  ],
+);
+
 /** Raw ping results, kept as long as the one-minute tier; the metric buckets are what reads use. */
 export const serverSamples = pgTable(
   "server_samples",

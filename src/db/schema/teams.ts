@@ -1,4 +1,4 @@
-import { index, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { users } from "./accounts";
 
 export const teamRole = pgEnum("team_role", ["owner", "admin", "viewer"]);
@@ -6,6 +6,8 @@ export const teamRole = pgEnum("team_role", ["owner", "admin", "viewer"]);
 export const teams = pgTable("teams", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
+  /** Members without a second factor are refused the team's routes (403 two_factor_required). */
+  requireTwoFactor: boolean("require_two_factor").notNull().default(false),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

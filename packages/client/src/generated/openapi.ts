@@ -91,10 +91,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in; returns an access token and a refresh token
-         * @description Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After.
+         * Sign in; returns an access token and a refresh token, or a second-factor challenge
+         * @description Failed sign-ins are limited per email (whether or not an account has it) and per client address: over either limit every sign-in for it answers 429 with Retry-After until the window ends. Password checks run in a few hashing slots, some kept from sign-ups: with every slot busy and the sign-in queue full, 429 with Retry-After. An account with a second factor gets no tokens here but `second_factor_required: true` with a `challenge_token` (single use, TWO_FACTOR_CHALLENGE_TTL_SECONDS) to complete at `POST /auth/login/second-factor`, the factors it may use, and for passkeys the WebAuthn request options.
          */
         post: operations["auth-login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a sign-in with the second factor; returns an access token and a refresh token
+         * @description Send the `challenge_token` from `POST /auth/login` with exactly one of: `code` (6 digits from the authenticator app; each code works once), `recovery_code` (works once), or `passkey` (the WebAuthn assertion for the challenge's `passkey_options`). A wrong factor is 401 and counts against the same failed sign-in limits as a wrong password (per email and per address; 429 with Retry-After past them); after 5 wrong tries the challenge is spent. An unknown, expired or used challenge is 401: sign in with the password again.
+         */
+        post: operations["auth-secondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -175,6 +195,166 @@ export interface paths {
          * @description Sign-up attempts are limited per client address and for the whole service (SIGNUPS_PER_ADDRESS_PER_HOUR, SIGNUPS_PER_HOUR), and password hashing runs in a few slots of which sign-ups hold only a share: over a limit, or with the sign-up queue full, the answer is 429 with Retry-After and no account is made.
          */
         post: operations["auth-signup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's second factors
+         * @description Whether the account has a second factor, its authenticator app, its passkeys and how many unused recovery codes are left. Secrets and codes are never returned here.
+         */
+        get: operations["twoFactor-status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish adding a passkey with the authenticator's answer
+         * @description Send the RegistrationResponseJSON the browser produced for the options, and a name for the passkey. It is checked against the stored challenge, this service's origin and relying party id; only its public key and signature counter are kept. When it is the account's first factor the answer holds 10 recovery codes, shown this once. 400 when it does not verify; 409 when no set-up is in progress (or it expired) or the passkey is already registered.
+         */
+        post: operations["twoFactor-addPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/passkeys/{passkey_id}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a passkey
+         * @description The passkey stops signing in. With no factor left, the recovery codes go too. 404 for a passkey this account does not have. Needs the account's password again (`password`): a stolen access token alone cannot change the account's factors. A wrong password is 401 and counts as a failed sign-in of the account (429 past the limits).
+         */
+        post: operations["twoFactor-removePasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start adding a passkey: WebAuthn creation options
+         * @description Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()` (or @simplewebauthn/browser's `startRegistration`). The relying party id is the host of PUBLIC_URL. The challenge is kept for TWO_FACTOR_CHALLENGE_TTL_SECONDS; a new request replaces it. 409 at 10 passkeys. Needs the account's password again (`password`): a stolen access token alone cannot change the account's factors. A wrong password is 401 and counts as a failed sign-in of the account (429 past the limits).
+         */
+        post: operations["twoFactor-passkeyOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the recovery codes
+         * @description 10 new recovery codes, shown this once; the old ones stop working. 409 without a second factor. Needs the account's password again (`password`): a stolen access token alone cannot change the account's factors. A wrong password is 401 and counts as a failed sign-in of the account (429 past the limits).
+         */
+        post: operations["twoFactor-regenerateRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up an authenticator app (TOTP)
+         * @description Answers a new secret (base32), its `otpauth://` URL and that URL as an SVG QR code, to scan or type into an authenticator app (RFC 6238: SHA-1, 6 digits, 30 s). Nothing changes at sign-in until `POST /auth/two-factor/totp/confirm` gets a right code; starting again replaces a pending secret. The secret is stored sealed (AES-256-GCM). 409 when an app is already set up. Needs the account's password again (`password`): a stolen access token alone cannot change the account's factors. A wrong password is 401 and counts as a failed sign-in of the account (429 past the limits).
+         */
+        post: operations["twoFactor-startTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn the authenticator app on with a code from it
+         * @description A right code from the pending secret turns it on: from then on sign-in asks for a code after the password. When it is the account's first factor the answer holds 10 recovery codes, shown this once (stored as SHA-256); otherwise `recovery_codes` is empty. 400 for a wrong code; 409 when nothing is pending.
+         */
+        post: operations["twoFactor-confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/two-factor/totp/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the authenticator app
+         * @description Sign-in stops asking for its codes. With no factor left, the recovery codes go too, and teams that require a second factor lock this account out. 404 when no app is set up. Needs the account's password again (`password`): a stolen access token alone cannot change the account's factors. A wrong password is 401 and counts as a failed sign-in of the account (429 past the limits).
+         */
+        post: operations["twoFactor-removeTotp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -455,6 +635,26 @@ export interface paths {
          * @description Exchanges the refresh token in the cookie for a new one (the old one stops working; one used twice ends the whole login, as on `POST /auth/refresh`). No cookie: 204, this browser is not signed in. A refused cookie: 401, and the cookie is cleared.
          */
         post: operations["dashboardSession-refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/session/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a dashboard sign-in with the second factor (browser)
+         * @description The second step when `POST /dashboard/session` answered a challenge: the same input, checks and limits as `POST /auth/login/second-factor` (a wrong factor counts as a failed sign-in), and on success the same answer as a signed-in `POST /dashboard/session`: the access token in the body, the refresh token in the cookie. Needs the `x-mcp-dashboard: 1` header.
+         */
+        post: operations["dashboardSession-secondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -878,7 +1078,7 @@ export interface paths {
         };
         /**
          * Uptime and latency over a window (1h, 24h, 7d, 30d), with buckets for a graph
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). `window` is one of 1h, 24h (default), 7d and 30d. `uptime` is a fraction (0..1), null when nothing was measured. `incidents` lists every down period that overlaps the window, whatever its bucket size.
          */
         get: operations["servers-uptimeStats"];
         put?: never;
@@ -1087,6 +1287,26 @@ export interface paths {
          * @description People only: a team API key gets 403, so a leaked key cannot create members or keys that outlive its revocation.
          */
         post: operations["teams-transfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{team_id}/two-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Require (or stop requiring) a second factor of every member
+         * @description Owner or admin, a person (a team API key gets 403). While required, a member whose account has no second factor (an authenticator app or a passkey) gets 403 `two_factor_required` on every route of the team (leaving it excepted) and sees it locked in the dashboard until they add one. Turning it on needs a second factor of the caller's own (403 `two_factor_required` otherwise). Team API keys are not affected: a key never signs in, and only people who passed the requirement can create one.
+         */
+        put: operations["teams-setTwoFactorRequirement"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1634,7 +1854,7 @@ export interface components {
                  * @description Stable machine-readable code
                  * @enum {string}
                  */
-                code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable";
+                code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
                 /** @description Structured detail, such as validation issues */
                 details?: unknown;
                 /** @description Human-readable explanation */
@@ -1694,12 +1914,15 @@ export interface components {
             /** Format: uuid */
             id: string;
             teams: {
+                locked: boolean;
                 name: string;
+                require_two_factor: boolean;
                 /** @enum {string} */
                 role: "owner" | "admin" | "viewer";
                 /** Format: uuid */
                 team_id: string;
             }[];
+            two_factor: boolean;
         };
         Member: {
             email: string;
@@ -1872,6 +2095,14 @@ export interface components {
         Ok: {
             /** @constant */
             ok: true;
+        };
+        Passkey: {
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            name: string;
+            /** Format: uuid */
+            passkey_id: string;
         };
         PingStatus: {
             /** @description When `online` last changed */
@@ -2208,6 +2439,17 @@ export interface components {
             /** Format: int64 */
             weight: number;
         };
+        SecondFactorChallenge: {
+            challenge_token: string;
+            /** Format: int64 */
+            expires_in: number;
+            methods: ("totp" | "recovery_code" | "passkey")[];
+            passkey_options: {
+                [key: string]: unknown;
+            } | null;
+            /** @constant */
+            second_factor_required: true;
+        };
         Server: {
             /** @description The last agent heartbeat; null until one arrives */
             agent: components["schemas"]["AgentStats"] | null;
@@ -2257,6 +2499,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             name: string;
+            require_two_factor: boolean;
             /** @enum {string} */
             role: "owner" | "admin" | "viewer";
             /** Format: uuid */
@@ -2271,6 +2514,16 @@ export interface components {
             refresh_token: string;
             /** @constant */
             token_type: "Bearer";
+        };
+        TwoFactorStatus: {
+            enabled: boolean;
+            passkeys: components["schemas"]["Passkey"][];
+            /** Format: int64 */
+            recovery_codes_left: number;
+            totp: {
+                confirmed_at: string | null;
+                enabled: boolean;
+            };
         };
         UptimeStats: {
             /** Format: int64 */
@@ -2291,6 +2544,24 @@ export interface components {
             down: number;
             /** Format: date-time */
             from: string;
+            /** @description Down periods that overlap the window, the most recent first: whole, from the pinger's flips, whatever the window's bucket size */
+            incidents: {
+                /**
+                 * Format: int64
+                 * @description From start to end, or to the window's end while it lasts
+                 */
+                duration_seconds: number;
+                /** @description The first check that found it up again; null while it is still down */
+                ended_at: string | null;
+                ongoing: boolean;
+                /** @description Why the first failed check failed; null when not known (recorded before reasons were) */
+                reason: ("connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer") | null;
+                /**
+                 * Format: date-time
+                 * @description The first check that found the server down
+                 */
+                started_at: string;
+            }[];
             latency_ms: {
                 avg: number | null;
                 max: number | null;
@@ -2378,11 +2649,19 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /**
+         * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+         * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+         */
+        "Idempotency-Key": string;
+    };
     requestBodies: never;
     headers: {
         /** @description Present when the request's Origin is one of CORS_ORIGINS */
         "Access-Control-Allow-Origin": string;
+        /** @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key; absent when the operation ran */
+        "Idempotent-Replayed": "true";
         /** @description Remaining quota per policy (IETF httpapi-ratelimit-headers): `"general";r=2999;t=42` (r remaining, t seconds until more quota is available) for every request, followed by the route's own policy where it has one. */
         RateLimit: string;
         /** @description The policies that apply, e.g. `"general";q=3000;w=60, "start";q=120;w=60`. */
@@ -2640,7 +2919,13 @@ export interface operations {
     "agent-events": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2726,6 +3011,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2794,6 +3080,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -2831,6 +3139,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -2877,7 +3207,13 @@ export interface operations {
     "agent-heartbeat": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2914,6 +3250,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2927,6 +3264,219 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HeartbeatAccepted"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth-login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPair"] | components["schemas"]["SecondFactorChallenge"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -3062,7 +3612,7 @@ export interface operations {
             };
         };
     };
-    "auth-login": {
+    "auth-secondFactor": {
         parameters: {
             query?: never;
             header?: never;
@@ -3073,14 +3623,35 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery"
+                 *       "challenge_token": "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8",
+                 *       "code": "492039"
                  *     }
                  */
                 "application/json": {
-                    /** Format: email */
-                    email: string;
-                    password: string;
+                    challenge_token: string;
+                    /** @description A code from the authenticator app */
+                    code?: string;
+                    /** @description A WebAuthn assertion for `passkey_options` */
+                    passkey?: {
+                        /** @enum {string} */
+                        authenticatorAttachment?: "platform" | "cross-platform";
+                        /** @default {} */
+                        clientExtensionResults?: {
+                            [key: string]: unknown;
+                        };
+                        id: string;
+                        rawId: string;
+                        response: {
+                            authenticatorData: string;
+                            clientDataJSON: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        /** @constant */
+                        type: "public-key";
+                    };
+                    /** @description One of the recovery codes; it then stops working */
+                    recovery_code?: string;
                 };
             };
         };
@@ -3412,11 +3983,14 @@ export interface operations {
                      *       "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
                      *       "email": "ada@example.com",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "two_factor": true,
                      *       "teams": [
                      *         {
                      *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *           "name": "Blockworks",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": true,
+                     *           "locked": false
                      *         }
                      *       ]
                      *     }
@@ -3876,6 +4450,2031 @@ export interface operations {
             };
         };
     };
+    "twoFactor-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "totp": {
+                     *         "enabled": true,
+                     *         "confirmed_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "passkeys": [
+                     *         {
+                     *           "passkey_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *           "name": "YubiKey 5C",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "last_used_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ],
+                     *       "recovery_codes_left": 9
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-addPasskey": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "YubiKey 5C",
+                 *       "response": {
+                 *         "id": "uX3v9kQ2mT7wR4pL1zN8bC5dF0gH6jA3",
+                 *         "rawId": "uX3v9kQ2mT7wR4pL1zN8bC5dF0gH6jA3",
+                 *         "type": "public-key",
+                 *         "response": {
+                 *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiUTJoaGJHeGxibWRsIn0",
+                 *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFSZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NFAAAAAA",
+                 *           "transports": [
+                 *             "usb"
+                 *           ]
+                 *         },
+                 *         "clientExtensionResults": {},
+                 *         "authenticatorAttachment": "cross-platform"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    response: {
+                        /** @enum {string} */
+                        authenticatorAttachment?: "platform" | "cross-platform";
+                        /** @default {} */
+                        clientExtensionResults?: {
+                            [key: string]: unknown;
+                        };
+                        id: string;
+                        rawId: string;
+                        response: {
+                            attestationObject: string;
+                            clientDataJSON: string;
+                            transports?: ("ble" | "cable" | "hybrid" | "internal" | "nfc" | "smart-card" | "usb")[];
+                        };
+                        /** @constant */
+                        type: "public-key";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "passkey": {
+                     *         "passkey_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *         "name": "YubiKey 5C",
+                     *         "created_at": "2026-03-14T09:26:53.589Z",
+                     *         "last_used_at": null
+                     *       },
+                     *       "recovery_codes": []
+                     *     }
+                     */
+                    "application/json": {
+                        passkey: components["schemas"]["Passkey"];
+                        recovery_codes: string[];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-removePasskey": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
+                passkey_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "totp": {
+                     *         "enabled": true,
+                     *         "confirmed_at": "2026-03-14T09:26:53.589Z"
+                     *       },
+                     *       "passkeys": [],
+                     *       "recovery_codes_left": 9
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-passkeyOptions": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "options": {
+                     *         "challenge": "Q2hhbGxlbmdlRm9yQVBhc3NrZXlTZXR1cA",
+                     *         "rp": {
+                     *           "name": "mc-platform",
+                     *           "id": "mc-platform.example"
+                     *         },
+                     *         "user": {
+                     *           "id": "YjdlMmQxYzQ",
+                     *           "name": "ada@example.com",
+                     *           "displayName": ""
+                     *         },
+                     *         "pubKeyCredParams": [
+                     *           {
+                     *             "alg": -8,
+                     *             "type": "public-key"
+                     *           },
+                     *           {
+                     *             "alg": -7,
+                     *             "type": "public-key"
+                     *           },
+                     *           {
+                     *             "alg": -257,
+                     *             "type": "public-key"
+                     *           }
+                     *         ],
+                     *         "timeout": 300000,
+                     *         "attestation": "none",
+                     *         "excludeCredentials": [],
+                     *         "authenticatorSelection": {
+                     *           "residentKey": "preferred",
+                     *           "userVerification": "preferred",
+                     *           "requireResidentKey": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        options: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-regenerateRecoveryCodes": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovery_codes": [
+                     *         "k7m2p-x9q4t",
+                     *         "a3c8e-w6r2n",
+                     *         "h5j9d-b2v7s",
+                     *         "t4y8u-m3k6p",
+                     *         "q9w2e-r5t8y",
+                     *         "z3x6c-v9b2n",
+                     *         "p7s4d-f8g3h",
+                     *         "j2k5m-n8q4w",
+                     *         "e6r9t-y3u7a",
+                     *         "c4v8b-x2z5s"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        recovery_codes: string[];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-startTotp": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauth_url": "otpauth://totp/mc-platform:ada%40example.com?issuer=mc-platform&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+                     *       "qr_svg": "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 222 222\">…</svg>"
+                     *     }
+                     */
+                    "application/json": {
+                        otpauth_url: string;
+                        qr_svg: string;
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-confirmTotp": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovery_codes": [
+                     *         "k7m2p-x9q4t",
+                     *         "a3c8e-w6r2n",
+                     *         "h5j9d-b2v7s",
+                     *         "t4y8u-m3k6p",
+                     *         "q9w2e-r5t8y",
+                     *         "z3x6c-v9b2n",
+                     *         "p7s4d-f8g3h",
+                     *         "j2k5m-n8q4w",
+                     *         "e6r9t-y3u7a",
+                     *         "c4v8b-x2z5s"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        recovery_codes: string[];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "twoFactor-removeTotp": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "totp": {
+                     *         "enabled": false,
+                     *         "confirmed_at": null
+                     *       },
+                     *       "passkeys": [
+                     *         {
+                     *           "passkey_id": "6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b",
+                     *           "name": "YubiKey 5C",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "last_used_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ],
+                     *       "recovery_codes_left": 9
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "clients-list": {
         parameters: {
             query: {
@@ -4081,7 +6680,13 @@ export interface operations {
     "clients-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4111,6 +6716,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4212,7 +6818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4271,6 +6877,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -5118,7 +7746,13 @@ export interface operations {
     "clients-enableMsAuth": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
@@ -5142,6 +7776,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5256,6 +7891,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -5293,6 +7950,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -5524,7 +8203,13 @@ export interface operations {
     "clients-rotateSecret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
@@ -5537,6 +8222,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5662,6 +8348,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -5699,6 +8407,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -5920,7 +8650,13 @@ export interface operations {
     "msAuth-poll": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5949,6 +8685,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6033,6 +8770,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -6070,6 +8829,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6116,7 +8897,13 @@ export interface operations {
     "msAuth-revoke": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6142,6 +8929,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6209,6 +8997,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -6246,6 +9056,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6292,7 +9124,13 @@ export interface operations {
     "msAuth-validate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6320,6 +9158,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6382,6 +9221,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -6419,6 +9280,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -6465,7 +9348,13 @@ export interface operations {
     "msAuth-start": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6497,6 +9386,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6589,7 +9479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6655,6 +9545,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests */
             429: {
                 headers: {
@@ -6711,7 +9623,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A new access token for the page; the rotated refresh token is only in the cookie */
+            /** @description Signed in: a new access token for the page (the refresh token only in the cookie). For an account with a second factor instead: no cookie, and a challenge to complete at `POST /dashboard/session/second-factor` */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6729,7 +9641,7 @@ export interface operations {
                         expires_in: number;
                         /** @enum {string} */
                         token_type: "Bearer";
-                    };
+                    } | components["schemas"]["SecondFactorChallenge"];
                 };
             };
             /** @description The request is malformed or failed validation */
@@ -6981,6 +9893,151 @@ export interface operations {
             };
             /** @description The body is too large */
             413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "dashboardSession-secondFactor": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Must be `1`. No other origin may send it (it is not allowed by CORS), which keeps other sites out. */
+                "x-mcp-dashboard": "1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "challenge_token": "mcp_2fa_Xv8bN2kQ7rT4wY1zC5mH9pL3sD6fG0jA2eK4uR8",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    challenge_token: string;
+                    /** @description A code from the authenticator app */
+                    code?: string;
+                    /** @description The WebAuthn assertion (AuthenticationResponseJSON) for the challenge's passkey_options */
+                    passkey?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description One of the recovery codes */
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A new access token for the page; the rotated refresh token is only in the cookie */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `mcp_dashboard_refresh=<refresh token>; Path=/dashboard/session; Max-Age=<REFRESH_TOKEN_TTL_SECONDS>; HttpOnly; Secure; SameSite=Strict` (Secure over https and on loopback) */
+                    "Set-Cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        /** Format: int32 */
+                        expires_in: number;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -7284,7 +10341,13 @@ export interface operations {
     "invitations-accept": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b */
                 invitation_id: string;
@@ -7297,6 +10360,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7308,6 +10372,7 @@ export interface operations {
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "name": "Blockworks",
                      *       "role": "admin",
+                     *       "require_two_factor": false,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -7412,7 +10477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7478,6 +10543,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests */
             429: {
                 headers: {
@@ -7517,7 +10604,13 @@ export interface operations {
     "invitations-decline": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b */
                 invitation_id: string;
@@ -7530,6 +10623,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7641,6 +10735,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -7678,6 +10794,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -7928,6 +11066,11 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
                  * @description The server to act on
                  * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
                  */
@@ -7959,6 +11102,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8078,6 +11222,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -8115,6 +11281,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -8591,6 +11779,11 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
                  * @description The server to act on
                  * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
                  */
@@ -8624,6 +11817,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8741,6 +11935,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -8778,6 +11994,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -10531,6 +13769,11 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
                  * @description The server to act on
                  * @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10
                  */
@@ -10573,6 +13816,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10697,7 +13941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10756,6 +14000,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -11481,7 +14747,13 @@ export interface operations {
     "servers-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11515,6 +14787,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11649,7 +14922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -11708,6 +14981,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -12407,7 +15702,13 @@ export interface operations {
     "servers-rotateAgentToken": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
                 server_id: string;
@@ -12420,6 +15721,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12538,6 +15840,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -12575,6 +15899,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -12681,6 +16027,15 @@ export interface operations {
                      *           "latency_avg_ms": 24.7,
                      *           "latency_max_ms": 61,
                      *           "players_avg": 40.2
+                     *         }
+                     *       ],
+                     *       "incidents": [
+                     *         {
+                     *           "started_at": "2026-03-14T09:41:12.000Z",
+                     *           "ended_at": "2026-03-14T09:42:12.000Z",
+                     *           "duration_seconds": 60,
+                     *           "ongoing": false,
+                     *           "reason": "connection_refused"
                      *         }
                      *       ]
                      *     }
@@ -12869,6 +16224,7 @@ export interface operations {
                      *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *           "name": "Blockworks",
                      *           "role": "owner",
+                     *           "require_two_factor": false,
                      *           "created_at": "2026-03-14T09:26:53.589Z",
                      *           "updated_at": "2026-03-14T09:26:53.589Z"
                      *         }
@@ -12963,7 +16319,13 @@ export interface operations {
     "teams-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12984,6 +16346,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12995,6 +16358,7 @@ export interface operations {
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "name": "Blockworks",
                      *       "role": "owner",
+                     *       "require_two_factor": false,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -13077,7 +16441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13136,6 +16500,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -13206,6 +16592,7 @@ export interface operations {
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "name": "Blockworks",
                      *       "role": "owner",
+                     *       "require_two_factor": false,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -13591,6 +16978,7 @@ export interface operations {
                      *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
                      *       "name": "Blockworks Network",
                      *       "role": "owner",
+                     *       "require_two_factor": false,
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T10:02:11.204Z"
                      *     }
@@ -13975,7 +17363,13 @@ export interface operations {
     "teams-createApiKey": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
@@ -14002,6 +17396,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14125,7 +17520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -14184,6 +17579,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -14992,7 +18409,13 @@ export interface operations {
     "teams-invite": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
@@ -15020,6 +18443,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15139,7 +18563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15198,6 +18622,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -15699,7 +19145,13 @@ export interface operations {
     "teams-transfer": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
@@ -15724,6 +19176,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15850,7 +19303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15865,6 +19318,251 @@ export interface operations {
                      *       "error": {
                      *         "code": "conflict",
                      *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "teams-setTwoFactorRequirement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "required": true
+                 *     }
+                 */
+                "application/json": {
+                    required: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "name": "Blockworks",
+                     *       "role": "owner",
+                     *       "require_two_factor": true,
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -16165,7 +19863,13 @@ export interface operations {
     "webhooks-create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
@@ -16203,6 +19907,7 @@ export interface operations {
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16337,7 +20042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -16396,6 +20101,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -17315,7 +21042,13 @@ export interface operations {
     "webhooks-redeliver": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d */
                 delivery_id: string;
@@ -17332,6 +21065,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17455,6 +21189,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -17492,6 +21248,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -17538,7 +21316,13 @@ export interface operations {
     "webhooks-resume": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
@@ -17553,6 +21337,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17684,6 +21469,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is too large */
             413: {
                 headers: {
@@ -17721,6 +21528,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -17767,7 +21596,13 @@ export interface operations {
     "webhooks-rotateSecret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
@@ -17798,6 +21633,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17932,7 +21768,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17998,6 +21834,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests */
             429: {
                 headers: {
@@ -18037,7 +21895,13 @@ export interface operations {
     "webhooks-test": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 /** @example 6e7f8a9b-0c1d-4e2f-9a3b-4c5d6e7f8a9b */
                 endpoint_id: string;
@@ -18052,6 +21916,7 @@ export interface operations {
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18175,7 +22040,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflicts with the current state */
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
             409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18234,6 +22099,28 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }

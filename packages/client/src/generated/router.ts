@@ -6,7 +6,7 @@ import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from 
 export type ErrorShape = {
   request_id: string;
   data: {
-    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable";
+    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
     httpStatus: number;
     path: undefined | string;
   };
@@ -52,6 +52,41 @@ export type AppRouterRecord = {
         token_type: "Bearer";
         expires_in: number;
         refresh_token: string;
+      } | {
+        second_factor_required: true;
+        challenge_token: string;
+        expires_in: number;
+        methods: Array<"totp" | "recovery_code" | "passkey">;
+        passkey_options: null | Record<string, unknown>;
+      };
+      meta: object;
+    }>;
+    secondFactor: TRPCMutationProcedure<{
+      input: {
+        challenge_token: string;
+        code?: undefined | string;
+        recovery_code?: undefined | string;
+        passkey?: undefined | {
+          id: string;
+          rawId: string;
+          type: "public-key";
+          response: {
+            clientDataJSON: string;
+            authenticatorData: string;
+            signature: string;
+            userHandle?: undefined | string;
+          };
+          clientExtensionResults?: undefined | {
+            [key: string]: unknown;
+          };
+          authenticatorAttachment?: undefined | "platform" | "cross-platform";
+        };
+      };
+      output: {
+        access_token: string;
+        token_type: "Bearer";
+        expires_in: number;
+        refresh_token: string;
       };
       meta: object;
     }>;
@@ -82,11 +117,142 @@ export type AppRouterRecord = {
         id: string;
         email: string;
         created_at: string;
+        two_factor: boolean;
         teams: Array<{
           team_id: string;
           name: string;
           role: "owner" | "admin" | "viewer";
+          require_two_factor: boolean;
+          locked: boolean;
         }>;
+      };
+      meta: object;
+    }>;
+  };
+  twoFactor: {
+    status: TRPCQueryProcedure<{
+      input: void;
+      output: {
+        enabled: boolean;
+        totp: {
+          enabled: boolean;
+          confirmed_at: null | string;
+        };
+        passkeys: Array<{
+          passkey_id: string;
+          name: string;
+          created_at: string;
+          last_used_at: null | string;
+        }>;
+        recovery_codes_left: number;
+      };
+      meta: object;
+    }>;
+    startTotp: TRPCMutationProcedure<{
+      input: {
+        password: string;
+      };
+      output: {
+        secret: string;
+        otpauth_url: string;
+        qr_svg: string;
+      };
+      meta: object;
+    }>;
+    confirmTotp: TRPCMutationProcedure<{
+      input: {
+        code: string;
+      };
+      output: {
+        recovery_codes: Array<string>;
+      };
+      meta: object;
+    }>;
+    removeTotp: TRPCMutationProcedure<{
+      input: {
+        password: string;
+      };
+      output: {
+        enabled: boolean;
+        totp: {
+          enabled: boolean;
+          confirmed_at: null | string;
+        };
+        passkeys: Array<{
+          passkey_id: string;
+          name: string;
+          created_at: string;
+          last_used_at: null | string;
+        }>;
+        recovery_codes_left: number;
+      };
+      meta: object;
+    }>;
+    passkeyOptions: TRPCMutationProcedure<{
+      input: {
+        password: string;
+      };
+      output: {
+        options: Record<string, unknown>;
+      };
+      meta: object;
+    }>;
+    addPasskey: TRPCMutationProcedure<{
+      input: {
+        name: string;
+        response: {
+          id: string;
+          rawId: string;
+          type: "public-key";
+          response: {
+            clientDataJSON: string;
+            attestationObject: string;
+            transports?: undefined | Array<"internal" | "ble" | "cable" | "hybrid" | "nfc" | "smart-card" | "usb">;
+          };
+          clientExtensionResults?: undefined | {
+            [key: string]: unknown;
+          };
+          authenticatorAttachment?: undefined | "platform" | "cross-platform";
+        };
+      };
+      output: {
+        recovery_codes: Array<string>;
+        passkey: {
+          passkey_id: string;
+          name: string;
+          created_at: string;
+          last_used_at: null | string;
+        };
+      };
+      meta: object;
+    }>;
+    removePasskey: TRPCMutationProcedure<{
+      input: {
+        password: string;
+        passkey_id: string;
+      };
+      output: {
+        enabled: boolean;
+        totp: {
+          enabled: boolean;
+          confirmed_at: null | string;
+        };
+        passkeys: Array<{
+          passkey_id: string;
+          name: string;
+          created_at: string;
+          last_used_at: null | string;
+        }>;
+        recovery_codes_left: number;
+      };
+      meta: object;
+    }>;
+    regenerateRecoveryCodes: TRPCMutationProcedure<{
+      input: {
+        password: string;
+      };
+      output: {
+        recovery_codes: Array<string>;
       };
       meta: object;
     }>;
@@ -100,6 +266,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: "owner" | "admin" | "viewer";
+        require_two_factor: boolean;
         created_at: string;
         updated_at: string;
       };
@@ -112,6 +279,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: "owner" | "admin" | "viewer";
+          require_two_factor: boolean;
           created_at: string;
           updated_at: string;
         }>;
@@ -126,6 +294,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: "owner" | "admin" | "viewer";
+        require_two_factor: boolean;
         created_at: string;
         updated_at: string;
       };
@@ -140,6 +309,22 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: "owner" | "admin" | "viewer";
+        require_two_factor: boolean;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    setTwoFactorRequirement: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        required: boolean;
+      };
+      output: {
+        team_id: string;
+        name: string;
+        role: "owner" | "admin" | "viewer";
+        require_two_factor: boolean;
         created_at: string;
         updated_at: string;
       };
@@ -335,6 +520,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: "owner" | "admin" | "viewer";
+        require_two_factor: boolean;
         created_at: string;
         updated_at: string;
       };
@@ -834,6 +1020,13 @@ export type AppRouterRecord = {
           latency_avg_ms: null | number;
           latency_max_ms: null | number;
           players_avg: null | number;
+        }>;
+        incidents: Array<{
+          started_at: string;
+          ended_at: null | string;
+          duration_seconds: number;
+          ongoing: boolean;
+          reason: null | "connection_refused" | "timed_out" | "name_not_found" | "unreachable" | "refused_by_policy" | "bad_answer";
         }>;
       };
       meta: object;
