@@ -264,7 +264,14 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
     ).body;
     const teamId: string = (await call(base, "POST", "/teams", { token, body: { name: "Blockworks" } })).body.team_id;
     const team = `/teams/${teamId}`;
-    await call(base, "POST", `${team}/members`, { token, body: { email: DEMO_VIEWER_EMAIL, role: "viewer" } });
+    // Membership is an invitation the viewer accepts, signed in as themself.
+    const invitation = (
+      await call(base, "POST", `${team}/members`, { token, body: { email: DEMO_VIEWER_EMAIL, role: "viewer" } })
+    ).body;
+    const { access_token: viewerToken } = (
+      await call(base, "POST", "/auth/login", { body: { email: DEMO_VIEWER_EMAIL, password: DEMO_PASSWORD } })
+    ).body;
+    await call(base, "POST", `/invitations/${invitation.invitation_id}/accept`, { token: viewerToken });
     await call(base, "POST", `${team}/api-keys`, { token, body: { name: "deploy-bot", role: "admin" } });
 
     // --- A launcher's client app with sign-in enabled ---------------------------------------------

@@ -137,6 +137,15 @@ const ConfigSchema = z
     SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(10),
     /** Sign-up attempts per hour from every address together: the ceiling a spread-out flood meets. */
     SIGNUPS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(1000),
+    /** Team invitations one person may send per hour (each attempt by an admin counts); over it 429. */
+    INVITATIONS_PER_HOUR: z.coerce.number().int().min(1, "must be at least 1").default(50),
+    /** How long a team invitation can be accepted. */
+    INVITATION_TTL_HOURS: z.coerce
+      .number()
+      .int("must be a whole number of hours")
+      .min(1, "must be between 1 and 8760 hours")
+      .max(8760, "must be between 1 and 8760 hours")
+      .default(168),
     /** Password hashes and checks (argon2id) running at once on this instance. */
     PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(2, "must be at least 2").max(64).default(2),
     /** Of those, the most sign-ups may hold: the rest stay free for sign-ins. */

@@ -78,7 +78,8 @@ function edgeStatuses(method: string, access: Meta["access"], hasInput: boolean)
   if (hasInput || body) out.push("400");
   if (body) out.push("415");
   if (access && access !== "public") out.push("401");
-  if (access === "user" || access?.startsWith("team:") || access?.startsWith("person:")) out.push("403");
+  if (access === "user" || access === "invitee" || access?.startsWith("team:") || access?.startsWith("person:"))
+    out.push("403");
   return out;
 }
 

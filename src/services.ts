@@ -16,6 +16,7 @@ import { HealthService } from "./health/service";
 import type { Logger } from "./lib/log";
 import { Metrics } from "./lib/metrics";
 import { TeamsService } from "./teams/service";
+import { InvitationsService } from "./teams/invitations";
 import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
@@ -223,6 +224,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     auth.confirmPassword(u, p, a),
   );
   auth.twoFactor = twoFactor;
+  const teams = new TeamsService(db, (teamId) => clients.teamDeleted(teamId));
   return {
     config,
     log,
@@ -231,7 +233,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     auth,
     twoFactor,
     passwords,
-    teams: new TeamsService(db, (teamId) => clients.teamDeleted(teamId)),
+    teams,
+    // Invitations are few and each one reaches a person: counted exactly, like sign-ups.
+    invitations: new InvitationsService(db, teams, clock, {
+      limiter: exact,
+      perInviter: { name: "invitations", limit: config.INVITATIONS_PER_HOUR, windowSeconds: 3600 },
+      ttlHours: config.INVITATION_TTL_HOURS,
+    }),
     health: new HealthService(database),
     clock,
     keyring,
@@ -279,9 +287,10 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("idempotency-key-sweep", 3600, log, () => idempotency.sweep()),
       every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
-      // Counters live as long as the longest window: the failed sign-in one can be hours.
+      // Counters live as long as the longest window: the failed sign-in one can be hours, the
+      // sign-up and invitation ones are an hour.
       every("rate-limit-prune", 60, log, async () => {
-        const window = Math.max(60, config.LOGIN_FAILURE_WINDOW_SECONDS);
+        const window = Math.max(3600, config.LOGIN_FAILURE_WINDOW_SECONDS);
         await exact.prune(window);
         if (limiter !== exact) await limiter.prune(window);
       }),

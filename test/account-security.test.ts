@@ -220,6 +220,7 @@ describe("members and API keys are managed by people only", () => {
       ["/teams/{team_id}/api-keys", "get"],
       ["/teams/{team_id}/api-keys/{key_id}", "delete"],
       ["/teams/{team_id}/members", "post"],
+      ["/teams/{team_id}/invitations/{invitation_id}", "delete"],
       ["/teams/{team_id}/members/{user_id}", "patch"],
       ["/teams/{team_id}/members/{user_id}", "delete"],
       ["/teams/{team_id}/transfer", "post"],

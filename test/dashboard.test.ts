@@ -175,20 +175,22 @@ describe("the dashboard in a real browser", () => {
         await page.getByText("Signed in as").waitFor();
         violations.push(...(await axeViolations(page, "account")));
 
-        // A viewer of the same team: everything readable, nothing writable.
+        // A viewer of the same team, invited from the team page: they join only by accepting.
         const viewer = await newUser(server, "dash-viewer");
-        const owner = (await api(server, "POST", "/auth/login", { body: { email, password: PASSWORD } })).body;
-        const me = await api(server, "GET", "/auth/me", { token: owner.access_token });
-        const teamId = me.body.teams[0].team_id;
-        expect(
-          (
-            await api(server, "POST", `/teams/${teamId}/members`, {
-              token: owner.access_token,
-              body: { email: viewer.email, role: "viewer" },
-            })
-          ).status,
-        ).toBe(201);
+        await page.goto(`${server.url}/#/team`);
+        await page.getByLabel("Invite by email").fill(viewer.email);
+        await page.getByRole("button", { name: "Invite", exact: true }).click();
+        await page.waitForSelector(`tr[data-invitation="${viewer.email}"]`);
+        violations.push(...(await axeViolations(page, "team (pending invitation)")));
         await signUpInBrowser(viewerPage, server.url, viewer.email, true);
+        const acceptButton = viewerPage.getByRole("button", { name: "Accept invitation to Live Team" });
+        await acceptButton.waitFor();
+        expect(await viewerPage.getByRole("button", { name: "Decline invitation to Live Team" }).count()).toBe(1);
+        expect((await api(server, "GET", "/teams", { token: viewer.token })).body.teams).toEqual([]);
+        violations.push(...(await axeViolations(viewerPage, "invitation")));
+        await acceptButton.click();
+        await viewerPage.getByRole("heading", { name: "Invitations" }).waitFor({ state: "detached" });
+        // Everything readable, nothing writable.
         await viewerPage.waitForSelector('[data-server="Survival"]');
         expect(await viewerPage.getByRole("button", { name: "Add server" }).count()).toBe(0);
         await viewerPage.goto(`${server.url}/#/servers/${serverId}`);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { sharedServer } from "./harness";
-import { api, newTeam, addMember, newUser, type TestUser } from "./helpers";
+import { api, newTeam, addMember, invite, newUser, type TestUser, uniqueEmail } from "./helpers";
 import { responseValidators, violation } from "./fuzz/check";
 import {
   hostileRequest,
@@ -79,6 +79,19 @@ const serverOps: Special = {
   cleanup: async (w, made) =>
     void (await api(server, "DELETE", `/server/servers/${made.server_id}`, { token: owner(w).token })),
 };
+/** An invitation to the owner (the fuzzer's bearer) from a throwaway team of the outsider's, deleted after. */
+const invitationOps: Special = {
+  hints: () => ({ invitation_id: fresh("invitation_id") }),
+  prepare: async (w) => {
+    const teamId = await newTeam(server, w.people.outsider);
+    return {
+      team_id: teamId,
+      invitation_id: await invite(server, w.people.outsider, teamId, owner(w).email, "viewer"),
+    };
+  },
+  cleanup: async (w, made) =>
+    void (await api(server, "DELETE", `/teams/${made.team_id}`, { token: w.people.outsider.token })),
+};
 const refreshOps: Special = {
   hints: () => ({ refresh_token: fresh("refresh_token") }),
   prepare: async (w) => ({ refresh_token: await refreshToken(w) }),
@@ -97,6 +110,18 @@ const SPECIAL: Record<string, Special> = {
     ...teamOps(),
     hints: (w) => ({ team_id: fresh("team_id"), email: [w.people.viewer.email] }),
   },
+  "DELETE /teams/{team_id}/invitations/{invitation_id}": {
+    hints: () => ({ invitation_id: fresh("invitation_id") }),
+    prepare: async (w) => ({
+      invitation_id: await invite(server, owner(w), w.team.teamId, uniqueEmail("fuzz"), "viewer"),
+    }),
+    cleanup: async (w, made) =>
+      void (await api(server, "DELETE", `/teams/${w.team.teamId}/invitations/${made.invitation_id}`, {
+        token: owner(w).token,
+      })),
+  },
+  "POST /invitations/{invitation_id}/accept": invitationOps,
+  "POST /invitations/{invitation_id}/decline": invitationOps,
   "PATCH /teams/{team_id}/members/{user_id}": teamOps("viewer"),
   "DELETE /teams/{team_id}/members/{user_id}": teamOps("viewer"),
   "DELETE /teams/{team_id}/api-keys/{key_id}": {

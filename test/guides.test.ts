@@ -24,6 +24,9 @@ const SHOWS: Record<string, RegExp[]> = {
     /^Blocky Builders$/m,
     /^one key, answered twice$/m,
     /^403$/m,
+    /^pending$/m,
+    /^\["Blocky Builders"\]$/m,
+    /^viewer$/m,
     /^401$/m,
   ],
   "docs/guides/servers.md": [

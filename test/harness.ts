@@ -27,6 +27,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     LOGIN_FAILURES_PER_ADDRESS: "100000",
     SIGNUPS_PER_ADDRESS_PER_HOUR: "10000000",
     SIGNUPS_PER_HOUR: "10000000",
+    // Fixtures invite (and accept) every member they add; the per-inviter limit has its own test.
+    INVITATIONS_PER_HOUR: "10000000",
     // Suites sign up many accounts at once; the hashing bound has its own tests.
     PASSWORD_HASH_CONCURRENCY: "8",
     PASSWORD_HASH_SIGNUP_SLOTS: "4",

@@ -80,6 +80,20 @@ export async function newTeam(server: RunningServer, owner: TestUser, name = `Te
   return res.body.team_id;
 }
 
+/** An invitation from `inviter` to `email`, answered 201; returns its id. */
+export async function invite(
+  server: RunningServer,
+  inviter: TestUser,
+  teamId: string,
+  email: string,
+  role: "admin" | "moderator" | "viewer",
+): Promise<string> {
+  const res = await api(server, "POST", `/teams/${teamId}/members`, { token: inviter.token, body: { email, role } });
+  expect(`${res.status} ${res.text}`).toStartWith("201");
+  return res.body.invitation_id;
+}
+
+/** Makes `member` a member as the service allows it: `owner` invites them, and they accept. */
 export async function addMember(
   server: RunningServer,
   owner: TestUser,
@@ -87,11 +101,9 @@ export async function addMember(
   member: TestUser,
   role: "admin" | "moderator" | "viewer",
 ) {
-  const res = await api(server, "POST", `/teams/${teamId}/members`, {
-    token: owner.token,
-    body: { email: member.email, role },
-  });
-  expect(res.status).toBe(201);
+  const invitationId = await invite(server, owner, teamId, member.email, role);
+  const res = await api(server, "POST", `/invitations/${invitationId}/accept`, { token: member.token });
+  expect(`${res.status} ${res.text}`).toStartWith("200");
 }
 
 export async function newApiKey(

@@ -96,6 +96,17 @@ describe("security suite: every protected route", () => {
           expect(JSON.stringify(res.body)).toContain(team.teamId);
           expect(JSON.stringify(res.body)).not.toContain(team.otherTeamId);
         });
+      } else if (c.access === "invitee") {
+        test("a team API key is refused: 403", async () => {
+          for (const key of [team.keys.admin, team.keys.otherTeamAdmin])
+            expectError(await send(await req(), bearer(key)), 403, "forbidden");
+        });
+        // The invitation is the owner's: to everyone else, the inviter included, it does not exist.
+        test("anyone but the invitee: 404", async () => {
+          const r = await req();
+          for (const who of [people.outsider, people.admin, people.viewer])
+            expectError(await send(r, bearer(who.token)), 404, "not_found");
+        });
       } else {
         const outsider = c.outsider ?? 403;
         test(`member of another team: ${outsider}`, async () => {

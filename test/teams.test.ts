@@ -40,30 +40,23 @@ describe("teams", () => {
     expectError(await api(server, "GET", `/teams/${teamId}`, { token: owner.token }), 403, "forbidden");
   });
 
-  test("members: add by email, change role, remove; the owner cannot be demoted or removed", async () => {
+  test("members: invited by email, accepted, change role, remove; the owner cannot be demoted or removed", async () => {
     const owner = await newUser(server);
     const member = await newUser(server);
     const teamId = await newTeam(server, owner);
-    const added = await api(server, "POST", `/teams/${teamId}/members`, {
+    const invited = await api(server, "POST", `/teams/${teamId}/members`, {
       token: owner.token,
-      body: { email: member.email, role: "viewer" },
+      body: { email: member.email.toUpperCase(), role: "viewer" },
     });
-    expect(added.body).toMatchObject({ user_id: member.id, role: "viewer" });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ email: member.email, role: "viewer", status: "pending", team_id: teamId });
     expectError(
       await api(server, "POST", `/teams/${teamId}/members`, {
         token: owner.token,
-        body: { email: member.email, role: "viewer" },
+        body: { email: member.email, role: "admin" },
       }),
       409,
       "conflict",
-    );
-    expectError(
-      await api(server, "POST", `/teams/${teamId}/members`, {
-        token: owner.token,
-        body: { email: "nobody@example.test", role: "viewer" },
-      }),
-      404,
-      "not_found",
     );
     expectError(
       await api(server, "POST", `/teams/${teamId}/members`, {
@@ -72,6 +65,18 @@ describe("teams", () => {
       }),
       400,
       "validation_failed",
+    );
+    const accepted = await api(server, "POST", `/invitations/${invited.body.invitation_id}/accept`, {
+      token: member.token,
+    });
+    expect(accepted.body).toMatchObject({ team_id: teamId, role: "viewer" });
+    expectError(
+      await api(server, "POST", `/teams/${teamId}/members`, {
+        token: owner.token,
+        body: { email: member.email, role: "viewer" },
+      }),
+      409,
+      "conflict",
     );
     const promoted = await api(server, "PATCH", `/teams/${teamId}/members/${member.id}`, {
       token: owner.token,

@@ -9,7 +9,7 @@ import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
 import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
-import { AccountPage, TeamPage, TeamSwitcher } from "./pages/team";
+import { AccountPage, MyInvitations, TeamPage, TeamSwitcher } from "./pages/team";
 import { LockedTeam } from "./pages/two-factor";
 import "./styles.css";
 import { ErrorState, expectNewPage, Loading, Toasts, useRoute } from "./ui";
@@ -120,6 +120,7 @@ function Shell() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        <MyInvitations />
         {body}
       </main>
     </CurrentCtx.Provider>

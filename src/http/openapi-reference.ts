@@ -16,7 +16,7 @@ import { ZStartOutput } from "../ms-auth/schemas";
 import { ZPlayerProfile, ZPlayerSummary, ZSession, ZSessionPage } from "../player-history/schemas";
 import { ZAnnouncement, ZBan, ZKick, ZPlayer, ZPlayerList, ZRank, ZUptimeStats } from "../servers/community-schemas";
 import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../servers/schemas";
-import { ZApiKey, ZMember, ZTeam } from "../teams/schemas";
+import { ZApiKey, ZInvitation, ZMember, ZTeam } from "../teams/schemas";
 import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
 import { ZAuditEntry, ZAuditPage } from "../audit/schemas";
 
@@ -35,6 +35,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   LoginSession: ZLoginSession,
   Team: ZTeam,
   Member: ZMember,
+  Invitation: ZInvitation,
   ApiKey: ZApiKey,
   ClientApp: ZClientApp,
   CreatedClient: ZCreatedClient,
@@ -98,6 +99,7 @@ const USER2 = "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60";
 const CLIENT = "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e";
 const SERVER = "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10";
 const KEY = "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b";
+const INVITATION = "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b";
 const REQUEST = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d";
 const ANNOUNCEMENT = "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f";
 const SESSION = "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a";
@@ -164,6 +166,17 @@ const passkeyAssertion = {
 };
 const member = { user_id: USER2, email: "grace@example.com", role: "admin", joined_at: T1 };
 const owner = { user_id: USER, email: "ada@example.com", role: "owner", joined_at: T0 };
+const invitation = {
+  invitation_id: INVITATION,
+  team_id: TEAM,
+  team_name: "Blockworks",
+  email: "grace@example.com",
+  role: "admin",
+  status: "pending",
+  invited_by: "ada@example.com",
+  created_at: T1,
+  expires_at: "2026-03-21T10:02:11.204Z",
+};
 const apiKey = {
   key_id: KEY,
   team_id: TEAM,
@@ -526,7 +539,20 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...team, require_two_factor: true, updated_at: T1 },
   },
   "teams.members": { request: { team_id: TEAM }, response: { members: [owner, member] } },
-  "teams.addMember": { request: { team_id: TEAM, email: "grace@example.com", role: "admin" }, response: member },
+  "teams.invite": { request: { team_id: TEAM, email: "grace@example.com", role: "admin" }, response: invitation },
+  "teams.invitations": {
+    request: { team_id: TEAM },
+    response: { invitations: [invitation] },
+    more: {
+      expired: {
+        summary: "One not accepted in time",
+        value: {
+          invitations: [{ ...invitation, status: "expired", created_at: T0, expires_at: "2026-03-21T09:26:53.589Z" }],
+        },
+      },
+    },
+  },
+  "teams.revokeInvitation": { request: { team_id: TEAM, invitation_id: INVITATION }, response: ok },
   "teams.updateMember": {
     request: { team_id: TEAM, user_id: USER2, role: "viewer" },
     response: { ...member, role: "viewer" },
@@ -553,6 +579,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   "teams.listApiKeys": { request: { team_id: TEAM }, response: { api_keys: [apiKey, scopedKey] } },
   "teams.revokeApiKey": { request: { team_id: TEAM, key_id: KEY }, response: { ...apiKey, revoked_at: T1 } },
+
+  "invitations.list": { response: { invitations: [invitation] } },
+  "invitations.accept": {
+    request: { invitation_id: INVITATION },
+    response: { ...team, role: "admin" },
+  },
+  "invitations.decline": { request: { invitation_id: INVITATION }, response: ok },
 
   "clients.create": {
     request: {
@@ -960,7 +993,10 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "teams.update": `${ADMIN} Renames the team.`,
   "teams.delete":
     "Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.",
-  "teams.members": `${VIEWER} Owner first, then by join date.`,
+  "teams.members": `${VIEWER} Owner first, then by join date. Someone invited shows here once they accept.`,
+  "teams.invitations": `${ADMIN} Oldest first: each pending one, and expired ones until the next invitation to the team clears them. Accepted and declined invitations are gone.`,
+  "invitations.list":
+    "The invitations to the signed-in person's email that can still be accepted, newest first, with the team's name and who sent them (an access token, not an API key: 403). An invitation sent before the account existed shows once the account is made with that email. None of these teams is in GET /teams until accepted.",
   "clients.create":
     "Creates a client application under a team (201). The `client_secret` is in this answer only and stored as a SHA-256 hash: keep it on the launcher's backend, never in the launcher. Owner or admin of the team; 403 otherwise; 409 when the team has the most client applications allowed. 20 per minute per token.",
   "clients.list": `${VIEWER} Secrets are never returned after creation.`,

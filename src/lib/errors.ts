@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, trpc: "METHOD_NOT_SUPPORTED" },
   conflict: { status: 409, trpc: "CONFLICT" },
   idempotency_key_in_progress: { status: 409, trpc: "CONFLICT" },
+  invitation_expired: { status: 409, trpc: "CONFLICT" },
   payload_too_large: { status: 413, trpc: "PAYLOAD_TOO_LARGE" },
   unsupported_media_type: { status: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
   idempotency_key_reused: { status: 422, trpc: "UNPROCESSABLE_CONTENT" },

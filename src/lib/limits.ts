@@ -7,6 +7,10 @@ import { AppError } from "./errors";
 export const LIMITS = {
   teamsPerUser: 100,
   membersPerTeam: 200,
+  /** Invitations a team has out at once (expired ones do not count). */
+  pendingInvitationsPerTeam: 100,
+  /** A person's pending invitations listed, newest first. */
+  invitationsListed: 100,
   activeApiKeysPerTeam: 100,
   /** The servers one API key may be limited to. */
   serversPerApiKey: 50,

@@ -4,14 +4,17 @@ import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
 import { authedProcedure, trustedOutput, userProcedure } from "../trpc/procedures";
 import {
-  ZAddMember,
   ZApiKey,
   ZApiKeyRef,
   ZCreateApiKey,
   ZCreateTeam,
+  ZInvitation,
+  ZInvitationRef,
+  ZInvite,
   ZMember,
   ZMemberRef,
   ZTeam,
+  ZTeamInvitationRef,
   ZTeamRef,
   ZTransfer,
   ZTwoFactorRequirement,
@@ -24,6 +27,7 @@ const err = [400, 401, 403, 404, 429];
 const PEOPLE_ONLY =
   "People only: a team API key gets 403, so a leaked key cannot create members or keys that outlive its revocation.";
 const ZMembers = z.object({ members: z.array(ZMember).max(LIMITS.membersPerTeam) });
+const ZTeamInvitations = z.object({ invitations: z.array(ZInvitation).max(LIMITS.pendingInvitationsPerTeam) });
 
 export const teamsRouter = router({
   create: userProcedure
@@ -134,7 +138,7 @@ export const teamsRouter = router({
     .output(ZMembers)
     .query(({ ctx, input }) => ctx.services.teams.members(ctx.principal, input.team_id)),
 
-  addMember: userProcedure
+  invite: userProcedure
     .meta({
       access: "person:admin",
       audit: "member.add",
@@ -143,14 +147,47 @@ export const teamsRouter = router({
         method: "POST",
         path: "/teams/{team_id}/members",
         tags,
-        summary: "Add an existing account to the team",
-        description: PEOPLE_ONLY,
+        summary: "Invite an email to the team; they become a member when they accept",
+        description: `${PEOPLE_ONLY} Answers 201 with a pending invitation, for an email with an account or not (one signing up later sees it). Nothing changes for the invitee until they accept it (POST /invitations/{invitation_id}/accept) before expires_at. 409 when the email is already a member, already has a pending invitation, or the team has the most members or pending invitations allowed. Each person may send a limited number of invitations per hour (429 with Retry-After).`,
         errorResponses: [...err, 409],
       },
     })
-    .input(ZAddMember)
-    .output(ZMember)
-    .mutation(({ ctx, input }) => ctx.services.teams.addMember(ctx.principal, input.team_id, input.email, input.role)),
+    .input(ZInvite)
+    .output(ZInvitation)
+    .mutation(({ ctx, input }) =>
+      ctx.services.invitations.invite(ctx.principal, input.team_id, input.email, input.role),
+    ),
+
+  invitations: authedProcedure
+    .meta({
+      access: "team:admin",
+      openapi: {
+        method: "GET",
+        path: "/teams/{team_id}/invitations",
+        tags,
+        summary: "The team's invitations not yet accepted or declined",
+        errorResponses: err,
+      },
+    })
+    .input(ZTeamRef)
+    .output(ZTeamInvitations)
+    .query(({ ctx, input }) => ctx.services.invitations.listForTeam(ctx.principal, input.team_id)),
+
+  revokeInvitation: userProcedure
+    .meta({
+      access: "person:admin",
+      openapi: {
+        method: "DELETE",
+        path: "/teams/{team_id}/invitations/{invitation_id}",
+        tags,
+        summary: "Revoke an invitation; it can no longer be accepted",
+        description: PEOPLE_ONLY,
+        errorResponses: err,
+      },
+    })
+    .input(ZTeamInvitationRef)
+    .output(ZOk)
+    .mutation(({ ctx, input }) => ctx.services.invitations.revoke(ctx.principal, input.team_id, input.invitation_id)),
 
   updateMember: userProcedure
     .meta({
@@ -255,4 +292,57 @@ export const teamsRouter = router({
     .input(ZApiKeyRef)
     .output(ZApiKey)
     .mutation(({ ctx, input }) => ctx.services.teams.revokeApiKey(ctx.principal, input.team_id, input.key_id)),
+});
+
+const invitationTags = ["invitations"];
+const ONLY_YOURS =
+  "Only the invitee, signed in with the invited email, may act on an invitation: anyone else gets 404 as if it did not exist; a team API key gets 403.";
+
+/** The invitee's side of team invitations: what they were offered, and their answer. */
+export const invitationsRouter = router({
+  list: userProcedure
+    .meta({
+      access: "user",
+      openapi: {
+        method: "GET",
+        path: "/invitations",
+        tags: invitationTags,
+        summary: "Your pending team invitations, newest first",
+        errorResponses: [401, 403, 429],
+      },
+    })
+    .output(z.object({ invitations: z.array(ZInvitation).max(LIMITS.invitationsListed) }))
+    .query(({ ctx }) => ctx.services.invitations.mine(ctx.principal.userId)),
+
+  accept: userProcedure
+    .meta({
+      access: "invitee",
+      openapi: {
+        method: "POST",
+        path: "/invitations/{invitation_id}/accept",
+        tags: invitationTags,
+        summary: "Accept an invitation: you join the team with the role it offers",
+        description: `${ONLY_YOURS} Answers the team you joined. 409 \`invitation_expired\` after its expires_at; 409 \`conflict\` when you are in the most teams allowed, or the team has the most members allowed.`,
+        errorResponses: [400, 401, 403, 404, 409, 429],
+      },
+    })
+    .input(ZInvitationRef)
+    .output(ZTeam)
+    .mutation(({ ctx, input }) => ctx.services.invitations.accept(ctx.principal.userId, input.invitation_id)),
+
+  decline: userProcedure
+    .meta({
+      access: "invitee",
+      openapi: {
+        method: "POST",
+        path: "/invitations/{invitation_id}/decline",
+        tags: invitationTags,
+        summary: "Decline an invitation; it is removed",
+        description: ONLY_YOURS,
+        errorResponses: [400, 401, 403, 404, 429],
+      },
+    })
+    .input(ZInvitationRef)
+    .output(ZOk)
+    .mutation(({ ctx, input }) => ctx.services.invitations.decline(ctx.principal.userId, input.invitation_id)),
 });

@@ -26,6 +26,24 @@ export const ZScope = z.enum(SCOPE_NAMES).meta({
 });
 const ZScopes = z.array(ZScope).min(1).max(SCOPE_NAMES.length);
 const ZServerIds = z.array(ZUuid).min(1).max(LIMITS.serversPerApiKey);
+/**
+ * An offer of membership to an email. `pending` until accepted or declined (both remove it) or
+ * until `expires_at`, after which it is `expired` and cannot be accepted.
+ */
+export const ZInvitation = z.object({
+  invitation_id: ZUuid,
+  team_id: ZUuid,
+  team_name: z.string(),
+  email: z.string(),
+  role: ZGrantableRole,
+  status: z.enum(["pending", "expired"]),
+  /** The email of the person who sent it; null once their account is gone. */
+  invited_by: z.string().nullable(),
+  created_at: ZTimestamp,
+  expires_at: ZTimestamp,
+});
+export const ZInvitationRef = z.object({ invitation_id: ZUuid });
+export const ZTeamInvitationRef = ZTeamRef.extend({ invitation_id: ZUuid });
 
 export const ZApiKey = z.object({
   key_id: ZUuid,
@@ -47,7 +65,7 @@ export const ZApiKey = z.object({
 export const ZCreateTeam = z.object({ name: ZName });
 export const ZUpdateTeam = ZTeamRef.extend({ name: ZName });
 export const ZTwoFactorRequirement = ZTeamRef.extend({ required: z.boolean() });
-export const ZAddMember = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
+export const ZInvite = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
 export const ZMemberRef = ZTeamRef.extend({ user_id: ZUuid });
 export const ZUpdateMember = ZMemberRef.extend({ role: ZGrantableRole });
 export const ZTransfer = ZTeamRef.extend({ user_id: ZUuid });

@@ -14,7 +14,7 @@ import { audit } from "../audit/entry";
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
 
-const teamOut = (t: TeamRow, role: Role) => ({
+export const teamOut = (t: TeamRow, role: Role) => ({
   team_id: t.id,
   name: t.name,
   role,
@@ -163,29 +163,6 @@ export class TeamsService {
     return { members: rows.map(({ joined, ...m }) => ({ ...m, joined_at: iso(joined) })) };
   }
 
-  async addMember(principal: Principal, teamId: string, email: string, role: GrantableRole) {
-    await this.requirePerson(principal, teamId, "admin");
-    const [user] = await this.db.select().from(users).where(eq(users.email, email)).limit(1);
-    if (!user) throw new AppError("not_found", "No account has this email; ask them to sign up first.");
-    const row = await this.db.transaction(async (tx) => {
-      await tx.select({ id: teams.id }).from(teams).where(eq(teams.id, teamId)).for("update");
-      await tx.select({ id: users.id }).from(users).where(eq(users.id, user.id)).for("update");
-      const [members] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.teamId, teamId));
-      if (members!.n >= LIMITS.membersPerTeam) throw overLimit("members per team", LIMITS.membersPerTeam);
-      const [theirs] = await tx.select({ n: count() }).from(teamMembers).where(eq(teamMembers.userId, user.id));
-      if (theirs!.n >= LIMITS.teamsPerUser) throw overLimit("teams per account", LIMITS.teamsPerUser);
-      const [r] = await tx
-        .insert(teamMembers)
-        .values({ teamId, userId: user.id, role })
-        .onConflictDoNothing()
-        .returning();
-      if (r) await audit(tx, { teamId, target: memberTarget(user), after: { role } });
-      return r;
-    });
-    if (!row) throw new AppError("conflict", "This account is already a member of the team.");
-    return { user_id: user.id, email: user.email, role: row.role, joined_at: iso(row.createdAt) };
-  }
-
   async updateMember(principal: Principal, teamId: string, userId: string, role: GrantableRole) {
     await this.requirePerson(principal, teamId, "admin");
     const member = await this.member(teamId, userId);
@@ -226,7 +203,10 @@ export class TeamsService {
     return { ok: true as const };
   }
 
-  /** The owner hands the team to another member, and stays on as admin. */
+  /**
+   * The owner hands the team to another member, and stays on as admin. Only a member: someone
+   * merely invited is not one until they accept.
+   */
   async transfer(principal: Principal, teamId: string, userId: string) {
     await this.requirePerson(principal, teamId, "owner");
     const target = await this.member(teamId, userId);

@@ -28,6 +28,7 @@ import type { PlayersService } from "../servers/players";
 import type { RanksService } from "../servers/ranks";
 import type { ServersService } from "../servers/service";
 import type { TeamsService } from "../teams/service";
+import type { InvitationsService } from "../teams/invitations";
 import type { WebhooksService } from "../webhooks/service";
 import type { DeliveryWorker } from "../webhooks/worker";
 import type { PasswordGate } from "../auth/password-gate";
@@ -50,6 +51,8 @@ export interface Services {
   /** Password hashing slots shared by sign-ups and sign-ins (a share kept for sign-ins). */
   passwords: PasswordGate;
   teams: TeamsService;
+  /** Team invitations: sent by admins, accepted or declined by the invitee. */
+  invitations: InvitationsService;
   health: HealthService;
   clock: Clock;
   keyring: Keyring;

@@ -13,6 +13,8 @@ import type { Context } from "./context";
  * - member: a signed-in user, or a team API key acting within its own team only
  * - team:<role>: a user or team API key with at least that role in the target team
  * - person:<role>: a signed-in user (never an API key) with at least that role in the target team
+ * - invitee: a signed-in user (never an API key) acting on an invitation to their own email;
+ *   anyone else's answer is 404, as if it did not exist
  * - client: holder of a client's id and secret (launcher backends)
  * - agent: a server agent token
  */
@@ -26,6 +28,7 @@ export type Access =
   | "team:owner"
   | "person:admin"
   | "person:owner"
+  | "invitee"
   | "client"
   | "agent";
 

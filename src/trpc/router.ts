@@ -1,6 +1,6 @@
 import { authRouter, twoFactorRouter } from "../auth/router";
 import { healthRouter } from "../health/router";
-import { teamsRouter } from "../teams/router";
+import { invitationsRouter, teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
@@ -15,6 +15,7 @@ export const appRouter = router({
   auth: authRouter,
   twoFactor: twoFactorRouter,
   teams: teamsRouter,
+  invitations: invitationsRouter,
   clients: clientsRouter,
   msAuth: msAuthRouter,
   servers: serversRouter,

@@ -38,6 +38,7 @@ const KNOWN_ACCESS: readonly Access[] = [
   "team:owner",
   "person:admin",
   "person:owner",
+  "invitee",
   "client",
   "agent",
 ];
@@ -168,6 +169,11 @@ export function expected(route: RestRoute, caller: Caller, outsider: 403 | 404 =
     case "member":
       if (caller === "key:other-scopes") return forbidden;
       return bearerHolder ? ok() : unauthenticated;
+    case "invitee":
+      // The builders address each invitation to the owner person; to anyone else it does not exist.
+      if (!bearerHolder) return unauthenticated;
+      if (caller.startsWith("key:")) return forbidden;
+      return caller === "owner" ? ok() : { status: 404, code: "not_found" };
     default: {
       if (!bearerHolder) return unauthenticated;
       // A scoped key calls exactly the routes whose scope it holds, with the role the route needs.

@@ -1,6 +1,6 @@
 import type { RunningServer } from "../../src/app";
 import type { Access } from "../../src/trpc/init";
-import { api, type TestUser } from "../helpers";
+import { api, type TestUser, uniqueEmail } from "../helpers";
 import { addPasskey, SoftAuthenticator, totpCode } from "../two-factor-helpers";
 import { ensureFactor, ensureTotp, withoutFactors, withoutTotp } from "./two-factor-state";
 import type { People, TeamFixture } from "./fixture";
@@ -170,6 +170,20 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       body: { email: people.outsider.email, role: "viewer" },
     }),
   },
+  "GET /teams/{team_id}/invitations": {
+    access: "team:admin",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/invitations` }),
+  },
+  "DELETE /teams/{team_id}/invitations/{invitation_id}": {
+    access: "person:admin",
+    request: async (f) => {
+      const made = await ownerCall(f, "POST", `/teams/${f.team.teamId}/members`, {
+        email: uniqueEmail("revoked"),
+        role: "viewer",
+      });
+      return { method: "DELETE", path: `/teams/${f.team.teamId}/invitations/${made.invitation_id}` };
+    },
+  },
   "PATCH /teams/{team_id}/members/{user_id}": {
     access: "person:admin",
     request: ({ team, people }) => ({
@@ -213,6 +227,18 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       const { api_key } = (await res.json()) as { api_key: { key_id: string } };
       return { method: "DELETE", path: `/teams/${team.teamId}/api-keys/${api_key.key_id}` };
     },
+  },
+
+  "GET /invitations": { access: "user", request: () => ({ method: "GET", path: "/invitations" }) },
+  "POST /invitations/{invitation_id}/accept": {
+    access: "invitee",
+    outsider: 404,
+    request: async (f) => ({ method: "POST", path: `/invitations/${await invitationToOwner(f)}/accept` }),
+  },
+  "POST /invitations/{invitation_id}/decline": {
+    access: "invitee",
+    outsider: 404,
+    request: async (f) => ({ method: "POST", path: `/invitations/${await invitationToOwner(f)}/decline` }),
   },
 
   "POST /client/apps": {
@@ -562,6 +588,24 @@ async function ownerCall(f: Fixture, method: string, path: string, body?: unknow
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, any>>;
+}
+
+/**
+ * A pending invitation to the fixture's owner (the invitee every `invitee` case is sent for),
+ * from the outsider's team; one already pending there is revoked first, as each call needs a
+ * fresh one.
+ */
+async function invitationToOwner({ server, people, team }: Fixture): Promise<string> {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await api(server, method, path, { token: people.outsider.token, body });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+    return res.body;
+  };
+  const base = `/teams/${team.otherTeamId}`;
+  const { invitations } = await call("GET", `${base}/invitations`);
+  for (const i of invitations as { invitation_id: string; email: string }[])
+    if (i.email === people.owner.email) await call("DELETE", `${base}/invitations/${i.invitation_id}`);
+  return (await call("POST", `${base}/members`, { email: people.owner.email, role: "viewer" })).invitation_id;
 }
 
 const kept = new Map<string, string>();

@@ -93,7 +93,7 @@ export function TeamPage() {
     return (
       <>
         <PageHeading title="Welcome" />
-        <Empty title="You are not in a team yet. Create one to add servers and client apps." />
+        <Empty title="You are not in a team yet. Create one to add servers and client apps, or accept an invitation." />
         <CreateTeam />
       </>
     );
@@ -150,13 +150,14 @@ function Members() {
   const members = useQuery(trpc.teams.members.queryOptions({ team_id }));
   const refresh = () => qc.invalidateQueries(trpc.teams.members.queryFilter());
   const outcome = useOutcome(refresh);
+  const refreshInvitations = () => qc.invalidateQueries(trpc.teams.invitations.queryFilter());
   const invite = useIntent();
   const add = useMutation(
-    trpc.teams.addMember.mutationOptions({
+    trpc.teams.invite.mutationOptions({
       ...invite.options(),
-      onSuccess: () => {
-        refresh();
-        toast("Member added");
+      onSuccess: (i) => {
+        void refreshInvitations();
+        toast(`Invitation sent to ${i.email}`);
       },
     }),
   );
@@ -226,6 +227,7 @@ function Members() {
           </table>
         )}
       </Q>
+      {canWrite && <TeamInvitations />}
       {canWrite && (
         <form
           className="row-form"
@@ -274,6 +276,117 @@ type Scope = (typeof SCOPES)[number][0];
 const SERVER_SCOPES: readonly Scope[] = ["servers:read", "servers:write", "moderation:write"];
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
+
+/** The team's invitations not yet answered: they become members only when they accept. */
+function TeamInvitations() {
+  const { team } = useCurrent();
+  const team_id = team!.team_id;
+  const qc = useQueryClient();
+  const invitations = useQuery(trpc.teams.invitations.queryOptions({ team_id }));
+  const outcome = useOutcome(() => qc.invalidateQueries(trpc.teams.invitations.queryFilter()));
+  const revoke = useMutation(trpc.teams.revokeInvitation.mutationOptions(outcome("Invitation revoked")));
+  return (
+    <Q q={invitations}>
+      {(d) =>
+        d.invitations.length === 0 ? null : (
+          <table className="stack" aria-label="Pending invitations">
+            <caption>Invited, not yet accepted</caption>
+            <thead>
+              <tr>
+                <th>Email</th>
+                <th>Role</th>
+                <th>Expires</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.invitations.map((i) => (
+                <tr key={i.invitation_id} data-invitation={i.email}>
+                  <td data-label="Email">{i.email}</td>
+                  <td data-label="Role">{i.role}</td>
+                  <td data-label="Expires">
+                    {i.status === "expired" ? "expired" : new Date(i.expires_at).toLocaleString()}
+                  </td>
+                  <td data-label="Actions">
+                    <ConfirmButton
+                      label={`Revoke invitation for ${i.email}`}
+                      question={`Revoke the invitation for ${i.email}? They can no longer accept it.`}
+                      confirmLabel="Revoke"
+                      onConfirm={() => revoke.mutate({ team_id, invitation_id: i.invitation_id })}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      }
+    </Q>
+  );
+}
+
+/**
+ * The signed-in person's own invitations, above every page: a team joins their list only when
+ * they accept here.
+ */
+export function MyInvitations() {
+  const qc = useQueryClient();
+  const toast = useToast();
+  const { selectTeam } = useCurrent();
+  const invitations = useQuery(trpc.invitations.list.queryOptions());
+  const refresh = () => qc.invalidateQueries(trpc.invitations.list.queryFilter());
+  const accept = useMutation(
+    trpc.invitations.accept.mutationOptions({
+      onSuccess: async (t) => {
+        await Promise.all([refresh(), qc.invalidateQueries(trpc.auth.me.queryFilter())]);
+        selectTeam(t.team_id);
+        toast(`You joined ${t.name}`);
+      },
+      onError: (e) => {
+        void refresh();
+        toast(errorMessage(e), "error");
+      },
+    }),
+  );
+  const declined = useOutcome(refresh);
+  const decline = useMutation(trpc.invitations.decline.mutationOptions(declined("Invitation declined")));
+  const list = invitations.data?.invitations ?? [];
+  if (list.length === 0) return null;
+  return (
+    <section className="card" aria-labelledby="invitations-h">
+      <h2 id="invitations-h">Invitations</h2>
+      <ul className="invitations">
+        {list.map((i) => (
+          <li key={i.invitation_id} data-invitation={i.team_name}>
+            <span>
+              <strong>{i.team_name}</strong> as {i.role}
+              {i.invited_by && <span className="muted"> (invited by {i.invited_by})</span>}
+            </span>
+            <span className="actions">
+              <button
+                type="button"
+                className="primary"
+                aria-label={`Accept invitation to ${i.team_name}`}
+                disabled={accept.isPending}
+                onClick={() => accept.mutate({ invitation_id: i.invitation_id })}
+              >
+                Accept
+              </button>
+              <button
+                type="button"
+                aria-label={`Decline invitation to ${i.team_name}`}
+                disabled={decline.isPending}
+                onClick={() => decline.mutate({ invitation_id: i.invitation_id })}
+              >
+                Decline
+              </button>
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
 
 function ApiKeys() {
   const { team, canWrite } = useCurrent();

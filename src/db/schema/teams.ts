@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { users } from "./accounts";
 
 /** owner > admin > moderator > viewer; the order of the ranks lives in src/auth/principal.ts, not here. */
@@ -53,5 +64,30 @@ export const apiKeys = pgTable(
   (t) => [
     index("api_keys_team_idx").on(t.teamId),
     check("api_keys_role_or_scopes", sql`(${t.role} is null) <> (${t.scopes} is null)`),
+  ],
+);
+
+/**
+ * A membership offered and not yet taken: matched to an account by email (lower-cased, as
+ * accounts store it), so an invitation to an email with no account yet is seen by whoever signs
+ * up with it. Accepting makes the membership and deletes the row; declining or revoking deletes
+ * it. One row per team and email: an expired one is replaced by the next invitation.
+ */
+export const teamInvitations = pgTable(
+  "team_invitations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: teamRole("role").notNull(),
+    invitedBy: uuid("invited_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("team_invitations_team_email_idx").on(t.teamId, t.email),
+    index("team_invitations_email_idx").on(t.email),
   ],
 );

@@ -6,7 +6,7 @@ import type { TRPCBuiltRouter, TRPCMutationProcedure, TRPCQueryProcedure } from 
 export type ErrorShape = {
   request_id: string;
   data: {
-    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "api_key_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
+    code: "bad_request" | "validation_failed" | "invalid_json" | "unauthenticated" | "invalid_client" | "auth_request_expired" | "api_key_expired" | "forbidden" | "two_factor_required" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_progress" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "unavailable";
     httpStatus: number;
     path: undefined | string;
   };
@@ -393,17 +393,51 @@ export type AppRouterRecord = {
       };
       meta: object;
     }>;
-    addMember: TRPCMutationProcedure<{
+    invite: TRPCMutationProcedure<{
       input: {
         team_id: string;
         email: string;
         role: "admin" | "moderator" | "viewer";
       };
       output: {
-        user_id: string;
+        invitation_id: string;
+        team_id: string;
+        team_name: string;
         email: string;
-        role: "owner" | "admin" | "moderator" | "viewer";
-        joined_at: string;
+        role: "admin" | "moderator" | "viewer";
+        status: "pending" | "expired";
+        invited_by: null | string;
+        created_at: string;
+        expires_at: string;
+      };
+      meta: object;
+    }>;
+    invitations: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        invitations: Array<{
+          invitation_id: string;
+          team_id: string;
+          team_name: string;
+          email: string;
+          role: "admin" | "moderator" | "viewer";
+          status: "pending" | "expired";
+          invited_by: null | string;
+          created_at: string;
+          expires_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    revokeInvitation: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        invitation_id: string;
+      };
+      output: {
+        ok: true;
       };
       meta: object;
     }>;
@@ -511,6 +545,48 @@ export type AppRouterRecord = {
         prefix: string;
         created_at: string;
         revoked_at: null | string;
+      };
+      meta: object;
+    }>;
+  };
+  invitations: {
+    list: TRPCQueryProcedure<{
+      input: void;
+      output: {
+        invitations: Array<{
+          invitation_id: string;
+          team_id: string;
+          team_name: string;
+          email: string;
+          role: "admin" | "moderator" | "viewer";
+          status: "pending" | "expired";
+          invited_by: null | string;
+          created_at: string;
+          expires_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    accept: TRPCMutationProcedure<{
+      input: {
+        invitation_id: string;
+      };
+      output: {
+        team_id: string;
+        name: string;
+        role: "owner" | "admin" | "moderator" | "viewer";
+        require_two_factor: boolean;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    decline: TRPCMutationProcedure<{
+      input: {
+        invitation_id: string;
+      };
+      output: {
+        ok: true;
       };
       meta: object;
     }>;
