@@ -9,7 +9,7 @@ import type { Meta } from "../src/trpc/init";
 import { restRoutes } from "../src/trpc/rest";
 import { appRouter } from "../src/trpc/router";
 import { sharedServer } from "./harness";
-import { api, newApiKey, newTeam, newUser, trpcClient } from "./helpers";
+import { addMember, api, newApiKey, newTeam, newUser, trpcClient } from "./helpers";
 import { builderFor, type Caller, type CellReq, present } from "./authz/matrix";
 import { makeWorld, type World } from "./fuzz/world";
 import { SECURITY_CASES } from "./security/cases";
@@ -284,7 +284,7 @@ describe("the audit log", () => {
       [admin, "admin"],
       [viewer, "viewer"],
     ] as const)
-      await api(server, "POST", `/teams/${teamId}/members`, { token: owner.token, body: { email: u.email, role } });
+      await addMember(server, owner, teamId, u, role);
     const f = await newServer(server, {}, owner);
     const other = await newServer(server, { team_id: teamId, name: "Creative" }, owner);
     for (let i = 0; i < 5; i++)
@@ -297,21 +297,26 @@ describe("the audit log", () => {
       api(server, "GET", `/teams/${teamId}/audit${query}`, { token });
 
     const all = (await read("")).body;
-    // team.create, 2 x member.add, server.create (Creative), 5 x player.ban; f is another team.
+    // team.create, 2 x (member.invite, member.add by the invitee), server.create (Creative),
+    // 5 x player.ban; f is another team.
     expect(all.entries.map((e: any) => e.action)).toEqual([
       ...Array(5).fill("player.ban"),
       "server.create",
       "member.add",
+      "member.invite",
       "member.add",
+      "member.invite",
       "team.create",
     ]);
     expect(f.teamId).not.toBe(teamId);
     const ids = all.entries.map((e: any) => Number(e.entry_id));
     expect(ids).toEqual([...ids].sort((x, y) => y - x));
 
+    // The admin's own acceptance is theirs: the invitee is the actor of member.add.
     expect((await read(`?actor_id=${admin.id}`)).body.entries.map((e: any) => e.action)).toEqual([
       "player.ban",
       "player.ban",
+      "member.add",
     ]);
     expect((await read("?action=member.add")).body.entries).toHaveLength(2);
     expect((await read("?actor_kind=api_key")).body.entries).toHaveLength(0);
@@ -328,7 +333,7 @@ describe("the audit log", () => {
     expect(since.length).toBeGreaterThanOrEqual(5);
     const until = (await read(`?until=${encodeURIComponent(cut)}`)).body.entries;
     expect(until.every((e: any) => e.at < cut)).toBe(true);
-    expect(since.length + until.length).toBe(9);
+    expect(since.length + until.length).toBe(11);
 
     const pages: string[][] = [];
     let cursor: string | null = null;
@@ -337,7 +342,7 @@ describe("the audit log", () => {
       pages.push(page.entries.map((e: any) => e.entry_id));
       cursor = page.next_cursor;
     } while (cursor);
-    expect(pages.map((p) => p.length)).toEqual([4, 4, 1]);
+    expect(pages.map((p) => p.length)).toEqual([4, 4, 3]);
     expect(pages.flat()).toEqual(all.entries.map((e: any) => e.entry_id));
 
     expect((await read("", admin.token)).status).toBe(200);

@@ -9,6 +9,7 @@ import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import { iso } from "../lib/schemas";
 import { type Principal, principalKey } from "../auth/principal";
 import { type TeamsService, teamOut } from "./service";
+import { audit } from "../audit/entry";
 
 type InvitationRow = typeof teamInvitations.$inferSelect;
 
@@ -102,6 +103,11 @@ export class InvitationsService {
           "conflict",
           "This email already has a pending invitation to the team; revoke it to change it.",
         );
+      await audit(tx, {
+        teamId,
+        target: { type: "invitation", id: row.id, name: email },
+        after: { email, role, expires_at: iso(new Date(now.getTime() + this.opts.ttlHours * 3600_000)) },
+      });
       return row.id;
     });
     const [made] = await this.withNames(eq(teamInvitations.id, id));
@@ -119,11 +125,18 @@ export class InvitationsService {
 
   async revoke(principal: Principal, teamId: string, invitationId: string) {
     await this.teams.requirePerson(principal, teamId, "admin");
-    const gone = await this.db
-      .delete(teamInvitations)
-      .where(and(eq(teamInvitations.id, invitationId), eq(teamInvitations.teamId, teamId)))
-      .returning({ id: teamInvitations.id });
-    if (gone.length === 0) throw new AppError("not_found", "No such invitation in this team.");
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx
+        .delete(teamInvitations)
+        .where(and(eq(teamInvitations.id, invitationId), eq(teamInvitations.teamId, teamId)))
+        .returning();
+      if (!gone) throw new AppError("not_found", "No such invitation in this team.");
+      await audit(tx, {
+        teamId,
+        target: { type: "invitation", id: gone.id, name: gone.email },
+        before: { email: gone.email, role: gone.role },
+      });
+    });
     return { ok: true as const };
   }
 
@@ -165,6 +178,11 @@ export class InvitationsService {
         .returning();
       await tx.delete(teamInvitations).where(eq(teamInvitations.id, inv.id));
       if (!joined) throw new AppError("conflict", "You are already a member of this team.");
+      await audit(tx, {
+        teamId: inv.teamId,
+        target: { type: "member", id: userId, name: email },
+        after: { role: joined.role, invitation_id: inv.id },
+      });
       return teamOut(team!, joined.role);
     });
   }
@@ -172,11 +190,18 @@ export class InvitationsService {
   /** Declining removes the invitation, expired or not; the team may invite again. */
   async decline(userId: string, invitationId: string) {
     const email = await this.emailOf(userId);
-    const gone = await this.db
-      .delete(teamInvitations)
-      .where(and(eq(teamInvitations.id, invitationId), eq(teamInvitations.email, email)))
-      .returning({ id: teamInvitations.id });
-    if (gone.length === 0) throw new AppError("not_found", NO_INVITATION);
+    await this.db.transaction(async (tx) => {
+      const [gone] = await tx
+        .delete(teamInvitations)
+        .where(and(eq(teamInvitations.id, invitationId), eq(teamInvitations.email, email)))
+        .returning();
+      if (!gone) throw new AppError("not_found", NO_INVITATION);
+      await audit(tx, {
+        teamId: gone.teamId,
+        target: { type: "invitation", id: gone.id, name: gone.email },
+        before: { email: gone.email, role: gone.role },
+      });
+    });
     return { ok: true as const };
   }
 

@@ -141,7 +141,7 @@ export const teamsRouter = router({
   invite: userProcedure
     .meta({
       access: "person:admin",
-      audit: "member.add",
+      audit: "member.invite",
       status: 201,
       openapi: {
         method: "POST",
@@ -175,6 +175,7 @@ export const teamsRouter = router({
 
   revokeInvitation: userProcedure
     .meta({
+      audit: "member.invite_revoke",
       access: "person:admin",
       openapi: {
         method: "DELETE",
@@ -316,6 +317,7 @@ export const invitationsRouter = router({
 
   accept: userProcedure
     .meta({
+      audit: "member.add",
       access: "invitee",
       openapi: {
         method: "POST",
@@ -332,6 +334,7 @@ export const invitationsRouter = router({
 
   decline: userProcedure
     .meta({
+      audit: "member.invite_decline",
       access: "invitee",
       openapi: {
         method: "POST",
