@@ -6,6 +6,7 @@ export const auditRouter = router({
   list: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "audit:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/audit",

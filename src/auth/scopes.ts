@@ -9,7 +9,8 @@
  * client secret is already a credential narrowed to that one client's logins.
  */
 export const SCOPES = {
-  "team:read": "The team, its members (GET /teams, /teams/{team_id}, /teams/{team_id}/members)",
+  "team:read":
+    "The team, its members and its pending invitations (GET /teams, /teams/{team_id}, /teams/{team_id}/members, /teams/{team_id}/invitations)",
   "team:write": "Rename the team",
   "clients:read": "Client applications and their ms_auth module, never their secrets",
   "clients:write": "Create, change and delete client applications, rotate their secrets, set the ms_auth module",
@@ -19,6 +20,7 @@ export const SCOPES = {
   "moderation:write": "Ban and lift bans, kick players, manage announcements",
   "webhooks:read": "Webhook endpoints (URLs masked) and their deliveries",
   "webhooks:write": "Create, change, delete, test and resume webhook endpoints, rotate their secrets, redeliver",
+  "audit:read": "The team's audit log (GET /teams/{team_id}/audit)",
 } as const;
 
 export type Scope = keyof typeof SCOPES;

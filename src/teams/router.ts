@@ -161,6 +161,7 @@ export const teamsRouter = router({
   invitations: authedProcedure
     .meta({
       access: "team:admin",
+      scope: "team:read",
       openapi: {
         method: "GET",
         path: "/teams/{team_id}/invitations",

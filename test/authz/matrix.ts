@@ -196,7 +196,7 @@ type Builder = (w: World, team: TeamFixture, caller?: Caller) => CellReq | Promi
 
 /** The person a caller is, for requests about the sender's own account. */
 const personOf = (caller: Caller | undefined, w: World) =>
-  caller === "outsider" || caller === "viewer" || caller === "admin" || caller === "owner"
+  caller === "outsider" || caller === "viewer" || caller === "moderator" || caller === "admin" || caller === "owner"
     ? w.people[caller]
     : undefined;
 

@@ -271,6 +271,7 @@ const SCOPES = [
   ["moderation:write", "Ban, lift bans, kick players, manage announcements"],
   ["webhooks:read", "Read webhooks and deliveries"],
   ["webhooks:write", "Manage webhooks"],
+  ["audit:read", "Read the audit log"],
 ] as const;
 type Scope = (typeof SCOPES)[number][0];
 const SERVER_SCOPES: readonly Scope[] = ["servers:read", "servers:write", "moderation:write"];

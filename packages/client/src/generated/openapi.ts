@@ -1294,7 +1294,7 @@ export interface paths {
         };
         /**
          * The team's audit log, newest first, filtered by actor, action, target and time
-         * @description Admins and owners of the team (people or admin API keys). Every change of state made through the API, the tRPC door or the dashboard is one entry, written in the change's own transaction: who (a user, an API key, a server's agent or the system, by id and by name at the time), the action (one of the list in docs/audit.md), the target, the changed fields before and after (never a secret), the client address, user agent and request id. Filters combine; `since` is inclusive, `until` exclusive. Newest first; pass `next_cursor` as `cursor` for the next page. Entries cannot be changed or deleted; they are removed after AUDIT_RETENTION_DAYS.
+         * @description Admins and owners of the team (people or admin API keys). Every change of state made through the API, the tRPC door or the dashboard is one entry, written in the change's own transaction: who (a user, an API key, a server's agent or the system, by id and by name at the time), the action (one of the list in docs/audit.md), the target, the changed fields before and after (never a secret), the client address, user agent and request id. Filters combine; `since` is inclusive, `until` exclusive. Newest first; pass `next_cursor` as `cursor` for the next page. Entries cannot be changed or deleted; they are removed after AUDIT_RETENTION_DAYS. A scoped API key needs `audit:read`.
          */
         get: operations["audit-list"];
         put?: never;
@@ -1314,7 +1314,7 @@ export interface paths {
         };
         /**
          * The team's invitations not yet accepted or declined
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Oldest first: each pending one, and expired ones until the next invitation to the team clears them. Accepted and declined invitations are gone.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Oldest first: each pending one, and expired ones until the next invitation to the team clears them. Accepted and declined invitations are gone. A scoped API key needs `team:read`.
          */
         get: operations["teams-invitations"];
         put?: never;
@@ -1919,7 +1919,7 @@ export interface components {
             prefix: string;
             revoked_at: string | null;
             role: ("admin" | "moderator" | "viewer") | null;
-            scopes: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write")[] | null;
+            scopes: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read")[] | null;
             /** @description The only servers the key reaches; null for all */
             server_ids: string[] | null;
             /** Format: uuid */
@@ -18820,7 +18820,7 @@ export interface operations {
                      */
                     role?: "admin" | "moderator" | "viewer";
                     /** @description Scopes for the key instead of a role */
-                    scopes?: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write")[];
+                    scopes?: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read")[];
                     /** @description Limit the key to these servers of the team: it then calls server routes only, and with scopes only servers:read, servers:write, moderation:write */
                     server_ids?: string[];
                 };

@@ -485,7 +485,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role?: undefined | "admin" | "moderator" | "viewer";
-        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
         server_ids?: undefined | Array<string>;
         expires_at?: undefined | string;
       };
@@ -495,7 +495,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -517,7 +517,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -538,7 +538,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: null | "admin" | "moderator" | "viewer";
-        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write">;
+        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
         server_ids: null | Array<string>;
         expires_at: null | string;
         last_used_at: null | string;
