@@ -2,7 +2,7 @@ import type { RunningServer } from "../../src/app";
 import type { Access } from "../../src/trpc/init";
 import { api, type TestUser, uniqueEmail } from "../helpers";
 import { addPasskey, SoftAuthenticator, totpCode } from "../two-factor-helpers";
-import { ensureFactor, ensureTotp, withoutFactors, withoutTotp } from "./two-factor-state";
+import { ensureFactor, ensureTotp, roomForPasskey, withoutFactors, withoutTotp } from "./two-factor-state";
 import type { People, TeamFixture } from "./fixture";
 
 export interface Req {
@@ -78,6 +78,7 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "user",
     // The registration answer of a software authenticator to the sender's own options.
     request: async ({ server, people, as = people.owner }) => {
+      await roomForPasskey(server, as);
       const { options } = (
         await api(server, "POST", "/auth/two-factor/passkeys/options", {
           token: as.token,
@@ -94,6 +95,8 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
   "POST /auth/two-factor/passkeys/{passkey_id}/remove": {
     access: "user",
     request: async ({ server, people, as = people.owner }) => {
+      // Callers that are not the person (keys, clients, agents) leave the passkey made for them.
+      await roomForPasskey(server, as);
       const { passkeyId } = await addPasskey(server, as);
       return {
         method: "POST",

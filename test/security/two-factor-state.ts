@@ -35,3 +35,13 @@ export async function withoutFactors(server: RunningServer, who: TestUser) {
       body: { password: who.password },
     });
 }
+
+/** Room for one more passkey under the per-account limit: the oldest go when it is nearly full. */
+export async function roomForPasskey(server: RunningServer, who: TestUser) {
+  const { passkeys } = await status(server, who);
+  for (const p of passkeys.slice(0, Math.max(0, passkeys.length - 5)))
+    await api(server, "POST", `/auth/two-factor/passkeys/${p.passkey_id}/remove`, {
+      token: who.token,
+      body: { password: who.password },
+    });
+}
