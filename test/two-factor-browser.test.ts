@@ -86,7 +86,7 @@ describe("two-factor sign-in in the dashboard", () => {
         // Without the password nothing starts.
         await page.getByRole("button", { name: "Set up an authenticator app" }).click();
         await page.getByText("Enter your current password first").waitFor();
-        await page.getByLabel("Current password").fill(PASSWORD);
+        await page.getByLabel("Your password, to change sign-in factors").fill(PASSWORD);
         await page.getByRole("button", { name: "Set up an authenticator app" }).click();
         await page.getByRole("img", { name: "QR code for your authenticator app" }).waitFor();
         const secret = (await page.getByTestId("totp-secret").textContent())!;
@@ -140,7 +140,7 @@ describe("two-factor sign-in in the dashboard", () => {
         const { cdp, authenticatorId } = await withAuthenticator(context, page);
         await signUpInBrowser(page, base(), email);
         await page.goto(`${base()}/#/account`);
-        await page.getByLabel("Current password").fill(PASSWORD);
+        await page.getByLabel("Your password, to change sign-in factors").fill(PASSWORD);
         await page.getByLabel("Passkey name").fill("Laptop");
         await page.getByRole("button", { name: "Add a passkey" }).click();
         await page.getByTestId("recovery-codes").waitFor();

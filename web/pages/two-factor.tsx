@@ -136,7 +136,7 @@ export function TwoFactorSection() {
             </p>
             {codes && <RecoveryCodes codes={codes} onDone={() => setCodes(null)} />}
             <TextField
-              label="Current password"
+              label="Your password, to change sign-in factors"
               hint="Needed to add or remove a factor."
               type="password"
               autoComplete="current-password"
