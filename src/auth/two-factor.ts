@@ -1,13 +1,7 @@
 import { randomBytes } from "node:crypto";
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
+import type { VerifiedRegistrationResponse } from "@simplewebauthn/server";
 import { and, count, eq, gt, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
-import { Secret, TOTP } from "otpauth";
-import { renderSVG } from "uqr";
+import type { Secret } from "otpauth";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
 import { passkeys, recoveryCodes, totpFactors, twoFactorChallenges, users } from "../db/schema";
@@ -20,6 +14,14 @@ import type { z } from "zod";
 import type { TSecondFactorChallenge, TSecondFactorInput, ZPasskeyAttestation } from "./schemas";
 import type { LoginThrottle } from "./throttle";
 import { hasSecondFactor } from "./two-factor-gate";
+
+/**
+ * Loaded on first use: nothing here is needed until someone sets up or uses a second factor, and
+ * the WebAuthn library alone would add several MiB to every idle instance.
+ */
+const webauthn = () => import("@simplewebauthn/server");
+const otp = () => import("otpauth");
+const qr = () => import("uqr");
 
 const PERIOD = 30;
 /** Wrong second factors one sign-in challenge takes before it is spent (the throttle counts each too). */
@@ -95,7 +97,8 @@ export class TwoFactorService {
 
   // --- Authenticator app (TOTP) ---
 
-  private totp(secret: Secret, label = "account") {
+  private async totp(secret: Secret, label = "account") {
+    const { TOTP } = await otp();
     return new TOTP({
       issuer: this.config.TWO_FACTOR_ISSUER,
       label,
@@ -113,6 +116,7 @@ export class TwoFactorService {
     if (existing?.confirmedAt)
       throw new AppError("conflict", "An authenticator app is already set up; remove it before adding another.");
     const [user] = await this.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+    const { Secret } = await otp();
     const secret = new Secret({ size: 20 });
     const sealed = this.keyring.seal(secret.base32, `totp:${userId}`);
     await this.db
@@ -123,7 +127,8 @@ export class TwoFactorService {
         set: { secretSealed: sealed, lastStep: null, createdAt: new Date() },
         setWhere: isNull(totpFactors.confirmedAt),
       });
-    const url = this.totp(secret, user!.email).toString();
+    const url = (await this.totp(secret, user!.email)).toString();
+    const { renderSVG } = await qr();
     return { secret: secret.base32, otpauth_url: url, qr_svg: renderSVG(url, { border: 2, pixelSize: 6 }) };
   }
 
@@ -132,7 +137,7 @@ export class TwoFactorService {
     const [pending] = await this.db.select().from(totpFactors).where(eq(totpFactors.userId, userId));
     if (!pending) throw new AppError("conflict", "Start setting up an authenticator app first.");
     if (pending.confirmedAt) throw new AppError("conflict", "The authenticator app is already set up.");
-    const step = this.matchingStep(userId, pending.secretSealed, code);
+    const step = await this.matchingStep(userId, pending.secretSealed, code);
     if (step === null)
       throw new AppError("bad_request", "The code does not match: check the app's clock and try the newest code.");
     return this.db.transaction(async (tx) => {
@@ -158,10 +163,11 @@ export class TwoFactorService {
   }
 
   /** The time step the code belongs to (this one, or one either side for clock drift), or null. */
-  private matchingStep(userId: string, sealed: string, code: string): number | null {
+  private async matchingStep(userId: string, sealed: string, code: string): Promise<number | null> {
+    const { Secret, TOTP } = await otp();
     const secret = Secret.fromBase32(this.keyring.open(sealed, `totp:${userId}`));
     const now = Date.now();
-    const delta = this.totp(secret).validate({ token: code, timestamp: now, window: 1 });
+    const delta = (await this.totp(secret)).validate({ token: code, timestamp: now, window: 1 });
     return delta === null ? null : TOTP.counter({ period: PERIOD, timestamp: now }) + delta;
   }
 
@@ -172,7 +178,7 @@ export class TwoFactorService {
       .from(totpFactors)
       .where(and(eq(totpFactors.userId, userId), isNotNull(totpFactors.confirmedAt)));
     if (!f) return false;
-    const step = this.matchingStep(userId, f.secretSealed, code);
+    const step = await this.matchingStep(userId, f.secretSealed, code);
     if (step === null) return false;
     const claimed = await this.db
       .update(totpFactors)
@@ -189,6 +195,7 @@ export class TwoFactorService {
     const [user] = await this.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
     const existing = await this.db.select().from(passkeys).where(eq(passkeys.userId, userId));
     if (existing.length >= LIMITS.passkeysPerUser) throw overLimit("passkeys per account", LIMITS.passkeysPerUser);
+    const { generateRegistrationOptions } = await webauthn();
     const options = await generateRegistrationOptions({
       rpName: this.config.TWO_FACTOR_ISSUER,
       rpID: this.rpId,
@@ -226,7 +233,8 @@ export class TwoFactorService {
       .returning();
     if (!challenge?.webauthnChallenge)
       throw new AppError("conflict", "No passkey set-up is in progress (or it expired): start again.");
-    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    const { verifyRegistrationResponse } = await webauthn();
+    let verified: VerifiedRegistrationResponse;
     try {
       verified = await verifyRegistrationResponse({
         response,
@@ -282,6 +290,7 @@ export class TwoFactorService {
       .from(passkeys)
       .where(and(eq(passkeys.credentialId, assertion.id), eq(passkeys.userId, userId)));
     if (!cred) return false;
+    const { verifyAuthenticationResponse } = await webauthn();
     try {
       const { verified, authenticationInfo } = await verifyAuthenticationResponse({
         response: assertion,
@@ -376,7 +385,7 @@ export class TwoFactorService {
       .where(eq(passkeys.userId, userId));
     if (!totp && keys.length === 0) return null;
     const options = keys.length
-      ? await generateAuthenticationOptions({
+      ? await (await webauthn()).generateAuthenticationOptions({
           rpID: this.rpId,
           allowCredentials: keys.map((k) => ({ id: k.id, transports: k.transports })),
           userVerification: "preferred",

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
 import { AppError } from "../lib/errors";
@@ -12,7 +14,7 @@ import { serveStatic, type StaticFile, staticFile } from "../http/static";
  * (`/#/servers/…`), so a reload never asks the server for a path the API owns (`/teams`, `/auth/…`).
  */
 
-const ENTRY = join(import.meta.dir, "../../web/main.tsx");
+const BUILDER = join(import.meta.dir, "build.ts");
 
 /** Only our own scripts and styles; the socket and the API on this origin; client logos over https. */
 export const DASHBOARD_CSP = [
@@ -46,24 +48,28 @@ let building: Promise<DashboardBundle> | undefined;
 /** Bundles web/ once per process (every app in a test run shares it). */
 export function buildDashboard(): Promise<DashboardBundle> {
   building ??= (async () => {
-    const out = await Bun.build({
-      entrypoints: [ENTRY],
-      target: "browser",
-      minify: true,
-      // Code loaded on demand (the WebAuthn helper, only when a passkey is used) is its own chunk.
-      splitting: true,
-      naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
-      define: { "process.env.NODE_ENV": '"production"' },
-    });
-    if (!out.success) throw new Error(`dashboard build failed: ${out.logs.map(String).join("\n")}`);
+    // In a child process: the bundler's memory goes back to the system when it exits.
+    const dir = mkdtempSync(join(tmpdir(), "mcp-dashboard-"));
     const assets = new Map<string, StaticFile>();
     const scripts: string[] = [];
     const styles: string[] = [];
-    for (const file of out.outputs) {
-      const name = file.path.replace(/^.*[\\/]/, "");
-      assets.set(name, staticFile(await file.arrayBuffer(), file.type, "public, max-age=31536000, immutable"));
-      if (file.kind === "entry-point") scripts.push(name);
-      else if (name.endsWith(".css")) styles.push(name);
+    try {
+      const child = Bun.spawn([process.execPath, BUILDER, dir], { stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+        child.exited,
+      ]);
+      if (code !== 0) throw new Error(`dashboard build failed: ${stderr.trim()}`);
+      const files = JSON.parse(stdout) as { name: string; kind: string; type: string }[];
+      for (const file of files) {
+        const body = await Bun.file(join(dir, file.name)).arrayBuffer();
+        assets.set(file.name, staticFile(body, file.type, "public, max-age=31536000, immutable"));
+        if (file.kind === "entry-point") scripts.push(file.name);
+        else if (file.name.endsWith(".css")) styles.push(file.name);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
     const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
