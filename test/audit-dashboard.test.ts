@@ -43,7 +43,8 @@ describe("dashboard: the audit log", () => {
         });
         expect(res.status).toBe(201);
       }
-      // team.create, member.add, api_key.create, server.create (by the key), 26 x player.ban
+      // team.create, member.invite, member.add (the viewer accepts), api_key.create,
+      // server.create (by the key), 26 x player.ban
       const page = await (await browser!.newContext()).newPage();
       try {
         await signUpInBrowser(page, server.url, owner.email, true);
@@ -52,11 +53,12 @@ describe("dashboard: the audit log", () => {
         await table.waitFor();
         expect(await page.getByTestId("audit-entry").count()).toBe(25);
         await page.getByRole("button", { name: "Older entries" }).click();
-        await page.waitForFunction(() => document.querySelectorAll('[data-testid="audit-entry"]').length === 30);
-        expect((await actions(page)).slice(-4)).toEqual([
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="audit-entry"]').length === 31);
+        expect((await actions(page)).slice(-5)).toEqual([
           "server.create",
           "api_key.create",
           "member.add",
+          "member.invite",
           "team.create",
         ]);
 
