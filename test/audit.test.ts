@@ -174,6 +174,22 @@ describe("the audit log", () => {
     expect(await entriesOf(requestId)).toHaveLength(0);
   });
 
+  test("a name with lone UTF-16 surrogates is recorded as the text column stores it, not a 500", async () => {
+    const owner = await newUser(server, "audit-surrogate");
+    const teamId = await newTeam(server, owner);
+    const requestId = `surrogate-${crypto.randomUUID()}`;
+    // JSON.stringify escapes a lone surrogate ("\udfff"), which PostgreSQL's jsonb refuses.
+    const res = await api(server, "PATCH", `/teams/${teamId}`, {
+      token: owner.token,
+      body: { name: "\udfff\ud800" },
+      headers: { "x-request-id": requestId },
+    });
+    expect(res.status).toBe(200);
+    const [e] = await entriesOf(requestId);
+    expect(e!.action).toBe("team.update");
+    expect((e!.changes as any).name.after).toBe("\ufffd\ufffd");
+  });
+
   test("concurrent mutations each record their own actor and request", async () => {
     const people = await Promise.all([1, 2, 3, 4, 5, 6].map(() => newUser(server, "audit-par")));
     const teams = await Promise.all(people.map((p) => newTeam(server, p)));

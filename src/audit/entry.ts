@@ -130,15 +130,27 @@ export async function audit(tx: Tx, change: AuditChange): Promise<void> {
       action,
       targetType: change.target.type,
       targetId: change.target.id,
-      targetName: change.target.name ?? null,
+      targetName: wellFormed(change.target.name ?? null),
       serverId: change.serverId ?? null,
-      changes: change.changes ?? diff(change.before ?? null, change.after ?? null),
+      changes: wellFormed(change.changes ?? diff(change.before ?? null, change.after ?? null)),
       ip: scope.ip,
-      userAgent: scope.userAgent,
+      userAgent: wellFormed(scope.userAgent),
       requestId: scope.requestId,
     })
     .returning();
   scope.written.push(entryOut(row!));
+}
+
+/**
+ * Lone UTF-16 surrogates replaced by U+FFFD, as a text column stores them: a JSON escape of one
+ * (`"\udfff"`) is refused by PostgreSQL's jsonb, which would fail the change the entry records.
+ */
+function wellFormed<T>(v: T): T {
+  if (typeof v === "string") return v.toWellFormed() as T;
+  if (Array.isArray(v)) return v.map(wellFormed) as T;
+  if (v && typeof v === "object" && !(v instanceof Date))
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.toWellFormed(), wellFormed(x)])) as T;
+  return v;
 }
 
 function resolveAction(scope: AuditScope, given: AuditAction | undefined): AuditAction {
