@@ -29,7 +29,11 @@ export async function ensureFactor(server: RunningServer, who: TestUser) {
 export async function withoutFactors(server: RunningServer, who: TestUser) {
   const now = await status(server, who);
   if (now.totp.enabled) await withoutTotp(server, who);
-  for (const p of now.passkeys)
+  await removePasskeys(server, who, now.passkeys);
+}
+
+async function removePasskeys(server: RunningServer, who: TestUser, list: { passkey_id: string }[]) {
+  for (const p of list)
     await api(server, "POST", `/auth/two-factor/passkeys/${p.passkey_id}/remove`, {
       token: who.token,
       body: { password: who.password },
@@ -39,9 +43,5 @@ export async function withoutFactors(server: RunningServer, who: TestUser) {
 /** Room for one more passkey under the per-account limit: the oldest go when it is nearly full. */
 export async function roomForPasskey(server: RunningServer, who: TestUser) {
   const { passkeys } = await status(server, who);
-  for (const p of passkeys.slice(0, Math.max(0, passkeys.length - 5)))
-    await api(server, "POST", `/auth/two-factor/passkeys/${p.passkey_id}/remove`, {
-      token: who.token,
-      body: { password: who.password },
-    });
+  await removePasskeys(server, who, passkeys.slice(0, Math.max(0, passkeys.length - 5)));
 }

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, forTeam, trpc } from "../api";
+import { SCOPES, type Scope, SERVER_SCOPES } from "../../src/auth/scopes";
 import { useCurrent } from "../current";
 import {
   ConfirmButton,
@@ -261,20 +262,8 @@ function Members() {
   );
 }
 
-const SCOPES = [
-  ["team:read", "Read the team and its members"],
-  ["team:write", "Rename the team"],
-  ["clients:read", "Read client apps"],
-  ["clients:write", "Manage client apps and their secrets"],
-  ["servers:read", "Read servers, players, history, ranks, announcements"],
-  ["servers:write", "Manage servers, agent tokens and ranks"],
-  ["moderation:write", "Ban, lift bans, kick players, manage announcements"],
-  ["webhooks:read", "Read webhooks and deliveries"],
-  ["webhooks:write", "Manage webhooks"],
-  ["audit:read", "Read the audit log"],
-] as const;
-type Scope = (typeof SCOPES)[number][0];
-const SERVER_SCOPES: readonly Scope[] = ["servers:read", "servers:write", "moderation:write"];
+/** The one list of scopes (src/auth/scopes.ts): what the form offers is what the service checks. */
+const SCOPE_LIST = Object.entries(SCOPES) as [Scope, string][];
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
 
@@ -423,7 +412,7 @@ function ApiKeys() {
   const revoke = useMutation(trpc.teams.revokeApiKey.mutationOptions(outcome("Key revoked")));
   if (!canWrite) return null;
   const serverName = (id: string) => servers.data?.servers.find((x) => x.server_id === id)?.name ?? id.slice(0, 8);
-  const offered = serverIds.length ? SCOPES.filter(([s]) => SERVER_SCOPES.includes(s)) : SCOPES;
+  const offered = serverIds.length ? SCOPE_LIST.filter(([s]) => SERVER_SCOPES.includes(s)) : SCOPE_LIST;
   return (
     <section className="card" aria-labelledby="keys-h">
       <h2 id="keys-h">API keys</h2>
