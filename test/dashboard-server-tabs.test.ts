@@ -252,7 +252,9 @@ describe("the server page's charts", () => {
         expect(await summary("tps").textContent()).toMatch(/^TPS min 18\.9 at .+, average 19\.4, latest 19\.6\.$/);
         expect(await summary("mspt").textContent()).toMatch(/^MSPT max 48\.5 ms at .+, average 33 ms, latest 30 ms\.$/);
         expect(await summary("players").textContent()).toMatch(/^Peak 7 players at .+, fewest 3 at .+, latest 5\.$/);
-        expect(await summary("memory").textContent()).toMatch(/^Memory peak 2,048 MB of 4,096 MB at .+, latest 1,800 MB\.$/);
+        expect(await summary("memory").textContent()).toMatch(
+          /^Memory peak 2,048 MB of 4,096 MB at .+, latest 1,800 MB\.$/,
+        );
         // Nothing pings port 9 here: the latency chart says it has nothing yet.
         expect(await summary("latency").textContent()).toBe("No pings in this window yet.");
 

@@ -43,7 +43,17 @@ export function Charts({ series, window }: { series: Series; window: Window }) {
  * the points drawn, for tests and the bench; `data-x-min`/`data-x-max` and `data-axes` say what
  * the last draw showed.
  */
-function MetricChart({ spec, series, window, sync }: { spec: ChartSpec; series: Series; window: Window; sync: string }) {
+function MetricChart({
+  spec,
+  series,
+  window,
+  sync,
+}: {
+  spec: ChartSpec;
+  series: Series;
+  window: Window;
+  sync: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const readout = useRef<HTMLSpanElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -53,10 +63,10 @@ function MetricChart({ spec, series, window, sync }: { spec: ChartSpec; series: 
   span.current = { from: series.from, to: series.to };
   const summary = useMemo(() => summarize(series, spec.metric), [series, spec.metric]);
   const memory = spec.metric === "memory";
-  const digits = new Intl.NumberFormat(undefined, { maximumFractionDigits: spec.digits });
 
   useEffect(() => {
     const el = box.current!;
+    const digits = new Intl.NumberFormat(undefined, { maximumFractionDigits: spec.digits });
     // The palette uses light-dark(), which a canvas cannot parse: let the page resolve it.
     const resolve = (variable: string) => {
       el.style.color = `var(${variable})`;

@@ -87,7 +87,9 @@ export function Tabs({
             id={`${base}-panel-${t.id}`}
             aria-labelledby={`${base}-tab-${t.id}`}
             hidden={t.id !== selected}
-            // The panel itself takes the focus after the tab list (its first control may be far down).
+            // The panel itself takes the focus after the tab list (its first control may be far down),
+            // as the WAI-ARIA tabs pattern advises; Biome does not read the role.
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: a tabpanel is focusable in the WAI-ARIA tabs pattern
             tabIndex={0}
             className="tab-panel"
           >
