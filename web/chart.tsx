@@ -76,7 +76,6 @@ function MetricChart({
     };
     const axis = resolve("--muted");
     const grid = resolve("--line");
-    const narrow = (el.clientWidth || 600) < 500;
     // The figure under the cursor (the same moment on every chart of the page), else nothing.
     const show = (u: uPlot) => {
       const i = u.cursor.idx;
@@ -89,7 +88,7 @@ function MetricChart({
       }
       const cap = memory ? u.data[2]?.[i] : null;
       const when = new Date(u.data[0]![i]! * 1000).toLocaleString(undefined, {
-        hour: "2-digit",
+        hour: "numeric",
         minute: "2-digit",
         ...(span.current.to - span.current.from > 86_400 && { weekday: "short" }),
       });
@@ -119,7 +118,10 @@ function MetricChart({
           label: spec.axis,
           stroke: axis,
           grid: { stroke: grid },
-          size: narrow ? 42 : 52,
+          // As wide as its longest figure ("4,096"), so figures are not cut and do not run into the label.
+          size: (_u, values) => Math.max(28, Math.ceil(Math.max(0, ...(values ?? []).map((v) => v.length)) * 7) + 14),
+          // Whole players: no tick at 2.5 players.
+          ...(spec.metric === "players" && { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000] }),
           labelSize: 18,
           labelFont: "bold 12px system-ui, sans-serif",
         },

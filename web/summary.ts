@@ -107,7 +107,7 @@ export function summarize(series: Series, metric: Metric, options: SummaryOption
   const long = series.to - series.from > 86_400;
   const time = new Intl.DateTimeFormat(options.locale, {
     timeZone: options.timeZone,
-    hour: "2-digit",
+    hour: "numeric",
     minute: "2-digit",
     ...(long && { weekday: "short", day: "numeric", month: "short" }),
   });

@@ -109,29 +109,32 @@ export function ServerPage({ serverId, tab }: { serverId: string; tab?: string }
             tabs={SERVER_TABS.map(([id, label]) => ({
               id,
               label,
-              panel: () =>
-                id === "overview" ? (
+              // Each tab is a list of section components: a new section is placed by adding it here.
+              panel: {
+                overview: () => (
                   <>
                     <LiveStatus server={s} live={live} />
                     <History series={series} error={history.error} window={window} onWindow={setWindow} />
                     <Uptime serverId={serverId} window={window} />
                   </>
-                ) : id === "players" ? (
-                  <Players serverId={serverId} />
-                ) : id === "moderation" ? (
+                ),
+                players: () => <Players serverId={serverId} />,
+                moderation: () => (
                   <>
                     <OnlineNow serverId={serverId} />
                     <Bans serverId={serverId} />
                     <Ranks serverId={serverId} />
                     <Announcements serverId={serverId} />
                   </>
-                ) : (
+                ),
+                settings: () => (
                   <>
                     <EditServer server={s} />
                     <Agent serverId={serverId} prefix={s.agent_token_prefix} />
                     <DeleteServer server={s} />
                   </>
                 ),
+              }[id],
             }))}
           />
         </>
@@ -859,7 +862,7 @@ function EditServer({
   const errs = fieldErrors(update.error);
   return (
     <section className="card" aria-labelledby="edit-h">
-      <h2 id="edit-h">Settings</h2>
+      <h2 id="edit-h">Server settings</h2>
       <form
         className="row-form"
         aria-label="Server settings"
