@@ -118,8 +118,9 @@ function MetricChart({
           label: spec.axis,
           stroke: axis,
           grid: { stroke: grid },
-          // As wide as its longest figure ("4,096"), so figures are not cut and do not run into the label.
-          size: (_u, values) => Math.max(28, Math.ceil(Math.max(0, ...(values ?? []).map((v) => v.length)) * 7) + 14),
+          // The tick (10 px), the gap (5 px) and the longest figure ("4,096"): figures are not cut and
+          // do not run into the axis's label.
+          size: (_u, values) => Math.ceil(Math.max(2, ...(values ?? []).map((v) => v.length)) * 7.5) + 22,
           // Whole players: no tick at 2.5 players.
           ...(spec.metric === "players" && { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000] }),
           labelSize: 18,
