@@ -82,10 +82,10 @@ const page = await context.newPage();
 await signUpInBrowser(page, base, email, true);
 await page.goto(`${base}/#/servers/${srv.server_id}`);
 await page.waitForSelector('[data-live="true"]');
-await page.waitForSelector("figure.chart [data-points]");
+await page.waitForSelector('figure.chart[data-chart="tps"] [data-points]');
 const { delays, roundTrips } = await page.evaluate(
   async ({ token, events }) => {
-    const el = document.querySelector("figure.chart [data-points]")!;
+    const el = document.querySelector('figure.chart[data-chart="tps"] [data-points]')!;
     const delays: number[] = [];
     const roundTrips: number[] = [];
     for (let i = 0; i < events; i++) {

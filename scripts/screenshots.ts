@@ -85,12 +85,19 @@ async function signIn(page: Page) {
   await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
 }
 
-/** The server page once its chart has drawn the window and its live socket is up. */
+/** The server page once its charts have drawn the window and its live socket is up. */
 async function serverPage(page: Page, serverId: string) {
   await page.goto(`${base}/#/servers/${serverId}`);
   await page.waitForSelector('[data-live="true"]');
-  await page.waitForSelector("figure.chart [data-x-min]");
+  await page.waitForSelector('figure.chart[data-chart="memory"] [data-x-min]');
 }
+
+/** The server page's other tabs, each once its content is on screen. */
+const SERVER_TABS = [
+  ["players", 'table[aria-label^="Players"]'],
+  ["moderation", 'table[aria-label="Bans"]'],
+  ["settings", '[data-testid="agent-command"]'],
+] as const;
 
 for (const [size, viewport] of Object.entries(SIZES)) {
   const context = await browser.newContext({ viewport, colorScheme: "light" });
@@ -106,6 +113,11 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await shoot(page, `networks-${size}`);
   await serverPage(page, survival.serverId);
   await shoot(page, `server-${size}`);
+  for (const [tab, ready] of SERVER_TABS) {
+    await page.getByRole("tab", { name: tab[0]!.toUpperCase() + tab.slice(1), exact: true }).click();
+    await page.waitForSelector(`[role="tabpanel"]:not([hidden]) ${ready}`);
+    await shoot(page, `server-${tab}-${size}`);
+  }
   await page.goto(`${base}/#/clients`);
   await page.getByRole("link", { name: "Blockworks Launcher" }).waitFor();
   await shoot(page, `clients-${size}`);

@@ -141,7 +141,8 @@ describe("accessibility", () => {
         const problems: string[] = [];
         const pages: [string, string, string][] = [
           ["servers", "servers", '[data-server="Survival"]'],
-          ["server", `servers/${serverId}`, 'tr[data-ban="Alex"]'],
+          ["server", `servers/${serverId}`, 'figure.chart[data-chart="memory"] [data-x-min]'],
+          ["server moderation", `servers/${serverId}/moderation`, 'tr[data-ban="Alex"]'],
           ["networks", "networks", "text=No networks."],
           ["clients", "clients", "text=Access Launcher"],
           ["client app", `clients/${clientId}`, "text=Enabled."],
@@ -150,7 +151,7 @@ describe("accessibility", () => {
         ];
         for (const [name, route, ready] of pages) {
           await open(page, route, ready);
-          if (name === "server") await page.waitForSelector('li:has-text("Vote daily")');
+          if (name === "server moderation") await page.waitForSelector('li:has-text("Vote daily")');
           if (name === "team") await page.waitForSelector('td:text-is("deploy-key")');
           problems.push(...(await checkEverywhere(page, name)));
         }
@@ -178,7 +179,7 @@ describe("accessibility", () => {
             if ((await page.getByRole("button", { name, exact: true }).count()) !== 1) missing.push(name);
           return missing;
         };
-        await open(page, `servers/${serverId}`, 'tr[data-ban="Alex"]');
+        await open(page, `servers/${serverId}/moderation`, 'tr[data-ban="Alex"]');
         await page.waitForSelector('li:has-text("Vote daily")');
         const missing = await named([
           "Unban Steve",
@@ -284,14 +285,14 @@ describe("accessibility", () => {
         await page.waitForSelector('td:text-is("second-key")');
         await remove("Revoke API key first-key", "Revoke", 'td:text-is("first-key")');
         await remove("Revoke API key second-key", "Revoke", 'td:text-is("second-key")');
-        await open(page, `servers/${srv.body.server_id}`, 'tr[data-ban="Jeb"]');
+        await open(page, `servers/${srv.body.server_id}/moderation`, 'tr[data-ban="Jeb"]');
         await remove("Unban Notch", "Unban", 'tr[data-ban="Notch"]');
         await remove("Unban Jeb", "Unban", 'tr[data-ban="Jeb"]');
         expect(seen).toEqual([
           'button "Revoke API key second-key"',
           'h2 "API keys"',
           'button "Unban Jeb"',
-          'h2 "Players and bans"',
+          'h2 "Bans"',
         ]);
       } finally {
         await page.close();

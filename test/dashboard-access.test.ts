@@ -140,7 +140,7 @@ describe("roles, keys and sign-ins in the dashboard", () => {
       const page = await (await browser!.newContext()).newPage();
       try {
         await signUpInBrowser(page, server.url, moderator.email, true);
-        await page.goto(`${server.url}/#/servers/${created.body.server_id}`);
+        await page.goto(`${server.url}/#/servers/${created.body.server_id}/moderation`);
         await page.getByRole("button", { name: "Kick Steve" }).click();
         await page.getByRole("dialog").getByRole("button", { name: "Kick" }).click();
         await page.getByText("Steve will be kicked by the agent").waitFor();
@@ -149,7 +149,10 @@ describe("roles, keys and sign-ins in the dashboard", () => {
         await page.getByRole("form", { name: "Ban a player" }).waitFor();
         await page.getByRole("form", { name: "Add an announcement" }).waitFor();
         expect(await page.getByRole("form", { name: "Add a rank" }).count()).toBe(0);
+        await page.getByRole("tab", { name: "Settings" }).click();
+        await page.getByRole("heading", { name: "Agent" }).waitFor();
         expect(await page.getByRole("form", { name: "Server settings" }).count()).toBe(0);
+        expect(await page.getByRole("button", { name: "Delete server" }).count()).toBe(0);
         await page.getByRole("link", { name: "Team" }).click();
         await page.getByText("Your role: moderator").waitFor();
         expect(await page.getByRole("form", { name: "Create an API key" }).count()).toBe(0);

@@ -7,6 +7,7 @@ import {
   createTeamInBrowser,
   hasChromium,
   launchChromium,
+  serverTab,
   signUpInBrowser,
 } from "./dashboard-driver";
 import { sharedServer } from "./harness";
@@ -23,21 +24,22 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** What the chart's last draw showed: its x range (Unix seconds) and its axes' labels. */
-async function drawn(page: Page) {
-  const el = page.locator("figure.chart [data-points]");
-  return {
-    min: Number(await el.getAttribute("data-x-min")),
-    max: Number(await el.getAttribute("data-x-max")),
-    axes: (await el.getAttribute("data-axes"))?.split("|"),
-  };
+/** What each chart's last draw showed: its x range (Unix seconds) and its axes' labels. */
+function drawn(page: Page) {
+  return page.$$eval("figure.chart [data-points]", (els) =>
+    (els as HTMLElement[]).map((el) => ({
+      min: Number(el.dataset.xMin),
+      max: Number(el.dataset.xMax),
+      axes: el.dataset.axes?.split("|"),
+    })),
+  );
 }
 
-/** Waits until the chart has drawn a range `seconds` long. */
+/** Waits until every chart has drawn a range `seconds` long. */
 const spanOf = (page: Page, seconds: number) =>
   page.waitForFunction((s) => {
-    const el = document.querySelector<HTMLElement>("figure.chart [data-points]");
-    return el && Number(el.dataset.xMax) - Number(el.dataset.xMin) === s;
+    const els = [...document.querySelectorAll<HTMLElement>("figure.chart [data-points]")];
+    return els.length === 5 && els.every((el) => Number(el.dataset.xMax) - Number(el.dataset.xMin) === s);
   }, seconds);
 
 describe("a new server on the dashboard", () => {
@@ -55,15 +57,24 @@ describe("a new server on the dashboard", () => {
         await server.services.monitoring.checkNow(serverId);
         await page.waitForSelector('h1 .badge[data-status="online"]');
         await page.reload();
+        await serverTab(page, "Overview");
         await page.waitForSelector("figure.chart [data-x-min]");
         await spanOf(page, 3600);
         const hour = await drawn(page);
-        expect(Math.abs(hour.max - Date.now() / 1000)).toBeLessThan(120);
-        expect(hour.axes).toEqual(["", "Players", "Latency (ms)", "TPS"]);
+        for (const chart of hour) expect(Math.abs(chart.max - Date.now() / 1000)).toBeLessThan(120);
+        // One chart a series, each with its own labelled y axis, all on the same time axis.
+        expect(hour.map((c) => c.axes)).toEqual([
+          ["", "Players"],
+          ["", "Latency (ms)"],
+          ["", "TPS"],
+          ["", "MSPT (ms)"],
+          ["", "Memory (MB)"],
+        ]);
+        expect(new Set(hour.map((c) => `${c.min}-${c.max}`)).size).toBe(1);
 
         await page.getByRole("button", { name: "24h", exact: true }).click();
         await spanOf(page, 86_400);
-        expect(Math.abs((await drawn(page)).max - Date.now() / 1000)).toBeLessThan(120);
+        for (const chart of await drawn(page)) expect(Math.abs(chart.max - Date.now() / 1000)).toBeLessThan(120);
 
         // Nothing listens on its port any more: the page learns the flip live and says why.
         await mc.close();

@@ -60,7 +60,7 @@ export async function createClientInBrowser(page: Page, title: string) {
   return { clientId, secret };
 }
 
-/** Registers a server; returns its id (from the page address) and the agent token shown once. */
+/** Registers a server; returns its id (from the page address) and the agent token shown once (on its Settings tab). */
 export async function createServerInBrowser(page: Page, name: string, host: string, port: number) {
   await page.goto(`${new URL(page.url()).origin}/#/servers`);
   await page.getByRole("button", { name: "Add server" }).first().click();
@@ -74,7 +74,13 @@ export async function createServerInBrowser(page: Page, name: string, host: stri
   return { serverId, agentToken };
 }
 
-/** Points drawn on the history chart. */
+/** Points drawn on the history charts (the players chart: every chart draws the same times). */
 export async function chartPoints(page: Page): Promise<number> {
-  return Number(await page.locator("figure.chart [data-points]").getAttribute("data-points"));
+  return Number(await page.locator('figure.chart[data-chart="players"] [data-points]').getAttribute("data-points"));
+}
+
+/** Opens a tab of the server page (Overview, Players, Moderation, Settings) and waits for its panel. */
+export async function serverTab(page: Page, name: string) {
+  await page.getByRole("tab", { name, exact: true }).click();
+  await page.waitForSelector(`[role="tab"][aria-selected="true"]:text-is("${name}")`);
 }

@@ -11,6 +11,7 @@ import {
   hasChromium,
   launchChromium,
   PASSWORD,
+  serverTab,
   signUpInBrowser,
 } from "./dashboard-driver";
 import { axeViolations } from "./a11y";
@@ -117,6 +118,7 @@ describe("the dashboard in a real browser", () => {
         violations.push(...(await axeViolations(page, "team")));
         const { serverId, agentToken } = await createServerInBrowser(page, "Survival", "127.0.0.1", responder.port);
         expect(agentToken).toStartWith("mcp_agent_");
+        await serverTab(page, "Overview");
 
         // Not yet checked, then the pinger's result arrives over the socket.
         const badge = page.locator("h1 .badge");
@@ -134,10 +136,15 @@ describe("the dashboard in a real browser", () => {
         expect(hb.status).toBe(200);
         await page.waitForFunction(() => document.querySelector('[data-testid="tps"]')?.textContent === "19.7");
         await page.waitForFunction(
-          (n) => Number(document.querySelector("figure.chart [data-points]")?.getAttribute("data-points")) === n + 1,
+          (n) =>
+            Number(
+              document.querySelector('figure.chart[data-chart="players"] [data-points]')?.getAttribute("data-points"),
+            ) ===
+            n + 1,
           before,
         );
 
+        await serverTab(page, "Moderation");
         await page.getByLabel("Player UUID").fill(offlineUuid("Griefer"));
         await page.getByLabel("Player name").fill("Griefer");
         await page.getByLabel("Reason").fill("griefing spawn");
@@ -193,10 +200,14 @@ describe("the dashboard in a real browser", () => {
         // Everything readable, nothing writable.
         await viewerPage.waitForSelector('[data-server="Survival"]');
         expect(await viewerPage.getByRole("button", { name: "Add server" }).count()).toBe(0);
-        await viewerPage.goto(`${server.url}/#/servers/${serverId}`);
+        await viewerPage.goto(`${server.url}/#/servers/${serverId}/moderation`);
         await viewerPage.waitForSelector('tr[data-ban="Griefer"]');
         await viewerPage.waitForSelector('h1 .badge[data-status="online"]');
-        for (const name of ["Ban", "Unban", "Rotate agent token", "Delete server", "Add rank", "Add announcement"])
+        for (const name of ["Ban", "Unban", "Add rank", "Add announcement"])
+          expect(await viewerPage.getByRole("button", { name, exact: true }).count()).toBe(0);
+        await serverTab(viewerPage, "Settings");
+        await viewerPage.getByTestId("agent-command").waitFor();
+        for (const name of ["Rotate agent token", "Delete server", "Save"])
           expect(await viewerPage.getByRole("button", { name, exact: true }).count()).toBe(0);
         await viewerPage.goto(`${server.url}/#/clients`);
         await viewerPage.getByRole("link", { name: "Axe Launcher" }).click();

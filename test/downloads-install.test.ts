@@ -9,6 +9,7 @@ import {
   createTeamInBrowser,
   hasChromium,
   launchChromium,
+  serverTab,
   signUpInBrowser,
 } from "./dashboard-driver";
 import { sharedServer, tempDir } from "./harness";
@@ -255,7 +256,8 @@ describe("the dashboard's agent card", () => {
       appendFileSync(join(dir, "logs/latest.log"), vanilla(`UUID of player Steve is ${uuid}`, "User Authenticator #1"));
       appendFileSync(join(dir, "logs/latest.log"), vanilla("Steve joined the game"));
       online.set("Steve", uuid);
-      // The dashboard's player list, live: no reload.
+      // The dashboard's player list, on the Players tab, live: no reload.
+      await serverTab(page, "Players");
       const row = page.getByRole("row").filter({ has: page.getByRole("cell", { name: "Steve", exact: true }) });
       await row.waitFor({ timeout: 20_000 });
       expect(await row.getByRole("cell").nth(1).textContent()).toBe("online");

@@ -66,7 +66,7 @@ function Shell() {
       setTeamId(id);
     },
   };
-  const [page = "servers", id] = route;
+  const [page = "servers", id, tab] = route;
   // The audit log is for the team's admins and owners (the service answers 403 below that).
   const canAudit = team !== null && (team.role === "admin" || team.role === "owner");
   const nav = [
@@ -80,7 +80,7 @@ function Shell() {
   let body: React.ReactNode;
   if (!team && page !== "account") body = <TeamPage />;
   else if (team?.locked && page !== "account") body = <LockedTeam team={team} />;
-  else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} />;
+  else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} tab={tab} />;
   else if (page === "servers") body = <ServersPage />;
   else if (page === "networks") body = <NetworksPage />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;

@@ -33,8 +33,13 @@ export const go = (path: string) => {
  * page and Tab starts from it. The first load leaves focus where the browser put it.
  */
 let pageChanged = false;
+// A page is its first two segments (`servers/<id>`); a third is a tab of it, not a new page.
+const pageOf = () => readRoute().slice(0, 2).join("/");
+let lastPage = pageOf();
 addEventListener("hashchange", () => {
-  pageChanged = true;
+  const page = pageOf();
+  if (page !== lastPage) pageChanged = true;
+  lastPage = page;
 });
 /** The next page heading to appear takes the focus (for changes that are not a new address). */
 export const expectNewPage = (expected = true) => {

@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { inferOutput } from "@trpc/tanstack-react-query";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage, fieldErrors, forServer, trpc } from "../api";
-import { Chart } from "../chart";
+import { Charts } from "../chart";
 import { DownNote, reasonText } from "../down";
 import { nextRuns } from "../cron";
 import { useCurrent } from "../current";
-import { type LiveEvent, liveLabel, liveOnline, useLive } from "../live";
+import { type LiveEvent, type LiveState, liveLabel, liveOnline, useLive } from "../live";
 import { appendPoint, loadSeries, type Series, type Window } from "../series";
 import {
   Badge,
@@ -24,11 +25,26 @@ import {
   useToast,
   useOutcome,
 } from "../ui";
+import { Tabs } from "../tabs";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
 
-export function ServerPage({ serverId }: { serverId: string }) {
+/** The server page's tabs, in order; the first is the page's own address (`#/servers/<id>`). */
+export const SERVER_TABS = [
+  ["overview", "Overview"],
+  ["players", "Players"],
+  ["moderation", "Moderation"],
+  ["settings", "Settings"],
+] as const;
+type TabId = (typeof SERVER_TABS)[number][0];
+
+/**
+ * A server: its name, status and address above four tabs. The tab is in the address
+ * (`#/servers/<id>/players`), so a reload or a shared link opens it and the back button returns
+ * to the one before. Each section is a component of its own, placed in a tab here.
+ */
+export function ServerPage({ serverId, tab }: { serverId: string; tab?: string }) {
   const server = useQuery(trpc.servers.get.queryOptions({ server_id: serverId }));
   const qc = useQueryClient();
   const [series, setSeries] = useState<Series | null>(null);
@@ -43,7 +59,18 @@ export function ServerPage({ serverId }: { serverId: string }) {
       const t = Date.parse(e.ts) / 1000;
       const num = (v: unknown) => (typeof v === "number" ? v : null);
       if (e.type === "heartbeat")
-        setSeries((s) => s && appendPoint(s, { t, tps: num(e.data.tps), players: num(e.data.players_online) }));
+        setSeries(
+          (s) =>
+            s &&
+            appendPoint(s, {
+              t,
+              tps: num(e.data.tps),
+              mspt: num(e.data.mspt),
+              memory: num(e.data.memory_used_mb),
+              memory_max: num(e.data.memory_max_mb),
+              players: num(e.data.players_online),
+            }),
+        );
       else if (e.type === "status") {
         setSeries(
           (s) => s && appendPoint(s, { t, latency: num(e.data.latency_ms), players: num(e.data.players_online) }),
@@ -58,6 +85,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
     [qc, serverId],
   );
   const live = useLive(serverId, onEvent);
+  const selected: TabId = SERVER_TABS.some(([id]) => id === tab) ? (tab as TabId) : "overview";
 
   return (
     <Q q={server}>
@@ -74,49 +102,102 @@ export function ServerPage({ serverId }: { serverId: string }) {
             {s.network_name ? ` (${s.network_name})` : ""} · {liveLabel(live)}
           </p>
           {liveOnline(live, s.status.online) === false && <DownNote status={s.status} detail />}
-          <section className={live.lost ? "stats stale" : "stats"} aria-label="Live status">
-            <Stat label="Latency" value={fmt(live.latency_ms ?? s.status.latency_ms, 0, " ms")} />
-            <Stat
-              label="Players"
-              value={`${live.players_online ?? s.status.players_online ?? "—"} / ${live.players_max ?? s.status.players_max ?? "—"}`}
-            />
-            <Stat label="TPS" testId="tps" value={fmt(live.tps ?? s.agent?.tps, 1)} />
-            <Stat label="MSPT" value={fmt(live.mspt ?? s.agent?.mspt, 1, " ms")} />
-            <Stat
-              label="Memory"
-              value={`${fmt(live.memory_used_mb ?? s.agent?.memory_used_mb, 0)} / ${fmt(live.memory_max_mb ?? s.agent?.memory_max_mb, 0, " MB")}`}
-            />
-            <Stat label="Version" value={live.version ?? s.status.version ?? "—"} />
-          </section>
-          {live.players.length > 0 && <p>Online now: {live.players.map((p) => p.name).join(", ")}</p>}
-          <section className="card" aria-labelledby="chart-h">
-            <div className="page-head">
-              <h2 id="chart-h">History</h2>
-              <fieldset className="tabs" aria-label="Window">
-                {WINDOWS.map((w) => (
-                  <button key={w} type="button" aria-pressed={w === window} onClick={() => setWindow(w)}>
-                    {w}
-                  </button>
-                ))}
-              </fieldset>
-            </div>
-            {history.error ? (
-              <ErrorState error={history.error} />
-            ) : series ? (
-              <Chart series={series} label={`Latency, players and TPS over ${window}`} />
-            ) : (
-              <Loading what="Loading history" />
-            )}
-          </section>
-          <Uptime serverId={serverId} window={window} />
-          <Players serverId={serverId} />
-          <Ranks serverId={serverId} />
-          <Announcements serverId={serverId} />
-          <Agent serverId={serverId} prefix={s.agent_token_prefix} />
-          <EditServer server={s} />
+          <Tabs
+            label="Server sections"
+            selected={selected}
+            onSelect={(id) => go(id === "overview" ? `servers/${serverId}` : `servers/${serverId}/${id}`)}
+            tabs={SERVER_TABS.map(([id, label]) => ({
+              id,
+              label,
+              // Each tab is a list of section components: a new section is placed by adding it here.
+              panel: {
+                overview: () => (
+                  <>
+                    <LiveStatus server={s} live={live} />
+                    <History series={series} error={history.error} window={window} onWindow={setWindow} />
+                    <Uptime serverId={serverId} window={window} />
+                  </>
+                ),
+                players: () => <Players serverId={serverId} />,
+                moderation: () => (
+                  <>
+                    <OnlineNow serverId={serverId} />
+                    <Bans serverId={serverId} />
+                    <Ranks serverId={serverId} />
+                    <Announcements serverId={serverId} />
+                  </>
+                ),
+                settings: () => (
+                  <>
+                    <EditServer server={s} />
+                    <Agent serverId={serverId} prefix={s.agent_token_prefix} />
+                    <DeleteServer server={s} />
+                  </>
+                ),
+              }[id],
+            }))}
+          />
         </>
       )}
     </Q>
+  );
+}
+
+type ServerRecord = inferOutput<typeof trpc.servers.get>;
+
+function LiveStatus({ server: s, live }: { server: ServerRecord; live: LiveState }) {
+  return (
+    <>
+      <section className={live.lost ? "stats stale" : "stats"} aria-label="Live status">
+        <Stat label="Latency" value={fmt(live.latency_ms ?? s.status.latency_ms, 0, " ms")} />
+        <Stat
+          label="Players"
+          value={`${live.players_online ?? s.status.players_online ?? "—"} / ${live.players_max ?? s.status.players_max ?? "—"}`}
+        />
+        <Stat label="TPS" testId="tps" value={fmt(live.tps ?? s.agent?.tps, 1)} />
+        <Stat label="MSPT" value={fmt(live.mspt ?? s.agent?.mspt, 1, " ms")} />
+        <Stat
+          label="Memory"
+          value={`${fmt(live.memory_used_mb ?? s.agent?.memory_used_mb, 0)} / ${fmt(live.memory_max_mb ?? s.agent?.memory_max_mb, 0, " MB")}`}
+        />
+        <Stat label="Version" value={live.version ?? s.status.version ?? "—"} />
+      </section>
+      {live.players.length > 0 && <p>Online now: {live.players.map((p) => p.name).join(", ")}</p>}
+    </>
+  );
+}
+
+function History({
+  series,
+  error,
+  window,
+  onWindow,
+}: {
+  series: Series | null;
+  error: unknown;
+  window: Window;
+  onWindow: (w: Window) => void;
+}) {
+  return (
+    <section className="card" aria-labelledby="chart-h">
+      <div className="page-head">
+        <h2 id="chart-h">History</h2>
+        <fieldset className="tabs" aria-label="Window">
+          {WINDOWS.map((w) => (
+            <button key={w} type="button" aria-pressed={w === window} onClick={() => onWindow(w)}>
+              {w}
+            </button>
+          ))}
+        </fieldset>
+      </div>
+      {error ? (
+        <ErrorState error={error} />
+      ) : series ? (
+        <Charts series={series} window={window} />
+      ) : (
+        <Loading what="Loading history" />
+      )}
+    </section>
   );
 }
 
@@ -189,7 +270,89 @@ const DURATIONS: [string, number | null][] = [
   ["30 days", 30 * 86_400],
 ];
 
+/** Who has played here: the players the agent reported, online first. */
 function Players({ serverId }: { serverId: string }) {
+  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
+  return (
+    <section className="card" aria-labelledby="players-h">
+      <h2 id="players-h">Players</h2>
+      <Q q={players}>
+        {(d) => (
+          <>
+            {d.players.length === 0 ? (
+              <p className="muted">No player seen yet. The agent reports joins and leaves.</p>
+            ) : (
+              <table aria-label={`Players (${d.players_total} seen)`}>
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    <th>Status</th>
+                    <th>Played</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.players.map((p) => (
+                    <tr key={p.uuid}>
+                      <td title={p.uuid}>{p.name}</td>
+                      <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
+                      <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        )}
+      </Q>
+    </section>
+  );
+}
+
+/** The players online now, each with a kick for moderators. */
+function OnlineNow({ serverId }: { serverId: string }) {
+  const { canModerate } = useCurrent();
+  const toast = useToast();
+  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
+  const kick = useMutation(
+    trpc.servers.kick.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  return (
+    <section className="card" aria-labelledby="online-h">
+      <h2 id="online-h">Online now</h2>
+      <Q q={players}>
+        {(d) => {
+          const online = d.players.filter((p) => p.online);
+          return online.length === 0 ? (
+            <p className="muted">Nobody is online.</p>
+          ) : (
+            <ul className="plain" aria-label="Players online">
+              {online.map((p) => (
+                <li key={p.uuid} className="row">
+                  <span title={p.uuid}>{p.name}</span>
+                  {canModerate && (
+                    <ConfirmButton
+                      label="Kick"
+                      name={`Kick ${p.name}`}
+                      danger={false}
+                      question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
+                      onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
+                    />
+                  )}
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Q>
+    </section>
+  );
+}
+
+function Bans({ serverId }: { serverId: string }) {
   const { canModerate } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
@@ -214,97 +377,51 @@ function Players({ serverId }: { serverId: string }) {
       ...outcome("Ban lifted"),
     }),
   );
-  const kick = useMutation(
-    trpc.servers.kick.mutationOptions({
-      ...forServer(serverId),
-      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
-    }),
-  );
   const errs = fieldErrors(ban.error);
   return (
-    <section className="card" aria-labelledby="players-h">
-      <h2 id="players-h">Players and bans</h2>
+    <section className="card" aria-labelledby="bans-h">
+      <h2 id="bans-h">Bans</h2>
       <Q q={players}>
-        {(d) => (
-          <div className="two">
-            <div>
-              <h3>Players ({d.players_total})</h3>
-              {d.players.length === 0 ? (
-                <p className="muted">No player seen yet. The agent reports joins and leaves.</p>
-              ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Name</th>
-                      <th>Status</th>
-                      <th>Played</th>
-                      {canModerate && <th>Actions</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.players.map((p) => (
-                      <tr key={p.uuid}>
-                        <td title={p.uuid}>{p.name}</td>
-                        <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
-                        <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
-                        {canModerate && (
-                          <td>
-                            {p.online && (
-                              <ConfirmButton
-                                label="Kick"
-                                name={`Kick ${p.name}`}
-                                danger={false}
-                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                              />
-                            )}
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
-            <div>
-              <h3>Bans ({d.bans_total})</h3>
-              {d.bans.length === 0 ? (
-                <p className="muted">No bans in force.</p>
-              ) : (
-                <table aria-label="Bans">
-                  <thead>
-                    <tr>
-                      <th>Player</th>
-                      <th>Reason</th>
-                      <th>Expires</th>
-                      {canModerate && <th>Actions</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.bans.map((b) => (
-                      <tr key={b.uuid} data-ban={b.name}>
-                        <td title={b.uuid}>{b.name}</td>
-                        <td>{b.reason}</td>
-                        <td>{b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}</td>
-                        {canModerate && (
-                          <td>
-                            <ConfirmButton
-                              label="Unban"
-                              target={b.name}
-                              danger={false}
-                              question={`Lift the ban on ${b.name}?`}
-                              onConfirm={() => unban.mutate({ uuid: b.uuid })}
-                            />
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
-          </div>
-        )}
+        {(d) =>
+          d.bans.length === 0 ? (
+            <p className="muted">No bans in force.</p>
+          ) : (
+            <table className="stack" aria-label="Bans">
+              <thead>
+                <tr>
+                  <th>Player</th>
+                  <th>Reason</th>
+                  <th>Expires</th>
+                  {canModerate && <th>Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {d.bans.map((b) => (
+                  <tr key={b.uuid} data-ban={b.name}>
+                    <td data-label="Player" title={b.uuid}>
+                      {b.name}
+                    </td>
+                    <td data-label="Reason">{b.reason}</td>
+                    <td data-label="Expires">
+                      {b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}
+                    </td>
+                    {canModerate && (
+                      <td data-label="Actions">
+                        <ConfirmButton
+                          label="Unban"
+                          target={b.name}
+                          danger={false}
+                          question={`Lift the ban on ${b.name}?`}
+                          onConfirm={() => unban.mutate({ uuid: b.uuid })}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Q>
       {canModerate && (
         <form
@@ -741,21 +858,11 @@ function EditServer({
       },
     }),
   );
-  const del = useMutation(
-    trpc.servers.delete.mutationOptions({
-      onSuccess: () => {
-        void qc.invalidateQueries(trpc.servers.list.queryFilter());
-        toast("Server deleted");
-        go("servers");
-      },
-      onError: (e) => toast(errorMessage(e), "error"),
-    }),
-  );
   if (!canWrite) return null;
   const errs = fieldErrors(update.error);
   return (
     <section className="card" aria-labelledby="edit-h">
-      <h2 id="edit-h">Settings</h2>
+      <h2 id="edit-h">Server settings</h2>
       <form
         className="row-form"
         aria-label="Server settings"
@@ -790,6 +897,29 @@ function EditServer({
         <button type="submit">Save</button>
       </form>
       {update.error && !Object.keys(errs).length && <ErrorState error={update.error} />}
+    </section>
+  );
+}
+
+function DeleteServer({ server }: { server: { server_id: string; name: string } }) {
+  const { canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const del = useMutation(
+    trpc.servers.delete.mutationOptions({
+      onSuccess: () => {
+        void qc.invalidateQueries(trpc.servers.list.queryFilter());
+        toast("Server deleted");
+        go("servers");
+      },
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  if (!canWrite) return null;
+  return (
+    <section className="card" aria-labelledby="delete-h">
+      <h2 id="delete-h">Delete this server</h2>
+      <p className="muted">Its history, players and bans are removed with it, and its agent is no longer accepted.</p>
       <ConfirmButton
         label="Delete server"
         question={`Delete ${server.name}? Its history, players and bans are removed.`}

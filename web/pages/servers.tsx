@@ -107,7 +107,8 @@ function CreateServer({ onClose }: { onClose: () => void }) {
         void qc.invalidateQueries(trpc.servers.list.queryFilter());
         sessionAgentTokens.set(s.server_id, s.agent_token);
         onClose();
-        go(`servers/${s.server_id}`);
+        // Its Settings tab: the agent token, shown once, and the command that uses it.
+        go(`servers/${s.server_id}/settings`);
       },
     }),
   );
