@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer } from "../src/app";
 import { loadConfig } from "../src/config";
+import { openDatabase } from "../src/db/client";
 import { startDevProvider } from "../src/identity/dev-provider";
 import type { Logger } from "../src/lib/log";
 import { freePort } from "./shared";
@@ -89,6 +90,7 @@ export async function startTestServer(
   while (usingPostgres() && owned.filter((o) => !o.shared).length >= MAX_LIVE_ON_POSTGRES)
     await stopTestServer(owned.find((o) => !o.shared)!.server);
   const dir = overrides.DATA_DIR ?? tempDir();
+  if (!usingPostgres() && !overrides.DATABASE_URL && (overrides.NODE_ENV ?? "test") === "test") await seedDataDir(dir);
   // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
   const port = overrides.PORT ?? String(freePort());
   const server = await startServer(
@@ -114,11 +116,36 @@ export async function stopTestServer(server: RunningServer) {
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
   while (owned.length > 0) await stopTestServer(owned[0]!.server);
+  if (globalThis.__pgliteTemplate) rmSync(await globalThis.__pgliteTemplate, { recursive: true, force: true });
+}
+
+/**
+ * A PGlite data directory initialised and migrated once per run, closed cleanly: a new test
+ * server's empty data dir starts as a copy of it. initdb and every migration inside the WASM
+ * instance take seconds per directory, a copy a fraction of one; the server still opens (and
+ * migrates, finding nothing left to apply) its own directory, so what it runs on is what a first
+ * start on an empty directory makes. Tests of the first start itself spawn the service.
+ */
+function pgliteTemplate(): Promise<string> {
+  globalThis.__pgliteTemplate ??= (async () => {
+    const dir = tempDir("mcp-template-");
+    const database = await openDatabase({ dataDir: dir });
+    await database.close();
+    return dir;
+  })();
+  return globalThis.__pgliteTemplate;
+}
+
+/** Fills an empty (or missing) PGlite data dir with a copy of the run's migrated template. */
+async function seedDataDir(dir: string) {
+  if (existsSync(dir) && readdirSync(dir).length > 0) return;
+  cpSync(join(await pgliteTemplate(), "pglite"), join(dir, "pglite"), { recursive: true });
 }
 
 declare global {
   var __mcpServer: Promise<RunningServer> | undefined;
   var __devIdp: Promise<{ url: string; stop(): Promise<void> }> | undefined;
+  var __pgliteTemplate: Promise<string> | undefined;
 }
 
 /** The development identity provider as its own HTTP server, shared by the run. */
