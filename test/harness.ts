@@ -127,8 +127,7 @@ export async function stopAll() {
  * first start itself has tests of its own (test/embedded.test.ts, test/startup.test.ts), which
  * do not start their services through this harness.
  *
- * The preload starts it as the run starts, so it is made beside the first files' tests on the
- * other core instead of inside the first test that starts a server (and its timeout).
+ * The preload makes it before the first test, outside any test's timeout.
  */
 export function pgliteTemplate(): Promise<string> {
   globalThis.__pgliteTemplate ??= (async () => {

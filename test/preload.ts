@@ -19,9 +19,9 @@ if (adminUrl) {
   process.env.MCP_ADMIN_DATABASE_URL = adminUrl;
 }
 
-// On PGlite, the migrated data directory test servers start from (test/harness.ts) is made while
-// the first tests run; a failure surfaces in the first test that starts a server.
-if (!adminUrl) pgliteTemplate().catch(() => {});
+// On PGlite, the migrated data directory test servers start from (test/harness.ts) is made here,
+// before the first test: on a busy machine it can take longer than a test's timeout.
+if (!adminUrl) await pgliteTemplate();
 
 afterAll(async () => {
   await stopAll();
