@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer } from "../src/app";
@@ -89,6 +89,7 @@ export async function startTestServer(
   while (usingPostgres() && owned.filter((o) => !o.shared).length >= MAX_LIVE_ON_POSTGRES)
     await stopTestServer(owned.find((o) => !o.shared)!.server);
   const dir = overrides.DATA_DIR ?? tempDir();
+  if (!usingPostgres() && !overrides.DATABASE_URL && (overrides.NODE_ENV ?? "test") === "test") await seedDataDir(dir);
   // A known port up front, so PUBLIC_URL (and with it the login callback URL) is right.
   const port = overrides.PORT ?? String(freePort());
   const server = await startServer(
@@ -114,11 +115,63 @@ export async function stopTestServer(server: RunningServer) {
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
   while (owned.length > 0) await stopTestServer(owned[0]!.server);
+  await removePgliteTemplate();
+}
+
+/**
+ * A PGlite data directory initialised and migrated once per run (in a child process, as a first
+ * start in production does it), closed cleanly: a new test server's empty data dir starts as a
+ * copy of it. initdb and every migration inside the WASM instance take seconds per directory, a
+ * copy a fraction of one; the server still opens (and migrates, finding nothing left to apply)
+ * its own directory, so what it runs on is what a first start on an empty directory makes. The
+ * first start itself has tests of its own (test/embedded.test.ts, test/startup.test.ts), which
+ * do not start their services through this harness.
+ *
+ * The preload makes it before the first test, outside any test's timeout.
+ */
+export function pgliteTemplate(): Promise<string> {
+  globalThis.__pgliteTemplate ??= (async () => {
+    const dir = tempDir("mcp-template-");
+    globalThis.__pgliteTemplateDir = dir;
+    mkdirSync(join(dir, "pglite"));
+    const child = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "../src/db/pglite-init.ts"), join(dir, "pglite")],
+      {
+        stdout: "ignore",
+        stderr: "pipe",
+      },
+    );
+    globalThis.__pgliteTemplateChild = child;
+    const stderr = await new Response(child.stderr).text();
+    if ((await child.exited) !== 0)
+      throw new Error(`initialising the template PGlite directory failed (exit ${child.exitCode}): ${stderr.trim()}`);
+    return dir;
+  })();
+  return globalThis.__pgliteTemplate;
+}
+
+/** Fills an empty (or missing) PGlite data dir with a copy of the run's migrated template. */
+async function seedDataDir(dir: string) {
+  if (existsSync(dir) && readdirSync(dir).length > 0) return;
+  cpSync(join(await pgliteTemplate(), "pglite"), join(dir, "pglite"), { recursive: true });
+}
+
+/** Removes the template; a run that ended before it was made does not wait for it. */
+async function removePgliteTemplate() {
+  const child = globalThis.__pgliteTemplateChild;
+  if (child && child.exitCode === null) {
+    child.kill();
+    await child.exited;
+  }
+  if (globalThis.__pgliteTemplateDir) rmSync(globalThis.__pgliteTemplateDir, { recursive: true, force: true });
 }
 
 declare global {
   var __mcpServer: Promise<RunningServer> | undefined;
   var __devIdp: Promise<{ url: string; stop(): Promise<void> }> | undefined;
+  var __pgliteTemplate: Promise<string> | undefined;
+  var __pgliteTemplateChild: ReturnType<typeof Bun.spawn> | undefined;
+  var __pgliteTemplateDir: string | undefined;
 }
 
 /** The development identity provider as its own HTTP server, shared by the run. */

@@ -1,6 +1,6 @@
 import { afterAll } from "bun:test";
 import postgres from "postgres";
-import { stopAll } from "./harness";
+import { pgliteTemplate, stopAll } from "./harness";
 
 /**
  * On PostgreSQL, each run gets a database of its own, created here and dropped at the end,
@@ -18,6 +18,10 @@ if (adminUrl) {
   process.env.DATABASE_URL = url.toString();
   process.env.MCP_ADMIN_DATABASE_URL = adminUrl;
 }
+
+// On PGlite, the migrated data directory test servers start from (test/harness.ts) is made here,
+// before the first test: on a busy machine it can take longer than a test's timeout.
+if (!adminUrl) await pgliteTemplate();
 
 afterAll(async () => {
   await stopAll();
