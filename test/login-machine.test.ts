@@ -3,6 +3,7 @@ import { transition } from "xstate";
 import {
   applyLoginEvent,
   initialLoginState,
+  type LoginContext,
   type LoginEvent,
   type LoginState,
   type LoginStatus,
@@ -61,7 +62,11 @@ describe("login request machine (pure)", () => {
 
   test("every state and event steps as XState's own transition() does, call after call", () => {
     const statuses: LoginStatus[] = ["pending", "authenticated", "authorized", "denied", "expired"];
-    const contexts = [{}, { mcUuid: "u", mcUsername: "Steve" }, { mcUuid: "u", mcUsername: "Steve", error: "expired" }];
+    const contexts: LoginContext[] = [
+      {},
+      { mcUuid: "u", mcUsername: "Steve" },
+      { mcUuid: "u", mcUsername: "Steve", error: "expired" },
+    ];
     const events: LoginEvent[] = [
       { type: "AUTHENTICATE", mcUuid: "v", mcUsername: "Alex" },
       { type: "APPROVE" },
