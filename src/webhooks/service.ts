@@ -1,4 +1,4 @@
-import { and, eq, ne, sql, type SQL } from "drizzle-orm";
+import { and, eq, ne, type Placeholder, sql, type SQL } from "drizzle-orm";
 import { type Principal, roleAtLeast } from "../auth/principal";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -12,6 +12,7 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import { iso } from "../lib/schemas";
 import { requireTeamRole } from "../teams/access";
+import { preparedStatement } from "../db/prepared";
 import { rowsOf } from "../db/rows";
 import { newMessageId, newWebhookSecret, secretLabel } from "./signing";
 import { maskUrl, urlKey } from "./urls";
@@ -125,9 +126,9 @@ interface QueuedRow {
  * The CTEs `v` (the events) and `t` (each event with its team, and the server's or client's
  * name for its payload): a server or client event names only its server or client.
  */
-const eventTeams = (rows: QueuedRow[]) => sql`
+const eventTeams = (rows: QueuedRow[] | Placeholder) => sql`
   v as (
-    select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+    select * from jsonb_to_recordset(${Array.isArray(rows) ? JSON.stringify(rows) : rows}::jsonb)
                as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
   t as (
     select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
@@ -162,7 +163,20 @@ export class WebhooksService implements TeamEventSink {
     private readonly config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE"> & BudgetConfig,
     private readonly log: Logger,
     private readonly metrics: Metrics | null = null,
-  ) {}
+  ) {
+    this.wantedQuery = preparedStatement(
+      db,
+      "webhook_events_wanted",
+      ["wanted"],
+      sql`
+        with ${eventTeams(sql.placeholder("rows"))}
+        select exists (
+          select 1 from t join webhook_endpoints e on e.team_id = t.team_id and ${wants(sql`t.type`, sql`t.data`)}
+        ) as wanted`,
+    );
+  }
+
+  private readonly wantedQuery;
 
   /** Called after anything is queued on this instance, so its worker starts at once. */
   onQueued(fn: () => void) {
@@ -331,15 +345,12 @@ export class WebhooksService implements TeamEventSink {
     }
   }
 
-  /** Whether any endpoint takes any of these events: one read, no lock, no transaction. */
+  /**
+   * Whether any endpoint takes any of these events: one read, no lock, no transaction; prepared
+   * (the events go as one JSON parameter), so it is planned once per connection.
+   */
   private async anyWanted(rows: QueuedRow[]): Promise<boolean> {
-    const [found] = rowsOf<{ wanted: boolean }>(
-      await this.db.execute(sql`
-        with ${eventTeams(rows)}
-        select exists (
-          select 1 from t join webhook_endpoints e on e.team_id = t.team_id and ${wants(sql`t.type`, sql`t.data`)}
-        ) as wanted`),
-    );
+    const [found] = await this.wantedQuery.execute({ rows: JSON.stringify(rows) });
     return found?.wanted === true;
   }
 
