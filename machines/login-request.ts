@@ -1,4 +1,4 @@
-import { assign, setup, transition, type SnapshotFrom } from "xstate";
+import { assign, createActor, setup, type SnapshotFrom } from "xstate";
 import type { DenialCode } from "./denials";
 
 /**
@@ -65,12 +65,39 @@ export function initialLoginState(): LoginState {
 }
 
 /**
+ * The actor scope `machine.transition` runs in: what XState's `transition()` builds for every
+ * call (an actor and its system, half the cost of a call), built once. The machine has no
+ * actions to execute (its only ones are `assign`, applied within the step), no children and
+ * no delays, so nothing is ever recorded in it; calls are synchronous, so none can overlap.
+ */
+let scope: Parameters<typeof loginRequestMachine.transition>[2] | undefined;
+function inertScope() {
+  if (!scope) {
+    const self = createActor(loginRequestMachine);
+    scope = {
+      self,
+      defer: () => {},
+      id: "",
+      logger: () => {},
+      sessionId: "",
+      stopChild: () => {},
+      system: self.system,
+      emit: () => {},
+      actionExecutor: () => {},
+    };
+  }
+  return scope;
+}
+
+/**
  * Applies one event. Returns the next state, or null when the event is not accepted in the
- * current state (a final state, or an event that state does not handle).
+ * current state (a final state, or an event that state does not handle). The same step as
+ * XState's pure `transition(machine, snapshot, event)` (test/login-machine.test.ts holds them
+ * equal for every state and event).
  */
 export function applyLoginEvent(state: LoginState, event: LoginEvent): LoginState | null {
   const snapshot = loginRequestMachine.resolveState({ value: state.status, context: state.context }) as Snapshot;
-  const [next] = transition(loginRequestMachine, snapshot, event);
+  const next = loginRequestMachine.transition(snapshot, event, inertScope());
   if (next.value === snapshot.value) return null;
   return { status: next.value as LoginStatus, context: next.context };
 }

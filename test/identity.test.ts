@@ -1,6 +1,6 @@
 import { hiddenFields } from "./shared";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { parseConfig } from "../src/config";
 import { authorizeUrl, identityConfig, identityEndpoints, pkcePair, runChain } from "../src/identity/chain";
 import {
@@ -98,6 +98,22 @@ describe("offline UUIDs", () => {
   test("match the ids offline-mode Minecraft servers give (UUID v3 of OfflinePlayer:<name>)", () => {
     expect(offlineUuid("Notch")).toBe("b50ad385-829d-3141-a216-7e7d7539ba7f");
     expect(offlineUuid("notch")).not.toBe(offlineUuid("Notch"));
+  });
+});
+
+describe("keyring MACs", () => {
+  test("are HMAC-SHA256 under the HKDF-derived key, as node:crypto computes it: stored hashes of tokens stay valid", () => {
+    const secret = "a service signing key";
+    const key = Buffer.from(hkdfSync("sha256", secret, "mc-platform", "keyring v1", 32));
+    const keyring = Keyring.fromSecret(secret);
+    for (const parts of [[], ["11111111-2222-3333-4444-555555555555"], ["a", "b€\u0000c"], [""]]) {
+      const h = createHmac("sha256", key).update("purpose");
+      for (const p of parts) h.update("\0").update(p);
+      const expected = h.digest("base64url");
+      expect(keyring.mac("purpose", ...parts)).toBe(expected);
+      expect(keyring.verify(expected, "purpose", ...parts)).toBe(true);
+      expect(keyring.verify(expected, "other purpose", ...parts)).toBe(false);
+    }
   });
 });
 

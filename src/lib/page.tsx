@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { ReactNode } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 
@@ -56,8 +56,8 @@ export function pageCsp(opts: Pick<PageOptions, "css" | "formAction" | "imgSrc">
   ].join("; ");
 }
 
-/** Renders `body` inside the page frame and answers it with the page's headers. */
-export function renderPage(body: ReactNode, opts: PageOptions): Response {
+/** `body` inside the page frame, as the HTML document React renders. */
+export function pageHtml(body: ReactNode, opts: Pick<PageOptions, "title" | "css">): string {
   const html = renderToStaticMarkup(
     <html lang="en">
       <head>
@@ -73,8 +73,69 @@ export function renderPage(body: ReactNode, opts: PageOptions): Response {
       </body>
     </html>,
   );
-  return new Response(`<!doctype html>${html}`, {
+  return `<!doctype html>${html}`;
+}
+
+/** An HTML document answered with the page's headers. */
+export function pageResponse(html: string, opts: PageOptions): Response {
+  return new Response(html, {
     status: opts.status ?? 200,
     headers: pageHeaders(pageCsp(opts), opts.headers),
   });
+}
+
+/** Renders `body` inside the page frame and answers it with the page's headers. */
+export function renderPage(body: ReactNode, opts: PageOptions): Response {
+  return pageResponse(pageHtml(body, opts), opts);
+}
+
+/**
+ * A page React renders once, with a marker where each value goes; each request then writes its
+ * values into the gaps, escaped as React escapes text and attribute values (`&`, `<`, `>`, `"`
+ * and `'`, as Bun.escapeHTML does). So a page on the login flow costs a few string joins instead
+ * of a render (React's development build validates every element it renders).
+ *
+ * Only for values React writes that way: text, and attributes other than a URL that could
+ * hold a `javascript:` one (React rewrites those), and never a value that decides the page's
+ * structure (what is shown or selected): that makes another template (see `TemplateCache`).
+ * test/pages.test.ts renders pages both ways, with hostile values, and compares the markup.
+ */
+export class PageTemplate<K extends string> {
+  /** Static markup around the holes: parts[i], value of holes[i], parts[i + 1], ... */
+  private readonly parts: string[] = [];
+  private readonly holes: K[] = [];
+
+  constructor(keys: readonly K[], render: (marks: Record<K, string>) => string) {
+    // Letters and digits only, so React writes the markers unchanged, and random, so no page's
+    // own markup can contain one.
+    const tag = `mcphole${randomBytes(8).toString("hex")}x`;
+    const marks = Object.fromEntries(keys.map((k, i) => [k, `${tag}${i}x`])) as Record<K, string>;
+    const split = render(marks).split(new RegExp(`${tag}(\\d+)x`));
+    for (let i = 0; i < split.length; i++) {
+      if (i % 2 === 0) this.parts.push(split[i]!);
+      else this.holes.push(keys[Number(split[i])]!);
+    }
+  }
+
+  fill(values: Record<K, string>): string {
+    let out = this.parts[0]!;
+    for (let i = 0; i < this.holes.length; i++) out += Bun.escapeHTML(values[this.holes[i]!]) + this.parts[i + 1]!;
+    return out;
+  }
+}
+
+/** A page's templates, one per variant of its structure (a handful each), made on first use. */
+export class TemplateCache<K extends string> {
+  private readonly templates = new Map<string, PageTemplate<K>>();
+
+  constructor(private readonly keys: readonly K[]) {}
+
+  get(variant: string, render: (marks: Record<K, string>) => string): PageTemplate<K> {
+    let t = this.templates.get(variant);
+    if (!t) {
+      t = new PageTemplate(this.keys, render);
+      this.templates.set(variant, t);
+    }
+    return t;
+  }
 }

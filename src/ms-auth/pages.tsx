@@ -1,4 +1,4 @@
-import { renderPage } from "../lib/page";
+import { pageHtml, pageResponse, renderPage, TemplateCache } from "../lib/page";
 
 /** The browser half of the login flow: the consent page and the message pages. */
 
@@ -18,12 +18,19 @@ export interface ConsentView {
   playerName: string;
 }
 
-/**
- * `redirectOrigin`: where approve and deny redirect to. Browsers apply form-action to the
- * redirect after the submit too, so it must be allowed beside 'self'.
- */
-export function consentPage(v: ConsentView, redirectOrigin: string | null, headers: Record<string, string> = {}) {
-  return renderPage(
+type ConsentKey = keyof ConsentView;
+const CONSENT_KEYS = [
+  "authRequestId",
+  "csrf",
+  "title",
+  "description",
+  "logoUrl",
+  "playerName",
+] as const satisfies readonly ConsentKey[];
+const consentTemplates = new TemplateCache<ConsentKey>(CONSENT_KEYS);
+
+function consentBody(v: ConsentView) {
+  return (
     <>
       {v.logoUrl && <img className="logo" src={v.logoUrl} alt="" referrerPolicy="no-referrer" />}
       <h1>{v.title}</h1>
@@ -41,16 +48,37 @@ export function consentPage(v: ConsentView, redirectOrigin: string | null, heade
           Approve
         </button>
       </form>
-    </>,
-    {
-      title: `Sign in to ${v.title}`,
-      css: CSS,
-      // Only a page that shows the client's logo allows images (and renders whole: see renderPage).
-      ...(v.logoUrl && { imgSrc: ["https:", "data:"] }),
-      formAction: ["'self'", ...(redirectOrigin ? [redirectOrigin] : [])],
-      headers,
-    },
+    </>
   );
+}
+
+/** The consent page's markup as React renders it (test/pages.test.ts compares the template with it). */
+export function consentHtml(v: ConsentView): string {
+  return pageHtml(consentBody(v), { title: `Sign in to ${v.title}`, css: CSS });
+}
+
+/**
+ * `redirectOrigin`: where approve and deny redirect to. Browsers apply form-action to the
+ * redirect after the submit too, so it must be allowed beside 'self'.
+ */
+export function consentPage(v: ConsentView, redirectOrigin: string | null, headers: Record<string, string> = {}) {
+  // A logo is an http(s) URL (the API refuses anything else), which React writes escaped like
+  // any attribute; anything else, from wherever it came, renders whole.
+  const logo = v.logoUrl ? /^https?:\/\//i.test(v.logoUrl) : false;
+  const html =
+    v.logoUrl && !logo
+      ? consentHtml(v)
+      : consentTemplates
+          .get(logo ? "logo" : "plain", (marks) => consentHtml({ ...marks, logoUrl: logo ? marks.logoUrl : null }))
+          .fill({ ...v, logoUrl: v.logoUrl ?? "" });
+  return pageResponse(html, {
+    title: `Sign in to ${v.title}`,
+    css: CSS,
+    // Only a page that shows the client's logo allows images.
+    ...(v.logoUrl && { imgSrc: ["https:", "data:"] }),
+    formAction: ["'self'", ...(redirectOrigin ? [redirectOrigin] : [])],
+    headers,
+  });
 }
 
 export function messagePage(title: string, message: string, status = 200, headers: Record<string, string> = {}) {

@@ -9,7 +9,6 @@ import {
 } from "../../machines/login-request";
 import type { Db } from "../db/client";
 import { loginRequests, sessions } from "../db/schema";
-import { rowsOf } from "../db/rows";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";
@@ -43,6 +42,7 @@ export class LoginRequestStore {
   private readonly byIdWithSession;
   private readonly insertQuery;
   private readonly updateQuery;
+  private readonly approveQuery;
   private readonly written: ((row: LoginRequestRow, sessionId: string | null) => void)[] = [];
   /** Rows as this instance last wrote them: see `loadForSend`. */
   private readonly recent: BoundedCache<string, LoginRequestRow>;
@@ -94,6 +94,27 @@ export class LoginRequestStore {
       .where(and(eq(loginRequests.id, sql.placeholder("id")), eq(loginRequests.version, sql.placeholder("version"))))
       .returning({ id: loginRequests.id })
       .prepare("login_request_update");
+    // `writeWithSession`'s statement, prepared: PostgreSQL parses and plans it once per
+    // connection instead of on every approval (most of what the statement cost it).
+    const p = (name: string) => sql.placeholder(name);
+    const updated = db.$with("u", { id: sql<string>`id`.as("id") }).as(sql`
+      update login_requests
+         set status = ${p("status")}, context = ${p("context")}::jsonb,
+             version = ${p("nextVersion")}, updated_at = ${p("updatedAt")}::timestamptz
+       where id = ${p("id")} and version = ${p("version")}
+      returning id, client_id, identity_provider`);
+    const session = db.$with("s", { id: sql<string>`id`.as("id") }).as(sql`
+      insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at,
+                            identity_provider)
+      select ${p("sessionId")}, ${p("tokenHash")}, u.client_id, u.id, ${p("mcUuid")}, ${p("mcUsername")},
+             ${p("expiresAt")}::timestamptz, coalesce(u.identity_provider, 'microsoft')
+        from u
+      returning id`);
+    this.approveQuery = db
+      .with(updated, session)
+      .select({ id: session.id })
+      .from(session)
+      .prepare("login_request_update_with_session");
   }
 
   async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
@@ -227,22 +248,20 @@ export class LoginRequestStore {
    */
   private async writeWithSession(seen: LoginRequestRow, updated: LoginRequestRow, s: NewSession): Promise<boolean> {
     const ctx = updated.context as LoginContext;
-    const result = await this.db.execute(sql`
-      with u as (
-        update login_requests
-           set status = ${updated.status}, context = ${JSON.stringify(updated.context)}::jsonb,
-               version = ${updated.version}, updated_at = ${updated.updatedAt.toISOString()}::timestamptz
-         where id = ${seen.id} and version = ${seen.version}
-        returning id, client_id, identity_provider),
-      s as (
-        insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at,
-                              identity_provider)
-        select ${s.id}, ${s.tokenHash}, u.client_id, u.id, ${ctx.mcUuid ?? null}, ${ctx.mcUsername ?? null},
-               ${s.expiresAt.toISOString()}::timestamptz, coalesce(u.identity_provider, 'microsoft')
-          from u
-        returning id)
-      select id from s`);
-    return rowsOf(result).length === 1;
+    const rows = await this.approveQuery.execute({
+      status: updated.status,
+      context: JSON.stringify(updated.context),
+      nextVersion: updated.version,
+      updatedAt: updated.updatedAt.toISOString(),
+      id: seen.id,
+      version: seen.version,
+      sessionId: s.id,
+      tokenHash: s.tokenHash,
+      mcUuid: ctx.mcUuid ?? null,
+      mcUsername: ctx.mcUsername ?? null,
+      expiresAt: s.expiresAt.toISOString(),
+    });
+    return rows.length === 1;
   }
 
   /**

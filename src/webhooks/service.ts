@@ -1,4 +1,4 @@
-import { and, eq, ne, sql, type SQL } from "drizzle-orm";
+import { and, eq, ne, type Placeholder, sql, type SQL } from "drizzle-orm";
 import { type Principal, roleAtLeast } from "../auth/principal";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
@@ -12,6 +12,7 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import { iso } from "../lib/schemas";
 import { requireTeamRole } from "../teams/access";
+import { preparedStatement } from "../db/prepared";
 import { rowsOf } from "../db/rows";
 import { newMessageId, newWebhookSecret, secretLabel } from "./signing";
 import { maskUrl, urlKey } from "./urls";
@@ -111,13 +112,42 @@ type BudgetConfig = Pick<Config, "WEBHOOK_TEAM_EVENTS_PER_MIN" | "WEBHOOK_TEAM_D
 const refilled = (column: "event_tokens" | "delivery_tokens", perMin: number) =>
   sql`least(${perMin}::float8, b.${sql.raw(column)} + extract(epoch from now() - b.refilled_at) * ${perMin / 60}::float8)`;
 
+/** An event as the queue writes it: `ref` is the team, server or client it is about. */
+interface QueuedRow {
+  id: string;
+  kind: string;
+  ref: string;
+  type: TeamEventType;
+  ts: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The CTEs `v` (the events) and `t` (each event with its team, and the server's or client's
+ * name for its payload): a server or client event names only its server or client.
+ */
+const eventTeams = (rows: QueuedRow[] | Placeholder) => sql`
+  v as (
+    select * from jsonb_to_recordset(${Array.isArray(rows) ? JSON.stringify(rows) : rows}::jsonb)
+               as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
+  t as (
+    select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
+           case v.kind
+             when 'server' then jsonb_build_object('server_id', s.id, 'server_name', s.name)
+             when 'client' then jsonb_build_object('client_id', c.id, 'client_name', c.name)
+             else '{}'::jsonb end as extra
+      from v
+      left join teams tm on v.kind = 'team' and tm.id = v.ref
+      left join servers s on v.kind = 'server' and s.id = v.ref
+      left join client_apps c on v.kind = 'client' and c.id = v.ref)`;
+
 /** Teams whose budget was exceeded are logged at most this often each. */
 const BUDGET_LOG_EVERY_MS = 60_000;
 
 /**
  * Team webhook endpoints and the events queued for them. Queuing is one transaction for a
  * batch: the event rows and a delivery row per interested endpoint, within each team's budget;
- * a team with no endpoint for the type stores nothing. The delivery itself is
+ * a batch no endpoint takes is one read and stores nothing. The delivery itself is
  * src/webhooks/worker.ts.
  */
 export class WebhooksService implements TeamEventSink {
@@ -133,7 +163,20 @@ export class WebhooksService implements TeamEventSink {
     private readonly config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE"> & BudgetConfig,
     private readonly log: Logger,
     private readonly metrics: Metrics | null = null,
-  ) {}
+  ) {
+    this.wantedQuery = preparedStatement(
+      db,
+      "webhook_events_wanted",
+      ["wanted"],
+      sql`
+        with ${eventTeams(sql.placeholder("rows"))}
+        select exists (
+          select 1 from t join webhook_endpoints e on e.team_id = t.team_id and ${wants(sql`t.type`, sql`t.data`)}
+        ) as wanted`,
+    );
+  }
+
+  private readonly wantedQuery;
 
   /** Called after anything is queued on this instance, so its worker starts at once. */
   onQueued(fn: () => void) {
@@ -167,22 +210,17 @@ export class WebhooksService implements TeamEventSink {
     });
   }
 
-  private waiting: {
-    id: string;
-    kind: string;
-    ref: string;
-    type: TeamEventType;
-    ts: string;
-    data: Record<string, unknown>;
+  private waiting: (QueuedRow & {
     resolve: (id: string | null) => void;
     reject: (err: unknown) => void;
-  }[] = [];
+  })[] = [];
   private writeTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Writes every event waiting: the events, and a delivery row for each endpoint that wants
-   * one, within each team's budget. The first statement finds each event's team (a server or
-   * client event names only its server or client) and how many endpoints take it, and takes
+   * one, within each team's budget. Unless a first read finds no endpoint that takes any of
+   * them (then nothing is written), a transaction's first statement finds each event's team
+   * and how many endpoints take it, and takes
    * the teams' budget rows, refilled, under lock until the end of the transaction; what fits is
    * written by the second, which also stores the buckets and what did not fit. A team with no
    * interested endpoint stores nothing. (One statement per event held PGlite to about 400
@@ -197,6 +235,14 @@ export class WebhooksService implements TeamEventSink {
     const { WEBHOOK_TEAM_EVENTS_PER_MIN: eventsPerMin, WEBHOOK_TEAM_DELIVERIES_PER_MIN: deliveriesPerMin } =
       this.config;
     try {
+      // Most events (a player's sign-in, a server's status) go to no endpoint at all: one read
+      // says so, instead of a transaction's begin, budget statement and commit, which take the
+      // same answer three round trips to reach. Otherwise the transaction below decides again,
+      // under the budget's lock.
+      if (!(await this.anyWanted(rows))) {
+        for (const b of batch) b.resolve(null);
+        return;
+      }
       const outcome = await this.db.transaction(async (tx) => {
         const found = rowsOf<{
           id: string;
@@ -209,19 +255,7 @@ export class WebhooksService implements TeamEventSink {
           delivery_tokens: number;
         }>(
           await tx.execute(sql`
-            with v as (
-              select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-                         as v(id text, kind text, ref uuid, type text, ts text, data jsonb)),
-            t as (
-              select v.id, v.type, v.ts, v.data, coalesce(tm.id, s.team_id, c.team_id) as team_id,
-                     case v.kind
-                       when 'server' then jsonb_build_object('server_id', s.id, 'server_name', s.name)
-                       when 'client' then jsonb_build_object('client_id', c.id, 'client_name', c.name)
-                       else '{}'::jsonb end as extra
-                from v
-                left join teams tm on v.kind = 'team' and tm.id = v.ref
-                left join servers s on v.kind = 'server' and s.id = v.ref
-                left join client_apps c on v.kind = 'client' and c.id = v.ref),
+            with ${eventTeams(rows)},
             f as (
               select t.*, (select count(*) from webhook_endpoints e where e.team_id = t.team_id and ${wants(sql`t.type`, sql`t.data`)})::int as fan
                 from t where t.team_id is not null),
@@ -309,6 +343,15 @@ export class WebhooksService implements TeamEventSink {
     } catch (err) {
       for (const b of batch) b.reject(err);
     }
+  }
+
+  /**
+   * Whether any endpoint takes any of these events: one read, no lock, no transaction; prepared
+   * (the events go as one JSON parameter), so it is planned once per connection.
+   */
+  private async anyWanted(rows: QueuedRow[]): Promise<boolean> {
+    const [found] = await this.wantedQuery.execute({ rows: JSON.stringify(rows) });
+    return found?.wanted === true;
   }
 
   /** Reports events a team's budget had no room for: a metric always, a log line at most once a minute a team. */

@@ -1,5 +1,5 @@
-import { renderPage } from "../../lib/page";
-import { DEV_IDP_OUTCOMES } from "./outcomes";
+import { pageHtml, pageResponse, renderPage, TemplateCache } from "../../lib/page";
+import { DEV_IDP_OUTCOMES, isOutcome } from "./outcomes";
 
 /** The sign-in page and the checks on the authorize request it is built from. */
 
@@ -32,12 +32,26 @@ export interface AuthorizeParams {
   code_challenge_method: "S256";
 }
 
-export function signInPage(
-  p: AuthorizeParams,
-  opts: { username?: string; outcome?: string; error?: string } = {},
-): Response {
-  const origin = new URL(p.redirect_uri).origin;
-  return renderPage(
+/** The form's hidden fields, in the order `authorizeParams` builds them. */
+const AUTHORIZE_KEYS = [
+  "client_id",
+  "redirect_uri",
+  "state",
+  "code_challenge",
+  "code_challenge_method",
+] as const satisfies readonly (keyof AuthorizeParams)[];
+
+export interface SignInView extends Record<(typeof AUTHORIZE_KEYS)[number], string> {
+  /** The client's origin, where the page says the player returns to. */
+  origin: string;
+  username: string;
+  outcome: string;
+  error: string;
+}
+
+/** The sign-in page's markup as React renders it (test/pages.test.ts compares the template with it). */
+export function signInHtml(v: SignInView): string {
+  return pageHtml(
     <>
       <h1>Sign in</h1>
       <p className="note">
@@ -45,16 +59,16 @@ export function signInPage(
         used; pick any player name.
       </p>
       <p>
-        Application <code>{p.client_id}</code>, returning to <code>{origin}</code>
+        Application <code>{v.client_id}</code>, returning to <code>{v.origin}</code>
       </p>
-      {opts.error && (
+      {v.error && (
         <p className="error" role="alert">
-          {opts.error}
+          {v.error}
         </p>
       )}
       <form method="post" action="authorize" encType="application/x-www-form-urlencoded">
-        {(Object.keys(p) as (keyof AuthorizeParams)[]).map((k) => (
-          <input key={k} type="hidden" name={k} value={p[k]} />
+        {AUTHORIZE_KEYS.map((k) => (
+          <input key={k} type="hidden" name={k} value={v[k]} />
         ))}
         <label htmlFor="username">Player name</label>
         <input
@@ -65,10 +79,10 @@ export function signInPage(
           maxLength={16}
           pattern="[A-Za-z0-9_]{3,16}"
           autoComplete="username"
-          defaultValue={opts.username ?? ""}
+          defaultValue={v.username}
         />
         <label htmlFor="outcome">Outcome</label>
-        <select name="outcome" id="outcome" defaultValue={opts.outcome ?? "success"}>
+        <select name="outcome" id="outcome" defaultValue={v.outcome}>
           {DEV_IDP_OUTCOMES.map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}
@@ -85,9 +99,45 @@ export function signInPage(
         </div>
       </form>
     </>,
-    // Browsers apply form-action to the redirect after the submit too, so the client's origin must be allowed.
-    { title: TITLE, css: CSS, status: opts.error ? 400 : 200, formAction: ["'self'", origin] },
+    { title: TITLE, css: CSS },
   );
+}
+
+const signInTemplates = new TemplateCache<Exclude<keyof SignInView, "outcome">>([
+  ...AUTHORIZE_KEYS,
+  "origin",
+  "username",
+  "error",
+]);
+
+export function signInPage(
+  p: AuthorizeParams,
+  opts: { username?: string; outcome?: string; error?: string } = {},
+): Response {
+  const origin = new URL(p.redirect_uri).origin;
+  const view: SignInView = {
+    ...p,
+    origin,
+    username: opts.username ?? "",
+    outcome: opts.outcome ?? "success",
+    error: opts.error ?? "",
+  };
+  // Which outcome is selected, and whether an error shows, shape the page: a template for each
+  // (the listed outcomes; any other value is a mistake's page, rendered whole).
+  const html = isOutcome(view.outcome)
+    ? signInTemplates
+        .get(`${view.outcome}${view.error ? " error" : ""}`, (marks) =>
+          signInHtml({ ...marks, outcome: view.outcome, error: view.error ? marks.error : "" }),
+        )
+        .fill(view)
+    : signInHtml(view);
+  return pageResponse(html, {
+    title: TITLE,
+    css: CSS,
+    status: opts.error ? 400 : 200,
+    // Browsers apply form-action to the redirect after the submit too, so the client's origin must be allowed.
+    formAction: ["'self'", origin],
+  });
 }
 
 /**

@@ -1,0 +1,27 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "./client";
+
+/**
+ * A hand-written statement as a prepared query: `db.execute` sends each statement unnamed, so
+ * PostgreSQL parses and plans it on every call (for the CTEs on the login flow's path, five
+ * times what running it costs). Wrapped as the one CTE of a select (`with "q" as (<statement>)
+ * select <columns> from "q"`), it goes through drizzle's query builder, which prepares it: once
+ * per connection. The statement takes its values as `sql.placeholder(name)` and answers
+ * `columns` (a select's, or an insert's or update's RETURNING). A statement that modifies data
+ * must not carry a WITH of its own that does too (PostgreSQL wants those at the top level):
+ * give it the modifying parts as CTEs of its own with `db.$with` instead.
+ */
+export function preparedStatement<C extends string>(
+  db: Db,
+  name: string,
+  columns: readonly C[],
+  statement: SQL,
+): { execute(values?: Record<string, unknown>): Promise<Record<C, unknown>[]> } {
+  const fields: Record<string, SQL.Aliased> = {};
+  for (const c of columns) fields[c] = sql`${sql.identifier(c)}`.as(c);
+  const q = db.$with("q", fields).as(statement);
+  const selection: Record<string, SQL.Aliased> = {};
+  for (const c of columns) selection[c] = (q as unknown as Record<string, SQL.Aliased>)[c]!;
+  const prepared = db.with(q).select(selection).from(q).prepare(name);
+  return prepared as typeof prepared & { execute(values?: Record<string, unknown>): Promise<Record<C, unknown>[]> };
+}
