@@ -272,10 +272,18 @@ export async function createServices(config: Config, database: Database, log: Lo
     networks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, serverEvents, clock, metricBuffer, {
-      backfillDays: config.SAMPLE_RETENTION_DAYS,
-      hopGapSeconds: config.NETWORK_HOP_GAP_SECONDS,
-    }, networks),
+    agent: new AgentService(
+      db,
+      ranks,
+      serverEvents,
+      clock,
+      metricBuffer,
+      {
+        backfillDays: config.SAMPLE_RETENTION_DAYS,
+        hopGapSeconds: config.NETWORK_HOP_GAP_SECONDS,
+      },
+      networks,
+    ),
     playerHistory,
     realtime,
     webhooks,

@@ -42,7 +42,7 @@ export async function joinNetwork(
     .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
     .from(servers)
     .where(eq(servers.id, serverId));
-  if (!srv || srv.kind !== "network" || !srv.networkName) return;
+  if (srv?.kind !== "network" || !srv.networkName) return;
   await lockNetwork(tx, srv.teamId, srv.networkName);
   const [found] = rowsOf<{ id: string }>(
     await tx.execute(sql`

@@ -552,7 +552,7 @@ export class NetworksService {
       .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
       .from(servers)
       .where(eq(servers.id, serverId));
-    if (!srv || srv.kind !== "network" || !srv.networkName) return { bans: [], pardons: [], ranks: [] };
+    if (srv?.kind !== "network" || !srv.networkName) return { bans: [], pardons: [], ranks: [] };
     const mine = and(eq(networkBans.teamId, srv.teamId), eq(networkBans.networkName, srv.networkName));
     const [bans, pardons, ranks] = await Promise.all([
       this.db
