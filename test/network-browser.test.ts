@@ -102,7 +102,7 @@ describe("the network page in a real browser", () => {
         await ranks.getByLabel("Rank name").fill("vip");
         await ranks.getByLabel("Prefix").fill("[VIP] ");
         await ranks.getByRole("button", { name: "Add rank" }).click();
-        await page.getByRole("table", { name: "Network ranks" }).getByRole("cell", { name: "vip" }).waitFor();
+        await page.getByRole("table", { name: "Network ranks" }).getByRole("cell", { name: "vip", exact: true }).waitFor();
 
         expect(await checkEverywhere(page, "network page")).toEqual([]);
         await shot(page, "network");
@@ -112,6 +112,9 @@ describe("the network page in a real browser", () => {
         await page.getByText("No network bans in force.").waitFor();
         const after = await agentApi(server, survival.token, "GET", "/agent/config");
         expect([after.body.bans, after.body.pardons.map((p: any) => p.uuid)]).toEqual([[], [jeb]]);
+      } catch (e) {
+        if (shots) await page.screenshot({ path: `${shots}/network-failed.png`, fullPage: true });
+        throw e;
       } finally {
         await context.close();
       }

@@ -41,9 +41,10 @@ export function NetworkPage({ name }: { name: string }) {
   });
   return (
     <>
-      <PageHeading title={`Network ${name}`}>
+      <p>
         <a href="#/networks">All networks</a>
-      </PageHeading>
+      </p>
+      <PageHeading title={`Network ${name}`} />
       <Q q={page}>
         {(d) => (
           <>
