@@ -102,7 +102,10 @@ describe("the network page in a real browser", () => {
         await ranks.getByLabel("Rank name").fill("vip");
         await ranks.getByLabel("Prefix").fill("[VIP] ");
         await ranks.getByRole("button", { name: "Add rank" }).click();
-        await page.getByRole("table", { name: "Network ranks" }).getByRole("cell", { name: "vip", exact: true }).waitFor();
+        await page
+          .getByRole("table", { name: "Network ranks" })
+          .getByRole("cell", { name: "vip", exact: true })
+          .waitFor();
 
         expect(await checkEverywhere(page, "network page")).toEqual([]);
         await shot(page, "network");
