@@ -323,6 +323,11 @@ const ConfigSchema = z
       .min(60, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
       .max(86_400, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
       .default(300),
+    /**
+     * A join on a server of a network this soon after the player's leave from another (or the
+     * same) server of it continues their network session: a proxy's transfer (docs/networks.md).
+     */
+    NETWORK_HOP_GAP_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
     /** One-minute metric buckets and raw ping samples; the 24h reads need at least a day of them. */
     METRICS_MINUTE_RETENTION_HOURS: z.coerce
       .number({ error: "must be a whole number of hours" })

@@ -41,6 +41,7 @@ import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
 import { RanksService } from "./servers/ranks";
+import { NetworksService } from "./networks/service";
 import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
 import { WebhooksService } from "./webhooks/service";
@@ -174,6 +175,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     bus,
   );
   const ranks = new RanksService(db, realtime);
+  const networks = new NetworksService(db, serverEvents);
   const historyLog = log.child({ component: "history" });
   // Heartbeats and pings are summed in memory and reach the buckets in one statement a flush.
   const metricBuffer = new MetricBuffer(
@@ -195,6 +197,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     config.PLAYER_SESSION_TIMEOUT_SECONDS,
     realtime,
     new InFlightLimit(config.EXPENSIVE_READS_PER_CREDENTIAL),
+    config.NETWORK_HOP_GAP_SECONDS,
   );
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
@@ -266,11 +269,21 @@ export async function createServices(config: Config, database: Database, log: Lo
     servers: new ServersService(db, { allowPrivate: config.OUTBOUND_ALLOW_PRIVATE }),
     players: new PlayersService(db, serverEvents),
     ranks,
+    networks,
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
-    agent: new AgentService(db, ranks, serverEvents, clock, metricBuffer, {
-      backfillDays: config.SAMPLE_RETENTION_DAYS,
-    }),
+    agent: new AgentService(
+      db,
+      ranks,
+      serverEvents,
+      clock,
+      metricBuffer,
+      {
+        backfillDays: config.SAMPLE_RETENTION_DAYS,
+        hopGapSeconds: config.NETWORK_HOP_GAP_SECONDS,
+      },
+      networks,
+    ),
     playerHistory,
     realtime,
     webhooks,

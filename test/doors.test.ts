@@ -128,6 +128,8 @@ describe("one router, two doors", () => {
         "POST /server/kicks",
         "POST /server/ranks",
         "POST /server/announcements",
+        "POST /server/networks/{network_name}/bans",
+        "POST /server/networks/{network_name}/ranks",
         "POST /teams/{team_id}/webhooks",
       ].sort(),
     );

@@ -8,6 +8,7 @@ import { AuditPage } from "./pages/audit";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
 import { ServerPage } from "./pages/server";
+import { NetworkPage } from "./pages/network";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, MyInvitations, TeamPage, TeamSwitcher } from "./pages/team";
 import { LockedTeam } from "./pages/two-factor";
@@ -15,6 +16,15 @@ import "./styles.css";
 import { ErrorState, expectNewPage, Loading, Toasts, useRoute } from "./ui";
 
 const TEAM_KEY = "mcp.team";
+
+/** A route part as it was encoded; a malformed escape is taken as written. */
+function decodeRoutePart(part: string) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
 const THEME_KEY = "mcp.theme";
 
 function ThemeToggle() {
@@ -82,6 +92,7 @@ function Shell() {
   else if (team?.locked && page !== "account") body = <LockedTeam team={team} />;
   else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} tab={tab} />;
   else if (page === "servers") body = <ServersPage />;
+  else if (page === "networks" && id) body = <NetworkPage key={id} name={decodeRoutePart(id)} />;
   else if (page === "networks") body = <NetworksPage />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;

@@ -64,7 +64,12 @@ export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTi
 export const ZAgentConfig = z.object({
   server_id: z.uuid(),
   generated_at: ZTimestamp,
-  ranks: z.array(ZRank).max(LIMITS.ranksPerServer),
+  ranks: z
+    .array(ZRank)
+    .max(LIMITS.ranksPerServer + LIMITS.ranksPerNetwork)
+    .meta({
+      description: "The server's ranks and its network's; a server rank wins over a network rank of the same name",
+    }),
   announcements: z
     .array(ZAnnouncement)
     .max(LIMITS.announcementsPerServer)
@@ -73,12 +78,15 @@ export const ZAgentConfig = z.object({
     .array(ZBan)
     .max(LIMITS.bansInAgentConfig)
     .meta({
-      description: `Bans issued from the dashboard that are in force (the ${LIMITS.bansInAgentConfig} most recent)`,
+      description: `Bans issued from the dashboard that are in force, on the server or on its network (the ${LIMITS.bansInAgentConfig} most recent)`,
     }),
   pardons: z
     .array(z.object({ uuid: z.string(), lifted_at: ZTimestamp }))
     .max(LIMITS.pardonsInAgentConfig)
-    .meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+    .meta({
+      description:
+        "Bans lifted from the dashboard (on the server or on its network) in the last 7 days, except players still banned by another: pardon these in game",
+    }),
   kicks: z.array(ZKick).max(LIMITS.kicksPending).meta({
     description: "Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id",
   }),

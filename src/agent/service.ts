@@ -23,6 +23,7 @@ import {
   pendingKick,
 } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
+import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
 /** The one server an agent token speaks for. */
@@ -52,7 +53,8 @@ export class AgentService {
     private readonly sink: ServerEventSink = NO_EVENTS,
     private readonly clock: Clock = new Clock(),
     private readonly metrics?: MetricBuffer,
-    private readonly opts: { backfillDays: number } = { backfillDays: 90 },
+    private readonly opts: { backfillDays: number; hopGapSeconds?: number } = { backfillDays: 90 },
+    private readonly networks?: NetworksService,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -165,7 +167,7 @@ export class AgentService {
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
         if (e.type === "join") {
-          await applyJoin(tx, serverId, e.uuid, e.name, at);
+          await applyJoin(tx, serverId, e.uuid, e.name, at, "agent", this.opts.hopGapSeconds);
           changes.push(["player_join", { uuid: e.uuid, name: e.name }, at]);
         } else if (e.type === "leave") {
           await applyLeave(tx, serverId, e.uuid, e.name, at);
@@ -187,10 +189,15 @@ export class AgentService {
     return result;
   }
 
-  /** What the plugin should apply: ranks, live announcements, dashboard bans, recent dashboard pardons and pending kicks. */
+  /**
+   * What the plugin should apply: ranks, live announcements, dashboard bans, recent dashboard
+   * pardons and pending kicks. A server of a network also carries the network's bans, lifts and
+   * ranks (docs/networks.md): a server rank of the same name wins, and a player banned by either
+   * is never in the pardons, so a lift of one ban does not undo the other.
+   */
   async config(serverId: string) {
     const pardonSince = new Date(Date.now() - EVENT_ID_DAYS * 86_400_000);
-    const [rankRows, announcementRows, banRows, pardonRows, kickRows] = await Promise.all([
+    const [rankRows, announcementRows, banRows, pardonRows, kickRows, network] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
       this.db
@@ -213,14 +220,30 @@ export class AgentService {
         .orderBy(desc(bans.liftedAt))
         .limit(LIMITS.pardonsInAgentConfig),
       this.db.select().from(kicks).where(pendingKick(serverId)).orderBy(kicks.createdAt).limit(LIMITS.kicksPending),
+      this.networks?.forServer(serverId, pardonSince) ?? { bans: [], pardons: [], ranks: [] },
     ]);
+    const serverBans = banRows.map(banOut);
+    const bannedHere = new Set(serverBans.map((b) => b.uuid));
+    const allBans = [...serverBans, ...network.bans.filter((b) => !bannedHere.has(b.uuid)).map(networkBanForAgent)]
+      .sort((a, b) => b.created.localeCompare(a.created))
+      .slice(0, LIMITS.bansInAgentConfig);
+    const banned = new Set(allBans.map((b) => b.uuid));
+    const pardons = [...pardonRows.map((p) => ({ uuid: p.uuid, liftedAt: p.liftedAt! })), ...network.pardons]
+      .filter((p) => !banned.has(p.uuid))
+      .sort((a, b) => b.liftedAt.getTime() - a.liftedAt.getTime())
+      .slice(0, LIMITS.pardonsInAgentConfig);
+    const rankNames = new Set(rankRows.map((r) => r.name));
+    const ranks = [
+      ...rankRows.map(rankOut),
+      ...network.ranks.filter((r) => !rankNames.has(r.name)).map(networkRankOut),
+    ].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
     return {
       server_id: serverId,
       generated_at: iso(new Date()),
-      ranks: rankRows.map(rankOut),
+      ranks,
       announcements: announcementRows.map(announcementOut),
-      bans: banRows.map(banOut),
-      pardons: pardonRows.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt!) })),
+      bans: allBans,
+      pardons: pardons.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt) })),
       kicks: kickRows.map(kickOut),
     };
   }

@@ -289,6 +289,21 @@ const rank = {
   created_at: T0,
   updated_at: T0,
 };
+const networkBan = {
+  ban_id: SESSION,
+  network_name: "blockworks",
+  uuid: JEB,
+  name: "jeb_",
+  reason: "Griefing spawn",
+  source: "Dashboard",
+  created: T0,
+  expires: "forever",
+  created_by: { kind: "user", id: USER, name: "owner@blockworks.example" },
+  active: true,
+  lifted_at: null,
+  lifted_by: null,
+  end_reason: null,
+};
 const announcement = {
   announcement_id: ANNOUNCEMENT,
   message: "Vote for us daily at blockworks.example/vote",
@@ -702,6 +717,74 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       ],
     },
   },
+  "networks.get": {
+    headers: teamSel,
+    request: { network_name: "blockworks", window: "7d" },
+    response: {
+      network_name: "blockworks",
+      window: "7d",
+      from: T0,
+      to: T1,
+      servers: [
+        {
+          server_id: SERVER,
+          name: "Survival",
+          online: true,
+          players_online: 1,
+          playtime_seconds: 7200,
+          playtime_share: 1,
+          sessions: 3,
+          sessions_share: 1,
+        },
+      ],
+      players_online: 1,
+      online: [{ uuid: NOTCH, name: "Notch", server_id: SERVER, server_name: "Survival", since: T0 }],
+      playtime_seconds: 7200,
+      network_sessions: 2,
+    },
+  },
+  "networks.sessions": {
+    headers: teamSel,
+    request: { network_name: "blockworks", limit: 50 },
+    response: {
+      sessions: [
+        {
+          network_session_id: SESSION,
+          uuid: NOTCH,
+          name: "Notch",
+          joined_at: T0,
+          left_at: T1,
+          duration_seconds: 2118,
+          online: false,
+          hops: [{ server_id: SERVER, server_name: "Survival", joined_at: T0, left_at: T1 }],
+        },
+      ],
+      next_cursor: null,
+    },
+  },
+  "networks.bans": {
+    headers: teamSel,
+    request: { network_name: "blockworks", state: "active" },
+    response: { bans: [networkBan], total: 1, limit: 50, offset: 0 },
+  },
+  "networks.ban": {
+    headers: teamSel,
+    request: { network_name: "blockworks", uuid: JEB, name: "jeb_", reason: "Griefing spawn" },
+    response: networkBan,
+  },
+  "networks.unban": { headers: teamSel, request: { network_name: "blockworks", uuid: JEB }, response: ok },
+  "networks.ranks": { headers: teamSel, request: { network_name: "blockworks" }, response: { ranks: [rank] } },
+  "networks.createRank": {
+    headers: teamSel,
+    request: { network_name: "blockworks", name: "vip", display_name: "VIP", weight: 10, prefix: "[VIP] " },
+    response: rank,
+  },
+  "networks.updateRank": {
+    headers: teamSel,
+    request: { network_name: "blockworks", name: "vip", weight: 20 },
+    response: { ...rank, weight: 20, updated_at: T1 },
+  },
+  "networks.deleteRank": { headers: teamSel, request: { network_name: "blockworks", name: "vip" }, response: ok },
   "servers.get": { request: { server_id: SERVER }, response: gameServer },
   "servers.update": {
     request: { server_id: SERVER, name: "Survival EU", port: 25566 },
@@ -959,6 +1042,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
 };
 
+const NETWORK =
+  "The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it.";
 const VIEWER = "Any member of the team may read it (viewer or higher, or a team API key of that team).";
 const MODERATOR =
   "Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope).";
@@ -1013,6 +1098,15 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.list": "The team is chosen by the `x-team-id` header. Viewer or higher in that team.",
   "servers.networks":
     "The team is chosen by the `x-team-id` header. Servers of kind `network`, grouped by network_name.",
+  "networks.get": `${NETWORK} \`window\` is 24h, 7d (default) or 30d. Players online are counted once across the network.`,
+  "networks.sessions": `${NETWORK} A network session follows a player across the network's servers (a join within NETWORK_HOP_GAP_SECONDS of the leave, or before it, continues it). Pass next_cursor as \`cursor\` for the next page.`,
+  "networks.bans": `${NETWORK} \`state=all\` lists lifted and replaced bans too, with who made and ended each.`,
+  "networks.ban": `${NETWORK} ${MODERATOR} Answers 201. Every server of the network carries the ban in its agent's configuration; a ban of a player already banned replaces the earlier one, which is kept. A key limited to some servers gets 403.`,
+  "networks.unban": `${NETWORK} ${MODERATOR} Every server's agent pardons the player. 404 when the player is not banned on the network.`,
+  "networks.ranks": NETWORK,
+  "networks.createRank": `${NETWORK} ${ADMIN} Answers 201. Each server's agent carries the network's ranks; a server rank of the same name wins. 409 when the name exists; 400 when a parent is unknown or would make a cycle.`,
+  "networks.updateRank": `${NETWORK} ${ADMIN} Only the fields sent change.`,
+  "networks.deleteRank": `${NETWORK} ${ADMIN} 409 while another rank of the network inherits from it.`,
   "servers.get": `${VIEWER} 404 for an unknown server or one of another team.`,
   "servers.update": `${ADMIN} Only the fields sent change. Changing kind to \`network\` needs a network_name.`,
   "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,

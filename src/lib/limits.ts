@@ -19,6 +19,7 @@ export const LIMITS = {
   appsPerTeam: 100,
   serversPerTeam: 500,
   ranksPerServer: 200,
+  ranksPerNetwork: 200,
   permissionsPerRank: 1000,
   parentsPerRank: 50,
   announcementsPerServer: 100,

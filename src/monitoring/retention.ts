@@ -33,6 +33,11 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
   await db.execute(sql`delete from agent_events where received_at < ${eventCutoff}::timestamptz`);
   // Time played is kept on the player; closed sessions past the retention period are history nobody reads.
   await db.execute(sql`delete from player_sessions where left_at is not null and left_at < ${hourCutoff}::timestamptz`);
+  // Network sessions go with their hops: ended before the cutoff, and none of their hops left.
+  await db.execute(sql`
+    delete from network_sessions ns
+     where ns.left_at < ${hourCutoff}::timestamptz
+       and not exists (select 1 from network_session_hops h where h.network_session_id = ns.id)`);
   // Incidents are read beside the hourly buckets, so they are kept as long.
   await db.execute(sql`delete from server_incidents where ended_at < ${hourCutoff}::timestamptz`);
   // Daily rollups of the sessions: the day the cutoff falls in stays (a summary's first day is read raw from it).

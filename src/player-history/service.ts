@@ -64,6 +64,8 @@ export class PlayerHistoryService {
     private readonly events: ServerEventSink = NO_EVENTS,
     /** Expensive reads in flight per caller. */
     private readonly expensive: InFlightLimit = new InFlightLimit(2),
+    /** NETWORK_HOP_GAP_SECONDS: how a join continues a network session (docs/networks.md). */
+    private readonly hopGapSeconds?: number,
   ) {}
 
   private publishLeaves(closed: ClosedPlayer[], at: Date) {
@@ -129,7 +131,7 @@ export class PlayerHistoryService {
           .returning({ id: playerSessions.id });
         if (kept.length === 0) {
           // No session of any source was open: the player was offline until this sample.
-          await applyJoin(tx, serverId, p.uuid, p.name, at, "ping");
+          await applyJoin(tx, serverId, p.uuid, p.name, at, "ping", this.hopGapSeconds);
           joined.push(p);
         } else {
           await tx

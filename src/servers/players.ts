@@ -9,6 +9,7 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
+import { DEFAULT_HOP_GAP_SECONDS, joinNetwork, lockNetworksOfOpen, NETWORK_END_FROM_CLOSED } from "../networks/ingest";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -103,6 +104,7 @@ export async function applyJoin(
   name: string,
   at: Date,
   source: "agent" | "ping" = "agent",
+  hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
 ) {
   await closeSessions(
     tx,
@@ -122,7 +124,11 @@ export async function applyJoin(
         lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`,
       },
     });
-  await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at, seenAt: at, source });
+  const [session] = await tx
+    .insert(playerSessions)
+    .values({ serverId, uuid, joinedAt: at, seenAt: at, source })
+    .returning({ id: playerSessions.id });
+  await joinNetwork(tx, serverId, uuid, at, session!.id, hopGapSeconds);
 }
 
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
@@ -148,11 +154,13 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
  * join), adds their lengths to time played and marks the players offline, and adds them to the
  * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
  * however many closers race for it. Each closer holds the server's row (`for update`), so the
- * peak recomputed next sees every session closed before it on that server. Returns the players
+ * peak recomputed next sees every session closed before it on that server. The network sessions
+ * the closed ones are hops of end with them (src/networks/ingest.ts). Returns the players
  * it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
 export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
   return tx.transaction(async (t) => {
+    await lockNetworksOfOpen(t, where);
     const rows = rowsOf<{
       kind: "day" | "player";
       server_id: string;
@@ -165,7 +173,7 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
           update player_sessions s
              set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
            where s.left_at is null and ${where}
-          returning s.server_id, s.uuid, s.joined_at, s.left_at),
+          returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at),
         sums as (
           select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
             from closed group by server_id, uuid),
@@ -175,6 +183,7 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
             from sums
            where p.server_id = sums.server_id and p.uuid = sums.uuid
           returning p.server_id, p.uuid, p.name),
+        ${NETWORK_END_FROM_CLOSED},
         ${ROLLUP_FROM_CLOSED}
         select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
         union all

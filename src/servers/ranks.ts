@@ -63,6 +63,24 @@ export function findCycle(graph: Map<string, string[]>, from?: string): string[]
   return null;
 }
 
+/**
+ * Why `name` may not have `parents` among the `existing` ranks (name -> parents): a parent that
+ * does not exist, or a cycle the change would make; null when it may.
+ */
+export function findRankProblem(existing: Map<string, string[]>, name: string, parents: string[]): AppError | null {
+  const unknown = parents.filter((p) => p !== name && !existing.has(p));
+  if (unknown.length)
+    return new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
+  const graph = new Map(existing);
+  graph.set(name, parents);
+  const cycle = findCycle(graph, name);
+  if (cycle)
+    return new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, {
+      details: { cycle },
+    });
+  return null;
+}
+
 /** Ranks in the LuckPerms manner: weighted groups with prefixes, permissions and parents. */
 export class RanksService {
   constructor(
@@ -164,16 +182,8 @@ export class RanksService {
   }
 
   private checkGraph(existing: Map<string, string[]>, name: string, parents: string[]) {
-    const unknown = parents.filter((p) => p !== name && !existing.has(p));
-    if (unknown.length)
-      throw new AppError("bad_request", `Unknown parent rank: ${unknown.join(", ")}.`, { details: { unknown } });
-    const graph = new Map(existing);
-    graph.set(name, parents);
-    const cycle = findCycle(graph, name);
-    if (cycle)
-      throw new AppError("bad_request", `Inheritance would form a cycle: ${cycle.join(" -> ")}.`, {
-        details: { cycle },
-      });
+    const problem = findRankProblem(existing, name, parents);
+    if (problem) throw problem;
   }
 
   /**

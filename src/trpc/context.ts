@@ -26,6 +26,7 @@ import type { Realtime } from "../realtime/service";
 import type { AnnouncementsService } from "../servers/announcements";
 import type { PlayersService } from "../servers/players";
 import type { RanksService } from "../servers/ranks";
+import type { NetworksService } from "../networks/service";
 import type { ServersService } from "../servers/service";
 import type { TeamsService } from "../teams/service";
 import type { InvitationsService } from "../teams/invitations";
@@ -78,6 +79,7 @@ export interface Services {
   servers: ServersService;
   players: PlayersService;
   ranks: RanksService;
+  networks: NetworksService;
   announcements: AnnouncementsService;
   /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
   monitoring: MonitoringService;

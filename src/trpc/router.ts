@@ -4,6 +4,7 @@ import { invitationsRouter, teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
+import { networksRouter } from "../networks/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
 import { webhooksRouter } from "../webhooks/router";
@@ -19,6 +20,7 @@ export const appRouter = router({
   clients: clientsRouter,
   msAuth: msAuthRouter,
   servers: serversRouter,
+  networks: networksRouter,
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
   webhooks: webhooksRouter,

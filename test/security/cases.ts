@@ -432,6 +432,51 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
         async (post) => (await post("/server/ranks", { name: "vip" })).name,
       ),
   },
+  "GET /server/networks/{network_name}": {
+    access: "team:viewer",
+    request: (f) => networkReq(f, "GET", ""),
+  },
+  "GET /server/networks/{network_name}/sessions": {
+    access: "team:viewer",
+    request: (f) => networkReq(f, "GET", "/sessions"),
+  },
+  "GET /server/networks/{network_name}/bans": {
+    access: "team:viewer",
+    request: (f) => networkReq(f, "GET", "/bans"),
+  },
+  "POST /server/networks/{network_name}/bans": {
+    access: "team:moderator",
+    request: (f) => networkReq(f, "POST", "/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
+  },
+  "DELETE /server/networks/{network_name}/bans/{uuid}": {
+    access: "team:moderator",
+    request: async (f) => {
+      const uuid = crypto.randomUUID();
+      return networkReq(f, "DELETE", `/bans/${uuid}`, undefined, { path: "/bans", body: { uuid, name: "Griefer" } });
+    },
+  },
+  "GET /server/networks/{network_name}/ranks": {
+    access: "team:viewer",
+    request: (f) => networkReq(f, "GET", "/ranks"),
+  },
+  "POST /server/networks/{network_name}/ranks": {
+    access: "team:admin",
+    request: (f) => networkReq(f, "POST", "/ranks", { name: `vip-${crypto.randomUUID().slice(0, 8)}`, weight: 10 }),
+  },
+  "PUT /server/networks/{network_name}/ranks/{name}": {
+    access: "team:admin",
+    request: async (f) => {
+      const name = `vip-${crypto.randomUUID().slice(0, 8)}`;
+      return networkReq(f, "PUT", `/ranks/${name}`, { weight: 20 }, { path: "/ranks", body: { name } });
+    },
+  },
+  "DELETE /server/networks/{network_name}/ranks/{name}": {
+    access: "team:admin",
+    request: async (f) => {
+      const name = `vip-${crypto.randomUUID().slice(0, 8)}`;
+      return networkReq(f, "DELETE", `/ranks/${name}`, undefined, { path: "/ranks", body: { name } });
+    },
+  },
   "GET /server/announcements": {
     access: "team:viewer",
     outsider: 404,
@@ -557,6 +602,42 @@ async function serverReq(
     body,
     headers,
   };
+}
+
+/**
+ * A request to a route of the fixture team's network "Sec net / 1" (a server of it registered
+ * first, by the owner), with `first` made there by the owner before (a ban, a rank to act on).
+ */
+async function networkReq(
+  f: Fixture,
+  method: string,
+  rest: string,
+  body?: unknown,
+  first?: { path: string; body: unknown },
+): Promise<Req> {
+  const network = "Sec net / 1";
+  const owner = { authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" };
+  await fetch(`${f.server.url}/server/servers`, {
+    method: "POST",
+    headers: owner,
+    body: JSON.stringify({
+      team_id: f.team.teamId,
+      name: "sec",
+      host: "127.0.0.1",
+      port: 9,
+      kind: "network",
+      network_name: network,
+    }),
+  });
+  const base = `/server/networks/${encodeURIComponent(network)}`;
+  const headers = { "x-team-id": f.team.teamId };
+  if (first)
+    await fetch(f.server.url + base + first.path, {
+      method: "POST",
+      headers: { ...owner, ...headers },
+      body: JSON.stringify(first.body),
+    });
+  return { method, path: base + rest, body, headers };
 }
 
 /** A fresh client in the fixture team (created by its owner), with ms_auth when asked. */

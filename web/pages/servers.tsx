@@ -200,7 +200,9 @@ export function NetworksPage() {
           ) : (
             d.networks.map((n) => (
               <section key={n.network_name} className="card" aria-label={`Network ${n.network_name}`}>
-                <h2>{n.network_name}</h2>
+                <h2>
+                  <a href={`#/networks/${encodeURIComponent(n.network_name)}`}>{n.network_name}</a>
+                </h2>
                 <p className="muted">
                   {n.servers_online} of {n.servers_total} servers online · {n.players_online} / {n.players_max} players
                 </p>

@@ -969,6 +969,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/server/networks/{network_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A network: its servers, who is online across it, and per-server shares over a window
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. `window` is 24h, 7d (default) or 30d. Players online are counted once across the network. A scoped API key needs `servers:read`.
+         */
+        get: operations["networks-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/networks/{network_name}/bans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Network bans: those in force, or all with who made and lifted them
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. `state=all` lists lifted and replaced bans too, with who made and ended each. A scoped API key needs `servers:read`.
+         */
+        get: operations["networks-bans"];
+        put?: never;
+        /**
+         * Ban a player on every server of the network (each agent applies it in game)
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201. Every server of the network carries the ban in its agent's configuration; a ban of a player already banned replaces the earlier one, which is kept. A key limited to some servers gets 403. A scoped API key needs `moderation:write`.
+         */
+        post: operations["networks-ban"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/networks/{network_name}/bans/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a network ban (every server's agent pardons the player in game)
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Every server's agent pardons the player. 404 when the player is not banned on the network. A scoped API key needs `moderation:write`.
+         */
+        delete: operations["networks-unban"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/networks/{network_name}/ranks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The network's ranks, heaviest first
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. A scoped API key needs `servers:read`.
+         */
+        get: operations["networks-ranks"];
+        put?: never;
+        /**
+         * Create a network rank; parents must be ranks of the network and form no cycle
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. Needs the admin role or higher in the team (a person or a team API key with that role). Answers 201. Each server's agent carries the network's ranks; a server rank of the same name wins. 409 when the name exists; 400 when a parent is unknown or would make a cycle. A scoped API key needs `servers:write`.
+         */
+        post: operations["networks-createRank"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/networks/{network_name}/ranks/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a network rank; parents must be ranks of the network and form no cycle
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. Needs the admin role or higher in the team (a person or a team API key with that role). Only the fields sent change. A scoped API key needs `servers:write`.
+         */
+        put: operations["networks-updateRank"];
+        post?: never;
+        /**
+         * Delete a network rank no other rank of the network inherits from
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. Needs the admin role or higher in the team (a person or a team API key with that role). 409 while another rank of the network inherits from it. A scoped API key needs `servers:write`.
+         */
+        delete: operations["networks-deleteRank"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/networks/{network_name}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Network sessions, each counted once across the servers, with its hops; newest first
+         * @description The team is chosen by the `x-team-id` header; the network by its exact name, URL-encoded (docs/networks.md). 404 when no server of the team is in it. A network session follows a player across the network's servers (a join within NETWORK_HOP_GAP_SECONDS of the leave, or before it, continues it). Pass next_cursor as `cursor` for the next page. A scoped API key needs `servers:read`.
+         */
+        get: operations["networks-sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/server/players": {
         parameters: {
             query?: never;
@@ -1868,18 +2000,19 @@ export interface components {
         AgentConfig: {
             /** @description Only those active now (active flag set, inside start/end) */
             announcements: components["schemas"]["Announcement"][];
-            /** @description Bans issued from the dashboard that are in force (the 10000 most recent) */
+            /** @description Bans issued from the dashboard that are in force, on the server or on its network (the 10000 most recent) */
             bans: components["schemas"]["Ban"][];
             /** Format: date-time */
             generated_at: string;
             /** @description Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id */
             kicks: components["schemas"]["Kick"][];
-            /** @description Bans lifted from the dashboard in the last 7 days: pardon these in game */
+            /** @description Bans lifted from the dashboard (on the server or on its network) in the last 7 days, except players still banned by another: pardon these in game */
             pardons: {
                 /** Format: date-time */
                 lifted_at: string;
                 uuid: string;
             }[];
+            /** @description The server's ranks and its network's; a server rank wins over a network rank of the same name */
             ranks: components["schemas"]["Rank"][];
             /** Format: uuid */
             server_id: string;
@@ -1958,7 +2091,7 @@ export interface components {
              * @description One of the actions docs/audit.md lists
              * @enum {string}
              */
-            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
             actor: {
                 /** @description The user, key or server (for an agent); null for the system */
                 id: string | null;
@@ -14099,6 +14232,2300 @@ export interface operations {
             };
         };
     };
+    "networks-get": {
+        parameters: {
+            query?: {
+                /** @example 7d */
+                window?: "24h" | "7d" | "30d";
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "network_name": "blockworks",
+                     *       "window": "7d",
+                     *       "from": "2026-03-14T09:26:53.589Z",
+                     *       "to": "2026-03-14T10:02:11.204Z",
+                     *       "servers": [
+                     *         {
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "name": "Survival",
+                     *           "online": true,
+                     *           "players_online": 1,
+                     *           "playtime_seconds": 7200,
+                     *           "playtime_share": 1,
+                     *           "sessions": 3,
+                     *           "sessions_share": 1
+                     *         }
+                     *       ],
+                     *       "players_online": 1,
+                     *       "online": [
+                     *         {
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival",
+                     *           "since": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ],
+                     *       "playtime_seconds": 7200,
+                     *       "network_sessions": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        from: string;
+                        network_name: string;
+                        /**
+                         * Format: int64
+                         * @description Network sessions that started inside the window
+                         */
+                        network_sessions: number;
+                        /** @description Who is online, each once, with the server they are on (the latest joined) */
+                        online: {
+                            name: string;
+                            /** Format: uuid */
+                            server_id: string;
+                            server_name: string;
+                            /**
+                             * Format: date-time
+                             * @description When they joined that server
+                             */
+                            since: string;
+                            uuid: string;
+                        }[];
+                        /**
+                         * Format: int64
+                         * @description Players online across the network now, each once
+                         */
+                        players_online: number;
+                        /**
+                         * Format: int64
+                         * @description Time played across the network inside the window
+                         */
+                        playtime_seconds: number;
+                        servers: {
+                            name: string;
+                            /** @description The last ping's answer; null until the first check */
+                            online: boolean | null;
+                            /**
+                             * Format: int64
+                             * @description Players with a session open on it now
+                             */
+                            players_online: number;
+                            /**
+                             * Format: int64
+                             * @description Time played on it inside the window
+                             */
+                            playtime_seconds: number;
+                            /** @description Its part of the network's time played (0..1) */
+                            playtime_share: number;
+                            /** Format: uuid */
+                            server_id: string;
+                            /**
+                             * Format: int64
+                             * @description Its sessions (hops) that started inside the window
+                             */
+                            sessions: number;
+                            /** @description Its part of those sessions (0..1) */
+                            sessions_share: number;
+                        }[];
+                        /** Format: date-time */
+                        to: string;
+                        /** @enum {string} */
+                        window: "24h" | "7d" | "30d";
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-bans": {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @example active */
+                state?: "active" | "all";
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bans": [
+                     *         {
+                     *           "ban_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "network_name": "blockworks",
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "reason": "Griefing spawn",
+                     *           "source": "Dashboard",
+                     *           "created": "2026-03-14T09:26:53.589Z",
+                     *           "expires": "forever",
+                     *           "created_by": {
+                     *             "kind": "user",
+                     *             "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *             "name": "owner@blockworks.example"
+                     *           },
+                     *           "active": true,
+                     *           "lifted_at": null,
+                     *           "lifted_by": null,
+                     *           "end_reason": null
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 50,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Newest first */
+                        bans: {
+                            /** @description In force: not lifted, not replaced, not expired */
+                            active: boolean;
+                            /** Format: uuid */
+                            ban_id: string;
+                            /** Format: date-time */
+                            created: string;
+                            /** @description Who banned; null when no longer known */
+                            created_by: {
+                                id: string | null;
+                                /** @enum {string} */
+                                kind: "user" | "api_key";
+                                name: string | null;
+                            } | null;
+                            end_reason: ("lifted" | "replaced") | null;
+                            expires: string | "forever";
+                            lifted_at: string | null;
+                            lifted_by: {
+                                id: string | null;
+                                /** @enum {string} */
+                                kind: "user" | "api_key";
+                                name: string | null;
+                            } | null;
+                            name: string;
+                            network_name: string;
+                            reason: string;
+                            source: string;
+                            uuid: string;
+                        }[];
+                        /** Format: int64 */
+                        limit: number;
+                        /** Format: int64 */
+                        offset: number;
+                        /** Format: int64 */
+                        total: number;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-ban": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                 *       "name": "jeb_",
+                 *       "reason": "Griefing spawn"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description null or absent: permanent */
+                    expires?: string | null;
+                    name: string;
+                    reason?: string;
+                    source?: string;
+                    /** Format: uuid */
+                    uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ban_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *       "network_name": "blockworks",
+                     *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *       "name": "jeb_",
+                     *       "reason": "Griefing spawn",
+                     *       "source": "Dashboard",
+                     *       "created": "2026-03-14T09:26:53.589Z",
+                     *       "expires": "forever",
+                     *       "created_by": {
+                     *         "kind": "user",
+                     *         "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *         "name": "owner@blockworks.example"
+                     *       },
+                     *       "active": true,
+                     *       "lifted_at": null,
+                     *       "lifted_by": null,
+                     *       "end_reason": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description In force: not lifted, not replaced, not expired */
+                        active: boolean;
+                        /** Format: uuid */
+                        ban_id: string;
+                        /** Format: date-time */
+                        created: string;
+                        /** @description Who banned; null when no longer known */
+                        created_by: {
+                            id: string | null;
+                            /** @enum {string} */
+                            kind: "user" | "api_key";
+                            name: string | null;
+                        } | null;
+                        end_reason: ("lifted" | "replaced") | null;
+                        expires: string | "forever";
+                        lifted_at: string | null;
+                        lifted_by: {
+                            id: string | null;
+                            /** @enum {string} */
+                            kind: "user" | "api_key";
+                            name: string | null;
+                        } | null;
+                        name: string;
+                        network_name: string;
+                        reason: string;
+                        source: string;
+                        uuid: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-unban": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-ranks": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ranks": [
+                     *         {
+                     *           "name": "vip",
+                     *           "display_name": "VIP",
+                     *           "weight": 10,
+                     *           "prefix": "[VIP] ",
+                     *           "suffix": null,
+                     *           "permissions": [
+                     *             "essentials.fly",
+                     *             "essentials.nick"
+                     *           ],
+                     *           "parents": [
+                     *             "default"
+                     *           ],
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        ranks: components["schemas"]["Rank"][];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-createRank": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "vip",
+                 *       "display_name": "VIP",
+                 *       "weight": 10,
+                 *       "prefix": "[VIP] "
+                 *     }
+                 */
+                "application/json": {
+                    display_name?: string | null;
+                    name: string;
+                    parents?: string[];
+                    permissions?: string[];
+                    prefix?: string | null;
+                    suffix?: string | null;
+                    /** Format: int32 */
+                    weight?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "vip",
+                     *       "display_name": "VIP",
+                     *       "weight": 10,
+                     *       "prefix": "[VIP] ",
+                     *       "suffix": null,
+                     *       "permissions": [
+                     *         "essentials.fly",
+                     *         "essentials.nick"
+                     *       ],
+                     *       "parents": [
+                     *         "default"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rank"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-updateRank": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example vip */
+                name: string;
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "weight": 20
+                 *     }
+                 */
+                "application/json": {
+                    display_name?: string | null;
+                    parents?: string[];
+                    permissions?: string[];
+                    prefix?: string | null;
+                    suffix?: string | null;
+                    /** Format: int32 */
+                    weight?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "vip",
+                     *       "display_name": "VIP",
+                     *       "weight": 20,
+                     *       "prefix": "[VIP] ",
+                     *       "suffix": null,
+                     *       "permissions": [
+                     *         "essentials.fly",
+                     *         "essentials.nick"
+                     *       ],
+                     *       "parents": [
+                     *         "default"
+                     *       ],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Rank"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-deleteRank": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example vip */
+                name: string;
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "networks-sessions": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @example 50 */
+                limit?: number;
+                uuid?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /**
+                 * @description The network's exact name (network_name of its servers), URL-encoded
+                 * @example blockworks
+                 */
+                network_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "network_session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z",
+                     *           "left_at": "2026-03-14T10:02:11.204Z",
+                     *           "duration_seconds": 2118,
+                     *           "online": false,
+                     *           "hops": [
+                     *             {
+                     *               "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *               "server_name": "Survival",
+                     *               "joined_at": "2026-03-14T09:26:53.589Z",
+                     *               "left_at": "2026-03-14T10:02:11.204Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                        /** @description Newest first */
+                        sessions: {
+                            /** Format: int64 */
+                            duration_seconds: number;
+                            /** @description The servers in the order they were joined */
+                            hops: {
+                                /** Format: date-time */
+                                joined_at: string;
+                                /** @description null while the player is on it */
+                                left_at: string | null;
+                                /** Format: uuid */
+                                server_id: string;
+                                server_name: string;
+                            }[];
+                            /** Format: date-time */
+                            joined_at: string;
+                            /** @description The last hop's leave; null while online */
+                            left_at: string | null;
+                            name: string | null;
+                            /** Format: uuid */
+                            network_session_id: string;
+                            online: boolean;
+                            uuid: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "servers-players": {
         parameters: {
             query?: {
@@ -19266,7 +21693,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @example player.ban */
-                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
                 actor_id?: string;
                 actor_kind?: "user" | "api_key" | "agent" | "system";
                 cursor?: string;

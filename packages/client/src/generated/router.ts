@@ -1364,6 +1364,226 @@ export type AppRouterRecord = {
       meta: object;
     }>;
   };
+  networks: {
+    get: TRPCQueryProcedure<{
+      input: {
+        network_name: string;
+        window?: undefined | "24h" | "7d" | "30d";
+      };
+      output: {
+        network_name: string;
+        window: "24h" | "7d" | "30d";
+        from: string;
+        to: string;
+        servers: Array<{
+          server_id: string;
+          name: string;
+          online: boolean | null;
+          players_online: number;
+          playtime_seconds: number;
+          playtime_share: number;
+          sessions: number;
+          sessions_share: number;
+        }>;
+        players_online: number;
+        online: Array<{
+          uuid: string;
+          name: string;
+          server_id: string;
+          server_name: string;
+          since: string;
+        }>;
+        playtime_seconds: number;
+        network_sessions: number;
+      };
+      meta: object;
+    }>;
+    sessions: TRPCQueryProcedure<{
+      input: {
+        network_name: string;
+        limit?: unknown;
+        cursor?: undefined | string;
+        uuid?: undefined | string;
+      };
+      output: {
+        sessions: Array<{
+          network_session_id: string;
+          uuid: string;
+          name: null | string;
+          joined_at: string;
+          left_at: null | string;
+          duration_seconds: number;
+          online: boolean;
+          hops: Array<{
+            server_id: string;
+            server_name: string;
+            joined_at: string;
+            left_at: null | string;
+          }>;
+        }>;
+        next_cursor: null | string;
+      };
+      meta: object;
+    }>;
+    bans: TRPCQueryProcedure<{
+      input: {
+        network_name: string;
+        state?: undefined | "active" | "all";
+        limit?: unknown;
+        offset?: unknown;
+      };
+      output: {
+        bans: Array<{
+          ban_id: string;
+          network_name: string;
+          uuid: string;
+          name: string;
+          reason: string;
+          source: string;
+          created: string;
+          expires: string;
+          created_by: null | {
+            kind: "user" | "api_key";
+            id: null | string;
+            name: null | string;
+          };
+          active: boolean;
+          lifted_at: null | string;
+          lifted_by: null | {
+            kind: "user" | "api_key";
+            id: null | string;
+            name: null | string;
+          };
+          end_reason: null | "lifted" | "replaced";
+        }>;
+        total: number;
+        limit: number;
+        offset: number;
+      };
+      meta: object;
+    }>;
+    ban: TRPCMutationProcedure<{
+      input: {
+        network_name: string;
+        uuid: string;
+        name: string;
+        reason?: undefined | string;
+        source?: undefined | string;
+        expires?: undefined | null | string;
+      };
+      output: {
+        ban_id: string;
+        network_name: string;
+        uuid: string;
+        name: string;
+        reason: string;
+        source: string;
+        created: string;
+        expires: string;
+        created_by: null | {
+          kind: "user" | "api_key";
+          id: null | string;
+          name: null | string;
+        };
+        active: boolean;
+        lifted_at: null | string;
+        lifted_by: null | {
+          kind: "user" | "api_key";
+          id: null | string;
+          name: null | string;
+        };
+        end_reason: null | "lifted" | "replaced";
+      };
+      meta: object;
+    }>;
+    unban: TRPCMutationProcedure<{
+      input: {
+        network_name: string;
+        uuid: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    ranks: TRPCQueryProcedure<{
+      input: {
+        network_name: string;
+      };
+      output: {
+        ranks: Array<{
+          name: string;
+          display_name: null | string;
+          weight: number;
+          prefix: null | string;
+          suffix: null | string;
+          permissions: Array<string>;
+          parents: Array<string>;
+          created_at: string;
+          updated_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    createRank: TRPCMutationProcedure<{
+      input: {
+        name: string;
+        network_name: string;
+        display_name?: undefined | null | string;
+        weight?: undefined | number;
+        prefix?: undefined | null | string;
+        suffix?: undefined | null | string;
+        permissions?: undefined | Array<string>;
+        parents?: undefined | Array<string>;
+      };
+      output: {
+        name: string;
+        display_name: null | string;
+        weight: number;
+        prefix: null | string;
+        suffix: null | string;
+        permissions: Array<string>;
+        parents: Array<string>;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    updateRank: TRPCMutationProcedure<{
+      input: {
+        name: string;
+        network_name: string;
+        display_name?: undefined | null | string;
+        weight?: undefined | number;
+        prefix?: undefined | null | string;
+        suffix?: undefined | null | string;
+        permissions?: undefined | Array<string>;
+        parents?: undefined | Array<string>;
+      };
+      output: {
+        name: string;
+        display_name: null | string;
+        weight: number;
+        prefix: null | string;
+        suffix: null | string;
+        permissions: Array<string>;
+        parents: Array<string>;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    deleteRank: TRPCMutationProcedure<{
+      input: {
+        name: string;
+        network_name: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+  };
   agent: {
     heartbeat: TRPCMutationProcedure<{
       input: {
@@ -1839,7 +2059,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -1857,7 +2077,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
           target: {
             type: string;
             id: string;

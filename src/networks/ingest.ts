@@ -1,0 +1,103 @@
+import { eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { servers } from "../db/schema";
+import { rowsOf } from "../db/rows";
+
+/** A database handle or an open transaction: these run inside the ingest's own transaction. */
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+
+/** NETWORK_HOP_GAP_SECONDS when a caller does not say (docs/configuration.md). */
+export const DEFAULT_HOP_GAP_SECONDS = 30;
+
+const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+
+/**
+ * Network sessions of one network change one at a time: every writer takes the network's
+ * transaction lock first. A batch holds its server's row and then this lock, never the other way
+ * round, so writers of two servers of one network wait for each other instead of deadlocking on
+ * the rows of the players they share.
+ */
+function lockNetwork(tx: Tx, teamId: string, networkName: string) {
+  return tx.execute(
+    sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`network/${teamId}/${networkName}`}, 0))`,
+  );
+}
+
+/**
+ * A player session just opened on `serverId` joins its network session: the player's latest one
+ * on the network that started before this join (a late event from long ago does not reach into a
+ * later session), when a hop of it is still open (a transfer that joins before it leaves) or it
+ * ended at most `gapSeconds` before this join (docs/networks.md); else a new one. Nothing for a
+ * server that is in no network.
+ */
+export async function joinNetwork(
+  tx: Tx,
+  serverId: string,
+  uuid: string,
+  joinedAt: Date,
+  sessionId: string,
+  gapSeconds: number,
+) {
+  const [srv] = await tx
+    .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
+    .from(servers)
+    .where(eq(servers.id, serverId));
+  if (srv?.kind !== "network" || !srv.networkName) return;
+  await lockNetwork(tx, srv.teamId, srv.networkName);
+  const [found] = rowsOf<{ id: string }>(
+    await tx.execute(sql`
+      with latest as (
+        select id, left_at from network_sessions
+         where team_id = ${srv.teamId} and network_name = ${srv.networkName} and uuid = ${uuid}
+           and joined_at <= ${at(joinedAt)} + make_interval(secs => ${gapSeconds})
+         order by joined_at desc, id desc limit 1)
+      update network_sessions ns set joined_at = least(ns.joined_at, ${at(joinedAt)})
+        from latest
+       where ns.id = latest.id
+         and (latest.left_at >= ${at(joinedAt)} - make_interval(secs => ${gapSeconds})
+              or exists (
+                select 1 from network_session_hops h join player_sessions s on s.id = h.session_id
+                 where h.network_session_id = latest.id and s.left_at is null and s.id <> ${sessionId}))
+      returning ns.id`),
+  );
+  const networkSessionId =
+    found?.id ??
+    rowsOf<{ id: string }>(
+      await tx.execute(sql`
+        insert into network_sessions (team_id, network_name, uuid, joined_at)
+        values (${srv.teamId}, ${srv.networkName}, ${uuid}, ${at(joinedAt)}) returning id`),
+    )[0]!.id;
+  await tx.execute(
+    sql`insert into network_session_hops (session_id, network_session_id) values (${sessionId}, ${networkSessionId})`,
+  );
+}
+
+/**
+ * Before sessions that `where` selects (over `player_sessions s`) are closed: locks the networks
+ * whose sessions they are hops of, in one order, so the close may move those sessions' ends.
+ */
+export async function lockNetworksOfOpen(tx: Tx, where: SQL) {
+  const nets = rowsOf<{ team_id: string; network_name: string }>(
+    await tx.execute(sql`
+      select distinct ns.team_id::text as team_id, ns.network_name
+        from player_sessions s
+        join network_session_hops h on h.session_id = s.id
+        join network_sessions ns on ns.id = h.network_session_id
+       where s.left_at is null and ${where}
+       order by 1, 2`),
+  );
+  for (const n of nets) await lockNetwork(tx, n.team_id, n.network_name);
+}
+
+/**
+ * The part of the closing statement (after its CTE `closed` with id and left_at) that moves each
+ * touched network session's end to its latest closed hop.
+ */
+export const NETWORK_END_FROM_CLOSED = sql`
+  net_ends as (
+    update network_sessions ns set left_at = greatest(ns.left_at, x.last)
+      from (select h.network_session_id, max(c.left_at) as last
+              from closed c join network_session_hops h on h.session_id = c.id
+             group by h.network_session_id) x
+     where ns.id = x.network_session_id
+    returning ns.id)`;

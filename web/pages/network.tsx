@@ -1,0 +1,468 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { fieldErrors, forTeam, trpc } from "../api";
+import { useCurrent } from "../current";
+import {
+  Badge,
+  ConfirmButton,
+  ErrorState,
+  Field,
+  PageHeading,
+  Q,
+  SubmitButton,
+  TextField,
+  useIntent,
+  useOutcome,
+  useToast,
+} from "../ui";
+
+type Window = "24h" | "7d" | "30d";
+const WINDOWS: Window[] = ["24h", "7d", "30d"];
+const DURATIONS: [string, number | null][] = [
+  ["Permanent", null],
+  ["1 hour", 3600],
+  ["1 day", 86_400],
+  ["7 days", 7 * 86_400],
+  ["30 days", 30 * 86_400],
+];
+
+const hours = (s: number) => `${(s / 3600).toFixed(1)} h`;
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+const time = (iso: string) => new Date(iso).toLocaleString();
+const span = (s: number) => (s < 3600 ? `${Math.round(s / 60)} min` : hours(s));
+
+/** One network: who is online across it, its servers' shares, its sessions, bans and ranks (docs/networks.md). */
+export function NetworkPage({ name }: { name: string }) {
+  const { team } = useCurrent();
+  const [window, setWindow] = useState<Window>("7d");
+  const page = useQuery({
+    ...trpc.networks.get.queryOptions({ network_name: name, window }, forTeam(team!.team_id)),
+    refetchInterval: 30_000,
+  });
+  return (
+    <>
+      <p>
+        <a href="#/networks">All networks</a>
+      </p>
+      <PageHeading title={`Network ${name}`} />
+      <Q q={page}>
+        {(d) => (
+          <>
+            <section className="card" aria-labelledby="net-online-h">
+              <h2 id="net-online-h">Online now: {d.players_online}</h2>
+              {d.online.length === 0 ? (
+                <p className="muted">Nobody is online on this network.</p>
+              ) : (
+                <table className="stack" aria-label="Players online">
+                  <thead>
+                    <tr>
+                      <th>Player</th>
+                      <th>On</th>
+                      <th>Since</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.online.map((p) => (
+                      <tr key={p.uuid}>
+                        <td data-label="Player" title={p.uuid}>
+                          {p.name}
+                        </td>
+                        <td data-label="On">
+                          <a href={`#/servers/${p.server_id}`}>{p.server_name}</a>
+                        </td>
+                        <td data-label="Since">{time(p.since)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </section>
+            <section className="card" aria-labelledby="net-servers-h">
+              <h2 id="net-servers-h">Servers</h2>
+              <Field label="Window">
+                {(id) => (
+                  <select id={id} value={window} onChange={(e) => setWindow(e.target.value as Window)}>
+                    {WINDOWS.map((w) => (
+                      <option key={w} value={w}>
+                        {w}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <p className="muted">
+                {hours(d.playtime_seconds)} played · {d.network_sessions} network sessions in the last {d.window}
+              </p>
+              <table className="stack" aria-label="Servers of the network">
+                <thead>
+                  <tr>
+                    <th>Server</th>
+                    <th>Status</th>
+                    <th>Online</th>
+                    <th>Time played</th>
+                    <th>Sessions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.servers.map((s) => (
+                    <tr key={s.server_id} data-server={s.name}>
+                      <td data-label="Server">
+                        <a href={`#/servers/${s.server_id}`}>{s.name}</a>
+                      </td>
+                      <td data-label="Status">
+                        <Badge online={s.online} />
+                      </td>
+                      <td data-label="Online">{s.players_online}</td>
+                      <td data-label="Time played">
+                        <Share
+                          value={s.playtime_share}
+                          label={`${hours(s.playtime_seconds)} (${pct(s.playtime_share)})`}
+                        />
+                      </td>
+                      <td data-label="Sessions">
+                        <Share value={s.sessions_share} label={`${s.sessions} (${pct(s.sessions_share)})`} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </section>
+          </>
+        )}
+      </Q>
+      <Sessions name={name} />
+      <Bans name={name} />
+      <Ranks name={name} />
+    </>
+  );
+}
+
+/** A share as a bar with its figure in words beside it (the bar is decoration). */
+function Share({ value, label }: { value: number; label: string }) {
+  return (
+    <span className="share">
+      <span className="share-bar" aria-hidden="true">
+        <span style={{ width: `${Math.round(value * 100)}%` }} />
+      </span>
+      {label}
+    </span>
+  );
+}
+
+function Sessions({ name }: { name: string }) {
+  const { team } = useCurrent();
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const sessions = useQuery(
+    trpc.networks.sessions.queryOptions(
+      { network_name: name, limit: 20, ...(cursor && { cursor }) },
+      forTeam(team!.team_id),
+    ),
+  );
+  return (
+    <section className="card" aria-labelledby="net-sessions-h">
+      <h2 id="net-sessions-h">Network sessions</h2>
+      <p className="muted">A session follows a player from server to server and counts once for the network.</p>
+      <Q q={sessions}>
+        {(d) =>
+          d.sessions.length === 0 ? (
+            <p className="muted">No sessions yet.</p>
+          ) : (
+            <>
+              <table className="stack" aria-label="Network sessions">
+                <thead>
+                  <tr>
+                    <th>Player</th>
+                    <th>Joined</th>
+                    <th>Length</th>
+                    <th>Hops</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.sessions.map((s) => (
+                    <tr key={s.network_session_id} data-session={s.name ?? s.uuid}>
+                      <td data-label="Player" title={s.uuid}>
+                        {s.name ?? s.uuid}
+                      </td>
+                      <td data-label="Joined">{time(s.joined_at)}</td>
+                      <td data-label="Length">
+                        {s.online ? `online, ${span(s.duration_seconds)}` : span(s.duration_seconds)}
+                      </td>
+                      <td data-label="Hops">
+                        <ol className="hops" aria-label={`Servers of this session: ${s.hops.length}`}>
+                          {s.hops.map((h) => (
+                            <li key={`${h.server_id}-${h.joined_at}`}>{h.server_name}</li>
+                          ))}
+                        </ol>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <div className="row">
+                {cursors.length > 0 && (
+                  <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>
+                    Newer
+                  </button>
+                )}
+                {d.next_cursor && (
+                  <button type="button" onClick={() => setCursors([...cursors, d.next_cursor!])}>
+                    Older
+                  </button>
+                )}
+              </div>
+            </>
+          )
+        }
+      </Q>
+    </section>
+  );
+}
+
+function Bans({ name }: { name: string }) {
+  const { team, canModerate } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const ctx = forTeam(team!.team_id);
+  const bans = useQuery(trpc.networks.bans.queryOptions({ network_name: name, state: "active" }, ctx));
+  const refresh = () => qc.invalidateQueries(trpc.networks.bans.queryFilter());
+  const outcome = useOutcome(refresh);
+  const empty = { uuid: "", name: "", reason: "", duration: "0" };
+  const [form, setForm] = useState(empty);
+  const intent = useIntent();
+  const ban = useMutation(
+    trpc.networks.ban.mutationOptions({
+      ...intent.options({ teamId: team!.team_id }),
+      onSuccess: (b) => {
+        void refresh();
+        toast(`${b.name} banned on the network`);
+        setForm(empty);
+      },
+    }),
+  );
+  const unban = useMutation(trpc.networks.unban.mutationOptions({ ...ctx, ...outcome("Network ban lifted") }));
+  const errs = fieldErrors(ban.error);
+  return (
+    <section className="card" aria-labelledby="net-bans-h">
+      <h2 id="net-bans-h">Network bans</h2>
+      <p className="muted">A network ban is applied by the agent of every server of the network.</p>
+      <Q q={bans}>
+        {(d) =>
+          d.bans.length === 0 ? (
+            <p className="muted">No network bans in force.</p>
+          ) : (
+            <table className="stack" aria-label="Network bans">
+              <thead>
+                <tr>
+                  <th>Player</th>
+                  <th>Reason</th>
+                  <th>By</th>
+                  <th>Expires</th>
+                  {canModerate && <th>Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {d.bans.map((b) => (
+                  <tr key={b.ban_id} data-ban={b.name}>
+                    <td data-label="Player" title={b.uuid}>
+                      {b.name}
+                    </td>
+                    <td data-label="Reason">{b.reason}</td>
+                    <td data-label="By">{b.created_by?.name ?? b.created_by?.kind ?? "unknown"}</td>
+                    <td data-label="Expires">{b.expires === "forever" ? "never" : time(b.expires)}</td>
+                    {canModerate && (
+                      <td data-label="Actions">
+                        <ConfirmButton
+                          label="Lift"
+                          target={b.name}
+                          danger={false}
+                          question={`Lift the network ban on ${b.name}? Every server of the network pardons them.`}
+                          onConfirm={() => unban.mutate({ network_name: name, uuid: b.uuid })}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+      {canModerate && (
+        <form
+          aria-label="Ban a player on the network"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const secs = Number(form.duration);
+            intent.submit(ban, {
+              network_name: name,
+              uuid: form.uuid,
+              name: form.name,
+              reason: form.reason || undefined,
+              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
+            });
+          }}
+        >
+          <h3>Ban a player on the network</h3>
+          <div className="row-form">
+            <TextField
+              label="Player UUID"
+              error={errs.uuid}
+              required
+              value={form.uuid}
+              onChange={(v) => setForm({ ...form, uuid: v })}
+            />
+            <TextField
+              label="Player name"
+              error={errs.name}
+              required
+              value={form.name}
+              onChange={(v) => setForm({ ...form, name: v })}
+            />
+          </div>
+          <div className="row-form">
+            <TextField
+              label="Reason"
+              error={errs.reason}
+              value={form.reason}
+              onChange={(v) => setForm({ ...form, reason: v })}
+            />
+            <Field label="Duration">
+              {(id) => (
+                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
+                  {DURATIONS.map(([l, v]) => (
+                    <option key={l} value={String(v ?? 0)}>
+                      {l}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
+              Ban on the network
+            </SubmitButton>
+          </div>
+          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Ranks({ name }: { name: string }) {
+  const { team, canWrite } = useCurrent();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const ctx = forTeam(team!.team_id);
+  const ranks = useQuery(trpc.networks.ranks.queryOptions({ network_name: name }, ctx));
+  const refresh = () => qc.invalidateQueries(trpc.networks.ranks.queryFilter());
+  const outcome = useOutcome(refresh);
+  const empty = { name: "", prefix: "", weight: "0", permissions: "" };
+  const [form, setForm] = useState(empty);
+  const intent = useIntent();
+  const create = useMutation(
+    trpc.networks.createRank.mutationOptions({
+      ...intent.options({ teamId: team!.team_id }),
+      onSuccess: () => {
+        void refresh();
+        toast("Network rank created");
+        setForm(empty);
+      },
+    }),
+  );
+  const del = useMutation(trpc.networks.deleteRank.mutationOptions({ ...ctx, ...outcome("Network rank deleted") }));
+  const errs = fieldErrors(create.error);
+  return (
+    <section className="card" aria-labelledby="net-ranks-h">
+      <h2 id="net-ranks-h">Network ranks</h2>
+      <p className="muted">Every server of the network gets these ranks; a server's own rank of the same name wins.</p>
+      <Q q={ranks}>
+        {(d) =>
+          d.ranks.length === 0 ? (
+            <p className="muted">No network ranks.</p>
+          ) : (
+            <table className="stack" aria-label="Network ranks">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Weight</th>
+                  <th>Prefix</th>
+                  <th>Permissions</th>
+                  {canWrite && <th>Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {d.ranks.map((r) => (
+                  <tr key={r.name}>
+                    <td data-label="Name">{r.display_name ?? r.name}</td>
+                    <td data-label="Weight">{r.weight}</td>
+                    <td data-label="Prefix">{r.prefix ?? ""}</td>
+                    <td data-label="Permissions">{r.permissions.join(", ")}</td>
+                    {canWrite && (
+                      <td data-label="Actions">
+                        <ConfirmButton
+                          label="Delete"
+                          target={`rank ${r.name}`}
+                          question={`Delete the network rank ${r.name}?`}
+                          onConfirm={() => del.mutate({ network_name: name, name: r.name })}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Q>
+      {canWrite && (
+        <form
+          className="row-form"
+          aria-label="Add a network rank"
+          onSubmit={(e) => {
+            e.preventDefault();
+            intent.submit(create, {
+              network_name: name,
+              name: form.name,
+              prefix: form.prefix || null,
+              weight: Number(form.weight),
+              permissions: form.permissions
+                .split(",")
+                .map((p) => p.trim())
+                .filter(Boolean),
+            });
+          }}
+        >
+          <TextField
+            label="Rank name"
+            error={errs.name}
+            required
+            value={form.name}
+            onChange={(v) => setForm({ ...form, name: v })}
+          />
+          <TextField
+            label="Weight"
+            error={errs.weight}
+            type="number"
+            value={form.weight}
+            onChange={(v) => setForm({ ...form, weight: v })}
+          />
+          <TextField
+            label="Prefix"
+            error={errs.prefix}
+            value={form.prefix}
+            onChange={(v) => setForm({ ...form, prefix: v })}
+          />
+          <TextField
+            label="Permissions (comma separated)"
+            error={errs.permissions}
+            value={form.permissions}
+            onChange={(v) => setForm({ ...form, permissions: v })}
+          />
+          <SubmitButton pending={create.isPending}>Add rank</SubmitButton>
+          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
+        </form>
+      )}
+    </section>
+  );
+}
