@@ -9,6 +9,7 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
+import { DIRECTORY_FROM_SUMS, directoryJoin, directoryLeave, recordModeration } from "../player-directory/ingest";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -45,6 +46,13 @@ export function auditBan(
   name: string | null,
   made: BanRow | null,
 ) {
+  await recordModeration(tx, {
+    serverId,
+    uuid,
+    name,
+    action: made ? "ban" : "unban",
+    ...(made && { reason: made.reason, source: made.source, expiresAt: made.expiresAt, at: made.createdAt }),
+  });
   return audit(tx, {
     teamId,
     action: made ? "player.ban" : "player.unban",
@@ -123,6 +131,7 @@ export async function applyJoin(
       },
     });
   await tx.insert(playerSessions).values({ serverId, uuid, joinedAt: at, seenAt: at, source });
+  await directoryJoin(tx, serverId, uuid, name, at);
 }
 
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
@@ -131,6 +140,7 @@ export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: s
     .update(players)
     .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
+  await directoryLeave(tx, serverId, uuid, at);
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
@@ -175,6 +185,7 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
             from sums
            where p.server_id = sums.server_id and p.uuid = sums.uuid
           returning p.server_id, p.uuid, p.name),
+        ${DIRECTORY_FROM_SUMS},
         ${ROLLUP_FROM_CLOSED}
         select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
         union all
@@ -415,6 +426,14 @@ export class PlayersService {
         target: { type: "player", id: input.uuid, name: input.name },
         serverId,
         after: { reason: r!.reason },
+      });
+      await recordModeration(tx, {
+        serverId,
+        uuid: r!.uuid,
+        name: r!.name,
+        action: "kick",
+        reason: r!.reason,
+        at: r!.createdAt,
       });
       return r!;
     });
