@@ -40,6 +40,7 @@ import { PlayerHistoryService } from "./player-history/service";
 import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
+import { PlayerDirectoryService } from "./player-directory/service";
 import { RanksService } from "./servers/ranks";
 import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
@@ -272,6 +273,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       backfillDays: config.SAMPLE_RETENTION_DAYS,
     }),
     playerHistory,
+    playerDirectory: new PlayerDirectoryService(db),
     realtime,
     webhooks,
     audit: new AuditService(db),

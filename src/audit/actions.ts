@@ -32,6 +32,8 @@ export const AUDIT_ACTIONS = {
   "player.ban": "A player was banned (from the dashboard or the API, or in game as the agent reported)",
   "player.unban": "A ban was lifted (likewise)",
   "player.kick": "A player was asked to be kicked (the agent runs it in game)",
+  "player.note_add": "A moderator left a note on a player",
+  "player.note_delete": "A note on a player was deleted (by its author or an admin)",
   "rank.create": "A rank was created",
   "rank.update": "A rank changed",
   "rank.delete": "A rank was deleted",

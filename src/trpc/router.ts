@@ -6,6 +6,7 @@ import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
+import { playerDirectoryRouter } from "../player-directory/router";
 import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
 import { router } from "./init";
@@ -21,6 +22,7 @@ export const appRouter = router({
   servers: serversRouter,
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
+  playerDirectory: playerDirectoryRouter,
   webhooks: webhooksRouter,
   audit: auditRouter,
 });
