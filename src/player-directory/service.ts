@@ -35,7 +35,8 @@ const SORTS: Record<DirectorySort, { key: SQL; text: SQL; back: (v: string) => S
     key: sql`lower(tp.name) collate "C"`,
     text: sql`lower(tp.name)`,
     back: (v) => sql`(${v}::text collate "C")`,
-    shape: /^[\s\S]{1,200}$/,
+    // No control characters (PostgreSQL text holds no NUL) and no lone surrogates.
+    shape: /^[^\u0000-\u001f\ud800-\udfff]{1,200}$/u,
   },
 };
 
@@ -65,6 +66,11 @@ function decodeCursor(text: string): DirectoryCursor {
   if (!(DIRECTORY_SORTS as readonly unknown[]).includes(sort) || (order !== "asc" && order !== "desc"))
     throw badCursor();
   if (typeof value !== "string" || !SORTS[sort as DirectorySort].shape.test(value)) throw badCursor();
+  // A time must be one: the shape alone lets 2026-13-45 through.
+  if (sort === "last_seen") {
+    const t = new Date(value);
+    if (Number.isNaN(t.getTime()) || t.toISOString().slice(0, 23) !== value.slice(0, 23)) throw badCursor();
+  }
   if (typeof uuid !== "string" || !UUID.test(uuid)) throw badCursor();
   return { sort, order, value, uuid };
 }
