@@ -134,4 +134,3 @@ export const playerDirectoryRouter = router({
       ctx.services.playerDirectory.deleteNote(ctx.principal, ctx.teamId, input.uuid, input.note_id),
     ),
 });
-

@@ -20,10 +20,7 @@ export const ZDirectoryQuery = z.object({
     .optional()
     .meta({ description: "A name prefix (any letter case), or a whole UUID", example: "jeb" }),
   sort: z.enum(DIRECTORY_SORTS).default("last_seen"),
-  order: z
-    .enum(["asc", "desc"])
-    .optional()
-    .meta({ description: "Default: asc for name, desc for the others" }),
+  order: z.enum(["asc", "desc"]).optional().meta({ description: "Default: asc for name, desc for the others" }),
   limit: z.coerce.number().int().min(1).max(LIMITS.pageSize).default(50),
   cursor: z
     .string()
@@ -72,7 +69,10 @@ export const ZModerationEvent = z.object({
   actor: ZActor,
   reason: z.string().nullable(),
   source: z.string().nullable(),
-  expires: z.union([ZTimestamp, z.literal("forever")]).nullable().meta({ description: "For a ban; null otherwise" }),
+  expires: z
+    .union([ZTimestamp, z.literal("forever")])
+    .nullable()
+    .meta({ description: "For a ban; null otherwise" }),
   at: ZTimestamp,
 });
 
@@ -125,7 +125,12 @@ export const ZTeamSessionPage = z.object({
 
 export const ZCreateNote = z.object({
   uuid: ZPlayerUuid,
-  text: z.string().trim().min(1).max(LIMITS.noteChars).meta({ description: `At most ${LIMITS.noteChars} characters` }),
+  text: z
+    .string()
+    .trim()
+    .min(1)
+    .max(LIMITS.noteChars)
+    .meta({ description: `At most ${LIMITS.noteChars} characters` }),
 });
 export const ZNoteRef = z.object({ uuid: ZPlayerUuid, note_id: ZUuid });
 

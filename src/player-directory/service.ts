@@ -29,7 +29,12 @@ const SORTS: Record<DirectorySort, { key: SQL; text: SQL; back: (v: string) => S
     back: (v) => sql`${v}::timestamptz`,
     shape: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/,
   },
-  playtime: { key: sql`tp.play_seconds`, text: sql`tp.play_seconds::text`, back: (v) => sql`${v}::bigint`, shape: /^\d{1,18}$/ },
+  playtime: {
+    key: sql`tp.play_seconds`,
+    text: sql`tp.play_seconds::text`,
+    back: (v) => sql`${v}::bigint`,
+    shape: /^\d{1,18}$/,
+  },
   sessions: { key: sql`tp.sessions`, text: sql`tp.sessions::text`, back: (v) => sql`${v}::int`, shape: /^\d{1,10}$/ },
   name: {
     key: sql`lower(tp.name) collate "C"`,
@@ -160,8 +165,7 @@ export class PlayerDirectoryService {
       where.push(sql`exists (select 1 from players p where p.server_id = ${q.server_id}::uuid and p.uuid = tp.uuid)`);
     if (q.cursor) {
       const c = decodeCursor(q.cursor);
-      if (c.sort !== q.sort || c.order !== order)
-        throw badCursor(`it was issued for sort=${c.sort}&order=${c.order}`);
+      if (c.sort !== q.sort || c.order !== order) throw badCursor(`it was issued for sort=${c.sort}&order=${c.order}`);
       where.push(
         order === "asc"
           ? sql`(${sort.key}, tp.uuid) > (${sort.back(c.value)}, ${c.uuid}::uuid)`
@@ -170,9 +174,12 @@ export class PlayerDirectoryService {
     }
     const dir = sql.raw(order);
     const outerKey = sql.raw(
-      { name: `lower(page.name) collate "C"`, playtime: "page.play_seconds", sessions: "page.sessions", last_seen: "page.last_seen" }[
-        q.sort
-      ],
+      {
+        name: `lower(page.name) collate "C"`,
+        playtime: "page.play_seconds",
+        sessions: "page.sessions",
+        last_seen: "page.last_seen",
+      }[q.sort],
     );
     // The page first (an index range scan of the sort's index), then the live columns for its rows only.
     const rows = rowsOf<Record<string, any>>(
@@ -243,17 +250,20 @@ export class PlayerDirectoryService {
       if (!UUID.test(id)) throw badCursor();
       // The row comparison runs on the stored value, so microseconds a JavaScript Date would drop still order.
       const [found] = rowsOf<{ n: number }>(
-        await this.db.execute(sql`select 1 as n from player_sessions where id = ${id}::uuid and uuid = ${q.uuid}::uuid`),
+        await this.db.execute(
+          sql`select 1 as n from player_sessions where id = ${id}::uuid and uuid = ${q.uuid}::uuid`,
+        ),
       );
       if (!found) throw badCursor();
       position = sql`(ps.joined_at, ps.id) < (select joined_at, id from player_sessions where id = ${id}::uuid)`;
     }
-    const rows = rowsOf<Record<string, any>>(await this.db.execute(this.sessionsSql(teamId, q.uuid, position, q.limit + 1)));
+    const rows = rowsOf<Record<string, any>>(
+      await this.db.execute(this.sessionsSql(teamId, q.uuid, position, q.limit + 1)),
+    );
     const page = rows.slice(0, q.limit);
     return {
       sessions: page.map((r) => this.sessionOut(r)),
-      next_cursor:
-        rows.length > q.limit ? Buffer.from(SESSION_CURSOR + page.at(-1)!.id).toString("base64url") : null,
+      next_cursor: rows.length > q.limit ? Buffer.from(SESSION_CURSOR + page.at(-1)!.id).toString("base64url") : null,
     };
   }
 

@@ -328,7 +328,11 @@ const FULL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * A search: a whole UUID, or a name prefix in any letter case, as a range of the lower-cased
  * name in byte order (the `players_name_idx` index) and then the exact prefix test.
  */
-function nameOrUuid(name: typeof players.name | typeof bans.name, uuid: typeof players.uuid | typeof bans.uuid, q: string): SQL {
+function nameOrUuid(
+  name: typeof players.name | typeof bans.name,
+  uuid: typeof players.uuid | typeof bans.uuid,
+  q: string,
+): SQL {
   const key = q.trim().toLowerCase();
   if (FULL_UUID.test(key)) return sql`${uuid} = ${key}::uuid`;
   return sql`(lower(${name}) collate "C" >= (${key}::text collate "C") and lower(${name}) collate "C" < ((${key} || chr(1114111))::text collate "C") and starts_with(lower(${name}), ${key}))`;
@@ -419,7 +423,10 @@ export class PlayersService {
   }
 
   /** A ban or kick given by name alone: the player the team's directory knows by it (404, or 409 with candidates). */
-  private async byName<T extends { uuid?: string; name: string }>(teamId: string, input: T): Promise<T & { uuid: string }> {
+  private async byName<T extends { uuid?: string; name: string }>(
+    teamId: string,
+    input: T,
+  ): Promise<T & { uuid: string }> {
     if (input.uuid) return { ...input, uuid: input.uuid };
     const player = await resolveOne(this.db, teamId, input.name);
     return { ...input, uuid: player.uuid, name: player.name };
