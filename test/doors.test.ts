@@ -129,6 +129,7 @@ describe("one router, two doors", () => {
         "POST /server/ranks",
         "POST /server/announcements",
         "POST /teams/{team_id}/webhooks",
+        "POST /players/{uuid}/notes",
       ].sort(),
     );
     for (const r of restRoutes(appRouter)) {

@@ -7,6 +7,7 @@ import { type Current, CurrentCtx } from "./current";
 import { AuditPage } from "./pages/audit";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
+import { PlayerPage, PlayersPage } from "./pages/players";
 import { ServerPage } from "./pages/server";
 import { NetworksPage, ServersPage } from "./pages/servers";
 import { AccountPage, MyInvitations, TeamPage, TeamSwitcher } from "./pages/team";
@@ -72,6 +73,7 @@ function Shell() {
   const nav = [
     ["servers", "Servers"],
     ["networks", "Networks"],
+    ["players", "Players"],
     ["clients", "Client apps"],
     ["team", "Team"],
     ...(canAudit ? [["audit", "Audit"]] : []),
@@ -83,6 +85,8 @@ function Shell() {
   else if (page === "servers" && id) body = <ServerPage key={id} serverId={id} />;
   else if (page === "servers") body = <ServersPage />;
   else if (page === "networks") body = <NetworksPage />;
+  else if (page === "players" && id) body = <PlayerPage key={id} uuid={id} />;
+  else if (page === "players") body = <PlayersPage key={team!.team_id} />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;
   else if (page === "team") body = <TeamPage />;

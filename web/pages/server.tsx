@@ -24,6 +24,7 @@ import {
   useToast,
   useOutcome,
 } from "../ui";
+import { ServerPlayers } from "./server-players";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
@@ -109,7 +110,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
             )}
           </section>
           <Uptime serverId={serverId} window={window} />
-          <Players serverId={serverId} />
+          <ServerPlayers serverId={serverId} />
           <Ranks serverId={serverId} />
           <Announcements serverId={serverId} />
           <Agent serverId={serverId} prefix={s.agent_token_prefix} />
@@ -179,191 +180,6 @@ function duration(seconds: number): string {
   if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
   const d = Math.floor(h / 24);
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
-}
-
-const DURATIONS: [string, number | null][] = [
-  ["Permanent", null],
-  ["1 hour", 3600],
-  ["1 day", 86_400],
-  ["7 days", 7 * 86_400],
-  ["30 days", 30 * 86_400],
-];
-
-function Players({ serverId }: { serverId: string }) {
-  const { canModerate } = useCurrent();
-  const qc = useQueryClient();
-  const toast = useToast();
-  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
-  const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
-  const outcome = useOutcome(refresh);
-  const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
-  const intent = useIntent();
-  const ban = useMutation(
-    trpc.servers.ban.mutationOptions({
-      ...intent.options({ serverId }),
-      onSuccess: (b) => {
-        void refresh();
-        toast(`${b.name} banned`);
-        setForm({ uuid: "", name: "", reason: "", duration: "0" });
-      },
-    }),
-  );
-  const unban = useMutation(
-    trpc.servers.unban.mutationOptions({
-      ...forServer(serverId),
-      ...outcome("Ban lifted"),
-    }),
-  );
-  const kick = useMutation(
-    trpc.servers.kick.mutationOptions({
-      ...forServer(serverId),
-      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
-    }),
-  );
-  const errs = fieldErrors(ban.error);
-  return (
-    <section className="card" aria-labelledby="players-h">
-      <h2 id="players-h">Players and bans</h2>
-      <Q q={players}>
-        {(d) => (
-          <div className="two">
-            <div>
-              <h3>Players ({d.players_total})</h3>
-              {d.players.length === 0 ? (
-                <p className="muted">No player seen yet. The agent reports joins and leaves.</p>
-              ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Name</th>
-                      <th>Status</th>
-                      <th>Played</th>
-                      {canModerate && <th>Actions</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.players.map((p) => (
-                      <tr key={p.uuid}>
-                        <td title={p.uuid}>{p.name}</td>
-                        <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
-                        <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
-                        {canModerate && (
-                          <td>
-                            {p.online && (
-                              <ConfirmButton
-                                label="Kick"
-                                name={`Kick ${p.name}`}
-                                danger={false}
-                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                              />
-                            )}
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
-            <div>
-              <h3>Bans ({d.bans_total})</h3>
-              {d.bans.length === 0 ? (
-                <p className="muted">No bans in force.</p>
-              ) : (
-                <table aria-label="Bans">
-                  <thead>
-                    <tr>
-                      <th>Player</th>
-                      <th>Reason</th>
-                      <th>Expires</th>
-                      {canModerate && <th>Actions</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.bans.map((b) => (
-                      <tr key={b.uuid} data-ban={b.name}>
-                        <td title={b.uuid}>{b.name}</td>
-                        <td>{b.reason}</td>
-                        <td>{b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}</td>
-                        {canModerate && (
-                          <td>
-                            <ConfirmButton
-                              label="Unban"
-                              target={b.name}
-                              danger={false}
-                              question={`Lift the ban on ${b.name}?`}
-                              onConfirm={() => unban.mutate({ uuid: b.uuid })}
-                            />
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
-          </div>
-        )}
-      </Q>
-      {canModerate && (
-        <form
-          aria-label="Ban a player"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const secs = Number(form.duration);
-            intent.submit(ban, {
-              uuid: form.uuid,
-              name: form.name,
-              reason: form.reason || undefined,
-              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
-            });
-          }}
-        >
-          <h3>Ban a player</h3>
-          <div className="row-form">
-            <TextField
-              label="Player UUID"
-              error={errs.uuid}
-              required
-              value={form.uuid}
-              onChange={(v) => setForm({ ...form, uuid: v })}
-            />
-            <TextField
-              label="Player name"
-              error={errs.name}
-              required
-              value={form.name}
-              onChange={(v) => setForm({ ...form, name: v })}
-            />
-          </div>
-          <div className="row-form">
-            <TextField
-              label="Reason"
-              error={errs.reason}
-              value={form.reason}
-              onChange={(v) => setForm({ ...form, reason: v })}
-            />
-            <Field label="Duration">
-              {(id) => (
-                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
-                  {DURATIONS.map(([l, v]) => (
-                    <option key={l} value={String(v ?? 0)}>
-                      {l}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
-              Ban
-            </SubmitButton>
-          </div>
-          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
-        </form>
-      )}
-    </section>
-  );
 }
 
 function Ranks({ serverId }: { serverId: string }) {
