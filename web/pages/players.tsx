@@ -122,32 +122,32 @@ export function PlayersPage() {
             {q ? "No player matches." : "No player seen yet. The agent reports joins and leaves."}
           </p>
         ) : (
-          <div className="table-scroll">
-            <table aria-label="Players">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Edition</th>
-                  <th>Status</th>
-                  <th>Last seen</th>
-                  <th>Played</th>
-                  <th>Sessions</th>
-                  {canModerate && <th>Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((p) => (
-                  <tr key={p.uuid} data-player={p.name}>
-                    <td>
-                      <a href={`#/players/${p.uuid}`}>{p.name}</a>
-                    </td>
-                    <td>{p.edition === "bedrock" ? "Bedrock" : "Java"}</td>
-                    <td>{p.banned ? "banned" : p.online ? "online" : "offline"}</td>
-                    <td>{when(p.last_seen)}</td>
-                    <td>{hours(p.playtime_seconds)}</td>
-                    <td>{p.sessions}</td>
-                    {canModerate && (
-                      <td className="row">
+          <table aria-label="Players" className="stack">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Edition</th>
+                <th>Status</th>
+                <th>Last seen</th>
+                <th>Played</th>
+                <th>Sessions</th>
+                {canModerate && <th>Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((p) => (
+                <tr key={p.uuid} data-player={p.name}>
+                  <td data-label="Name">
+                    <a href={`#/players/${p.uuid}`}>{p.name}</a>
+                  </td>
+                  <td data-label="Edition">{p.edition === "bedrock" ? "Bedrock" : "Java"}</td>
+                  <td data-label="Status">{p.banned ? "banned" : p.online ? "online" : "offline"}</td>
+                  <td data-label="Last seen">{when(p.last_seen)}</td>
+                  <td data-label="Played">{hours(p.playtime_seconds)}</td>
+                  <td data-label="Sessions">{p.sessions}</td>
+                  {canModerate && (
+                    <td data-label="Actions">
+                      <div className="actions">
                         <ConfirmButton
                           label="Ban"
                           target={p.name}
@@ -161,13 +161,13 @@ export function PlayersPage() {
                           question={`Kick ${p.name} from the selected server? The agent does it within two minutes.`}
                           onConfirm={() => mod.kick.mutate({ name: p.name, uuid: p.uuid })}
                         />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
         )}
         {pages.hasNextPage && (
           <button type="button" disabled={pages.isFetchingNextPage} onClick={() => void pages.fetchNextPage()}>
@@ -353,33 +353,33 @@ export function PlayerPage({ uuid }: { uuid: string }) {
             {p.moderation.length === 0 ? (
               <p className="muted">Nothing yet.</p>
             ) : (
-              <div className="table-scroll">
-                <table aria-label="Moderation history">
-                  <thead>
-                    <tr>
-                      <th>When</th>
-                      <th>What</th>
-                      <th>Server</th>
-                      <th>Who</th>
-                      <th>Why</th>
+              <table aria-label="Moderation history" className="stack">
+                <thead>
+                  <tr>
+                    <th>When</th>
+                    <th>What</th>
+                    <th>Server</th>
+                    <th>Who</th>
+                    <th>Why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.moderation.map((m) => (
+                    <tr key={m.event_id} data-moderation={m.action}>
+                      <td data-label="When">{when(m.at)}</td>
+                      <td data-label="What">
+                        {m.action === "unban" ? "ban lifted" : m.action}
+                        {m.action === "ban" && m.expires && m.expires !== "forever" && ` until ${when(m.expires)}`}
+                      </td>
+                      <td data-label="Server">{m.server_name}</td>
+                      <td data-label="Who">
+                        {m.origin === "game" ? `in game${m.source ? ` (${m.source})` : ""}` : m.actor.name}
+                      </td>
+                      <td data-label="Why">{m.reason ?? ""}</td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {p.moderation.map((m) => (
-                      <tr key={m.event_id} data-moderation={m.action}>
-                        <td>{when(m.at)}</td>
-                        <td>
-                          {m.action === "unban" ? "ban lifted" : m.action}
-                          {m.action === "ban" && m.expires && m.expires !== "forever" && ` until ${when(m.expires)}`}
-                        </td>
-                        <td>{m.server_name}</td>
-                        <td>{m.origin === "game" ? `in game${m.source ? ` (${m.source})` : ""}` : m.actor.name}</td>
-                        <td>{m.reason ?? ""}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                  ))}
+                </tbody>
+              </table>
             )}
           </section>
           <section className="card" aria-labelledby="notes-h">

@@ -127,44 +127,42 @@ export function ServerPlayers({ serverId }: { serverId: string }) {
                   {q ? "No player matches." : "No player seen yet. The agent reports joins and leaves."}
                 </p>
               ) : (
-                <div className="table-scroll">
-                  <table aria-label="Players">
-                    <thead>
-                      <tr>
-                        <th>Name</th>
-                        <th>Status</th>
-                        <th>Played</th>
-                        {canModerate && <th>Actions</th>}
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {d.players.map((p) => (
-                        <tr key={p.uuid} data-player={p.name}>
+                <table aria-label="Players">
+                  <thead>
+                    <tr>
+                      <th>Name</th>
+                      <th>Status</th>
+                      <th>Played</th>
+                      {canModerate && <th>Actions</th>}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.players.map((p) => (
+                      <tr key={p.uuid} data-player={p.name}>
+                        <td>
+                          <a href={`#/players/${p.uuid}`} title={p.uuid}>
+                            {p.name}
+                          </a>
+                        </td>
+                        <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
+                        <td>{hours(p.time_played_seconds)}</td>
+                        {canModerate && (
                           <td>
-                            <a href={`#/players/${p.uuid}`} title={p.uuid}>
-                              {p.name}
-                            </a>
+                            {p.online && (
+                              <ConfirmButton
+                                label="Kick"
+                                name={`Kick ${p.name}`}
+                                danger={false}
+                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
+                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
+                              />
+                            )}
                           </td>
-                          <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
-                          <td>{hours(p.time_played_seconds)}</td>
-                          {canModerate && (
-                            <td>
-                              {p.online && (
-                                <ConfirmButton
-                                  label="Kick"
-                                  name={`Kick ${p.name}`}
-                                  danger={false}
-                                  question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                                  onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                                />
-                              )}
-                            </td>
-                          )}
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               )}
               {d.players_total > PAGE && (
                 <nav className="row pager" aria-label="Player pages">
