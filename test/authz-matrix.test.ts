@@ -30,9 +30,20 @@ const MUTATES_TEAM = new Set([
   "DELETE /teams/{team_id}/members/{user_id}",
 ]);
 
+/** Teams made for the route under test, deleted after it: a person may own or join only so many teams. */
+let made: TeamFixture[] = [];
+async function deleteMade() {
+  for (const t of made) {
+    await api(server, "DELETE", `/teams/${t.teamId}`, { token: world.people.owner.token });
+    await api(server, "DELETE", `/teams/${t.otherTeamId}`, { token: world.people.outsider.token });
+  }
+  made = [];
+}
+
 /** A team of the fixture's shape with the two scoped keys for this route. */
 async function teamFor(scope: string | undefined): Promise<TeamFixture> {
   const team = await makeTeam(server, world.people);
+  made.push(team);
   const { own, others } = scopeSets(scope);
   const [mine, theirs] = await Promise.all([
     newApiKey(server, world.people.owner, team.teamId, { scopes: own }),
@@ -114,6 +125,7 @@ describe("authorization matrix: every procedure x every caller", () => {
             mismatches.push(`${caller}: after revoke the session is ${after.body.valid ? "valid" : "gone"}`);
         }
       }
+      await deleteMade();
       expect(mismatches).toEqual([]);
     }, 60_000);
   }

@@ -442,10 +442,11 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
         "key:admin": f.team.keys.admin,
         "key:scope": f.team.keys.scope,
       };
+      // Without a caller (the security suite), the moderator its control sends as.
       const author =
         (f.as && f.as !== f.people.viewer && f.as !== f.people.outsider ? f.as.token : undefined) ??
         byKey[f.caller ?? ""] ??
-        f.people.owner.token;
+        f.people.moderator.token;
       const res = await fetch(`${f.server.url}/players/${uuid}/notes`, {
         method: "POST",
         headers: { authorization: `Bearer ${author}`, "content-type": "application/json", "x-team-id": f.team.teamId },
