@@ -80,7 +80,84 @@ function decodeCursor(text: string): DirectoryCursor {
   return { sort, order, value, uuid };
 }
 
-const when = (v: string | Date) => iso(new Date(v));
+type Time = string | Date;
+type Num = string | number;
+/** Rows as the drivers return raw SQL (snake_case; numbers may come as text). */
+interface DirRow {
+  team_id: string;
+  uuid: string;
+  name: string;
+  first_seen: Time;
+  last_seen: Time;
+  play_seconds: Num;
+  sessions: Num;
+  cursor_value?: string;
+  open_sessions: Num;
+  running: Num;
+  banned: boolean;
+}
+interface SessionRow {
+  id: string;
+  server_id: string;
+  server_name: string;
+  uuid: string;
+  name: string | null;
+  joined_at: Time;
+  left_at: Time | null;
+  source: "agent" | "ping";
+  end_reason: "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline" | null;
+  running: Num;
+}
+interface NameRow {
+  name: string;
+  first_used: Time;
+  last_used: Time;
+}
+interface ServerPlayRow {
+  server_id: string;
+  server_name: string;
+  first_seen: Time;
+  last_seen: Time;
+  play_seconds: Num;
+  sessions: Num;
+  running: Num | null;
+}
+interface BanInForceRow {
+  server_id: string;
+  server_name: string;
+  uuid: string;
+  name: string;
+  reason: string;
+  source: string;
+  origin: "dashboard" | "game";
+  created_at: Time;
+  expires_at: Time | null;
+}
+interface ModerationRow {
+  id: string;
+  action: "ban" | "unban" | "kick";
+  server_id: string | null;
+  server_name: string;
+  name: string | null;
+  origin: "dashboard" | "game";
+  actor_kind: "user" | "api_key" | "agent" | "system";
+  actor_id: string | null;
+  actor_name: string;
+  reason: string | null;
+  source: string | null;
+  expires_at: Time | null;
+  at: Time;
+}
+interface NoteRow {
+  id: string;
+  text: string;
+  author_kind: "user" | "api_key" | "agent" | "system";
+  author_id: string | null;
+  author_name: string;
+  created_at: Time;
+}
+
+const when = (v: Time) => iso(new Date(v));
 const seconds = (v: unknown) => Math.max(0, Math.round(Number(v ?? 0)));
 
 const actorOf = (principal: Principal): AuditActor =>
@@ -119,10 +196,10 @@ export class PlayerDirectoryService {
                where sv.team_id = ${tp}.team_id and b.uuid = ${tp}.uuid and ${inForce}) as banned`;
   }
 
-  private rowOut(r: Record<string, any>) {
+  private rowOut(r: DirRow) {
     return {
-      uuid: r.uuid as string,
-      name: r.name as string,
+      uuid: r.uuid,
+      name: r.name,
       edition: editionOf(r.uuid),
       first_seen: when(r.first_seen),
       last_seen: when(r.last_seen),
@@ -182,7 +259,7 @@ export class PlayerDirectoryService {
       }[q.sort],
     );
     // The page first (an index range scan of the sort's index), then the live columns for its rows only.
-    const rows = rowsOf<Record<string, any>>(
+    const rows = rowsOf<DirRow>(
       await this.db.execute(sql`
         select page.*, ${this.live("page")}
           from (select tp.team_id, tp.uuid, tp.name, tp.first_seen, tp.last_seen, tp.play_seconds, tp.sessions,
@@ -225,19 +302,19 @@ export class PlayerDirectoryService {
        limit ${limit}`;
   }
 
-  private sessionOut(r: Record<string, any>) {
+  private sessionOut(r: SessionRow) {
     return {
-      session_id: r.id as string,
-      server_id: r.server_id as string,
-      server_name: r.server_name as string,
-      uuid: r.uuid as string,
-      name: (r.name as string | null) ?? null,
+      session_id: r.id,
+      server_id: r.server_id,
+      server_name: r.server_name,
+      uuid: r.uuid,
+      name: r.name ?? null,
       joined_at: when(r.joined_at),
       left_at: r.left_at ? when(r.left_at) : null,
       duration_seconds: seconds(r.running),
       online: !r.left_at,
-      source: r.source as "agent" | "ping",
-      end_reason: (r.end_reason ?? null) as "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline" | null,
+      source: r.source,
+      end_reason: r.end_reason ?? null,
     };
   }
 
@@ -257,9 +334,7 @@ export class PlayerDirectoryService {
       if (!found) throw badCursor();
       position = sql`(ps.joined_at, ps.id) < (select joined_at, id from player_sessions where id = ${id}::uuid)`;
     }
-    const rows = rowsOf<Record<string, any>>(
-      await this.db.execute(this.sessionsSql(teamId, q.uuid, position, q.limit + 1)),
-    );
+    const rows = rowsOf<SessionRow>(await this.db.execute(this.sessionsSql(teamId, q.uuid, position, q.limit + 1)));
     const page = rows.slice(0, q.limit);
     return {
       sessions: page.map((r) => this.sessionOut(r)),
@@ -269,7 +344,7 @@ export class PlayerDirectoryService {
 
   async page(principal: Principal, teamId: string, uuid: string) {
     await this.gate(principal, teamId, "viewer");
-    const [player] = rowsOf<Record<string, any>>(
+    const [player] = rowsOf<DirRow>(
       await this.db.execute(sql`
         select tp.team_id, tp.uuid, tp.name, tp.first_seen, tp.last_seen, tp.play_seconds, tp.sessions, ${this.live("tp")}
           from team_players tp where tp.team_id = ${teamId}::uuid and tp.uuid = ${uuid}::uuid`),
@@ -299,10 +374,10 @@ export class PlayerDirectoryService {
         select * from player_notes where team_id = ${teamId}::uuid and uuid = ${uuid}::uuid
          order by created_at desc, id limit ${LIMITS.notesPerPlayer}`),
     ]);
-    const servers_ = rowsOf<Record<string, any>>(perServer)
+    const servers_ = rowsOf<ServerPlayRow>(perServer)
       .map((r) => ({
-        server_id: r.server_id as string,
-        server_name: r.server_name as string,
+        server_id: r.server_id,
+        server_name: r.server_name,
         online: r.running !== null,
         first_seen: when(r.first_seen),
         last_seen: when(r.last_seen),
@@ -312,39 +387,39 @@ export class PlayerDirectoryService {
       .sort((a, b) => b.playtime_seconds - a.playtime_seconds || a.server_name.localeCompare(b.server_name));
     return {
       ...this.rowOut(player),
-      names: rowsOf<Record<string, any>>(names).map((n) => ({
-        name: n.name as string,
+      names: rowsOf<NameRow>(names).map((n) => ({
+        name: n.name,
         first_used: when(n.first_used),
         last_used: when(n.last_used),
         current: n.name === player.name,
       })),
       servers: servers_,
-      recent_sessions: rowsOf<Record<string, any>>(recent).map((r) => this.sessionOut(r)),
-      bans_in_force: rowsOf<Record<string, any>>(banRows).map((b) => ({
-        server_id: b.server_id as string,
-        server_name: b.server_name as string,
-        uuid: b.uuid as string,
-        name: b.name as string,
-        reason: b.reason as string,
-        source: b.source as string,
-        origin: b.origin as "dashboard" | "game",
+      recent_sessions: rowsOf<SessionRow>(recent).map((r) => this.sessionOut(r)),
+      bans_in_force: rowsOf<BanInForceRow>(banRows).map((b) => ({
+        server_id: b.server_id,
+        server_name: b.server_name,
+        uuid: b.uuid,
+        name: b.name,
+        reason: b.reason,
+        source: b.source,
+        origin: b.origin,
         created: when(b.created_at),
         expires: b.expires_at ? when(b.expires_at) : ("forever" as const),
       })),
-      moderation: rowsOf<Record<string, any>>(moderation).map((m) => ({
-        event_id: m.id as string,
-        action: m.action as "ban" | "unban" | "kick",
-        server_id: (m.server_id as string | null) ?? null,
-        server_name: m.server_name as string,
-        name: (m.name as string | null) ?? null,
-        origin: m.origin as "dashboard" | "game",
-        actor: { kind: m.actor_kind, id: (m.actor_id as string | null) ?? null, name: m.actor_name as string },
-        reason: (m.reason as string | null) ?? null,
-        source: (m.source as string | null) ?? null,
+      moderation: rowsOf<ModerationRow>(moderation).map((m) => ({
+        event_id: m.id,
+        action: m.action,
+        server_id: m.server_id ?? null,
+        server_name: m.server_name,
+        name: m.name ?? null,
+        origin: m.origin,
+        actor: { kind: m.actor_kind, id: m.actor_id ?? null, name: m.actor_name },
+        reason: m.reason ?? null,
+        source: m.source ?? null,
         expires: m.action !== "ban" ? null : m.expires_at ? when(m.expires_at) : ("forever" as const),
         at: when(m.at),
       })),
-      notes: rowsOf<Record<string, any>>(notes).map(noteOut),
+      notes: rowsOf<NoteRow>(notes).map(noteOut),
     };
   }
 
@@ -383,7 +458,14 @@ export class PlayerDirectoryService {
       });
       return row!;
     });
-    return noteOut(note);
+    return noteOut({
+      id: note.id,
+      text: note.text,
+      author_kind: note.authorKind,
+      author_id: note.authorId,
+      author_name: note.authorName,
+      created_at: note.createdAt,
+    });
   }
 
   async deleteNote(principal: Principal, teamId: string, uuid: string, noteId: string) {
@@ -410,16 +492,11 @@ export class PlayerDirectoryService {
   }
 }
 
-type NoteRow = Record<string, any>;
 function noteOut(n: NoteRow) {
   return {
-    note_id: n.id as string,
-    text: n.text as string,
-    author: {
-      kind: (n.authorKind ?? n.author_kind) as "user" | "api_key" | "agent" | "system",
-      id: ((n.authorId ?? n.author_id) as string | null) ?? null,
-      name: (n.authorName ?? n.author_name) as string,
-    },
-    created_at: when(n.createdAt ?? n.created_at),
+    note_id: n.id,
+    text: n.text,
+    author: { kind: n.author_kind, id: n.author_id ?? null, name: n.author_name },
+    created_at: when(n.created_at),
   };
 }
