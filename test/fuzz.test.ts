@@ -157,6 +157,18 @@ const SPECIAL: Record<string, Special> = {
   "DELETE /server/bans/{uuid}": { last: true },
   "DELETE /server/announcements/{announcement_id}": { last: true },
   "POST /client/ms-auth/session/revoke": { last: true },
+  // A note of its own per request, on the directory's player.
+  "DELETE /players/{uuid}/notes/{note_id}": {
+    hints: (w) => ({ uuid: [w.playerUuid], note_id: fresh("note_id") }),
+    prepare: async (w) => {
+      const res = await api(server, "POST", `/players/${w.playerUuid}/notes`, {
+        token: owner(w).token,
+        headers: { "x-team-id": w.team.teamId },
+        body: { text: "to delete" },
+      });
+      return { note_id: res.body.note_id };
+    },
+  },
   // A sign-in of the fuzzed account's own per request, for the one that ends it.
   "DELETE /auth/sessions/{session_id}": {
     hints: () => ({ session_id: fresh("session_id") }),
@@ -216,7 +228,8 @@ function baseHints(w: World): Hints {
     svc_session_token: [w.sessionToken],
     user_id: [w.people.viewer.id],
     announcement_id: [w.announcementId],
-    uuid: [w.bannedUuid],
+    uuid: [w.bannedUuid, w.playerUuid],
+    note_id: [w.noteId],
     email: [w.people.owner.email],
     password: [w.people.owner.password],
     state: [w.callbackState],
