@@ -1,5 +1,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
+import { rowsOf } from "../src/db/rows";
 import { sharedServer } from "./harness";
 import { api, expectError } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
@@ -251,5 +255,69 @@ describe("the team's player directory", () => {
     expect((await get(`q=${U4}`)).players.map((p: any) => p.name)).toEqual(["Delta"]);
     // No sort: online first, then last seen, as before.
     expect((await get("")).players.map((p: any) => p.name)).toEqual(["Bravo", "Delta", "alpha_1"]);
+  });
+});
+
+describe("the migration's backfill", () => {
+  test("rebuilds from players, sessions, bans and kicks what the ingest kept", async () => {
+    const n = await network();
+    // A ban made in game on A, one from the dashboard on B, and a kick.
+    const game = await agentApi(server, n.a.agentToken, "POST", "/agent/events", {
+      events: [{ event_id: eventId(), type: "ban", uuid: U4, name: "Delta", reason: "X-ray", source: "Console" }],
+    });
+    expect(game.status).toBe(200);
+    const headersB = { token: n.a.owner.token, headers: { "x-server-id": n.b.serverId } };
+    expect(
+      (await api(server, "POST", "/server/bans", { ...headersB, body: { uuid: U5, name: "alpha_3" } })).status,
+    ).toBe(201);
+    expect(
+      (await api(server, "POST", "/server/kicks", { ...headersB, body: { uuid: U1, name: "alpha_1" } })).status,
+    ).toBe(201);
+    const db = server.services.database.db;
+    const team = n.a.teamId;
+    const snapshot = async (tx: { execute: typeof db.execute }) => ({
+      players: rowsOf(
+        await tx.execute(
+          sql`select uuid::text, name, first_seen, last_seen, play_seconds::text, sessions from team_players where team_id = ${team}::uuid order by uuid`,
+        ),
+      ),
+      // Names the players hold now (the backfill cannot know a name no row keeps: U2's "alpha2").
+      names: rowsOf(
+        await tx.execute(
+          sql`select uuid::text, name from player_names where team_id = ${team}::uuid and name <> 'alpha2' order by uuid, name`,
+        ),
+      ),
+      moderation: rowsOf(
+        await tx.execute(
+          sql`select server_id::text, uuid::text, name, action, origin, actor_kind, actor_id::text, actor_name, reason, source, expires_at, at
+                from moderation_events where team_id = ${team}::uuid order by at, uuid`,
+        ),
+      ),
+    });
+    const kept = await snapshot(db);
+    expect(kept.players).toHaveLength(5);
+    expect(kept.moderation).toHaveLength(3);
+    const migration = readFileSync(join(import.meta.dir, "../drizzle/0020_player_directory.sql"), "utf8");
+    const backfill = migration.slice(migration.indexOf("-- Backfill")).split("--> statement-breakpoint");
+    expect(backfill).toHaveLength(5);
+    let rebuilt: Awaited<ReturnType<typeof snapshot>> | undefined;
+    const undo = new Error("rolled back on purpose");
+    await db
+      .transaction(async (tx) => {
+        await tx.execute(sql`delete from team_players where team_id = ${team}::uuid`);
+        await tx.execute(sql`delete from player_names where team_id = ${team}::uuid`);
+        await tx.execute(sql`delete from moderation_events where team_id = ${team}::uuid`);
+        // The backfill runs over every team: the others' rows go too, for the length of this transaction.
+        await tx.execute(sql`delete from team_players`);
+        await tx.execute(sql`delete from player_names`);
+        await tx.execute(sql`delete from moderation_events`);
+        for (const statement of backfill) await tx.execute(sql.raw(statement));
+        rebuilt = await snapshot(tx);
+        throw undo;
+      })
+      .catch((e) => {
+        if (e !== undo) throw e;
+      });
+    expect(rebuilt).toEqual(kept);
   });
 });
