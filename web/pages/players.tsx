@@ -216,35 +216,31 @@ export function PlayerPage({ uuid }: { uuid: string }) {
     <Q q={page}>
       {(p) => (
         <>
-          <PageHeading title={p.name}>
-            {/* Privacy actions (export, erase) are added here. */}
-            <div className="row" data-slot="player-privacy-actions" />
-          </PageHeading>
+          <div className="page-head">
+            <PageHeading title={p.name} />
+            {/* The player's privacy actions (export, erase) go here. */}
+            <div className="actions" data-slot="player-privacy-actions" />
+          </div>
           <p className="muted">
             <code>{p.uuid}</code> · {p.edition === "bedrock" ? "Bedrock (Floodgate)" : "Java"} ·{" "}
             {p.online ? "online now" : "offline"}
             {p.banned && " · banned"}
           </p>
-          <section className="card stats" aria-label="Summary">
-            <dl className="row">
-              <div>
-                <dt>First seen</dt>
-                <dd>{when(p.first_seen)}</dd>
+          <div className="stats">
+            {(
+              [
+                ["First seen", when(p.first_seen)],
+                ["Last seen", when(p.last_seen)],
+                ["Time played", hours(p.playtime_seconds)],
+                ["Sessions", String(p.sessions)],
+              ] as const
+            ).map(([label, value]) => (
+              <div className="stat" key={label}>
+                <span className="muted">{label}</span>
+                <strong>{value}</strong>
               </div>
-              <div>
-                <dt>Last seen</dt>
-                <dd>{when(p.last_seen)}</dd>
-              </div>
-              <div>
-                <dt>Time played</dt>
-                <dd>{hours(p.playtime_seconds)}</dd>
-              </div>
-              <div>
-                <dt>Sessions</dt>
-                <dd>{p.sessions}</dd>
-              </div>
-            </dl>
-          </section>
+            ))}
+          </div>
           {canModerate && (
             <section className="card" aria-labelledby="act-h">
               <h2 id="act-h">Moderate</h2>
@@ -263,7 +259,7 @@ export function PlayerPage({ uuid }: { uuid: string }) {
                   )}
                 </Field>
               </form>
-              <div className="row">
+              <div className="actions">
                 <ConfirmButton
                   label="Ban"
                   target={p.name}
@@ -308,7 +304,7 @@ export function PlayerPage({ uuid }: { uuid: string }) {
             </section>
             <section className="card" aria-labelledby="per-server-h">
               <h2 id="per-server-h">Playtime per server</h2>
-              <table aria-label="Playtime per server">
+              <table aria-label="Playtime per server" className="stack">
                 <thead>
                   <tr>
                     <th>Server</th>
@@ -320,13 +316,13 @@ export function PlayerPage({ uuid }: { uuid: string }) {
                 <tbody>
                   {p.servers.map((s) => (
                     <tr key={s.server_id}>
-                      <td>
+                      <td data-label="Server">
                         <a href={`#/servers/${s.server_id}`}>{s.server_name}</a>
                         {s.online && " (online)"}
                       </td>
-                      <td>{hours(s.playtime_seconds)}</td>
-                      <td>{s.sessions}</td>
-                      <td>{when(s.last_seen)}</td>
+                      <td data-label="Played">{hours(s.playtime_seconds)}</td>
+                      <td data-label="Sessions">{s.sessions}</td>
+                      <td data-label="Last seen">{when(s.last_seen)}</td>
                     </tr>
                   ))}
                 </tbody>
