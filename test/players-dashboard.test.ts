@@ -72,6 +72,7 @@ describe("dashboard: players", () => {
         expect(await checkEverywhere(page, "players")).toEqual([]);
 
         await page.getByRole("link", { name: "Steve_MC" }).click();
+        await page.getByRole("heading", { level: 1, name: "Steve_MC" }).waitFor();
         await page.getByRole("heading", { name: "Names used" }).waitFor();
         const names = await page.locator("section[aria-labelledby=names-h] li").allTextContents();
         expect(names.map((n) => n.split(" — ")[0])).toEqual(["Steve_MC (current)", "Steve"]);
