@@ -157,6 +157,25 @@ const SPECIAL: Record<string, Special> = {
   "DELETE /server/bans/{uuid}": { last: true },
   "DELETE /server/announcements/{announcement_id}": { last: true },
   "POST /client/ms-auth/session/revoke": { last: true },
+  // A cursor of the shape the directory issues (before every row, newest first), with its sort and order.
+  "GET /players": {
+    hints: () => ({
+      sort: ["last_seen"],
+      order: ["desc"],
+      cursor: [
+        Buffer.from(
+          JSON.stringify([
+            "d1",
+            "last_seen",
+            "desc",
+            "2100-01-01T00:00:00.000000Z",
+            "ffffffff-ffff-4fff-bfff-ffffffffffff",
+          ]),
+        ).toString("base64url"),
+      ],
+    }),
+  },
+  "GET /players/resolve": { hints: () => ({ name: ["Steve", "STEVE"] }) },
   // A note of its own per request, on the directory's player.
   "DELETE /players/{uuid}/notes/{note_id}": {
     hints: (w) => ({ uuid: [w.playerUuid], note_id: fresh("note_id") }),
