@@ -64,6 +64,7 @@ export interface ModerationAct {
   reason?: string | null;
   source?: string | null;
   expiresAt?: Date | null;
+  /** When it happened; absent: the transaction's now(), the default of the row it records (a kick's created_at). */
   at?: Date;
 }
 

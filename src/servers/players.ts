@@ -489,7 +489,6 @@ export class PlayersService {
         name: r!.name,
         action: "kick",
         reason: r!.reason,
-        at: r!.createdAt,
       });
       return r!;
     });
