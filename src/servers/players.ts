@@ -136,12 +136,13 @@ export async function applyJoin(
 }
 
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
-  await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
+  const closed = await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
   await tx
     .update(players)
     .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
-  await directoryLeave(tx, serverId, uuid, at);
+  // Closing the session moved the directory's last seen already; only a leave with no open session needs it.
+  if (closed.length === 0) await directoryLeave(tx, serverId, uuid, at);
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
