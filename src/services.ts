@@ -40,6 +40,7 @@ import { PlayerHistoryService } from "./player-history/service";
 import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
+import { PlayerDirectoryService } from "./player-directory/service";
 import { RanksService } from "./servers/ranks";
 import { NetworksService } from "./networks/service";
 import { ServersService } from "./servers/service";
@@ -285,6 +286,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       networks,
     ),
     playerHistory,
+    playerDirectory: new PlayerDirectoryService(db),
     realtime,
     webhooks,
     audit: new AuditService(db),

@@ -131,6 +131,7 @@ describe("one router, two doors", () => {
         "POST /server/networks/{network_name}/bans",
         "POST /server/networks/{network_name}/ranks",
         "POST /teams/{team_id}/webhooks",
+        "POST /players/{uuid}/notes",
       ].sort(),
     );
     for (const r of restRoutes(appRouter)) {

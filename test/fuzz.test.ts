@@ -157,6 +157,37 @@ const SPECIAL: Record<string, Special> = {
   "DELETE /server/bans/{uuid}": { last: true },
   "DELETE /server/announcements/{announcement_id}": { last: true },
   "POST /client/ms-auth/session/revoke": { last: true },
+  // A cursor of the shape the directory issues (before every row, newest first), with its sort and order.
+  "GET /players": {
+    hints: () => ({
+      sort: ["last_seen"],
+      order: ["desc"],
+      cursor: [
+        Buffer.from(
+          JSON.stringify([
+            "d1",
+            "last_seen",
+            "desc",
+            "2100-01-01T00:00:00.000000Z",
+            "ffffffff-ffff-4fff-bfff-ffffffffffff",
+          ]),
+        ).toString("base64url"),
+      ],
+    }),
+  },
+  "GET /players/resolve": { hints: () => ({ name: ["Steve", "STEVE"] }) },
+  // A note of its own per request, on the directory's player.
+  "DELETE /players/{uuid}/notes/{note_id}": {
+    hints: (w) => ({ uuid: [w.playerUuid], note_id: fresh("note_id") }),
+    prepare: async (w) => {
+      const res = await api(server, "POST", `/players/${w.playerUuid}/notes`, {
+        token: owner(w).token,
+        headers: { "x-team-id": w.team.teamId },
+        body: { text: "to delete" },
+      });
+      return { note_id: res.body.note_id };
+    },
+  },
   // A sign-in of the fuzzed account's own per request, for the one that ends it.
   "DELETE /auth/sessions/{session_id}": {
     hints: () => ({ session_id: fresh("session_id") }),
@@ -216,7 +247,8 @@ function baseHints(w: World): Hints {
     svc_session_token: [w.sessionToken],
     user_id: [w.people.viewer.id],
     announcement_id: [w.announcementId],
-    uuid: [w.bannedUuid],
+    uuid: [w.bannedUuid, w.playerUuid],
+    note_id: [w.noteId],
     email: [w.people.owner.email],
     password: [w.people.owner.password],
     state: [w.callbackState],
@@ -290,7 +322,7 @@ describe("fuzzing every operation of /openapi.json", () => {
     for (const op of walk) {
       const declared = (op.spec.parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name);
       const selector =
-        op.key === "GET /server/servers" || op.path.startsWith("/server/networks")
+        op.key === "GET /server/servers" || op.path.startsWith("/server/networks") || op.path.startsWith("/players")
           ? "x-team-id"
           : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers")
             ? "x-server-id"

@@ -7,6 +7,7 @@ import { type Current, CurrentCtx } from "./current";
 import { AuditPage } from "./pages/audit";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
+import { PlayerPage, PlayersPage } from "./pages/players";
 import { ServerPage } from "./pages/server";
 import { NetworkPage } from "./pages/network";
 import { NetworksPage, ServersPage } from "./pages/servers";
@@ -82,6 +83,7 @@ function Shell() {
   const nav = [
     ["servers", "Servers"],
     ["networks", "Networks"],
+    ["players", "Players"],
     ["clients", "Client apps"],
     ["team", "Team"],
     ...(canAudit ? [["audit", "Audit"]] : []),
@@ -94,6 +96,8 @@ function Shell() {
   else if (page === "servers") body = <ServersPage />;
   else if (page === "networks" && id) body = <NetworkPage key={id} name={decodeRoutePart(id)} />;
   else if (page === "networks") body = <NetworksPage />;
+  else if (page === "players" && id) body = <PlayerPage key={id} uuid={id} />;
+  else if (page === "players") body = <PlayersPage key={team!.team_id} />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;
   else if (page === "team") body = <TeamPage />;

@@ -37,6 +37,8 @@ export const AUDIT_ACTIONS = {
   "network.rank_create": "A network's rank was created",
   "network.rank_update": "A network's rank changed",
   "network.rank_delete": "A network's rank was deleted",
+  "player.note_add": "A moderator left a note on a player",
+  "player.note_delete": "A note on a player was deleted (by its author or an admin)",
   "rank.create": "A rank was created",
   "rank.update": "A rank changed",
   "rank.delete": "A rank was deleted",

@@ -19,6 +19,15 @@ import { ZAgentStats, ZCreatedServer, ZNetwork, ZPingStatus, ZServer } from "../
 import { ZApiKey, ZInvitation, ZMember, ZTeam } from "../teams/schemas";
 import { ZDelivery, ZEndpoint, ZEndpointWithSecret } from "../webhooks/schemas";
 import { ZAuditEntry, ZAuditPage } from "../audit/schemas";
+import {
+  ZDirectoryPage,
+  ZDirectoryPlayer,
+  ZModerationEvent,
+  ZNote,
+  ZPlayerPage,
+  ZResolved,
+  ZTeamSessionPage,
+} from "../player-directory/schemas";
 
 /**
  * The resources the reference names: each lands in `components.schemas` under its name and is
@@ -64,6 +73,13 @@ const COMPONENTS: Record<string, z.ZodType> = {
   WebhookEndpoint: ZEndpoint,
   CreatedWebhookEndpoint: ZEndpointWithSecret,
   WebhookDelivery: ZDelivery,
+  DirectoryPlayer: ZDirectoryPlayer,
+  PlayerDirectoryPage: ZDirectoryPage,
+  PlayerPage: ZPlayerPage,
+  TeamPlayerSessionPage: ZTeamSessionPage,
+  ModerationEvent: ZModerationEvent,
+  PlayerNote: ZNote,
+  ResolvedName: ZResolved,
   AuditEntry: ZAuditEntry,
   AuditPage: ZAuditPage,
   Ok: ZOk,
@@ -327,6 +343,26 @@ const session = {
   end_reason: "leave",
 };
 const ok = { ok: true };
+const NOTE = "8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e";
+const MODERATION = "9c0d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f";
+const directoryPlayer = {
+  uuid: JEB,
+  name: "jeb_",
+  edition: "java",
+  first_seen: T0,
+  last_seen: T1,
+  online: false,
+  playtime_seconds: 172_800,
+  sessions: 64,
+  banned: true,
+};
+const note = {
+  note_id: NOTE,
+  text: "Warned about TNT at spawn; second warning.",
+  author: { kind: "user", id: USER, name: "ada@example.com" },
+  created_at: T1,
+};
+const teamSession = { ...session, uuid: JEB, name: "jeb_", server_id: SERVER, server_name: "Survival" };
 const day = {
   unique_players: 57,
   new_players: 9,
@@ -957,6 +993,75 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: { ...player, session_count: 31, recent_sessions: [session], banned: false, ban: null },
   },
 
+  "playerDirectory.list": {
+    headers: teamSel,
+    request: { q: "jeb", sort: "playtime", order: "desc", limit: 50 },
+    response: {
+      players: [directoryPlayer],
+      next_cursor: "WyJkMSIsInBsYXl0aW1lIiwiZGVzYyIsIjE3MjgwMCIsIjg1M2M4MGVmLTNjMzctNDlmZC1hYTQ5LTkzOGI2NzRhZGFlNiJd",
+    },
+  },
+  "playerDirectory.resolve": {
+    headers: teamSel,
+    request: { name: "JEB_" },
+    response: {
+      name: "JEB_",
+      match: "current",
+      players: [{ uuid: JEB, name: "jeb_", edition: "java", last_seen: T1 }],
+    },
+  },
+  "playerDirectory.get": {
+    headers: teamSel,
+    request: { uuid: JEB },
+    response: {
+      ...directoryPlayer,
+      names: [
+        { name: "jeb_", first_used: T0, last_used: T1, current: true },
+        { name: "jeb", first_used: T0, last_used: T0, current: false },
+      ],
+      servers: [
+        {
+          server_id: SERVER,
+          server_name: "Survival",
+          online: false,
+          first_seen: T0,
+          last_seen: T1,
+          playtime_seconds: 172_800,
+          sessions: 64,
+        },
+      ],
+      recent_sessions: [teamSession],
+      bans_in_force: [{ ...ban, server_id: SERVER, server_name: "Survival" }],
+      moderation: [
+        {
+          event_id: MODERATION,
+          action: "ban",
+          server_id: SERVER,
+          server_name: "Survival",
+          name: "jeb_",
+          origin: "game",
+          actor: { kind: "agent", id: SERVER, name: "game" },
+          reason: "Griefing spawn",
+          source: "Console",
+          expires: "forever",
+          at: T1,
+        },
+      ],
+      notes: [note],
+    },
+  },
+  "playerDirectory.sessions": {
+    headers: teamSel,
+    request: { uuid: JEB, limit: 50 },
+    response: { sessions: [teamSession], next_cursor: null },
+  },
+  "playerDirectory.addNote": {
+    headers: teamSel,
+    request: { uuid: JEB, text: "Warned about TNT at spawn; second warning." },
+    response: note,
+  },
+  "playerDirectory.deleteNote": { headers: teamSel, request: { uuid: JEB, note_id: NOTE }, response: ok },
+
   "webhooks.create": {
     request: {
       team_id: TEAM,
@@ -1050,6 +1155,7 @@ const MODERATOR =
 const ADMIN = "Needs the admin role or higher in the team (a person or a team API key with that role).";
 const SERVER_SELECTOR =
   "The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed).";
+const TEAM_SELECTOR = "The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403.";
 
 /**
  * The prose of operations whose procedure declares no description of its own (a procedure's
@@ -1112,10 +1218,10 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "servers.delete": `${ADMIN} Deletes the server and its players, bans, ranks, announcements, history and metrics; its agent token stops working and open analytics sockets close.`,
   "servers.rotateAgentToken": `${ADMIN} The new token is shown once; the agent must be reconfigured with it.`,
   "servers.uptimeStats": `${SERVER_SELECTOR} \`window\` is one of 1h, 24h (default), 7d and 30d. \`uptime\` is a fraction (0..1), null when nothing was measured. \`incidents\` lists every down period that overlaps the window, whatever its bucket size.`,
-  "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now.`,
-  "servers.ban": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read.`,
+  "servers.players": `${SERVER_SELECTOR} Players are paged with limit and offset; \`online=true\` keeps only those online now. \`q\` (a name prefix in any letter case, or a whole UUID) filters players and bans; \`sort\` (last_seen, first_seen, playtime, name) and \`order\` change the order, which is otherwise online first, then last seen.`,
+  "servers.ban": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read. Without \`uuid\`, \`name\` is resolved among the players the team has seen, as GET /players/resolve does: 404 when none, 409 with \`details.candidates\` when several.`,
   "servers.unban": `${SERVER_SELECTOR} ${MODERATOR} 404 when the player is not banned.`,
-  "servers.kick": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the kick. The server's agent runs \`kick <name> <reason>\` over RCON on its next configuration read, once; a kick not picked up by \`until\` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent.`,
+  "servers.kick": `${SERVER_SELECTOR} ${MODERATOR} Answers 201 with the kick. Without \`uuid\`, \`name\` is resolved as for a ban (404 unknown, 409 ambiguous). The server's agent runs \`kick <name> <reason>\` over RCON on its next configuration read, once; a kick not picked up by \`until\` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent.`,
   "servers.ranks": SERVER_SELECTOR,
   "servers.createRank": `${SERVER_SELECTOR} Admin or higher. Answers 201. 409 when a rank with this name exists; 400 when a parent does not exist or would make a cycle.`,
   "servers.updateRank": `${SERVER_SELECTOR} Admin or higher. Only the fields sent change.`,
@@ -1131,6 +1237,12 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   "playerHistory.sessions": `${SERVER_SELECTOR} Pass next_cursor as \`cursor\` for the next page; it is null on the last page.`,
   "playerHistory.summary": `${SERVER_SELECTOR} \`window\` is one of 24h, 7d (default), 30d and 90d; days are UTC.`,
   "playerHistory.profile": `${SERVER_SELECTOR} 404 for a player never seen on this server.`,
+  "playerDirectory.list": `${TEAM_SELECTOR} One row a player any of the team's servers has seen, kept as joins and leaves arrive. \`q\` is a name prefix (any letter case; \`_\` is a letter) or a whole UUID; \`sort\` is last_seen (default), playtime, sessions or name; pass \`next_cursor\` as \`cursor\` with the same sort and order for the next page (400 otherwise). Playtime sorts by closed sessions; an online player's row adds the running one. A key limited to some servers is refused (403).`,
+  "playerDirectory.resolve": `${TEAM_SELECTOR} Compares without letter case. Players whose current name it is come first; only when there are none, the players who used it before (\`match: past\`). Several players: all are listed (at most 20). 404 when no player the team has seen used the name.`,
+  "playerDirectory.get": `${TEAM_SELECTOR} Everything the team holds about one player: names used, playtime and sessions per server, the ten most recent sessions, bans in force, the moderation history (every ban, lift and kick, from the dashboard, the API or the game, with who and why) and notes. 404 for a player the team never saw.`,
+  "playerDirectory.sessions": `${TEAM_SELECTOR} Across the team's servers; pass next_cursor as \`cursor\` for the next page.`,
+  "playerDirectory.addNote": `${TEAM_SELECTOR} ${MODERATOR} Answers 201. At most 2000 characters a note and 100 notes a player (409). 404 for a player the team never saw.`,
+  "playerDirectory.deleteNote": `${TEAM_SELECTOR} The note's author (a moderator or higher) or an admin of the team; 403 for anyone else.`,
   "webhooks.create":
     "Creates a webhook endpoint (201). The signing secret (`whsec_` + base64, Standard Webhooks) is in this answer only; it is stored encrypted, since it must sign. Addresses inside the network are refused (400). 409 when the team has the most endpoints allowed or another of its endpoints has the same URL (compared without case in scheme and host, default port, trailing slash, fragment or query order). Admin or owner.",
   "webhooks.list": `${VIEWER} Secrets are never returned; \`secret_prefix\` identifies the current one. Below admin the URLs are masked (scheme, host and the last 4 characters): for Discord, Slack and many others the URL is itself a credential. \`usage\` is the team's webhook budget: what is left of it and how many events did not fit.`,

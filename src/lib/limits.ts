@@ -33,6 +33,14 @@ export const LIMITS = {
   webhookDeliveriesListed: 100,
   /** A page of players or bans. */
   pageSize: 200,
+  /** Notes on one player, in one team, and the length of each. */
+  notesPerPlayer: 100,
+  noteChars: 2000,
+  /** A player page: the names, and the moderation history entries, it lists. */
+  namesListed: 100,
+  moderationListed: 200,
+  /** Players a name resolves to, listed when it is ambiguous. */
+  resolveCandidates: 20,
   /** Uptime graph buckets in any window. */
   uptimeBuckets: 200,
   /** Incidents listed in an uptime window, the most recent first. */

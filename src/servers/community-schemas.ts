@@ -37,6 +37,18 @@ export const ZPlayersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.pageSize).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
   online: z.enum(["true", "false"]).optional().meta({ description: "Only players online (true) or offline (false)" }),
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(36)
+    .optional()
+    .meta({ description: "A name prefix (any letter case) or a whole UUID; filters the players and the bans" }),
+  sort: z
+    .enum(["last_seen", "first_seen", "playtime", "name"])
+    .optional()
+    .meta({ description: "Absent: online players first, then by last seen (as before)" }),
+  order: z.enum(["asc", "desc"]).optional().meta({ description: "Default: asc for name, desc for the others" }),
 });
 export const ZPlayerList = z.object({
   players: z.array(ZPlayer).max(LIMITS.pageSize),
@@ -47,8 +59,10 @@ export const ZPlayerList = z.object({
   offset: z.number().int(),
 });
 
+const byName =
+  "Absent: the player is found by `name` among the players the team has seen (their current name first, then names they used before); 404 when none, 409 listing the candidates when several";
 export const ZCreateBan = z.object({
-  uuid: ZPlayerUuid,
+  uuid: ZPlayerUuid.optional().meta({ description: byName }),
   name: ZPlayerName,
   reason: ZBanReason.optional(),
   source: ZBanSource.optional(),
@@ -57,7 +71,7 @@ export const ZCreateBan = z.object({
 export const ZBanRef = z.object({ uuid: ZPlayerUuid });
 
 export const ZCreateKick = z.object({
-  uuid: ZPlayerUuid,
+  uuid: ZPlayerUuid.optional().meta({ description: byName }),
   name: ZPlayerName.meta({ description: "The name the agent kicks by (the game's `kick <name>`)" }),
   reason: ZBanReason.optional().meta({ description: "Shown to the player" }),
 });

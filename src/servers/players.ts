@@ -10,6 +10,8 @@ import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
 import { DEFAULT_HOP_GAP_SECONDS, joinNetwork, lockNetworksOfOpen, NETWORK_END_FROM_CLOSED } from "../networks/ingest";
+import { DIRECTORY_FROM_SUMS, directoryJoin, directoryLeave, recordModeration } from "../player-directory/ingest";
+import { resolveOne } from "../player-directory/resolve";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -38,7 +40,7 @@ export const banFields = (b: BanRow) => ({
 });
 
 /** Writes the audit entry of a ban made (`after`) or lifted, inside the change's transaction. */
-export function auditBan(
+export async function auditBan(
   tx: Tx,
   teamId: string,
   serverId: string,
@@ -46,6 +48,13 @@ export function auditBan(
   name: string | null,
   made: BanRow | null,
 ) {
+  await recordModeration(tx, {
+    serverId,
+    uuid,
+    name,
+    action: made ? "ban" : "unban",
+    ...(made && { reason: made.reason, source: made.source, expiresAt: made.expiresAt, at: made.createdAt }),
+  });
   return audit(tx, {
     teamId,
     action: made ? "player.ban" : "player.unban",
@@ -129,14 +138,17 @@ export async function applyJoin(
     .values({ serverId, uuid, joinedAt: at, seenAt: at, source })
     .returning({ id: playerSessions.id });
   await joinNetwork(tx, serverId, uuid, at, session!.id, hopGapSeconds);
+  await directoryJoin(tx, serverId, uuid, name, at);
 }
 
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
-  await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
+  const closed = await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
   await tx
     .update(players)
     .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
+  // Closing the session moved the directory's last seen already; only a leave with no open session needs it.
+  if (closed.length === 0) await directoryLeave(tx, serverId, uuid, at);
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
@@ -184,6 +196,7 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
            where p.server_id = sums.server_id and p.uuid = sums.uuid
           returning p.server_id, p.uuid, p.name),
         ${NETWORK_END_FROM_CLOSED},
+        ${DIRECTORY_FROM_SUMS},
         ${ROLLUP_FROM_CLOSED}
         select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
         union all
@@ -319,18 +332,61 @@ export async function applyUnban(tx: Tx, serverId: string, uuid: string, origin:
     .returning();
 }
 
+const FULL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A search: a whole UUID, or a name prefix in any letter case, as a range of the lower-cased
+ * name in byte order (the `players_name_idx` index) and then the exact prefix test.
+ */
+function nameOrUuid(
+  name: typeof players.name | typeof bans.name,
+  uuid: typeof players.uuid | typeof bans.uuid,
+  q: string,
+): SQL {
+  const key = q.trim().toLowerCase();
+  if (FULL_UUID.test(key)) return sql`${uuid} = ${key}::uuid`;
+  return sql`(lower(${name}) collate "C" >= (${key}::text collate "C") and lower(${name}) collate "C" < ((${key} || chr(1114111))::text collate "C") and starts_with(lower(${name}), ${key}))`;
+}
+
 export class PlayersService {
   constructor(
     private readonly db: Db,
     private readonly events: ServerEventSink = NO_EVENTS,
   ) {}
 
-  async list(principal: Principal, serverId: string, page: { limit: number; offset: number; online?: boolean }) {
+  async list(
+    principal: Principal,
+    serverId: string,
+    page: {
+      limit: number;
+      offset: number;
+      online?: boolean;
+      q?: string;
+      sort?: "last_seen" | "first_seen" | "playtime" | "name";
+      order?: "asc" | "desc";
+    },
+  ) {
     await requireServerRole(this.db, principal, serverId, "viewer");
     const where = and(
       eq(players.serverId, serverId),
       page.online === undefined ? undefined : eq(players.online, page.online),
+      page.q ? nameOrUuid(players.name, players.uuid, page.q) : undefined,
     );
+    const dir = (page.order ?? (page.sort === "name" ? "asc" : "desc")) === "asc" ? asc : desc;
+    const orderBy = page.sort
+      ? [
+          dir(
+            {
+              last_seen: players.lastSeen,
+              first_seen: players.firstSeen,
+              playtime: players.playSeconds,
+              name: sql`lower(${players.name}) collate "C"`,
+            }[page.sort],
+          ),
+          dir(players.uuid),
+        ]
+      : [desc(players.online), desc(players.lastSeen), asc(players.uuid)];
+    const bansWhere = and(activeBan(serverId), page.q ? nameOrUuid(bans.name, bans.uuid, page.q) : undefined);
     // Time played includes the running session of a player who is online now.
     const open = this.db
       .select({ uuid: playerSessions.uuid, joinedAt: playerSessions.joinedAt })
@@ -346,18 +402,18 @@ export class PlayersService {
         .from(players)
         .leftJoin(open, eq(open.uuid, players.uuid))
         .where(where)
-        .orderBy(desc(players.online), desc(players.lastSeen), asc(players.uuid))
+        .orderBy(...orderBy)
         .limit(page.limit)
         .offset(page.offset),
       this.db.select({ n: count() }).from(players).where(where),
       this.db
         .select()
         .from(bans)
-        .where(activeBan(serverId))
+        .where(bansWhere)
         .orderBy(desc(bans.createdAt), asc(bans.uuid))
         .limit(page.limit)
         .offset(page.offset),
-      this.db.select({ n: count() }).from(bans).where(activeBan(serverId)),
+      this.db.select({ n: count() }).from(bans).where(bansWhere),
     ]);
     return {
       players: rows.map(({ p, running }) => ({
@@ -376,8 +432,19 @@ export class PlayersService {
     };
   }
 
-  async ban(principal: Principal, serverId: string, input: BanInput) {
+  /** A ban or kick given by name alone: the player the team's directory knows by it (404, or 409 with candidates). */
+  private async byName<T extends { uuid?: string; name: string }>(
+    teamId: string,
+    input: T,
+  ): Promise<T & { uuid: string }> {
+    if (input.uuid) return { ...input, uuid: input.uuid };
+    const player = await resolveOne(this.db, teamId, input.name);
+    return { ...input, uuid: player.uuid, name: player.name };
+  }
+
+  async ban(principal: Principal, serverId: string, given: Omit<BanInput, "uuid"> & { uuid?: string }) {
     const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
+    const input = await this.byName(server.teamId, given);
     if (input.expires && new Date(input.expires).getTime() <= Date.now())
       throw new AppError("bad_request", "expires must be in the future.");
     const row = await this.db.transaction(async (tx) => {
@@ -394,8 +461,9 @@ export class PlayersService {
    * Asks the agent to kick a player: it runs `kick <name> <reason>` on its next configuration read
    * (within KICK_WINDOW_SECONDS), once. Kicks past their window are pruned here.
    */
-  async kick(principal: Principal, serverId: string, input: { uuid: string; name: string; reason?: string }) {
+  async kick(principal: Principal, serverId: string, given: { uuid?: string; name: string; reason?: string }) {
     const { server } = await requireServerRole(this.db, principal, serverId, "moderator");
+    const input = await this.byName(server.teamId, given);
     const row = await this.db.transaction(async (tx) => {
       // Locked first, so two kicks at once cannot both squeeze under the cap.
       await tx.select({ id: servers.id }).from(servers).where(eq(servers.id, serverId)).for("update");
@@ -424,6 +492,13 @@ export class PlayersService {
         target: { type: "player", id: input.uuid, name: input.name },
         serverId,
         after: { reason: r!.reason },
+      });
+      await recordModeration(tx, {
+        serverId,
+        uuid: r!.uuid,
+        name: r!.name,
+        action: "kick",
+        reason: r!.reason,
       });
       return r!;
     });

@@ -223,6 +223,9 @@ export const serversRouter = router({
         limit: input.limit,
         offset: input.offset,
         online: input.online === undefined ? undefined : input.online === "true",
+        q: input.q,
+        sort: input.sort,
+        order: input.order,
       }),
     ),
 

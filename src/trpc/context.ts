@@ -22,6 +22,7 @@ import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
 import type { MonitoringService } from "../monitoring/service";
 import type { PlayerHistoryService } from "../player-history/service";
+import type { PlayerDirectoryService } from "../player-directory/service";
 import type { Realtime } from "../realtime/service";
 import type { AnnouncementsService } from "../servers/announcements";
 import type { PlayersService } from "../servers/players";
@@ -86,6 +87,8 @@ export interface Services {
   agent: AgentService;
   /** Player sessions (from agent events and ping samples), profiles and per-day figures. */
   playerHistory: PlayerHistoryService;
+  /** The team's player directory, player pages, notes, and names resolved to players. */
+  playerDirectory: PlayerDirectoryService;
   realtime: Realtime;
   /** Team webhook endpoints; also the sink the domains report team events to. */
   webhooks: WebhooksService;

@@ -7,6 +7,7 @@ import { serversRouter } from "../servers/router";
 import { networksRouter } from "../networks/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
+import { playerDirectoryRouter } from "../player-directory/router";
 import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
 import { router } from "./init";
@@ -23,6 +24,7 @@ export const appRouter = router({
   networks: networksRouter,
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
+  playerDirectory: playerDirectoryRouter,
   webhooks: webhooksRouter,
   audit: auditRouter,
 });

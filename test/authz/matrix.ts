@@ -289,6 +289,8 @@ async function refreshToken(w: World): Promise<string> {
 
 export function builderFor(key: string, cases: Record<string, SecurityCase>, w: World): Builder | undefined {
   const c = cases[key];
-  if (c) return (_w, team, caller) => c.request({ server: w.server, people: w.people, team, as: personOf(caller, w) });
+  if (c)
+    return (_w, team, caller) =>
+      c.request({ server: w.server, people: w.people, team, as: personOf(caller, w), caller });
   return EXTRA_BUILDERS[key];
 }

@@ -38,6 +38,10 @@ export interface World {
   /** the `state` of another started login, as the identity provider would send it back */
   callbackState: string;
   rankName: string;
+  /** a player the agent reported joining: the team's directory has them */
+  playerUuid: string;
+  /** a note on that player */
+  noteId: string;
   announcementId: string;
   bannedUuid: string;
 }
@@ -118,9 +122,19 @@ export async function makeWorld(server: RunningServer): Promise<World> {
     { uuid: crypto.randomUUID(), name: "Griefer", reason: "griefing" },
     selected,
   );
+  const playerUuid = crypto.randomUUID();
   await post(server, gameServer.agentToken, "/agent/events", {
-    events: [{ event_id: "world-1", type: "join", uuid: crypto.randomUUID(), name: "Steve" }],
+    events: [{ event_id: "world-1", type: "join", uuid: playerUuid, name: "Steve" }],
   });
+  const note = await post(
+    server,
+    people.owner.token,
+    `/players/${playerUuid}/notes`,
+    { text: "Warned in chat" },
+    {
+      "x-team-id": team.teamId,
+    },
+  );
   await post(server, gameServer.agentToken, "/agent/heartbeat", {
     tps: 20,
     mspt: 12,
@@ -153,5 +167,7 @@ export async function makeWorld(server: RunningServer): Promise<World> {
     rankName: rank.name,
     announcementId: announcement.announcement_id,
     bannedUuid: ban.uuid,
+    playerUuid,
+    noteId: note.note_id,
   };
 }

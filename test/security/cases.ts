@@ -26,7 +26,14 @@ export interface SecurityCase {
    * is the person who will send it, where the request is about their own account (their
    * password, their factors); the owner when not given.
    */
-  request(f: { server: RunningServer; people: People; team: TeamFixture; as?: TestUser }): Req | Promise<Req>;
+  request(f: {
+    server: RunningServer;
+    people: People;
+    team: TeamFixture;
+    as?: TestUser;
+    /** The authorization matrix's caller (`key:moderator`, ...), for requests about what the sender made. */
+    caller?: string;
+  }): Req | Promise<Req>;
 }
 
 /**
@@ -385,6 +392,74 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     outsider: 404,
     request: (f) => serverReq(f, "POST", "/server/bans", { uuid: crypto.randomUUID(), name: "Griefer" }),
   },
+  "GET /players": {
+    access: "team:viewer",
+    request: ({ team }) => ({
+      method: "GET",
+      path: "/players?sort=name&limit=5",
+      headers: { "x-team-id": team.teamId },
+    }),
+  },
+  "GET /players/resolve": {
+    access: "team:viewer",
+    request: async (f) => {
+      await seenPlayer(f, "Resolvable");
+      return { method: "GET", path: "/players/resolve?name=resolvable", headers: { "x-team-id": f.team.teamId } };
+    },
+  },
+  "GET /players/{uuid}": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/players/${await seenPlayer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /players/{uuid}/sessions": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/players/${await seenPlayer(f)}/sessions?limit=5`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "POST /players/{uuid}/notes": {
+    access: "team:moderator",
+    request: async (f) => ({
+      method: "POST",
+      path: `/players/${await seenPlayer(f)}/notes`,
+      body: { text: "Warned in chat" },
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  // The note is the sender's own where the sender may write one (its author may delete it).
+  "DELETE /players/{uuid}/notes/{note_id}": {
+    access: "team:moderator",
+    request: async (f) => {
+      const uuid = await seenPlayer(f);
+      const byKey: Record<string, string | undefined> = {
+        "key:moderator": f.team.keys.moderator,
+        "key:admin": f.team.keys.admin,
+        "key:scope": f.team.keys.scope,
+      };
+      // Without a caller (the security suite), the moderator its control sends as.
+      const author =
+        (f.as && f.as !== f.people.viewer && f.as !== f.people.outsider ? f.as.token : undefined) ??
+        byKey[f.caller ?? ""] ??
+        f.people.moderator.token;
+      const res = await fetch(`${f.server.url}/players/${uuid}/notes`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${author}`, "content-type": "application/json", "x-team-id": f.team.teamId },
+        body: JSON.stringify({ text: "To delete" }),
+      });
+      const note = (await res.json()) as { note_id: string };
+      return {
+        method: "DELETE",
+        path: `/players/${uuid}/notes/${note.note_id}`,
+        headers: { "x-team-id": f.team.teamId },
+      };
+    },
+  },
   "POST /server/kicks": {
     access: "team:moderator",
     outsider: 404,
@@ -567,6 +642,22 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
 type Fixture = Parameters<SecurityCase["request"]>[0];
 
 /** A fresh server in the fixture team, registered by its owner (on a loopback port that refuses, so pings end at once). */
+/** A player the fixture team has seen: a fresh server of the team whose agent reports a join. */
+async function seenPlayer(f: Fixture, name = "Steve"): Promise<string> {
+  const created = (await fetch(`${f.server.url}/server/servers`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${f.people.owner.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ team_id: f.team.teamId, name: "sec", host: "127.0.0.1", port: 9, kind: "single" }),
+  }).then((r) => r.json())) as { agent_token: string };
+  const uuid = crypto.randomUUID();
+  await fetch(`${f.server.url}/agent/events`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${created.agent_token}`, "content-type": "application/json" },
+    body: JSON.stringify({ events: [{ event_id: `sec-${uuid}`, type: "join", uuid, name }] }),
+  });
+  return uuid;
+}
+
 async function fixtureServer({ server, people, team }: Fixture): Promise<string> {
   const res = await fetch(`${server.url}/server/servers`, {
     method: "POST",

@@ -26,6 +26,7 @@ import {
   useOutcome,
 } from "../ui";
 import { Tabs } from "../tabs";
+import { ServerBans, ServerPlayers } from "./server-players";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
@@ -118,11 +119,11 @@ export function ServerPage({ serverId, tab }: { serverId: string; tab?: string }
                     <Uptime serverId={serverId} window={window} />
                   </>
                 ),
-                players: () => <Players serverId={serverId} />,
+                players: () => <ServerPlayers serverId={serverId} />,
                 moderation: () => (
                   <>
                     <OnlineNow serverId={serverId} />
-                    <Bans serverId={serverId} />
+                    <ServerBans serverId={serverId} />
                     <Ranks serverId={serverId} />
                     <Announcements serverId={serverId} />
                   </>
@@ -262,53 +263,6 @@ function duration(seconds: number): string {
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
-const DURATIONS: [string, number | null][] = [
-  ["Permanent", null],
-  ["1 hour", 3600],
-  ["1 day", 86_400],
-  ["7 days", 7 * 86_400],
-  ["30 days", 30 * 86_400],
-];
-
-/** Who has played here: the players the agent reported, online first. */
-function Players({ serverId }: { serverId: string }) {
-  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
-  return (
-    <section className="card" aria-labelledby="players-h">
-      <h2 id="players-h">Players</h2>
-      <Q q={players}>
-        {(d) => (
-          <>
-            {d.players.length === 0 ? (
-              <p className="muted">No player seen yet. The agent reports joins and leaves.</p>
-            ) : (
-              <table aria-label={`Players (${d.players_total} seen)`}>
-                <thead>
-                  <tr>
-                    <th>Name</th>
-                    <th>Status</th>
-                    <th>Played</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.players.map((p) => (
-                    <tr key={p.uuid}>
-                      <td title={p.uuid}>{p.name}</td>
-                      <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
-                      <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </>
-        )}
-      </Q>
-    </section>
-  );
-}
-
-/** The players online now, each with a kick for moderators. */
 function OnlineNow({ serverId }: { serverId: string }) {
   const { canModerate } = useCurrent();
   const toast = useToast();
@@ -348,137 +302,6 @@ function OnlineNow({ serverId }: { serverId: string }) {
           );
         }}
       </Q>
-    </section>
-  );
-}
-
-function Bans({ serverId }: { serverId: string }) {
-  const { canModerate } = useCurrent();
-  const qc = useQueryClient();
-  const toast = useToast();
-  const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
-  const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
-  const outcome = useOutcome(refresh);
-  const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
-  const intent = useIntent();
-  const ban = useMutation(
-    trpc.servers.ban.mutationOptions({
-      ...intent.options({ serverId }),
-      onSuccess: (b) => {
-        void refresh();
-        toast(`${b.name} banned`);
-        setForm({ uuid: "", name: "", reason: "", duration: "0" });
-      },
-    }),
-  );
-  const unban = useMutation(
-    trpc.servers.unban.mutationOptions({
-      ...forServer(serverId),
-      ...outcome("Ban lifted"),
-    }),
-  );
-  const errs = fieldErrors(ban.error);
-  return (
-    <section className="card" aria-labelledby="bans-h">
-      <h2 id="bans-h">Bans</h2>
-      <Q q={players}>
-        {(d) =>
-          d.bans.length === 0 ? (
-            <p className="muted">No bans in force.</p>
-          ) : (
-            <table className="stack" aria-label="Bans">
-              <thead>
-                <tr>
-                  <th>Player</th>
-                  <th>Reason</th>
-                  <th>Expires</th>
-                  {canModerate && <th>Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {d.bans.map((b) => (
-                  <tr key={b.uuid} data-ban={b.name}>
-                    <td data-label="Player" title={b.uuid}>
-                      {b.name}
-                    </td>
-                    <td data-label="Reason">{b.reason}</td>
-                    <td data-label="Expires">
-                      {b.expires === "forever" ? "never" : new Date(b.expires).toLocaleString()}
-                    </td>
-                    {canModerate && (
-                      <td data-label="Actions">
-                        <ConfirmButton
-                          label="Unban"
-                          target={b.name}
-                          danger={false}
-                          question={`Lift the ban on ${b.name}?`}
-                          onConfirm={() => unban.mutate({ uuid: b.uuid })}
-                        />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Q>
-      {canModerate && (
-        <form
-          aria-label="Ban a player"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const secs = Number(form.duration);
-            intent.submit(ban, {
-              uuid: form.uuid,
-              name: form.name,
-              reason: form.reason || undefined,
-              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
-            });
-          }}
-        >
-          <h3>Ban a player</h3>
-          <div className="row-form">
-            <TextField
-              label="Player UUID"
-              error={errs.uuid}
-              required
-              value={form.uuid}
-              onChange={(v) => setForm({ ...form, uuid: v })}
-            />
-            <TextField
-              label="Player name"
-              error={errs.name}
-              required
-              value={form.name}
-              onChange={(v) => setForm({ ...form, name: v })}
-            />
-          </div>
-          <div className="row-form">
-            <TextField
-              label="Reason"
-              error={errs.reason}
-              value={form.reason}
-              onChange={(v) => setForm({ ...form, reason: v })}
-            />
-            <Field label="Duration">
-              {(id) => (
-                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
-                  {DURATIONS.map(([l, v]) => (
-                    <option key={l} value={String(v ?? 0)}>
-                      {l}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
-              Ban
-            </SubmitButton>
-          </div>
-          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
-        </form>
-      )}
     </section>
   );
 }

@@ -9,3 +9,4 @@ export * from "./two-factor";
 export * from "./idempotency";
 export * from "./audit";
 export * from "./networks";
+export * from "./player-directory";

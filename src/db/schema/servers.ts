@@ -179,6 +179,8 @@ export const players = pgTable(
     index("players_last_seen_idx").on(t.serverId, t.lastSeen),
     // New players of a window (the player summary).
     index("players_first_seen_idx").on(t.serverId, t.firstSeen),
+    // Search by name prefix and sort by name (GET /server/players?q=): the byte order, as team_players.
+    index("players_name_idx").on(t.serverId, sql`lower(${t.name}) collate "C"`, t.uuid),
   ],
 );
 

@@ -821,6 +821,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's player directory: search by name prefix or UUID, sorted, paged by cursor
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. One row a player any of the team's servers has seen, kept as joins and leaves arrive. `q` is a name prefix (any letter case; `_` is a letter) or a whole UUID; `sort` is last_seen (default), playtime, sessions or name; pass `next_cursor` as `cursor` with the same sort and order for the next page (400 otherwise). Playtime sorts by closed sessions; an online player's row adds the running one. A key limited to some servers is refused (403). A scoped API key needs `servers:read`.
+         */
+        get: operations["playerDirectory-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player page: names used, playtime per server, recent sessions, bans, moderation history, notes
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. Everything the team holds about one player: names used, playtime and sessions per server, the ten most recent sessions, bans in force, the moderation history (every ban, lift and kick, from the dashboard, the API or the game, with who and why) and notes. 404 for a player the team never saw. A scoped API key needs `servers:read`.
+         */
+        get: operations["playerDirectory-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{uuid}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Leave a note on a player
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201. At most 2000 characters a note and 100 notes a player (409). 404 for a player the team never saw. A scoped API key needs `moderation:write`.
+         */
+        post: operations["playerDirectory-addNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{uuid}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a note (its author, or an admin)
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. The note's author (a moderator or higher) or an admin of the team; 403 for anyone else. A scoped API key needs `moderation:write`.
+         */
+        delete: operations["playerDirectory-deleteNote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{uuid}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's sessions across the team's servers, newest first, paged by cursor
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. Across the team's servers; pass next_cursor as `cursor` for the next page. A scoped API key needs `servers:read`.
+         */
+        get: operations["playerDirectory-sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The players a name stands for, among those the team has seen
+         * @description The team is chosen by the `x-team-id` header; viewer or higher in that team, otherwise 403. Compares without letter case. Players whose current name it is come first; only when there are none, the players who used it before (`match: past`). Several players: all are listed (at most 20). 404 when no player the team has seen used the name. A scoped API key needs `servers:read`.
+         */
+        get: operations["playerDirectory-resolve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/server/announcements": {
         parameters: {
             query?: never;
@@ -880,7 +1000,7 @@ export interface paths {
         put?: never;
         /**
          * Ban a player (the agent applies it in game)
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read. A scoped API key needs `moderation:write`.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the ban in force, also when it replaces an earlier ban of the same player. The agent applies it in game on its next config read. Without `uuid`, `name` is resolved among the players the team has seen, as GET /players/resolve does: 404 when none, 409 with `details.candidates` when several. A scoped API key needs `moderation:write`.
          */
         post: operations["servers-ban"];
         delete?: never;
@@ -920,7 +1040,7 @@ export interface paths {
         put?: never;
         /**
          * Kick a player (the agent kicks them in game within two minutes)
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the kick. The server's agent runs `kick <name> <reason>` over RCON on its next configuration read, once; a kick not picked up by `until` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent. A scoped API key needs `moderation:write`.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Needs the moderator role or higher in the team (a person, a team API key with that role, or a key with the `moderation:write` scope). Answers 201 with the kick. Without `uuid`, `name` is resolved as for a ban (404 unknown, 409 ambiguous). The server's agent runs `kick <name> <reason>` over RCON on its next configuration read, once; a kick not picked up by `until` (two minutes) is dropped, and a player who is not online is not kicked. 409 when 100 kicks are already waiting for the agent. A scoped API key needs `moderation:write`.
          */
         post: operations["servers-kick"];
         delete?: never;
@@ -1110,7 +1230,7 @@ export interface paths {
         };
         /**
          * Known players (online first) and bans in force, paged
-         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Players are paged with limit and offset; `online=true` keeps only those online now. A scoped API key needs `servers:read`.
+         * @description The server is chosen by the `x-server-id` header; the caller needs a role in the server's team, otherwise 404 (a server of another team is not disclosed). Players are paged with limit and offset; `online=true` keeps only those online now. `q` (a name prefix in any letter case, or a whole UUID) filters players and bans; `sort` (last_seen, first_seen, playtime, name) and `order` change the order, which is otherwise online first, then last seen. A scoped API key needs `servers:read`.
          */
         get: operations["servers-players"];
         put?: never;
@@ -2091,7 +2211,7 @@ export interface components {
              * @description One of the actions docs/audit.md lists
              * @enum {string}
              */
-            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
             actor: {
                 /** @description The user, key or server (for an agent); null for the system */
                 id: string | null;
@@ -2229,6 +2349,34 @@ export interface components {
             endpoint: components["schemas"]["WebhookEndpoint"];
             /** @description `whsec_` + base64: shown only in this response */
             secret: string;
+        };
+        DirectoryPlayer: {
+            /** @description A ban is in force on at least one of the team's servers */
+            banned: boolean;
+            /**
+             * @description bedrock for a Floodgate UUID (00000000-0000-0000-0009-…), java otherwise
+             * @enum {string}
+             */
+            edition: "java" | "bedrock";
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            /** @description The name of the latest join */
+            name: string;
+            /** @description On any of the team's servers now */
+            online: boolean;
+            /**
+             * Format: int64
+             * @description Every server of the team, with the running session of a player online
+             */
+            playtime_seconds: number;
+            /**
+             * Format: int64
+             * @description Sessions started on the team's servers
+             */
+            sessions: number;
+            uuid: string;
         };
         /**
          * @description The envelope of every error response
@@ -2491,6 +2639,31 @@ export interface components {
             /** @enum {string} */
             window: "1h" | "24h" | "7d" | "30d" | "90d";
         };
+        ModerationEvent: {
+            /** @enum {string} */
+            action: "ban" | "unban" | "kick";
+            actor: {
+                id: string | null;
+                /** @enum {string} */
+                kind: "user" | "api_key" | "agent" | "system";
+                /** @description An email, an API key's name, or `game` for what was done in game */
+                name: string;
+            };
+            /** Format: date-time */
+            at: string;
+            /** Format: uuid */
+            event_id: string;
+            /** @description For a ban; null otherwise */
+            expires: (string | "forever") | null;
+            name: string | null;
+            /** @enum {string} */
+            origin: "dashboard" | "game";
+            reason: string | null;
+            /** @description null once the server is deleted */
+            server_id: string | null;
+            server_name: string;
+            source: string | null;
+        };
         MsAuthModule: {
             /** Format: date-time */
             created_at: string;
@@ -2557,6 +2730,11 @@ export interface components {
             time_played_seconds: number;
             uuid: string;
         };
+        PlayerDirectoryPage: {
+            /** @description Pass as cursor for the next page; null on the last */
+            next_cursor: string | null;
+            players: components["schemas"]["DirectoryPlayer"][];
+        };
         PlayerList: {
             /** @description Bans in force, paged with the same limit and offset */
             bans: components["schemas"]["Ban"][];
@@ -2569,6 +2747,117 @@ export interface components {
             players: components["schemas"]["Player"][];
             /** Format: int64 */
             players_total: number;
+        };
+        PlayerNote: {
+            author: {
+                id: string | null;
+                /** @enum {string} */
+                kind: "user" | "api_key" | "agent" | "system";
+                /** @description An email, an API key's name, or `game` for what was done in game */
+                name: string;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            note_id: string;
+            text: string;
+        };
+        PlayerPage: {
+            /** @description A ban is in force on at least one of the team's servers */
+            banned: boolean;
+            bans_in_force: {
+                /** Format: date-time */
+                created: string;
+                expires: string | "forever";
+                name: string;
+                /** @enum {string} */
+                origin: "dashboard" | "game";
+                reason: string;
+                server_id: string;
+                server_name: string;
+                source: string;
+                uuid: string;
+            }[];
+            /**
+             * @description bedrock for a Floodgate UUID (00000000-0000-0000-0009-…), java otherwise
+             * @enum {string}
+             */
+            edition: "java" | "bedrock";
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            /** @description Bans, lifts and kicks on the team's servers, newest first */
+            moderation: components["schemas"]["ModerationEvent"][];
+            /** @description The name of the latest join */
+            name: string;
+            /** @description Every name the player joined with, the most recently used first */
+            names: {
+                current: boolean;
+                /** Format: date-time */
+                first_used: string;
+                /** Format: date-time */
+                last_used: string;
+                name: string;
+            }[];
+            /** @description Newest first */
+            notes: components["schemas"]["PlayerNote"][];
+            /** @description On any of the team's servers now */
+            online: boolean;
+            /**
+             * Format: int64
+             * @description Every server of the team, with the running session of a player online
+             */
+            playtime_seconds: number;
+            /** @description Across the team's servers, newest first */
+            recent_sessions: {
+                /**
+                 * Format: int64
+                 * @description Up to now for an open session
+                 */
+                duration_seconds: number;
+                /** @description Why it ended (docs/history.md, Player sessions); null while open */
+                end_reason: ("leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline") | null;
+                /** Format: date-time */
+                joined_at: string;
+                /** @description null while the session is open */
+                left_at: string | null;
+                name: string | null;
+                online: boolean;
+                server_id: string;
+                server_name: string;
+                /** Format: uuid */
+                session_id: string;
+                /**
+                 * @description agent: the plugin's join and leave; ping: the Server List Ping sample (no agent running)
+                 * @enum {string}
+                 */
+                source: "agent" | "ping";
+                uuid: string;
+            }[];
+            /** @description Playtime per server, the most played first */
+            servers: {
+                /** Format: date-time */
+                first_seen: string;
+                /** Format: date-time */
+                last_seen: string;
+                online: boolean;
+                /** Format: int64 */
+                playtime_seconds: number;
+                server_id: string;
+                server_name: string;
+                /**
+                 * Format: int64
+                 * @description Sessions still held (see SAMPLE_RETENTION_DAYS)
+                 */
+                sessions: number;
+            }[];
+            /**
+             * Format: int64
+             * @description Sessions started on the team's servers
+             */
+            sessions: number;
+            uuid: string;
         };
         /**
          * @example {
@@ -2862,6 +3151,27 @@ export interface components {
             /** Format: int64 */
             weight: number;
         };
+        ResolvedName: {
+            /**
+             * @description current: players whose latest name it is; past: none, but these players once used it
+             * @enum {string}
+             */
+            match: "current" | "past";
+            name: string;
+            /** @description One when the name is unambiguous; several otherwise, the most recently seen first */
+            players: {
+                /**
+                 * @description bedrock for a Floodgate UUID (00000000-0000-0000-0009-…), java otherwise
+                 * @enum {string}
+                 */
+                edition: "java" | "bedrock";
+                /** Format: date-time */
+                last_seen: string;
+                /** @description The player's current name */
+                name: string;
+                uuid: string;
+            }[];
+        };
         SecondFactorChallenge: {
             challenge_token: string;
             /** Format: int64 */
@@ -2929,6 +3239,35 @@ export interface components {
             team_id: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        TeamPlayerSessionPage: {
+            next_cursor: string | null;
+            /** @description Newest first */
+            sessions: {
+                /**
+                 * Format: int64
+                 * @description Up to now for an open session
+                 */
+                duration_seconds: number;
+                /** @description Why it ended (docs/history.md, Player sessions); null while open */
+                end_reason: ("leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline") | null;
+                /** Format: date-time */
+                joined_at: string;
+                /** @description null while the session is open */
+                left_at: string | null;
+                name: string | null;
+                online: boolean;
+                server_id: string;
+                server_name: string;
+                /** Format: uuid */
+                session_id: string;
+                /**
+                 * @description agent: the plugin's join and leave; ping: the Server List Ping sample (no agent running)
+                 * @enum {string}
+                 */
+                source: "agent" | "ping";
+                uuid: string;
+            }[];
         };
         TokenPair: {
             access_token: string;
@@ -12110,6 +12449,1386 @@ export interface operations {
             };
         };
     };
+    "playerDirectory-list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @example 50 */
+                limit?: number;
+                /** @example desc */
+                order?: "asc" | "desc";
+                /** @example jeb */
+                q?: string;
+                server_id?: string;
+                /** @example playtime */
+                sort?: "last_seen" | "playtime" | "sessions" | "name";
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "players": [
+                     *         {
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "edition": "java",
+                     *           "first_seen": "2026-03-14T09:26:53.589Z",
+                     *           "last_seen": "2026-03-14T10:02:11.204Z",
+                     *           "online": false,
+                     *           "playtime_seconds": 172800,
+                     *           "sessions": 64,
+                     *           "banned": true
+                     *         }
+                     *       ],
+                     *       "next_cursor": "WyJkMSIsInBsYXl0aW1lIiwiZGVzYyIsIjE3MjgwMCIsIjg1M2M4MGVmLTNjMzctNDlmZC1hYTQ5LTkzOGI2NzRhZGFlNiJd"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerDirectoryPage"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "playerDirectory-get": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *       "name": "jeb_",
+                     *       "edition": "java",
+                     *       "first_seen": "2026-03-14T09:26:53.589Z",
+                     *       "last_seen": "2026-03-14T10:02:11.204Z",
+                     *       "online": false,
+                     *       "playtime_seconds": 172800,
+                     *       "sessions": 64,
+                     *       "banned": true,
+                     *       "names": [
+                     *         {
+                     *           "name": "jeb_",
+                     *           "first_used": "2026-03-14T09:26:53.589Z",
+                     *           "last_used": "2026-03-14T10:02:11.204Z",
+                     *           "current": true
+                     *         },
+                     *         {
+                     *           "name": "jeb",
+                     *           "first_used": "2026-03-14T09:26:53.589Z",
+                     *           "last_used": "2026-03-14T09:26:53.589Z",
+                     *           "current": false
+                     *         }
+                     *       ],
+                     *       "servers": [
+                     *         {
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival",
+                     *           "online": false,
+                     *           "first_seen": "2026-03-14T09:26:53.589Z",
+                     *           "last_seen": "2026-03-14T10:02:11.204Z",
+                     *           "playtime_seconds": 172800,
+                     *           "sessions": 64
+                     *         }
+                     *       ],
+                     *       "recent_sessions": [
+                     *         {
+                     *           "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z",
+                     *           "left_at": "2026-03-14T10:02:11.204Z",
+                     *           "duration_seconds": 2158,
+                     *           "online": false,
+                     *           "source": "agent",
+                     *           "end_reason": "leave",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival"
+                     *         }
+                     *       ],
+                     *       "bans_in_force": [
+                     *         {
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "reason": "Griefing spawn",
+                     *           "source": "dashboard",
+                     *           "origin": "dashboard",
+                     *           "created": "2026-03-14T09:26:53.589Z",
+                     *           "expires": "forever",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival"
+                     *         }
+                     *       ],
+                     *       "moderation": [
+                     *         {
+                     *           "event_id": "9c0d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f",
+                     *           "action": "ban",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival",
+                     *           "name": "jeb_",
+                     *           "origin": "game",
+                     *           "actor": {
+                     *             "kind": "agent",
+                     *             "id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *             "name": "game"
+                     *           },
+                     *           "reason": "Griefing spawn",
+                     *           "source": "Console",
+                     *           "expires": "forever",
+                     *           "at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ],
+                     *       "notes": [
+                     *         {
+                     *           "note_id": "8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e",
+                     *           "text": "Warned about TNT at spawn; second warning.",
+                     *           "author": {
+                     *             "kind": "user",
+                     *             "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *             "name": "ada@example.com"
+                     *           },
+                     *           "created_at": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerPage"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "playerDirectory-addNote": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Warned about TNT at spawn; second warning."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description At most 2000 characters */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "note_id": "8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e",
+                     *       "text": "Warned about TNT at spawn; second warning.",
+                     *       "author": {
+                     *         "kind": "user",
+                     *         "id": "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f",
+                     *         "name": "ada@example.com"
+                     *       },
+                     *       "created_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlayerNote"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "playerDirectory-deleteNote": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example 8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e */
+                note_id: string;
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "playerDirectory-sessions": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @example 50 */
+                limit?: number;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "joined_at": "2026-03-14T09:26:53.589Z",
+                     *           "left_at": "2026-03-14T10:02:11.204Z",
+                     *           "duration_seconds": 2158,
+                     *           "online": false,
+                     *           "source": "agent",
+                     *           "end_reason": "leave",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "server_name": "Survival"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamPlayerSessionPage"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "playerDirectory-resolve": {
+        parameters: {
+            query: {
+                /** @example JEB_ */
+                name: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "JEB_",
+                     *       "match": "current",
+                     *       "players": [
+                     *         {
+                     *           "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *           "name": "jeb_",
+                     *           "edition": "java",
+                     *           "last_seen": "2026-03-14T10:02:11.204Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResolvedName"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "servers-announcements": {
         parameters: {
             query?: never;
@@ -13058,8 +14777,11 @@ export interface operations {
                     name: string;
                     reason?: string;
                     source?: string;
-                    /** Format: uuid */
-                    uuid: string;
+                    /**
+                     * Format: uuid
+                     * @description Absent: the player is found by `name` among the players the team has seen (their current name first, then names they used before); 404 when none, 409 listing the candidates when several
+                     */
+                    uuid?: string;
                 };
             };
         };
@@ -13533,8 +15255,11 @@ export interface operations {
                     name: string;
                     /** @description Shown to the player */
                     reason?: string;
-                    /** Format: uuid */
-                    uuid: string;
+                    /**
+                     * Format: uuid
+                     * @description Absent: the player is found by `name` among the players the team has seen (their current name first, then names they used before); 404 when none, 409 listing the candidates when several
+                     */
+                    uuid?: string;
                 };
             };
         };
@@ -16535,6 +18260,9 @@ export interface operations {
                 offset?: number;
                 /** @example true */
                 online?: "true" | "false";
+                order?: "asc" | "desc";
+                q?: string;
+                sort?: "last_seen" | "first_seen" | "playtime" | "name";
             };
             header: {
                 /**
@@ -21693,7 +23421,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @example player.ban */
-                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
                 actor_id?: string;
                 actor_kind?: "user" | "api_key" | "agent" | "system";
                 cursor?: string;

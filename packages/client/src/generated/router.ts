@@ -1150,6 +1150,9 @@ export type AppRouterRecord = {
         limit?: unknown;
         offset?: unknown;
         online?: undefined | "false" | "true";
+        q?: undefined | string;
+        sort?: undefined | "name" | "first_seen" | "last_seen" | "playtime";
+        order?: undefined | "asc" | "desc";
       };
       output: {
         players: Array<{
@@ -1178,8 +1181,8 @@ export type AppRouterRecord = {
     }>;
     ban: TRPCMutationProcedure<{
       input: {
-        uuid: string;
         name: string;
+        uuid?: undefined | string;
         reason?: undefined | string;
         source?: undefined | string;
         expires?: undefined | null | string;
@@ -1206,8 +1209,8 @@ export type AppRouterRecord = {
     }>;
     kick: TRPCMutationProcedure<{
       input: {
-        uuid: string;
         name: string;
+        uuid?: undefined | string;
         reason?: undefined | string;
       };
       output: {
@@ -1783,6 +1786,183 @@ export type AppRouterRecord = {
       meta: object;
     }>;
   };
+  playerDirectory: {
+    list: TRPCQueryProcedure<{
+      input: {
+        q?: undefined | string;
+        sort?: undefined | "name" | "sessions" | "last_seen" | "playtime";
+        order?: undefined | "asc" | "desc";
+        limit?: unknown;
+        cursor?: undefined | string;
+        server_id?: undefined | string;
+      };
+      output: {
+        players: Array<{
+          uuid: string;
+          name: string;
+          edition: "java" | "bedrock";
+          first_seen: string;
+          last_seen: string;
+          online: boolean;
+          playtime_seconds: number;
+          sessions: number;
+          banned: boolean;
+        }>;
+        next_cursor: null | string;
+      };
+      meta: object;
+    }>;
+    resolve: TRPCQueryProcedure<{
+      input: {
+        name: string;
+      };
+      output: {
+        name: string;
+        match: "current" | "past";
+        players: Array<{
+          uuid: string;
+          name: string;
+          edition: "java" | "bedrock";
+          last_seen: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        uuid: string;
+      };
+      output: {
+        uuid: string;
+        name: string;
+        edition: "java" | "bedrock";
+        first_seen: string;
+        last_seen: string;
+        online: boolean;
+        playtime_seconds: number;
+        sessions: number;
+        banned: boolean;
+        names: Array<{
+          name: string;
+          first_used: string;
+          last_used: string;
+          current: boolean;
+        }>;
+        servers: Array<{
+          server_id: string;
+          server_name: string;
+          online: boolean;
+          first_seen: string;
+          last_seen: string;
+          playtime_seconds: number;
+          sessions: number;
+        }>;
+        recent_sessions: Array<{
+          session_id: string;
+          uuid: string;
+          name: null | string;
+          joined_at: string;
+          left_at: null | string;
+          duration_seconds: number;
+          online: boolean;
+          source: "agent" | "ping";
+          end_reason: null | "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
+          server_id: string;
+          server_name: string;
+        }>;
+        bans_in_force: Array<{
+          uuid: string;
+          name: string;
+          reason: string;
+          source: string;
+          origin: "dashboard" | "game";
+          created: string;
+          expires: string;
+          server_id: string;
+          server_name: string;
+        }>;
+        moderation: Array<{
+          event_id: string;
+          action: "ban" | "unban" | "kick";
+          server_id: null | string;
+          server_name: string;
+          name: null | string;
+          origin: "dashboard" | "game";
+          actor: {
+            kind: "user" | "agent" | "api_key" | "system";
+            id: null | string;
+            name: string;
+          };
+          reason: null | string;
+          source: null | string;
+          expires: null | string;
+          at: string;
+        }>;
+        notes: Array<{
+          note_id: string;
+          text: string;
+          author: {
+            kind: "user" | "agent" | "api_key" | "system";
+            id: null | string;
+            name: string;
+          };
+          created_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    sessions: TRPCQueryProcedure<{
+      input: {
+        uuid: string;
+        limit?: unknown;
+        cursor?: undefined | string;
+      };
+      output: {
+        sessions: Array<{
+          session_id: string;
+          uuid: string;
+          name: null | string;
+          joined_at: string;
+          left_at: null | string;
+          duration_seconds: number;
+          online: boolean;
+          source: "agent" | "ping";
+          end_reason: null | "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
+          server_id: string;
+          server_name: string;
+        }>;
+        next_cursor: null | string;
+      };
+      meta: object;
+    }>;
+    addNote: TRPCMutationProcedure<{
+      input: {
+        uuid: string;
+        text: string;
+      };
+      output: {
+        note_id: string;
+        text: string;
+        author: {
+          kind: "user" | "agent" | "api_key" | "system";
+          id: null | string;
+          name: string;
+        };
+        created_at: string;
+      };
+      meta: object;
+    }>;
+    deleteNote: TRPCMutationProcedure<{
+      input: {
+        uuid: string;
+        note_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+  };
   webhooks: {
     create: TRPCMutationProcedure<{
       input: {
@@ -2059,7 +2239,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2077,7 +2257,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
           target: {
             type: string;
             id: string;
