@@ -9,6 +9,7 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
+import { addSessions } from "../analytics/aggregates";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -148,17 +149,20 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
  * join), adds their lengths to time played and marks the players offline, and adds them to the
  * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
  * however many closers race for it. Each closer holds the server's row (`for update`), so the
- * peak recomputed next sees every session closed before it on that server. Returns the players
- * it marked offline, for the closers whose leaves no agent reports (the live view is told).
+ * peak recomputed next sees every session closed before it on that server. The analytics
+ * aggregates (src/analytics/aggregates.ts) take the same sessions in the same transaction.
+ * Returns the players it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
 export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
   return tx.transaction(async (t) => {
     const rows = rowsOf<{
-      kind: "day" | "player";
+      kind: "day" | "player" | "span";
       server_id: string;
       day: string | null;
       uuid: string | null;
       name: string | null;
+      a?: string | null;
+      b?: string | null;
     }>(
       await t.execute(sql`
         with closed as (
@@ -176,9 +180,16 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
            where p.server_id = sums.server_id and p.uuid = sums.uuid
           returning p.server_id, p.uuid, p.name),
         ${ROLLUP_FROM_CLOSED}
-        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
+        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name,
+               null::text as a, null::text as b from sd
         union all
-        select 'player', server_id::text, null, uuid::text, name from played`),
+        select 'player', server_id::text, null, uuid::text, name, null, null from played
+        union all
+        select 'span', server_id::text, null, uuid::text, null, joined_at::text, left_at::text from closed`),
+    );
+    await addSessions(
+      t,
+      rows.filter((r) => r.kind === "span").map((r) => ({ server_id: r.server_id, uuid: r.uuid!, a: r.a!, b: r.b! })),
     );
     const touched = rows.filter((r) => r.kind === "day").map((r) => ({ server_id: r.server_id, day: r.day! }));
     if (touched.length > 0) await recomputePeaks(t, touched);

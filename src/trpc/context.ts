@@ -1,3 +1,4 @@
+import type { AnalyticsService } from "../analytics/service";
 import type { AccessTokens } from "../auth/jwt";
 import type { AuditService } from "../audit/service";
 import type { TwoFactorService } from "../auth/two-factor";
@@ -84,6 +85,7 @@ export interface Services {
   agent: AgentService;
   /** Player sessions (from agent events and ping samples), profiles and per-day figures. */
   playerHistory: PlayerHistoryService;
+  analytics: AnalyticsService;
   realtime: Realtime;
   /** Team webhook endpoints; also the sink the domains report team events to. */
   webhooks: WebhooksService;
