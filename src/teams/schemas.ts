@@ -67,15 +67,10 @@ export const ZApiKey = z.object({
 export const ZCreateTeam = z.object({ name: ZName });
 export const ZUpdateTeam = ZTeamRef.extend({
   name: ZName.optional().meta({ description: "The new name; unchanged when absent" }),
-  time_zone: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .meta({
-      description: "IANA time zone for analytics, e.g. Europe/Berlin; 400 for an unknown zone",
-      example: "Europe/Berlin",
-    }),
+  time_zone: z.string().min(1).max(64).optional().meta({
+    description: "IANA time zone for analytics, e.g. Europe/Berlin; 400 for an unknown zone",
+    example: "Europe/Berlin",
+  }),
 });
 export const ZTwoFactorRequirement = ZTeamRef.extend({ required: z.boolean() });
 export const ZInvite = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
