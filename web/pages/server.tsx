@@ -25,6 +25,7 @@ import {
   useOutcome,
 } from "../ui";
 import { sessionAgentTokens } from "./servers";
+import { AnalyticsPanel } from "./analytics";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
 
@@ -109,6 +110,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
             )}
           </section>
           <Uptime serverId={serverId} window={window} />
+          <AnalyticsPanel teamId={s.team_id} serverId={serverId} />
           <Players serverId={serverId} />
           <Ranks serverId={serverId} />
           <Announcements serverId={serverId} />
