@@ -270,8 +270,8 @@ await Promise.all(
   }),
 );
 const ingestMs = performance.now() - t;
-app.kill?.();
-await (app as unknown as { stop?: () => Promise<void> }).stop?.();
+
+await app.stop();
 
 // Baseline: the same number of sessions as plain inserts (a row per join, closed by an update per leave).
 const raw = await openDatabase({ url: database.url || undefined, dataDir: mkdtempSync(join(tmpdir(), "mcp-bench-analytics-raw-")) });

@@ -86,6 +86,7 @@ export const lengthRows = (src: SQL) => sql`
  */
 export async function addSessions(tx: Tx, spans: Span[]) {
   if (spans.length === 0) return;
+  await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
   const src = sql`select x.server_id, x.uuid, x.a, x.b from json_to_recordset(${JSON.stringify(spans)}::json)
     as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)`;
   const touched = rowsOf<{ scope: string; slot: string }>(
@@ -111,6 +112,23 @@ export async function addSessions(tx: Tx, spans: Span[]) {
       returning scope, slot::text as slot`),
   );
   await recomputePeaks(tx, touched);
+}
+
+/**
+ * Takes the networks of these servers, in one order, for the rest of the transaction: closers on
+ * two servers of one network would otherwise update its slot rows in different orders (a
+ * deadlock), and each slot's peak must be recomputed after every other close's rows are in.
+ */
+async function lockNetworks(tx: Tx, serverIds: string[]) {
+  if (serverIds.length === 0) return;
+  await tx.execute(sql`
+    select pg_advisory_xact_lock(hashtextextended(n.scope, 26)) from (
+      select distinct 'n:' || team_id || ':' || network_name as scope from servers
+       where network_name is not null and id in (${sql.join(
+         serverIds.map((i) => sql`${i}::uuid`),
+         sql`, `,
+       )})
+       order by 1) n`);
 }
 
 /**
@@ -170,6 +188,13 @@ export async function recomputePeaks(tx: Tx, touched: { scope: string; slot: str
  * (it reads them to know what they added).
  */
 export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
+  const mine = rowsOf<{ id: string }>(
+    await tx.execute(sql`select id::text as id from servers where team_id = ${teamId}`),
+  );
+  await lockNetworks(
+    tx,
+    mine.map((r) => r.id),
+  );
   const src = sql`select s.server_id, s.uuid, s.joined_at as a, s.left_at as b from player_sessions s
      join servers sv on sv.id = s.server_id
     where sv.team_id = ${teamId} and s.uuid = ${uuid}::uuid and s.left_at is not null`;

@@ -157,15 +157,16 @@ export class AnalyticsService {
         select h.uuid, ${weekOf} as w, sum((array[h.q0, h.q1, h.q2, h.q3])[i + 1])::float8 as ms
           from (${this.hours({ ...s, from: since }, since)}) h
           cross join generate_series(0, 3) as i
-         where h.uuid in (select uuid from seen)
-           and h.hour + i * interval '15 minutes' >= ${at(since)} and h.hour + i * interval '15 minutes' < ${at(s.to)}
-         group by 1, 2)
-      select seen.uuid::text as uuid,
-             (select min(p.first_seen) from players p where p.server_id in (${idList(s.ids)}) and p.uuid = seen.uuid)::text as first_seen,
-             (5 - 5 * (
-                coalesce((select sum(1 / (pi() / 2 * (wk.ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) from weeks wk where wk.uuid = seen.uuid), 0)
-                + (3 - (select count(*) from weeks wk where wk.uuid = seen.uuid))) / 3)::float8 as index
-        from seen`);
+         where h.hour + i * interval '15 minutes' >= ${at(since)} and h.hour + i * interval '15 minutes' < ${at(s.to)}
+         group by 1, 2),
+      scores as (
+        select uuid, sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) as sum, count(*) as n from weeks group by uuid),
+      firsts as (
+        select p.uuid, min(p.first_seen) as first_seen from players p
+         where p.server_id in (${idList(s.ids)}) and p.uuid in (select uuid from seen) group by p.uuid)
+      select seen.uuid::text as uuid, f.first_seen::text as first_seen,
+             (5 - 5 * (coalesce(sc.sum, 0) + (3 - coalesce(sc.n, 0))) / 3)::float8 as index
+        from seen left join scores sc on sc.uuid = seen.uuid left join firsts f on f.uuid = seen.uuid`);
     let fresh = 0;
     let regular = 0;
     const groups = new Map<string, number>(ACTIVITY_GROUPS.map((g) => [g.group, 0]));
