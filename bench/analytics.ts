@@ -12,6 +12,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun bench/analytics.ts
  *   BENCH_SESSIONS=500000 BENCH_PLAYERS=20000 bun bench/analytics.ts      # PGlite, smaller
  *   BENCH_INGEST_EVENTS=20000 ...                                          # events for the ingest part
+ *   BENCH_APP=/path/to/other/checkout/src/main.ts ...                     # the ingest of another build
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -215,7 +216,7 @@ for (const r of reads) {
 await close();
 
 // --- ingest -----------------------------------------------------------------------------------
-const app = await startTarget("src/main.ts", {
+const app = await startTarget(process.env.BENCH_APP ?? "src/main.ts", {
   DATA_DIR: mkdtempSync(join(tmpdir(), "mcp-bench-analytics-app-")),
   HOST: "127.0.0.1",
   LOG_LEVEL: "warn",
