@@ -363,9 +363,12 @@ export class AnalyticsService {
       select s.joined_at::text as a from player_sessions s
        where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(s.now)}`);
     const opens = open.map((o) => pgTime(o.a)).sort((x, y) => x - y);
+    // The window's slots by their key (a range), not the peak index: that one would walk the
+    // scope's whole history from its highest peak down until it met the window.
     const [inWindow] = await this.rows<{ peak: number; peak_at: string }>(sql`
-      select peak, peak_at::text as peak_at from analytics_slots
-       where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)} and peak > 0
+      select peak, peak_at::text as peak_at from (
+        select peak, peak_at from analytics_slots
+         where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)} and peak > 0 offset 0) w
        order by peak desc, peak_at limit 1`);
     const [ever] = await this.rows<{ peak: number; peak_at: string }>(sql`
       select peak, peak_at::text as peak_at from analytics_slots where scope = ${s.scope} and peak > 0
