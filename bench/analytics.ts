@@ -42,7 +42,9 @@ const { db, close } = await openDatabase({ url: database.url || undefined, dataD
 const q = async <T>(text: ReturnType<typeof sql>) => rowsOf<T>(await db.execute(text));
 const t0 = () => performance.now();
 
-console.log(`player analytics on ${pg ? "PostgreSQL" : "PGlite"}: ${SERVERS} servers, ${PLAYERS} players, ${SESSIONS} sessions over a year`);
+console.log(
+  `player analytics on ${pg ? "PostgreSQL" : "PGlite"}: ${SERVERS} servers, ${PLAYERS} players, ${SESSIONS} sessions over a year`,
+);
 
 // --- generate ---------------------------------------------------------------------------------
 let t = t0();
@@ -57,7 +59,8 @@ const serverIds = (
 ).map((r) => r.id);
 // Player p: every 10th a Floodgate (Bedrock) UUID. Sessions spread over the year with a daily
 // rhythm (more in the evening), lengths exponential around 40 minutes, capped at 8 hours.
-await db.execute(sql.raw(`
+await db.execute(
+  sql.raw(`
   insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
   select sv.ids[1 + (g % ${SERVERS})],
          (case when p % 10 = 0 then '00000000-0000-0000-0009-' else '0f0f0f0f-0000-4000-8000-' end || lpad(to_hex(p), 12, '0'))::uuid,
@@ -68,7 +71,8 @@ await db.execute(sql.raw(`
            timestamptz '${new Date(START).toISOString()}'
              + (g::float8 / ${SESSIONS}) * interval '365 days'
              + ((hashint4(g * 7) & 2147483647) % 21600) * interval '1 second' as j,
-           least(interval '8 hours', (-ln(((hashint4(g * 13) & 2147483647) + 1)::float8 / 2147483648) * 2400) * interval '1 second') as l) x`));
+           least(interval '8 hours', (-ln(((hashint4(g * 13) & 2147483647) + 1)::float8 / 2147483648) * 2400) * interval '1 second') as l) x`),
+);
 await db.execute(sql`
   insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
   select s.server_id, s.uuid, 'p' || substr(s.uuid::text, 25), false, min(s.joined_at), max(s.left_at),
@@ -111,7 +115,12 @@ const T = sql.raw(`timestamptz '${to.toISOString()}'`);
 const overlap = sql`s.server_id in (${ids}) and s.joined_at < ${T} and (s.left_at > ${F} or s.joined_at >= ${F})`;
 const playedMs = sql`(round(extract(epoch from least(s.left_at, ${T})) * 1000) - round(extract(epoch from greatest(s.joined_at, ${F})) * 1000))`;
 
-type Read = { name: string; service: () => Promise<unknown>; raw: () => Promise<unknown>; same: (a: any, b: any) => boolean };
+type Read = {
+  name: string;
+  service: () => Promise<unknown>;
+  raw: () => Promise<unknown>;
+  same: (a: any, b: any) => boolean;
+};
 const reads: Read[] = [
   {
     name: "leaderboard",
@@ -119,7 +128,9 @@ const reads: Read[] = [
     raw: () =>
       q(sql`select s.uuid::text as uuid, round(sum(${playedMs}) / 1000)::int as secs from player_sessions s
         where ${overlap} group by s.uuid order by sum(${playedMs}) desc, s.uuid limit 10`),
-    same: (a, b) => JSON.stringify(a.players.map((p: any) => [p.uuid, p.playtime_seconds])) === JSON.stringify(b.map((r: any) => [r.uuid, Number(r.secs)])),
+    same: (a, b) =>
+      JSON.stringify(a.players.map((p: any) => [p.uuid, p.playtime_seconds])) ===
+      JSON.stringify(b.map((r: any) => [r.uuid, Number(r.secs)])),
   },
   {
     name: "editions",
@@ -138,7 +149,8 @@ const reads: Read[] = [
     raw: () =>
       q(sql`select width_bucket(extract(epoch from s.left_at - s.joined_at), array[300, 900, 1800, 3600, 7200, 14400]::float8[]) as b, count(*)::int as n
         from player_sessions s where s.server_id in (${ids}) and s.joined_at >= ${F} and s.joined_at < ${T} and s.left_at is not null group by 1 order by 1`),
-    same: (a, b) => a.buckets.every((x: any, i: number) => x.sessions === Number(b.find((r: any) => Number(r.b) === i)?.n ?? 0)),
+    same: (a, b) =>
+      a.buckets.every((x: any, i: number) => x.sessions === Number(b.find((r: any) => Number(r.b) === i)?.n ?? 0)),
   },
   {
     name: "peaks",
@@ -184,7 +196,9 @@ const reads: Read[] = [
       q(sql`with firsts as (select s.uuid, min(s.joined_at) as f from player_sessions s where s.server_id in (${ids}) group by s.uuid
                             having min(s.joined_at) >= ${F} and min(s.joined_at) < ${T})
         select to_char(date_trunc('week', f at time zone ${ZONE}), 'YYYY-MM-DD') as wk, count(*)::int as n from firsts group by 1 order by 1`),
-    same: (a, b) => JSON.stringify(a.cohorts.map((c: any) => [c.week_start, c.players])) === JSON.stringify(b.map((r: any) => [r.wk, Number(r.n)])),
+    same: (a, b) =>
+      JSON.stringify(a.cohorts.map((c: any) => [c.week_start, c.players])) ===
+      JSON.stringify(b.map((r: any) => [r.wk, Number(r.n)])),
   },
 ];
 
@@ -229,7 +243,10 @@ const app = await startTarget(process.env.BENCH_APP ?? "src/main.ts", {
   PLAYER_SESSION_TIMEOUT_SECONDS: "86400",
 });
 await post(app.url, "/auth/signup", { email: "ingest@example.test", password: "bench password" });
-const { access_token: token } = await post(app.url, "/auth/login", { email: "ingest@example.test", password: "bench password" });
+const { access_token: token } = await post(app.url, "/auth/login", {
+  email: "ingest@example.test",
+  password: "bench password",
+});
 const { team_id: ingestTeam } = await post(app.url, "/teams", { name: "ingest" }, token);
 const agents: string[] = [];
 for (let i = 0; i < 4; i++) {
@@ -252,7 +269,13 @@ function batch(server: number, n: number) {
     const uuid = `0e0e0e0e-0000-4000-8000-${k.toString(16).padStart(12, "0")}`;
     const at = base + k * 20_000;
     events.push({ event_id: `b${k}j`, type: "join", uuid, name: `p${k}`, at: new Date(at).toISOString() });
-    events.push({ event_id: `b${k}l`, type: "leave", uuid, name: `p${k}`, at: new Date(at + (5 + (k % 60)) * 60_000).toISOString() });
+    events.push({
+      event_id: `b${k}l`,
+      type: "leave",
+      uuid,
+      name: `p${k}`,
+      at: new Date(at + (5 + (k % 60)) * 60_000).toISOString(),
+    });
   }
   return { server, events };
 }
@@ -275,11 +298,16 @@ const ingestMs = performance.now() - t;
 await app.stop();
 
 // Baseline: the same number of sessions as plain inserts (a row per join, closed by an update per leave).
-const raw = await openDatabase({ url: database.url || undefined, dataDir: mkdtempSync(join(tmpdir(), "mcp-bench-analytics-raw-")) });
+const raw = await openDatabase({
+  url: database.url || undefined,
+  dataDir: mkdtempSync(join(tmpdir(), "mcp-bench-analytics-raw-")),
+});
 const [srv] = rowsOf<{ id: string }>(await raw.db.execute(sql`select id::text as id from servers limit 1`));
 let serverForRaw = srv?.id;
 if (!serverForRaw) {
-  const [tm] = rowsOf<{ id: string }>(await raw.db.execute(sql`insert into teams (name) values ('raw') returning id::text as id`));
+  const [tm] = rowsOf<{ id: string }>(
+    await raw.db.execute(sql`insert into teams (name) values ('raw') returning id::text as id`),
+  );
   const [s2] = rowsOf<{ id: string }>(
     await raw.db.execute(sql`insert into servers (team_id, name, host, port, kind, agent_token_hash, agent_token_prefix)
       values (${tm!.id}::uuid, 'raw', '127.0.0.1', 9, 'single', 'raw-hash', 'x') returning id::text as id`),
@@ -295,10 +323,15 @@ for (let i = 0; i < INGEST_EVENTS / BATCH; i++) {
       return sql`(${serverForRaw}::uuid, ${`0d0d0d0d-0000-4000-8000-${k.toString(16).padStart(12, "0")}`}::uuid, ${new Date(at).toISOString()}::timestamptz)`;
     });
     const ids = rowsOf<{ id: string }>(
-      await tx.execute(sql`insert into player_sessions (server_id, uuid, joined_at) values ${sql.join(rows, sql`, `)} returning id::text as id`),
+      await tx.execute(
+        sql`insert into player_sessions (server_id, uuid, joined_at) values ${sql.join(rows, sql`, `)} returning id::text as id`,
+      ),
     );
     await tx.execute(sql`update player_sessions set left_at = joined_at + interval '10 minutes'
-      where id in (${sql.join(ids.map((r) => sql`${r.id}::uuid`), sql`, `)})`);
+      where id in (${sql.join(
+        ids.map((r) => sql`${r.id}::uuid`),
+        sql`, `,
+      )})`);
   });
 }
 const rawMs = performance.now() - t;

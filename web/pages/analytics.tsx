@@ -254,7 +254,7 @@ function Heatmap({ q, file }: { q: Query<Out<"heatmap">>; file: string }) {
                 />
               </Heading>
               <p>{summary}</p>
-              <div className="scroll" tabIndex={0} role="group" aria-label="Scrolls sideways">
+              <div className="scroll">
                 <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Heatmap of average players online. ${summary}`}>
                   <text x={90 + 12 * 26} y={H - 4} textAnchor="middle" className="axis-title">
                     Hour of day ({h.time_zone})
@@ -326,7 +326,7 @@ function Lengths({ q, file }: { q: Query<Out<"sessionLengths">>; file: string })
                 />
               </Heading>
               <p>{summary}</p>
-              <div className="scroll" tabIndex={0} role="group" aria-label="Scrolls sideways">
+              <div className="scroll">
                 <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Bar chart of session lengths. ${summary}`}>
                   <text
                     x={12}
@@ -390,7 +390,7 @@ function Retention({ q, file }: { q: Query<Out<"retention">>; file: string }) {
               {r.cohorts.length === 0 ? (
                 <p>No new players in this window.</p>
               ) : (
-                <div className="scroll" tabIndex={0} role="group" aria-label="Scrolls sideways">
+                <div className="scroll">
                   <table>
                     <caption className="sr-only">
                       Share of each week's new players seen again 1 to {n} weeks later ({r.time_zone} weeks, from
