@@ -37,6 +37,7 @@ import { MetricBuffer } from "./monitoring/buffer";
 import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
+import { AnalyticsService } from "./analytics/service";
 import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
@@ -287,6 +288,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ),
     playerHistory,
     playerDirectory: new PlayerDirectoryService(db),
+    analytics: new AnalyticsService(db, clock),
     realtime,
     webhooks,
     audit: new AuditService(db),

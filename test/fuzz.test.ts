@@ -322,7 +322,10 @@ describe("fuzzing every operation of /openapi.json", () => {
     for (const op of walk) {
       const declared = (op.spec.parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name);
       const selector =
-        op.key === "GET /server/servers" || op.path.startsWith("/server/networks") || op.path.startsWith("/players")
+        op.key === "GET /server/servers" ||
+        op.path.startsWith("/server/networks") ||
+        op.path.startsWith("/players") ||
+        op.path.startsWith("/analytics/")
           ? "x-team-id"
           : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers")
             ? "x-server-id"

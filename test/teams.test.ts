@@ -21,6 +21,7 @@ describe("teams", () => {
       name: "Blocky Builders",
       role: "owner",
       require_two_factor: false,
+      time_zone: "UTC",
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

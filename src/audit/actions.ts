@@ -5,7 +5,7 @@
  */
 export const AUDIT_ACTIONS = {
   "team.create": "A team was created (its creator is its owner)",
-  "team.update": "A team was renamed",
+  "team.update": "A team was renamed or its time zone set",
   "team.delete": "A team was deleted with everything it owns",
   "team.transfer": "Ownership passed to another member (the old owner became admin)",
   "team.two_factor_requirement": "The team's two-factor requirement was turned on or off",

@@ -144,6 +144,7 @@ const team = {
   name: "Blockworks",
   role: "owner",
   require_two_factor: false,
+  time_zone: "UTC",
   created_at: T0,
   updated_at: T0,
 };
@@ -454,7 +455,117 @@ const auditEntries = [
   },
 ];
 
+const analyticsWindow = {
+  from: "2026-03-01T00:00:00.000Z",
+  to: "2026-03-08T00:00:00.000Z",
+  time_zone: "Europe/Berlin",
+};
+
 export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
+  "analytics.activity": {
+    headers: teamSel,
+    request: { server_id: SERVER, from: "2026-03-01T00:00:00Z", to: "2026-03-08T00:00:00Z", tz: "Europe/Berlin" },
+    response: {
+      ...analyticsWindow,
+      players: 212,
+      new_players: 63,
+      returning_players: 88,
+      regular_players: 61,
+      activity_groups: [
+        { group: "very_active", min_index: 3.75, players: 19 },
+        { group: "active", min_index: 3, players: 30 },
+        { group: "regular", min_index: 2, players: 41 },
+        { group: "irregular", min_index: 1, players: 77 },
+        { group: "inactive", min_index: 0, players: 45 },
+      ],
+    },
+  },
+  "analytics.retention": {
+    headers: teamSel,
+    request: { network: "Blockworks", from: "2026-02-02T00:00:00Z", to: "2026-03-02T00:00:00Z" },
+    response: {
+      ...analyticsWindow,
+      cohorts: [
+        {
+          week_start: "2026-02-02",
+          players: 40,
+          retained: [
+            { week: 1, players: 22, share: 0.55 },
+            { week: 2, players: 15, share: 0.375 },
+          ],
+        },
+      ],
+    },
+  },
+  "analytics.heatmap": {
+    headers: teamSel,
+    request: { server_id: SERVER, tz: "Asia/Kolkata" },
+    response: {
+      ...analyticsWindow,
+      days: ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"].map((weekday) => ({
+        weekday,
+        hours: Array.from({ length: 24 }, (_, hour) => ({
+          hour,
+          average_online: hour >= 17 && hour <= 22 ? 12.5 : 2.25,
+        })),
+      })),
+    },
+  },
+  "analytics.sessionLengths": {
+    headers: teamSel,
+    request: { server_id: SERVER },
+    response: {
+      ...analyticsWindow,
+      sessions: 100,
+      buckets: [
+        { bucket: "under 5 min", min_seconds: 0, max_seconds: 300, sessions: 10, share: 0.1 },
+        { bucket: "5-15 min", min_seconds: 300, max_seconds: 900, sessions: 15, share: 0.15 },
+        { bucket: "15-30 min", min_seconds: 900, max_seconds: 1800, sessions: 20, share: 0.2 },
+        { bucket: "30-60 min", min_seconds: 1800, max_seconds: 3600, sessions: 25, share: 0.25 },
+        { bucket: "1-2 h", min_seconds: 3600, max_seconds: 7200, sessions: 20, share: 0.2 },
+        { bucket: "2-4 h", min_seconds: 7200, max_seconds: 14400, sessions: 8, share: 0.08 },
+        { bucket: "4 h or more", min_seconds: 14400, max_seconds: null, sessions: 2, share: 0.02 },
+      ],
+    },
+  },
+  "analytics.leaderboard": {
+    headers: teamSel,
+    request: { network: "Blockworks", limit: 2 },
+    response: {
+      ...analyticsWindow,
+      players: [
+        { rank: 1, uuid: NOTCH, name: "Notch", edition: "java", playtime_seconds: 86_400 },
+        {
+          rank: 2,
+          uuid: "00000000-0000-0000-0009-01f64f8a2c3b",
+          name: ".Alex",
+          edition: "bedrock",
+          playtime_seconds: 54_000,
+        },
+      ],
+    },
+  },
+  "analytics.peaks": {
+    headers: teamSel,
+    request: { server_id: SERVER },
+    response: {
+      ...analyticsWindow,
+      online_now: 14,
+      peak: { players: 31, at: "2026-03-14T19:02:11.000Z" },
+      most_online_ever: { players: 57, at: "2025-12-31T23:01:40.000Z" },
+    },
+  },
+  "analytics.editions": {
+    headers: teamSel,
+    request: { server_id: SERVER },
+    response: {
+      ...analyticsWindow,
+      editions: [
+        { edition: "java", players: 160, player_share: 0.7547, playtime_seconds: 1_700_000, playtime_share: 0.8033 },
+        { edition: "bedrock", players: 52, player_share: 0.2453, playtime_seconds: 416_400, playtime_share: 0.1967 },
+      ],
+    },
+  },
   "health.check": { response: { status: "ok", database: "ok", version: "0.1.0", uptime_s: 86_400 } },
 
   "auth.signup": { request: { email: "ada@example.com", password: "correct horse battery" }, response: user },
@@ -581,8 +692,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   "teams.list": { response: { teams: [team] } },
   "teams.get": { request: { team_id: TEAM }, response: team },
   "teams.update": {
-    request: { team_id: TEAM, name: "Blockworks Network" },
-    response: { ...team, name: "Blockworks Network", updated_at: T1 },
+    request: { team_id: TEAM, name: "Blockworks Network", time_zone: "Europe/Berlin" },
+    response: { ...team, name: "Blockworks Network", time_zone: "Europe/Berlin", updated_at: T1 },
   },
   "teams.delete": { request: { team_id: TEAM }, response: ok },
   "teams.setTwoFactorRequirement": {
@@ -1161,7 +1272,17 @@ const TEAM_SELECTOR = "The team is chosen by the `x-team-id` header; viewer or h
  * The prose of operations whose procedure declares no description of its own (a procedure's
  * `meta.openapi.description` wins). Every operation ends up with one; the doors test checks it.
  */
+const ANALYTICS =
+  "The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md).";
+
 export const OPERATION_DESCRIPTIONS: Record<string, string> = {
+  "analytics.activity": `${ANALYTICS} New: first seen in the window. Regular: seen before, activity index 2 or more at the window's end; returning: below 2.`,
+  "analytics.retention": `${ANALYTICS} A cohort is the players first seen in one local week inside the window; week k counts those seen again k weeks later, up to the window's end.`,
+  "analytics.heatmap": `${ANALYTICS} Each cell is player-time in that local weekday and hour divided by the time the window has of it (an hour repeated by a DST change counts twice, a skipped one is null).`,
+  "analytics.sessionLengths": `${ANALYTICS} Ended sessions that started in the window, in fixed buckets. On a network each server's session counts (a hop is two).`,
+  "analytics.leaderboard": `${ANALYTICS} The top \`limit\` (default 10, at most 100) by playtime in the window, open sessions included up to now.`,
+  "analytics.peaks": `${ANALYTICS} The most players online at one instant in the window and ever, each with the first instant it was reached; online_now counts open sessions.`,
+  "analytics.editions": `${ANALYTICS} Bedrock players are those with a Floodgate UUID (00000000-0000-0000-0009-...); shares of the players seen and of playtime.`,
   "health.check":
     "No credential. 200 when the process is up and its database answers; 503 `unavailable` otherwise, so a load balancer can take the instance out.",
   "auth.signup":
@@ -1181,7 +1302,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     "Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.",
   "teams.list": "A person sees every team they belong to with their role; a team API key sees its own team only.",
   "teams.get": `${VIEWER} 404 for a team that does not exist.`,
-  "teams.update": `${ADMIN} Renames the team.`,
+  "teams.update": `${ADMIN} Renames the team and/or sets its \`time_zone\` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change.`,
   "teams.delete":
     "Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.",
   "teams.members": `${VIEWER} Owner first, then by join date. Someone invited shows here once they accept.`,

@@ -12,6 +12,7 @@ import { audit } from "../audit/entry";
 import { DEFAULT_HOP_GAP_SECONDS, joinNetwork, lockNetworksOfOpen, NETWORK_END_FROM_CLOSED } from "../networks/ingest";
 import { DIRECTORY_FROM_SUMS, directoryJoin, directoryLeave, recordModeration } from "../player-directory/ingest";
 import { resolveOne } from "../player-directory/resolve";
+import { addSessions } from "../analytics/aggregates";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -167,18 +168,21 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
  * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
  * however many closers race for it. Each closer holds the server's row (`for update`), so the
  * peak recomputed next sees every session closed before it on that server. The network sessions
- * the closed ones are hops of end with them (src/networks/ingest.ts). Returns the players
- * it marked offline, for the closers whose leaves no agent reports (the live view is told).
+ * the closed ones are hops of end with them (src/networks/ingest.ts), and the analytics
+ * aggregates (src/analytics/aggregates.ts) take the same sessions in the same transaction.
+ * Returns the players it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
 export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
   return tx.transaction(async (t) => {
     await lockNetworksOfOpen(t, where);
     const rows = rowsOf<{
-      kind: "day" | "player";
+      kind: "day" | "player" | "span";
       server_id: string;
       day: string | null;
       uuid: string | null;
       name: string | null;
+      a?: string | null;
+      b?: string | null;
     }>(
       await t.execute(sql`
         with closed as (
@@ -198,9 +202,16 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
         ${NETWORK_END_FROM_CLOSED},
         ${DIRECTORY_FROM_SUMS},
         ${ROLLUP_FROM_CLOSED}
-        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name from sd
+        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name,
+               null::text as a, null::text as b from sd
         union all
-        select 'player', server_id::text, null, uuid::text, name from played`),
+        select 'player', server_id::text, null, uuid::text, name, null, null from played
+        union all
+        select 'span', server_id::text, null, uuid::text, null, joined_at::text, left_at::text from closed`),
+    );
+    await addSessions(
+      t,
+      rows.filter((r) => r.kind === "span").map((r) => ({ server_id: r.server_id, uuid: r.uuid!, a: r.a!, b: r.b! })),
     );
     const touched = rows.filter((r) => r.kind === "day").map((r) => ({ server_id: r.server_id, day: r.day! }));
     if (touched.length > 0) await recomputePeaks(t, touched);

@@ -80,11 +80,19 @@ export const teamsRouter = router({
       access: "team:admin",
       audit: "team.update",
       scope: "team:write",
-      openapi: { method: "PATCH", path: "/teams/{team_id}", tags, summary: "Rename a team", errorResponses: err },
+      openapi: {
+        method: "PATCH",
+        path: "/teams/{team_id}",
+        tags,
+        summary: "Rename a team or set its time zone",
+        errorResponses: err,
+      },
     })
     .input(ZUpdateTeam)
     .output(ZTeam)
-    .mutation(({ ctx, input }) => ctx.services.teams.rename(ctx.principal, input.team_id, input.name)),
+    .mutation(({ ctx, input }) =>
+      ctx.services.teams.update(ctx.principal, input.team_id, { name: input.name, time_zone: input.time_zone }),
+    ),
 
   setTwoFactorRequirement: userProcedure
     .meta({

@@ -13,6 +13,8 @@ export const ZTeam = z.object({
   role: ZRole,
   /** Members without a second factor are locked out of the team until they add one. */
   require_two_factor: z.boolean(),
+  /** IANA name; the analytics reads' default zone. */
+  time_zone: z.string().meta({ description: "IANA time zone of the team's analytics (days, weeks, hours)" }),
   created_at: ZTimestamp,
   updated_at: ZTimestamp,
 });
@@ -63,7 +65,13 @@ export const ZApiKey = z.object({
 });
 
 export const ZCreateTeam = z.object({ name: ZName });
-export const ZUpdateTeam = ZTeamRef.extend({ name: ZName });
+export const ZUpdateTeam = ZTeamRef.extend({
+  name: ZName.optional().meta({ description: "The new name; unchanged when absent" }),
+  time_zone: z.string().min(1).max(64).optional().meta({
+    description: "IANA time zone for analytics, e.g. Europe/Berlin; 400 for an unknown zone",
+    example: "Europe/Berlin",
+  }),
+});
 export const ZTwoFactorRequirement = ZTeamRef.extend({ required: z.boolean() });
 export const ZInvite = ZTeamRef.extend({ email: ZEmail, role: ZGrantableRole });
 export const ZMemberRef = ZTeamRef.extend({ user_id: ZUuid });

@@ -9,6 +9,7 @@ import { type Principal, type Role, requireAtLeast } from "../auth/principal";
 import { hasSecondFactor, lockedOut, twoFactorRequired } from "../auth/two-factor-gate";
 import type { Scope } from "../auth/scopes";
 import { NOT_MEMBER, requireTeamRole } from "./access";
+import { validTimeZone } from "../lib/time-zone";
 import { audit } from "../audit/entry";
 
 type TeamRow = typeof teams.$inferSelect;
@@ -19,6 +20,7 @@ export const teamOut = (t: TeamRow, role: Role) => ({
   name: t.name,
   role,
   require_two_factor: t.requireTwoFactor,
+  time_zone: t.timeZone,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
 });
@@ -129,13 +131,36 @@ export class TeamsService {
     return teamOut(row.team, requireAtLeast(row.role, "viewer"));
   }
 
-  async rename(principal: Principal, teamId: string, name: string) {
+  /** Renames the team and/or sets its time zone (the fields given). */
+  async update(principal: Principal, teamId: string, change: { name?: string; time_zone?: string }) {
     const role = await this.require(principal, teamId, "admin");
+    if (change.time_zone !== undefined && !validTimeZone(change.time_zone))
+      throw new AppError("bad_request", `Unknown time zone: ${change.time_zone}.`);
     const team = await this.db.transaction(async (tx) => {
-      const [before] = await tx.select({ name: teams.name }).from(teams).where(eq(teams.id, teamId)).for("update");
+      const [before] = await tx
+        .select({ name: teams.name, time_zone: teams.timeZone })
+        .from(teams)
+        .where(eq(teams.id, teamId))
+        .for("update");
       if (!before) throw new AppError("not_found", "Team not found.");
-      const [row] = await tx.update(teams).set({ name, updatedAt: new Date() }).where(eq(teams.id, teamId)).returning();
-      await audit(tx, { teamId, target: { type: "team", id: teamId, name }, before, after: { name } });
+      const [row] = await tx
+        .update(teams)
+        .set({
+          ...(change.name !== undefined && { name: change.name }),
+          ...(change.time_zone !== undefined && { timeZone: change.time_zone }),
+          updatedAt: new Date(),
+        })
+        .where(eq(teams.id, teamId))
+        .returning();
+      const after = {
+        ...(change.name !== undefined && { name: change.name }),
+        ...(change.time_zone !== undefined && { time_zone: change.time_zone }),
+      };
+      const was = {
+        ...(change.name !== undefined && { name: before.name }),
+        ...(change.time_zone !== undefined && { time_zone: before.time_zone }),
+      };
+      await audit(tx, { teamId, target: { type: "team", id: teamId, name: row!.name }, before: was, after });
       return row!;
     });
     return teamOut(team, role);

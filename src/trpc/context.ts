@@ -1,3 +1,4 @@
+import type { AnalyticsService } from "../analytics/service";
 import type { AccessTokens } from "../auth/jwt";
 import type { AuditService } from "../audit/service";
 import type { TwoFactorService } from "../auth/two-factor";
@@ -89,6 +90,7 @@ export interface Services {
   playerHistory: PlayerHistoryService;
   /** The team's player directory, player pages, notes, and names resolved to players. */
   playerDirectory: PlayerDirectoryService;
+  analytics: AnalyticsService;
   realtime: Realtime;
   /** Team webhook endpoints; also the sink the domains report team events to. */
   webhooks: WebhooksService;

@@ -10,6 +10,7 @@ import { playerHistoryRouter } from "../player-history/router";
 import { playerDirectoryRouter } from "../player-directory/router";
 import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
+import { analyticsRouter } from "../analytics/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -27,6 +28,7 @@ export const appRouter = router({
   playerDirectory: playerDirectoryRouter,
   webhooks: webhooksRouter,
   audit: auditRouter,
+  analytics: analyticsRouter,
 });
 
 export type AppRouter = typeof appRouter;

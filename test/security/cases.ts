@@ -319,6 +319,62 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "team:viewer",
     request: ({ team }) => ({ method: "GET", path: "/server/networks", headers: { "x-team-id": team.teamId } }),
   },
+  "GET /analytics/activity": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/activity?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/retention": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/retention?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/heatmap": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/heatmap?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/session-lengths": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/session-lengths?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/leaderboard": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/leaderboard?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/peaks": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/peaks?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "GET /analytics/editions": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/analytics/editions?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
   "GET /server/servers/{server_id}": {
     access: "team:viewer",
     outsider: 404,

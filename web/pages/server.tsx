@@ -28,6 +28,7 @@ import {
 import { Tabs } from "../tabs";
 import { ServerBans, ServerPlayers } from "./server-players";
 import { sessionAgentTokens } from "./servers";
+import { AnalyticsPanel } from "./analytics";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
 
@@ -119,7 +120,12 @@ export function ServerPage({ serverId, tab }: { serverId: string; tab?: string }
                     <Uptime serverId={serverId} window={window} />
                   </>
                 ),
-                players: () => <ServerPlayers serverId={serverId} />,
+                players: () => (
+                  <>
+                    <ServerPlayers serverId={serverId} />
+                    <AnalyticsPanel teamId={s.team_id} serverId={serverId} />
+                  </>
+                ),
                 moderation: () => (
                   <>
                     <OnlineNow serverId={serverId} />

@@ -18,6 +18,7 @@ import {
 } from "../ui";
 import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
+import { TeamTimeZone } from "./analytics";
 
 type GrantableRole = "admin" | "moderator" | "viewer";
 
@@ -89,7 +90,7 @@ function CreateTeam() {
 }
 
 export function TeamPage() {
-  const { team } = useCurrent();
+  const { team, canWrite } = useCurrent();
   if (!team)
     return (
       <>
@@ -103,6 +104,7 @@ export function TeamPage() {
       <PageHeading title={`Team ${team.name}`} />
       <p className="muted">Your role: {team.role}</p>
       <Rename />
+      <TeamTimeZone teamId={team.team_id} canWrite={canWrite} />
       <TwoFactorRequirement />
       <Members />
       <ApiKeys />

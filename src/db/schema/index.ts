@@ -10,3 +10,4 @@ export * from "./idempotency";
 export * from "./audit";
 export * from "./networks";
 export * from "./player-directory";
+export * from "./analytics";

@@ -207,6 +207,8 @@ export const playerSessions = pgTable(
     index("player_sessions_server_time_idx").on(t.serverId, t.joinedAt, t.id),
     // At most one open session a player: a join while one is open closes it first.
     uniqueIndex("player_sessions_open_uq").on(t.serverId, t.uuid).where(sql`${t.leftAt} is null`),
+    // Sessions ending in a 15-minute slot: the analytics peak of that slot (src/analytics/aggregates.ts).
+    index("player_sessions_left_idx").on(t.serverId, t.leftAt),
   ],
 );
 

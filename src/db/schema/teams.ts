@@ -21,6 +21,8 @@ export const teams = pgTable("teams", {
   name: text("name").notNull(),
   /** Members without a second factor are refused the team's routes (403 two_factor_required). */
   requireTwoFactor: boolean("require_two_factor").notNull().default(false),
+  /** IANA time zone the analytics reads use unless a read names another (docs/analytics.md). */
+  timeZone: text("time_zone").notNull().default("UTC"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -81,6 +81,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/analytics/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * New, returning and regular players, and players by activity index
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). New: first seen in the window. Regular: seen before, activity index 2 or more at the window's end; returning: below 2. A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-activity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/editions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Java and Bedrock (Floodgate) shares of players and playtime
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). Bedrock players are those with a Floodgate UUID (00000000-0000-0000-0009-...); shares of the players seen and of playtime. A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-editions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Average players online per weekday and hour in the time zone
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). Each cell is player-time in that local weekday and hour divided by the time the window has of it (an hour repeated by a DST change counts twice, a skipped one is null). A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-heatmap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top players by playtime in the window
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). The top `limit` (default 10, at most 100) by playtime in the window, open sessions included up to now. A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-leaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/peaks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Peak players online in the window and the most online ever, each with when
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). The most players online at one instant in the window and ever, each with the first instant it was reached; online_now counts open sessions. A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-peaks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Weekly retention cohorts: share of each first-week cohort seen again in week 1..N
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). A cohort is the players first seen in one local week inside the window; week k counts those seen again k weeks later, up to the window's end. A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-retention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/session-lengths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Distribution of session lengths in fixed buckets
+         * @description The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md). Ended sessions that started in the window, in fixed buckets. On a network each server's session counts (a hop is two). A scoped API key needs `servers:read`.
+         */
+        get: operations["analytics-sessionLengths"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -1487,8 +1627,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a team
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team. A scoped API key needs `team:write`.
+         * Rename a team or set its time zone
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team and/or sets its `time_zone` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change. A scoped API key needs `team:write`.
          */
         patch: operations["teams-update"];
         trace?: never;
@@ -3237,6 +3377,8 @@ export interface components {
             role: "owner" | "admin" | "moderator" | "viewer";
             /** Format: uuid */
             team_id: string;
+            /** @description IANA time zone of the team's analytics (days, weeks, hours) */
+            time_zone: string;
             /** Format: date-time */
             updated_at: string;
         };
@@ -4172,6 +4314,2402 @@ export interface operations {
                      *       "error": {
                      *         "code": "idempotency_key_reused",
                      *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-activity": {
+        parameters: {
+            query?: {
+                /** @example 2026-03-01T00:00:00Z */
+                from?: string;
+                network?: string;
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
+                server_id?: string;
+                /** @example 2026-03-08T00:00:00Z */
+                to?: string;
+                /** @example Europe/Berlin */
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "players": 212,
+                     *       "new_players": 63,
+                     *       "returning_players": 88,
+                     *       "regular_players": 61,
+                     *       "activity_groups": [
+                     *         {
+                     *           "group": "very_active",
+                     *           "min_index": 3.75,
+                     *           "players": 19
+                     *         },
+                     *         {
+                     *           "group": "active",
+                     *           "min_index": 3,
+                     *           "players": 30
+                     *         },
+                     *         {
+                     *           "group": "regular",
+                     *           "min_index": 2,
+                     *           "players": 41
+                     *         },
+                     *         {
+                     *           "group": "irregular",
+                     *           "min_index": 1,
+                     *           "players": 77
+                     *         },
+                     *         {
+                     *           "group": "inactive",
+                     *           "min_index": 0,
+                     *           "players": 45
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Players seen in the window by activity index at its end (docs/analytics.md) */
+                        activity_groups: {
+                            group: string;
+                            min_index: number;
+                            /** Format: int64 */
+                            players: number;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /**
+                         * Format: int64
+                         * @description First seen (in this server or network) inside the window
+                         */
+                        new_players: number;
+                        /**
+                         * Format: int64
+                         * @description Players seen in the window
+                         */
+                        players: number;
+                        /**
+                         * Format: int64
+                         * @description Seen before the window, activity index 2 or more at its end
+                         */
+                        regular_players: number;
+                        /**
+                         * Format: int64
+                         * @description Seen before the window, activity index below 2 at its end
+                         */
+                        returning_players: number;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-editions": {
+        parameters: {
+            query?: {
+                from?: string;
+                network?: string;
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
+                server_id?: string;
+                to?: string;
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "editions": [
+                     *         {
+                     *           "edition": "java",
+                     *           "players": 160,
+                     *           "player_share": 0.7547,
+                     *           "playtime_seconds": 1700000,
+                     *           "playtime_share": 0.8033
+                     *         },
+                     *         {
+                     *           "edition": "bedrock",
+                     *           "players": 52,
+                     *           "player_share": 0.2453,
+                     *           "playtime_seconds": 416400,
+                     *           "playtime_share": 0.1967
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        editions: {
+                            /**
+                             * @description bedrock: a Floodgate UUID (00000000-0000-0000-0009-…)
+                             * @enum {string}
+                             */
+                            edition: "java" | "bedrock";
+                            player_share: number;
+                            /** Format: int64 */
+                            players: number;
+                            /** Format: int64 */
+                            playtime_seconds: number;
+                            playtime_share: number;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-heatmap": {
+        parameters: {
+            query?: {
+                from?: string;
+                network?: string;
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
+                server_id?: string;
+                to?: string;
+                /** @example Asia/Kolkata */
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "days": [
+                     *         {
+                     *           "weekday": "Monday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Tuesday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Wednesday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Thursday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Friday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Saturday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "weekday": "Sunday",
+                     *           "hours": [
+                     *             {
+                     *               "hour": 0,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 1,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 2,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 3,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 4,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 5,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 6,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 7,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 8,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 9,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 10,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 11,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 12,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 13,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 14,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 15,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 16,
+                     *               "average_online": 2.25
+                     *             },
+                     *             {
+                     *               "hour": 17,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 18,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 19,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 20,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 21,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 22,
+                     *               "average_online": 12.5
+                     *             },
+                     *             {
+                     *               "hour": 23,
+                     *               "average_online": 2.25
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Monday first */
+                        days: {
+                            /** @description Average players online in that local hour; null when the window has no such hour */
+                            hours: {
+                                average_online: number | null;
+                                /** Format: int64 */
+                                hour: number;
+                            }[];
+                            weekday: string;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-leaderboard": {
+        parameters: {
+            query?: {
+                from?: string;
+                /** @example 2 */
+                limit?: number;
+                /** @example Blockworks */
+                network?: string;
+                server_id?: string;
+                to?: string;
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "players": [
+                     *         {
+                     *           "rank": 1,
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "edition": "java",
+                     *           "playtime_seconds": 86400
+                     *         },
+                     *         {
+                     *           "rank": 2,
+                     *           "uuid": "00000000-0000-0000-0009-01f64f8a2c3b",
+                     *           "name": ".Alex",
+                     *           "edition": "bedrock",
+                     *           "playtime_seconds": 54000
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        from: string;
+                        players: {
+                            /**
+                             * @description bedrock: a Floodgate UUID (00000000-0000-0000-0009-…)
+                             * @enum {string}
+                             */
+                            edition: "java" | "bedrock";
+                            name: string | null;
+                            /** Format: int64 */
+                            playtime_seconds: number;
+                            /** Format: int64 */
+                            rank: number;
+                            uuid: string;
+                        }[];
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-peaks": {
+        parameters: {
+            query?: {
+                from?: string;
+                network?: string;
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
+                server_id?: string;
+                to?: string;
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "online_now": 14,
+                     *       "peak": {
+                     *         "players": 31,
+                     *         "at": "2026-03-14T19:02:11.000Z"
+                     *       },
+                     *       "most_online_ever": {
+                     *         "players": 57,
+                     *         "at": "2025-12-31T23:01:40.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        from: string;
+                        most_online_ever: {
+                            /**
+                             * Format: date-time
+                             * @description When that level was first reached
+                             */
+                            at: string;
+                            /** Format: int64 */
+                            players: number;
+                        } | null;
+                        /** Format: int64 */
+                        online_now: number;
+                        /** @description The most online at once in the window; null when nobody played */
+                        peak: {
+                            /**
+                             * Format: date-time
+                             * @description When that level was first reached
+                             */
+                            at: string;
+                            /** Format: int64 */
+                            players: number;
+                        } | null;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-retention": {
+        parameters: {
+            query?: {
+                /** @example 2026-02-02T00:00:00Z */
+                from?: string;
+                /** @example Blockworks */
+                network?: string;
+                server_id?: string;
+                /** @example 2026-03-02T00:00:00Z */
+                to?: string;
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "cohorts": [
+                     *         {
+                     *           "week_start": "2026-02-02",
+                     *           "players": 40,
+                     *           "retained": [
+                     *             {
+                     *               "week": 1,
+                     *               "players": 22,
+                     *               "share": 0.55
+                     *             },
+                     *             {
+                     *               "week": 2,
+                     *               "players": 15,
+                     *               "share": 0.375
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        cohorts: {
+                            /**
+                             * Format: int64
+                             * @description Players first seen that week (inside the window)
+                             */
+                            players: number;
+                            /** @description Week k after the first: players of the cohort seen again, and their share */
+                            retained: {
+                                /** Format: int64 */
+                                players: number;
+                                share: number;
+                                /** Format: int64 */
+                                week: number;
+                            }[];
+                            /** @description The local Monday the cohort's first week starts on */
+                            week_start: string;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "analytics-sessionLengths": {
+        parameters: {
+            query?: {
+                from?: string;
+                network?: string;
+                /** @example 5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10 */
+                server_id?: string;
+                to?: string;
+                tz?: string;
+            };
+            header: {
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
+                "x-team-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-03-01T00:00:00.000Z",
+                     *       "to": "2026-03-08T00:00:00.000Z",
+                     *       "time_zone": "Europe/Berlin",
+                     *       "sessions": 100,
+                     *       "buckets": [
+                     *         {
+                     *           "bucket": "under 5 min",
+                     *           "min_seconds": 0,
+                     *           "max_seconds": 300,
+                     *           "sessions": 10,
+                     *           "share": 0.1
+                     *         },
+                     *         {
+                     *           "bucket": "5-15 min",
+                     *           "min_seconds": 300,
+                     *           "max_seconds": 900,
+                     *           "sessions": 15,
+                     *           "share": 0.15
+                     *         },
+                     *         {
+                     *           "bucket": "15-30 min",
+                     *           "min_seconds": 900,
+                     *           "max_seconds": 1800,
+                     *           "sessions": 20,
+                     *           "share": 0.2
+                     *         },
+                     *         {
+                     *           "bucket": "30-60 min",
+                     *           "min_seconds": 1800,
+                     *           "max_seconds": 3600,
+                     *           "sessions": 25,
+                     *           "share": 0.25
+                     *         },
+                     *         {
+                     *           "bucket": "1-2 h",
+                     *           "min_seconds": 3600,
+                     *           "max_seconds": 7200,
+                     *           "sessions": 20,
+                     *           "share": 0.2
+                     *         },
+                     *         {
+                     *           "bucket": "2-4 h",
+                     *           "min_seconds": 7200,
+                     *           "max_seconds": 14400,
+                     *           "sessions": 8,
+                     *           "share": 0.08
+                     *         },
+                     *         {
+                     *           "bucket": "4 h or more",
+                     *           "min_seconds": 14400,
+                     *           "max_seconds": null,
+                     *           "sessions": 2,
+                     *           "share": 0.02
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        buckets: {
+                            bucket: string;
+                            /** @description Exclusive; null for the last bucket */
+                            max_seconds: number | null;
+                            /** Format: int64 */
+                            min_seconds: number;
+                            /** Format: int64 */
+                            sessions: number;
+                            share: number;
+                        }[];
+                        /** Format: date-time */
+                        from: string;
+                        /**
+                         * Format: int64
+                         * @description Sessions that started in the window and have ended
+                         */
+                        sessions: number;
+                        time_zone: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }
@@ -11963,6 +14501,7 @@ export interface operations {
                      *       "name": "Blockworks",
                      *       "role": "admin",
                      *       "require_two_factor": false,
+                     *       "time_zone": "UTC",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -21781,6 +24320,7 @@ export interface operations {
                      *           "name": "Blockworks",
                      *           "role": "owner",
                      *           "require_two_factor": false,
+                     *           "time_zone": "UTC",
                      *           "created_at": "2026-03-14T09:26:53.589Z",
                      *           "updated_at": "2026-03-14T09:26:53.589Z"
                      *         }
@@ -21915,6 +24455,7 @@ export interface operations {
                      *       "name": "Blockworks",
                      *       "role": "owner",
                      *       "require_two_factor": false,
+                     *       "time_zone": "UTC",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -22149,6 +24690,7 @@ export interface operations {
                      *       "name": "Blockworks",
                      *       "role": "owner",
                      *       "require_two_factor": false,
+                     *       "time_zone": "UTC",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -22510,11 +25052,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Blockworks Network"
+                 *       "name": "Blockworks Network",
+                 *       "time_zone": "Europe/Berlin"
                  *     }
                  */
                 "application/json": {
-                    name: string;
+                    /** @description The new name; unchanged when absent */
+                    name?: string;
+                    /**
+                     * @description IANA time zone for analytics, e.g. Europe/Berlin; 400 for an unknown zone
+                     * @example Europe/Berlin
+                     */
+                    time_zone?: string;
                 };
             };
         };
@@ -22535,6 +25084,7 @@ export interface operations {
                      *       "name": "Blockworks Network",
                      *       "role": "owner",
                      *       "require_two_factor": false,
+                     *       "time_zone": "Europe/Berlin",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T10:02:11.204Z"
                      *     }
@@ -25217,6 +27767,7 @@ export interface operations {
                      *       "name": "Blockworks",
                      *       "role": "owner",
                      *       "require_two_factor": true,
+                     *       "time_zone": "UTC",
                      *       "created_at": "2026-03-14T09:26:53.589Z",
                      *       "updated_at": "2026-03-14T10:02:11.204Z"
                      *     }

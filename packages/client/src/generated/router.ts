@@ -307,6 +307,7 @@ export type AppRouterRecord = {
         name: string;
         role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
+        time_zone: string;
         created_at: string;
         updated_at: string;
       };
@@ -320,6 +321,7 @@ export type AppRouterRecord = {
           name: string;
           role: "owner" | "admin" | "moderator" | "viewer";
           require_two_factor: boolean;
+          time_zone: string;
           created_at: string;
           updated_at: string;
         }>;
@@ -335,6 +337,7 @@ export type AppRouterRecord = {
         name: string;
         role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
+        time_zone: string;
         created_at: string;
         updated_at: string;
       };
@@ -343,13 +346,15 @@ export type AppRouterRecord = {
     update: TRPCMutationProcedure<{
       input: {
         team_id: string;
-        name: string;
+        name?: undefined | string;
+        time_zone?: undefined | string;
       };
       output: {
         team_id: string;
         name: string;
         role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
+        time_zone: string;
         created_at: string;
         updated_at: string;
       };
@@ -365,6 +370,7 @@ export type AppRouterRecord = {
         name: string;
         role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
+        time_zone: string;
         created_at: string;
         updated_at: string;
       };
@@ -576,6 +582,7 @@ export type AppRouterRecord = {
         name: string;
         role: "owner" | "admin" | "moderator" | "viewer";
         require_two_factor: boolean;
+        time_zone: string;
         created_at: string;
         updated_at: string;
       };
@@ -1097,7 +1104,7 @@ export type AppRouterRecord = {
         from: string;
         to: string;
         bucket_seconds: number;
-        tier: "minute" | "hour";
+        tier: "hour" | "minute";
         metrics: {
           players?: undefined | Array<{
             min: null | number;
@@ -2270,6 +2277,170 @@ export type AppRouterRecord = {
           request_id: null | string;
         }>;
         next_cursor: null | string;
+      };
+      meta: object;
+    }>;
+  };
+  analytics: {
+    activity: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        players: number;
+        new_players: number;
+        returning_players: number;
+        regular_players: number;
+        activity_groups: Array<{
+          group: string;
+          min_index: number;
+          players: number;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    retention: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        cohorts: Array<{
+          week_start: string;
+          players: number;
+          retained: Array<{
+            week: number;
+            players: number;
+            share: number;
+          }>;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    heatmap: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        days: Array<{
+          weekday: string;
+          hours: Array<{
+            hour: number;
+            average_online: null | number;
+          }>;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    sessionLengths: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        sessions: number;
+        buckets: Array<{
+          bucket: string;
+          min_seconds: number;
+          max_seconds: null | number;
+          sessions: number;
+          share: number;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    leaderboard: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+        limit?: unknown;
+      };
+      output: {
+        players: Array<{
+          rank: number;
+          uuid: string;
+          name: null | string;
+          edition: "java" | "bedrock";
+          playtime_seconds: number;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    peaks: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        online_now: number;
+        peak: null | {
+          players: number;
+          at: string;
+        };
+        most_online_ever: null | {
+          players: number;
+          at: string;
+        };
+        from: string;
+        to: string;
+        time_zone: string;
+      };
+      meta: object;
+    }>;
+    editions: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network?: undefined | string;
+        from?: undefined | string;
+        to?: undefined | string;
+        tz?: undefined | string;
+      };
+      output: {
+        editions: Array<{
+          edition: "java" | "bedrock";
+          players: number;
+          player_share: number;
+          playtime_seconds: number;
+          playtime_share: number;
+        }>;
+        from: string;
+        to: string;
+        time_zone: string;
       };
       meta: object;
     }>;

@@ -1,0 +1,262 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rowsOf } from "../db/rows";
+
+/** A database handle or a transaction (the aggregates are kept inside the transaction that closes sessions). */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+
+/** Quarter and hour boundaries are drawn by `date_bin` from this origin (a UTC midnight). */
+export const ORIGIN = sql.raw(`timestamptz '2000-01-01 00:00:00+00'`);
+export const QUARTER_MS = 15 * 60 * 1000;
+
+/**
+ * Session length buckets, upper bounds in seconds (the last is open-ended). Documented in
+ * docs/analytics.md; changing them needs a rebuild of `analytics_session_lengths`.
+ */
+export const LENGTH_BUCKETS = [
+  { label: "under 5 min", below: 300 },
+  { label: "5-15 min", below: 900 },
+  { label: "15-30 min", below: 1800 },
+  { label: "30-60 min", below: 3600 },
+  { label: "1-2 h", below: 7200 },
+  { label: "2-4 h", below: 14400 },
+  { label: "4 h or more", below: null },
+] as const;
+const bucketOf = (len: string) =>
+  sql.raw(
+    `(case ${LENGTH_BUCKETS.filter((b) => b.below !== null)
+      .map((b, i) => `when ${len} < ${b.below} then ${i}`)
+      .join(" ")} else ${LENGTH_BUCKETS.length - 1} end)::smallint`,
+  );
+
+/** A session as the aggregates see it: [a, b) on one server. */
+export interface Span {
+  server_id: string;
+  uuid: string;
+  a: string;
+  b: string;
+}
+
+const ms = (t: string) => `round(extract(epoch from ${t}) * 1000)`;
+
+/**
+ * The quarters of sessions `src` (columns server_id, uuid, a, b) with the milliseconds played in
+ * each (telescoping differences of rounded instants, so the pieces add up to the session's
+ * length), and whether the session started there. A session that lasts no time has one piece.
+ */
+const pieces = (src: SQL) => sql`
+  select s.server_id, s.uuid, s.a, q.q,
+         (${sql.raw(ms("least(s.b, q.q + interval '15 minutes')"))} - ${sql.raw(ms("greatest(s.a, q.q)"))})::int as ms,
+         (s.a >= q.q) as started
+    from (${src}) s,
+         generate_series(date_bin('15 minutes', s.a, ${ORIGIN}), s.b, interval '15 minutes') as q(q)
+   where q.q < s.b or q.q <= s.a`;
+
+/** Per (server, hour, player) rows of `src`, in the shape of `analytics_player_hours`. */
+export const hourRows = (src: SQL) => sql`
+  select server_id, date_bin('1 hour', q, ${ORIGIN}) as hour, uuid,
+         coalesce(sum(ms) filter (where qi = 0), 0)::int as q0, coalesce(sum(ms) filter (where qi = 1), 0)::int as q1,
+         coalesce(sum(ms) filter (where qi = 2), 0)::int as q2, coalesce(sum(ms) filter (where qi = 3), 0)::int as q3,
+         bit_or(1 << qi)::smallint as seen, count(*) filter (where started)::int as joins
+    from (select p.*, (extract(epoch from p.q - date_bin('1 hour', p.q, ${ORIGIN})) / 900)::int as qi
+            from (${pieces(src)}) p) x
+   group by server_id, date_bin('1 hour', q, ${ORIGIN}), uuid`;
+
+/** Per (team, scope, slot) rows of `src`: player time and sessions open at the slot's first instant. */
+export const slotRows = (src: SQL) => sql`
+  select sv.team_id, sc.scope, p.q as slot, sum(p.ms)::bigint as online_ms, (count(*) filter (where p.a < p.q))::int as start_level
+    from (${pieces(src)}) p
+    join servers sv on sv.id = p.server_id
+    cross join lateral (
+      select p.server_id::text as scope
+      union all
+      select 'n:' || sv.team_id || ':' || sv.network_name where sv.network_name is not null) sc
+   where p.ms > 0 or p.a < p.q
+   group by sv.team_id, sc.scope, p.q`;
+
+export const lengthRows = (src: SQL) => sql`
+  select server_id, date_bin('15 minutes', a, ${ORIGIN}) as slot,
+         ${bucketOf("extract(epoch from b - a)")} as bucket, count(*)::int as sessions
+    from (${src}) s group by 1, 2, 3`;
+
+/**
+ * Adds closed sessions to the analytics aggregates, in the caller's transaction (the one that
+ * closed them, so a session is counted exactly when it is closed). The caller holds the server's
+ * row: closes on one server are serial, and the slots' peaks below see every earlier close.
+ */
+export async function addSessions(tx: Tx, spans: Span[]) {
+  if (spans.length === 0) return;
+  await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
+  const src = sql`select x.server_id, x.uuid, x.a, x.b from json_to_recordset(${JSON.stringify(spans)}::json)
+    as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)`;
+  const touched = rowsOf<{ scope: string; slot: string }>(
+    await tx.execute(sql`
+      with ph as (
+        insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins)
+        ${hourRows(src)}
+        on conflict (server_id, hour, uuid) do update set
+          q0 = analytics_player_hours.q0 + excluded.q0, q1 = analytics_player_hours.q1 + excluded.q1,
+          q2 = analytics_player_hours.q2 + excluded.q2, q3 = analytics_player_hours.q3 + excluded.q3,
+          seen = analytics_player_hours.seen | excluded.seen, joins = analytics_player_hours.joins + excluded.joins
+        returning 1),
+      sl as (
+        insert into analytics_session_lengths (server_id, slot, bucket, sessions)
+        ${lengthRows(src)}
+        on conflict (server_id, slot, bucket) do update set sessions = analytics_session_lengths.sessions + excluded.sessions
+        returning 1)
+      insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)
+      select team_id, scope, slot, online_ms, start_level, 0, slot from (${slotRows(src)}) r
+      on conflict (scope, slot) do update set
+        online_ms = analytics_slots.online_ms + excluded.online_ms,
+        start_level = analytics_slots.start_level + excluded.start_level
+      returning scope, slot::text as slot`),
+  );
+  await recomputePeaks(tx, touched);
+}
+
+/**
+ * Takes the networks of these servers, in one order, for the rest of the transaction: closers on
+ * two servers of one network would otherwise update its slot rows in different orders (a
+ * deadlock), and each slot's peak must be recomputed after every other close's rows are in.
+ */
+async function lockNetworks(tx: Tx, serverIds: string[]) {
+  if (serverIds.length === 0) return;
+  await tx.execute(sql`
+    select pg_advisory_xact_lock(hashtextextended(n.scope, 26)) from (
+      select distinct 'n:' || team_id || ':' || network_name as scope from servers
+       where network_name is not null and id in (${sql.join(
+         serverIds.map((i) => sql`${i}::uuid`),
+         sql`, `,
+       )})
+       order by 1) n`);
+}
+
+/**
+ * Sets each given slot's peak from its first-instant level and the closed sessions starting or
+ * ending inside it (leaves before joins at one instant; a session that lasts no time is never
+ * open). `except` leaves one player's sessions out (forgetPlayer, before they are deleted).
+ */
+export async function recomputePeaks(tx: Tx, touched: { scope: string; slot: string }[], except?: string) {
+  if (touched.length === 0) return;
+  const networks = [...new Set(touched.map((t) => t.scope).filter((s) => s.startsWith("n:")))];
+  const members = new Map<string, string[]>();
+  if (networks.length > 0) {
+    const rows = rowsOf<{ scope: string; id: string }>(
+      await tx.execute(sql`
+        select 'n:' || team_id || ':' || network_name as scope, id::text as id from servers
+         where network_name is not null
+           and ('n:' || team_id || ':' || network_name) in (${sql.join(
+             networks.map((n) => sql`${n}`),
+             sql`, `,
+           )})`),
+    );
+    for (const r of rows) members.set(r.scope, [...(members.get(r.scope) ?? []), r.id]);
+  }
+  const targets: { scope: string; slot: string; server_id: string }[] = [];
+  for (const t of touched) {
+    if (t.scope.startsWith("n:")) for (const id of members.get(t.scope) ?? []) targets.push({ ...t, server_id: id });
+    else targets.push({ ...t, server_id: t.scope });
+  }
+  const skip = except ? sql`and s.uuid <> ${except}::uuid` : sql``;
+  await tx.execute(sql`
+    with t as (select * from json_to_recordset(${JSON.stringify(targets)}::json) as x(scope text, slot timestamptz, server_id uuid)),
+    ev as (
+      select t.scope, t.slot, s.at, 1 as d from t cross join lateral (
+        select s.joined_at as at from player_sessions s
+         where s.server_id = t.server_id and s.joined_at >= t.slot and s.joined_at < t.slot + interval '15 minutes'
+           and s.left_at > s.joined_at ${skip} offset 0) s
+      union all
+      select t.scope, t.slot, s.at, -1 from t cross join lateral (
+        select s.left_at as at from player_sessions s
+         where s.server_id = t.server_id and s.left_at > t.slot and s.left_at < t.slot + interval '15 minutes'
+           and s.left_at > s.joined_at ${skip} offset 0) s),
+    run as (
+      select scope, slot, at, d, sum(d) over (partition by scope, slot order by at, d rows unbounded preceding) as lvl from ev),
+    best as (
+      select distinct on (scope, slot) scope, slot, lvl, at from run where d = 1 order by scope, slot, lvl desc, at),
+    u as (select distinct t.scope, t.slot, b.lvl, b.at from t left join best b on b.scope = t.scope and b.slot = t.slot)
+    update analytics_slots a
+       set peak = a.start_level + greatest(0, coalesce(u.lvl, 0))::int,
+           peak_at = case when coalesce(u.lvl, 0) > 0 then u.at else a.slot end
+      from u
+     where a.scope = u.scope and a.slot = u.slot`);
+}
+
+/**
+ * Removes one player's closed sessions from every analytics aggregate of a team, exactly the
+ * inverse of `addSessions`. Call it in the erasure's transaction before the sessions are deleted
+ * (it reads them to know what they added).
+ */
+export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
+  const mine = rowsOf<{ id: string }>(
+    await tx.execute(sql`select id::text as id from servers where team_id = ${teamId}`),
+  );
+  await lockNetworks(
+    tx,
+    mine.map((r) => r.id),
+  );
+  const src = sql`select s.server_id, s.uuid, s.joined_at as a, s.left_at as b from player_sessions s
+     join servers sv on sv.id = s.server_id
+    where sv.team_id = ${teamId} and s.uuid = ${uuid}::uuid and s.left_at is not null`;
+  const touched = rowsOf<{ scope: string; slot: string }>(
+    await tx.execute(sql`
+      with sl as (
+        update analytics_session_lengths l set sessions = l.sessions - x.sessions
+          from (${lengthRows(src)}) x
+         where l.server_id = x.server_id and l.slot = x.slot and l.bucket = x.bucket
+        returning 1)
+      update analytics_slots a set online_ms = a.online_ms - x.online_ms, start_level = a.start_level - x.start_level
+        from (${slotRows(src)}) x
+       where a.scope = x.scope and a.slot = x.slot
+      returning a.scope, a.slot::text as slot`),
+  );
+  await tx.execute(sql`
+    delete from analytics_player_hours h using servers sv
+     where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
+  await tx.execute(sql`delete from analytics_session_lengths l using servers sv
+     where sv.id = l.server_id and sv.team_id = ${teamId} and l.sessions <= 0`);
+  await recomputePeaks(tx, touched, uuid);
+  await tx.execute(
+    sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0`,
+  );
+}
+
+/**
+ * Builds the aggregates again from the closed sessions, for one team or for all (the migration's
+ * backfill does the same for all). Used after bulk loads (bench/analytics.ts) and by repairs.
+ */
+export async function rebuildAggregates(tx: Tx, teamId?: string) {
+  const mine = teamId ? sql`and sv.team_id = ${teamId}` : sql``;
+  const src = sql`select s.server_id, s.uuid, s.joined_at as a, s.left_at as b from player_sessions s
+     join servers sv on sv.id = s.server_id where s.left_at is not null ${mine}`;
+  const teamOnly = teamId ? sql`where team_id = ${teamId}` : sql``;
+  await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
+  await tx.execute(sql`delete from analytics_session_lengths h using servers sv where sv.id = h.server_id ${mine}`);
+  await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
+  await tx.execute(
+    sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
+  );
+  await tx.execute(sql`insert into analytics_session_lengths (server_id, slot, bucket, sessions) ${lengthRows(src)}`);
+  await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)
+    select team_id, scope, slot, online_ms, start_level, start_level, slot from (${slotRows(src)}) r`);
+  await tx.execute(sql`${ALL_PEAKS} ${teamId ? sql`and a.team_id = ${teamId}` : sql``}`);
+}
+
+/** Every slot's peak from all closed sessions at once (the bulk form of `recomputePeaks`). */
+export const ALL_PEAKS = sql.raw(`
+  with sv as (
+    select id, id::text as scope from servers
+    union all select id, 'n:' || team_id || ':' || network_name from servers where network_name is not null),
+  ev as (
+    select sv.scope, date_bin('15 minutes', s.joined_at, timestamptz '2000-01-01 00:00:00+00') as slot, s.joined_at as at, 1 as d
+      from player_sessions s join sv on sv.id = s.server_id where s.left_at > s.joined_at
+    union all
+    select sv.scope, date_bin('15 minutes', s.left_at, timestamptz '2000-01-01 00:00:00+00'), s.left_at, -1
+      from player_sessions s join sv on sv.id = s.server_id
+     where s.left_at > s.joined_at and s.left_at > date_bin('15 minutes', s.left_at, timestamptz '2000-01-01 00:00:00+00')),
+  run as (select scope, slot, at, d, sum(d) over (partition by scope, slot order by at, d rows unbounded preceding) as lvl from ev),
+  best as (select distinct on (scope, slot) scope, slot, lvl, at from run where d = 1 order by scope, slot, lvl desc, at)
+  update analytics_slots a
+     set peak = a.start_level + greatest(0, b.lvl)::int, peak_at = case when b.lvl > 0 then b.at else a.slot end
+    from best b
+   where a.scope = b.scope and a.slot = b.slot`);

@@ -1,0 +1,449 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rowsOf } from "../db/rows";
+import { servers, teams } from "../db/schema";
+import { AppError } from "../lib/errors";
+import type { Clock } from "../lib/clock";
+import { iso } from "../lib/schemas";
+import { validTimeZone } from "../lib/time-zone";
+import { type Principal, reachesServer } from "../auth/principal";
+import { requireTeamRole } from "../teams/access";
+import { hourRows, LENGTH_BUCKETS, ORIGIN, QUARTER_MS } from "./aggregates";
+
+const DAY_MS = 86_400_000;
+const WEEK_MS = 7 * DAY_MS;
+/** The longest window a read may ask for. */
+export const MAX_WINDOW_DAYS = 400;
+export const DEFAULT_WINDOW_DAYS = 30;
+/** Activity index: the weekly playtime that scores 1/(π/2 + 1) for a week, and the group floors. */
+export const ACTIVITY_THRESHOLD_MS = 3_600_000;
+export const ACTIVITY_GROUPS = [
+  { group: "very_active", min: 3.75 },
+  { group: "active", min: 3 },
+  { group: "regular", min: 2 },
+  { group: "irregular", min: 1 },
+  { group: "inactive", min: 0 },
+] as const;
+const FLOODGATE = /^00000000-0000-0000-0009-/;
+
+export interface WindowQuery {
+  server_id?: string;
+  network?: string;
+  from?: string;
+  to?: string;
+  tz?: string;
+}
+
+interface Scope {
+  scope: string;
+  ids: string[];
+  zone: string;
+  from: Date;
+  to: Date;
+  now: Date;
+}
+
+const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
+const idList = (ids: string[]) =>
+  sql.join(
+    ids.map((i) => sql`${i}::uuid`),
+    sql`, `,
+  );
+
+/** The quarter bits of an hour row that lie in [from, to): a mask for `seen`, a sum of q0..q3. */
+const inWindow = (s: Scope) => {
+  const inside = (i: number) =>
+    sql`(h.hour + interval '${sql.raw(String(15 * i))} minutes' >= ${at(s.from)} and h.hour + interval '${sql.raw(String(15 * i))} minutes' < ${at(s.to)})`;
+  const mask = sql.join(
+    [0, 1, 2, 3].map((i) => sql`(case when ${inside(i)} then ${sql.raw(String(1 << i))} else 0 end)`),
+    sql` | `,
+  );
+  const ms = sql.join(
+    [0, 1, 2, 3].map((i) => sql`(case when ${inside(i)} then h.q${sql.raw(String(i))} else 0 end)`),
+    sql` + `,
+  );
+  return { mask, ms };
+};
+
+export class AnalyticsService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
+  private async resolve(principal: Principal, teamId: string, q: WindowQuery): Promise<Scope> {
+    await requireTeamRole(this.db, principal, teamId, "viewer");
+    if ((q.server_id === undefined) === (q.network === undefined))
+      throw new AppError("bad_request", "Give exactly one of server_id and network.");
+    let ids: string[];
+    let scope: string;
+    if (q.server_id) {
+      const [row] = await this.db
+        .select({ id: servers.id })
+        .from(servers)
+        .where(and(eq(servers.id, q.server_id), eq(servers.teamId, teamId)));
+      if (!row || !reachesServer(principal, row.id)) throw new AppError("not_found", "Server not found.");
+      ids = [row.id];
+      scope = row.id;
+    } else {
+      const rows = await this.db
+        .select({ id: servers.id })
+        .from(servers)
+        .where(and(eq(servers.teamId, teamId), eq(servers.networkName, q.network!)));
+      if (rows.length === 0) throw new AppError("not_found", "Network not found.");
+      if (rows.some((r) => !reachesServer(principal, r.id)))
+        throw new AppError("forbidden", "This key does not reach every server of the network.");
+      ids = rows.map((r) => r.id);
+      scope = `n:${teamId}:${q.network}`;
+    }
+    let zone = q.tz;
+    if (zone === undefined) {
+      const [t] = await this.db.select({ zone: teams.timeZone }).from(teams).where(eq(teams.id, teamId));
+      zone = t?.zone ?? "UTC";
+    } else if (!validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
+    const nowMs = this.clock.now();
+    const toMs = q.to ? Date.parse(q.to) : nowMs;
+    const fromMs = q.from ? Date.parse(q.from) : toMs - DEFAULT_WINDOW_DAYS * DAY_MS;
+    const from = Math.floor(fromMs / QUARTER_MS) * QUARTER_MS;
+    const to = Math.ceil(toMs / QUARTER_MS) * QUARTER_MS;
+    if (!(to > from)) throw new AppError("bad_request", "to must be after from.");
+    if (to - from > MAX_WINDOW_DAYS * DAY_MS)
+      throw new AppError("bad_request", `The window is at most ${MAX_WINDOW_DAYS} days.`);
+    return { scope, ids, zone, from: new Date(from), to: new Date(to), now: new Date(nowMs) };
+  }
+
+  /** Open sessions of the scope as spans ending now (or at the window's end). */
+  private openSrc(s: Scope) {
+    const end = new Date(Math.min(s.now.getTime(), s.to.getTime()));
+    return sql`select s.server_id, s.uuid, s.joined_at as a, ${at(end)} as b from player_sessions s
+      where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(end)}`;
+  }
+
+  /** Hour rows of the scope touching the window: the aggregate, plus the open sessions cut the same way. */
+  private hours(s: Scope, from = s.from) {
+    const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
+    return sql`
+      select hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
+       where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(s.to)}
+      union all
+      select hour, uuid, q0, q1, q2, q3, seen from (${hourRows(this.openSrc(s))}) o
+       where hour >= ${at(lo)} and hour < ${at(s.to)}`;
+  }
+
+  /** Per player of the scope: milliseconds played and whether seen inside the window. */
+  private perPlayer(s: Scope) {
+    const w = inWindow(s);
+    return sql`
+      select h.uuid, sum(${w.ms})::float8 as ms, bool_or((h.seen & (${w.mask})) <> 0) as seen
+        from (${this.hours(s)}) h group by h.uuid`;
+  }
+
+  private window(s: Scope) {
+    return { from: iso(s.from), to: iso(s.to), time_zone: s.zone };
+  }
+
+  private async rows<T>(q: SQL): Promise<T[]> {
+    return rowsOf<T>(await this.db.execute(q));
+  }
+
+  async activity(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const since = new Date(s.to.getTime() - 3 * WEEK_MS);
+    const weekOf = sql`floor(extract(epoch from ${at(s.to)} - (h.hour + i * interval '15 minutes')) / ${WEEK_MS / 1000})::int`;
+    const rows = await this.rows<{ uuid: string; first_seen: string; index: number }>(sql`
+      with seen as (select uuid from (${this.perPlayer(s)}) p where p.seen),
+      weeks as (
+        select h.uuid, ${weekOf} as w, sum((array[h.q0, h.q1, h.q2, h.q3])[i + 1])::float8 as ms
+          from (${this.hours({ ...s, from: since }, since)}) h
+          cross join generate_series(0, 3) as i
+         where h.hour + i * interval '15 minutes' >= ${at(since)} and h.hour + i * interval '15 minutes' < ${at(s.to)}
+         group by 1, 2),
+      scores as (
+        select uuid, sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) as sum, count(*) as n from weeks group by uuid),
+      firsts as (
+        select p.uuid, min(p.first_seen) as first_seen from players p
+         where p.server_id in (${idList(s.ids)}) and p.uuid in (select uuid from seen) group by p.uuid)
+      select seen.uuid::text as uuid, f.first_seen::text as first_seen,
+             (5 - 5 * (coalesce(sc.sum, 0) + (3 - coalesce(sc.n, 0))) / 3)::float8 as index
+        from seen left join scores sc on sc.uuid = seen.uuid left join firsts f on f.uuid = seen.uuid`);
+    let fresh = 0;
+    let regular = 0;
+    const groups = new Map<string, number>(ACTIVITY_GROUPS.map((g) => [g.group, 0]));
+    for (const r of rows) {
+      const index = Number(r.index);
+      const g = ACTIVITY_GROUPS.find((x) => index >= x.min - 1e-9)!;
+      groups.set(g.group, groups.get(g.group)! + 1);
+      const first = r.first_seen ? pgTime(r.first_seen) : 0;
+      if (first >= s.from.getTime()) fresh++;
+      else if (index >= 2 - 1e-9) regular++;
+    }
+    return {
+      ...this.window(s),
+      players: rows.length,
+      new_players: fresh,
+      returning_players: rows.length - fresh - regular,
+      regular_players: regular,
+      activity_groups: ACTIVITY_GROUPS.map((g) => ({
+        group: g.group,
+        min_index: g.min,
+        players: groups.get(g.group)!,
+      })),
+    };
+  }
+
+  async retention(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const z = sql`${s.zone}`;
+    const rows = await this.rows<{ cohort: string; k: number; n: number }>(sql`
+      with firsts as (
+        select p.uuid, min(p.first_seen) as first_seen from players p
+         where p.server_id in (${idList(s.ids)}) group by p.uuid
+        having min(p.first_seen) >= ${at(s.from)} and min(p.first_seen) < ${at(s.to)}),
+      cohort as (select uuid, date_trunc('week', first_seen at time zone ${z}) as wk from firsts),
+      active as (
+        select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
+          from (${this.hours(s)}) h cross join generate_series(0, 3) as i
+         where (h.seen >> i) & 1 = 1 and h.uuid in (select uuid from cohort)
+           and h.hour + i * interval '15 minutes' >= ${at(s.from)} and h.hour + i * interval '15 minutes' < ${at(s.to)})
+      select to_char(c.wk, 'YYYY-MM-DD') as cohort, 0 as k, count(*)::int as n from cohort c group by c.wk
+      union all
+      select to_char(c.wk, 'YYYY-MM-DD'), (extract(epoch from a.wk - c.wk) / 604800)::int as k, count(*)::int
+        from cohort c join active a on a.uuid = c.uuid and a.wk > c.wk group by c.wk, a.wk
+      order by 1, 2`);
+    // The last local week that starts before the window's end.
+    const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
+    const cohorts = new Map<string, { size: number; back: Map<number, number> }>();
+    for (const r of rows) {
+      const c = cohorts.get(r.cohort) ?? { size: 0, back: new Map() };
+      if (Number(r.k) === 0) c.size = Number(r.n);
+      else c.back.set(Number(r.k), Number(r.n));
+      cohorts.set(r.cohort, c);
+    }
+    return {
+      ...this.window(s),
+      cohorts: [...cohorts].map(([week, c]) => {
+        const weeks = Math.round((Date.parse(`${endWeek}T00:00:00Z`) - Date.parse(`${week}T00:00:00Z`)) / WEEK_MS);
+        return {
+          week_start: week,
+          players: c.size,
+          retained: Array.from({ length: Math.max(0, weeks) }, (_, i) => {
+            const n = c.back.get(i + 1) ?? 0;
+            return { week: i + 1, players: n, share: c.size === 0 ? 0 : Math.round((n / c.size) * 10000) / 10000 };
+          }),
+        };
+      }),
+    };
+  }
+
+  /** The local calendar date (YYYY-MM-DD) of the Monday starting the week of `d` in `zone`. */
+  private localMonday(d: Date, zone: string): string {
+    const parts = new Intl.DateTimeFormat("en-CA", {
+      timeZone: zone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    })
+      .format(d)
+      .slice(0, 10);
+    const day = new Date(`${parts}T00:00:00Z`);
+    const dow = (day.getUTCDay() + 6) % 7;
+    return new Date(day.getTime() - dow * DAY_MS).toISOString().slice(0, 10);
+  }
+
+  async heatmap(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const z = sql`${s.zone}`;
+    const rows = await this.rows<{ dow: number; hour: number; ms: number; quarters: number }>(sql`
+      with online as (
+        select slot, sum(ms)::float8 as ms from (
+          select slot, online_ms as ms from analytics_slots where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)}
+          union all
+          select q.q, (round(extract(epoch from least(o.b, q.q + interval '15 minutes')) * 1000)
+                       - round(extract(epoch from greatest(o.a, q.q)) * 1000))::float8
+            from (${this.openSrc(s)}) o,
+                 generate_series(date_bin('15 minutes', o.a, ${ORIGIN}), o.b, interval '15 minutes') as q(q)
+           where q.q < o.b and q.q >= ${at(s.from)} and q.q < ${at(s.to)}) u
+         group by slot),
+      grid as (select g from generate_series(${at(s.from)}, ${at(s.to)} - interval '15 minutes', interval '15 minutes') as g)
+      select extract(isodow from g at time zone ${z})::int as dow, extract(hour from g at time zone ${z})::int as hour,
+             coalesce(sum(o.ms), 0)::float8 as ms, count(*)::int as quarters
+        from grid left join online o on o.slot = grid.g
+       group by 1, 2`);
+    const cells = new Map(rows.map((r) => [`${r.dow} ${r.hour}`, r]));
+    const days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+    return {
+      ...this.window(s),
+      days: days.map((day, d) => ({
+        weekday: day,
+        hours: Array.from({ length: 24 }, (_, h) => {
+          const c = cells.get(`${d + 1} ${h}`);
+          const avg = c ? Number(c.ms) / (Number(c.quarters) * QUARTER_MS) : null;
+          return { hour: h, average_online: avg === null ? null : Math.round(avg * 1000) / 1000 };
+        }),
+      })),
+    };
+  }
+
+  async sessionLengths(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const rows = await this.rows<{ bucket: number; n: number }>(sql`
+      select bucket, sum(sessions)::int as n from analytics_session_lengths
+       where server_id in (${idList(s.ids)}) and slot >= ${at(s.from)} and slot < ${at(s.to)}
+       group by bucket`);
+    const by = new Map(rows.map((r) => [Number(r.bucket), Number(r.n)]));
+    const total = [...by.values()].reduce((a, b) => a + b, 0);
+    let lower = 0;
+    return {
+      ...this.window(s),
+      sessions: total,
+      buckets: LENGTH_BUCKETS.map((b, i) => {
+        const n = by.get(i) ?? 0;
+        const out = {
+          bucket: b.label,
+          min_seconds: lower,
+          max_seconds: b.below,
+          sessions: n,
+          share: total === 0 ? 0 : Math.round((n / total) * 10000) / 10000,
+        };
+        lower = b.below ?? lower;
+        return out;
+      }),
+    };
+  }
+
+  async leaderboard(principal: Principal, teamId: string, q: WindowQuery & { limit?: number }) {
+    const s = await this.resolve(principal, teamId, q);
+    const limit = q.limit ?? 10;
+    const rows = await this.rows<{ uuid: string; ms: number; name: string | null }>(sql`
+      with pp as (select * from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit})
+      select pp.uuid::text as uuid, pp.ms,
+             (select p.name from players p where p.server_id in (${idList(s.ids)}) and p.uuid = pp.uuid
+               order by p.last_seen desc limit 1) as name
+        from pp order by pp.ms desc, pp.uuid`);
+    return {
+      ...this.window(s),
+      players: rows.map((r, i) => ({
+        rank: i + 1,
+        uuid: r.uuid,
+        name: r.name,
+        edition: FLOODGATE.test(r.uuid) ? ("bedrock" as const) : ("java" as const),
+        playtime_seconds: Math.round(Number(r.ms) / 1000),
+      })),
+    };
+  }
+
+  async editions(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const rows = await this.rows<{ bedrock: boolean; players: number; ms: number }>(sql`
+      select (p.uuid::text like '00000000-0000-0000-0009-%') as bedrock, count(*)::int as players, sum(p.ms)::float8 as ms
+        from (${this.perPlayer(s)}) p where p.seen group by 1`);
+    const of = (b: boolean) => rows.find((r) => r.bedrock === b) ?? { players: 0, ms: 0 };
+    const players = rows.reduce((a, r) => a + Number(r.players), 0);
+    const ms = rows.reduce((a, r) => a + Number(r.ms), 0);
+    const share = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10000) / 10000);
+    return {
+      ...this.window(s),
+      editions: (["java", "bedrock"] as const).map((e) => {
+        const r = of(e === "bedrock");
+        return {
+          edition: e,
+          players: Number(r.players),
+          player_share: share(Number(r.players), players),
+          playtime_seconds: Math.round(Number(r.ms) / 1000),
+          playtime_share: share(Number(r.ms), ms),
+        };
+      }),
+    };
+  }
+
+  async peaks(principal: Principal, teamId: string, q: WindowQuery) {
+    const s = await this.resolve(principal, teamId, q);
+    const open = await this.rows<{ a: string }>(sql`
+      select s.joined_at::text as a from player_sessions s
+       where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(s.now)}`);
+    const opens = open.map((o) => pgTime(o.a)).sort((x, y) => x - y);
+    // The window's slots by their key (a range), not the peak index: that one would walk the
+    // scope's whole history from its highest peak down until it met the window.
+    const [inWindow] = await this.rows<{ peak: number; peak_at: string }>(sql`
+      select peak, peak_at::text as peak_at from (
+        select peak, peak_at from analytics_slots
+         where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)} and peak > 0 offset 0) w
+       order by peak desc, peak_at limit 1`);
+    const [ever] = await this.rows<{ peak: number; peak_at: string }>(sql`
+      select peak, peak_at::text as peak_at from analytics_slots where scope = ${s.scope} and peak > 0
+       order by peak desc, peak_at limit 1`);
+    let best = inWindow ? { players: Number(inWindow.peak), at: pgTime(inWindow.peak_at) } : null;
+    let top = ever ? { players: Number(ever.peak), at: pgTime(ever.peak_at) } : null;
+    if (opens.length > 0) {
+      for (const c of await this.openPeaks(s, opens)) {
+        if (
+          c.slot >= s.from.getTime() &&
+          c.slot < s.to.getTime() &&
+          (!best || c.players > best.players || (c.players === best.players && c.at < best.at))
+        )
+          best = c;
+        if (!top || c.players > top.players || (c.players === top.players && c.at < top.at)) top = c;
+      }
+    }
+    const when = (p: { players: number; at: number } | null) =>
+      p ? { players: p.players, at: iso(new Date(p.at)) } : null;
+    return { ...this.window(s), online_now: opens.length, peak: when(best), most_online_ever: when(top) };
+  }
+
+  /**
+   * Each slot from the first open session's start to now, with the open sessions added: a slot
+   * no open session starts in is its closed peak plus the sessions open across it; a slot one
+   * starts in is counted again from its events (closed sessions and open joins).
+   */
+  private async openPeaks(s: Scope, opens: number[]) {
+    const lo = Math.floor(opens[0]! / QUARTER_MS) * QUARTER_MS;
+    const slots = await this.rows<{ slot: string; start_level: number; peak: number; peak_at: string }>(sql`
+      select slot::text as slot, start_level, peak, peak_at::text as peak_at from analytics_slots
+       where scope = ${s.scope} and slot >= ${at(new Date(lo))} and slot <= ${at(s.now)}`);
+    const bySlot = new Map(slots.map((r) => [pgTime(r.slot), r]));
+    const joinSlots = [...new Set(opens.map((a) => Math.floor(a / QUARTER_MS) * QUARTER_MS))];
+    const events = await this.rows<{ slot: string; at: string; d: number }>(sql`
+      with t as (select unnest(array[${sql.raw(joinSlots.map((j) => `timestamptz '${new Date(j).toISOString()}'`).join(", "))}]) as slot)
+      select t.slot::text as slot, s.joined_at::text as at, 1 as d from t join player_sessions s
+          on s.server_id in (${idList(s.ids)}) and s.joined_at >= t.slot and s.joined_at < t.slot + interval '15 minutes'
+         and (s.left_at is null or s.left_at > s.joined_at)
+      union all
+      select t.slot::text, s.left_at::text, -1 from t join player_sessions s
+          on s.server_id in (${idList(s.ids)}) and s.left_at > t.slot and s.left_at < t.slot + interval '15 minutes'
+         and s.left_at > s.joined_at`);
+    const out: { slot: number; players: number; at: number }[] = [];
+    for (let slot = lo; slot <= s.now.getTime(); slot += QUARTER_MS) {
+      const row = bySlot.get(slot);
+      const covering = opens.filter((a) => a < slot).length;
+      if (!joinSlots.includes(slot)) {
+        const players = Number(row?.peak ?? 0) + covering;
+        if (players > 0) out.push({ slot, players, at: row && Number(row.peak) > 0 ? pgTime(row.peak_at) : slot });
+        continue;
+      }
+      const ev = events
+        .filter((e) => pgTime(e.slot) === slot)
+        .map((e) => ({ t: pgTime(e.at), d: Number(e.d) }))
+        .sort((x, y) => x.t - y.t || x.d - y.d);
+      let level = Number(row?.start_level ?? 0) + covering;
+      let peak = level;
+      let when = slot;
+      for (const e of ev) {
+        level += e.d;
+        if (level > peak) {
+          peak = level;
+          when = e.t;
+        }
+      }
+      if (peak > 0) out.push({ slot, players: peak, at: when });
+    }
+    return out;
+  }
+}
+
+/** A timestamptz as the database prints it (`2026-03-29 01:00:00.123+00`), in milliseconds. */
+function pgTime(text: string): number {
+  const m = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?$/.exec(text);
+  if (!m) return Date.parse(text);
+  return Date.parse(`${m[1]}T${m[2]}${m[3]}:${m[4] ?? "00"}`);
+}

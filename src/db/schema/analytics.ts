@@ -1,0 +1,72 @@
+import { bigint, index, integer, pgTable, primaryKey, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { servers } from "./servers";
+import { teams } from "./teams";
+
+const tz = (name: string) => timestamp(name, { withTimezone: true });
+
+/**
+ * Closed sessions per server, UTC hour and player, cut into the hour's four quarters (milliseconds
+ * played in each, and a bit per quarter the player was seen in), added to in the transaction that
+ * closes a session. Quarters because every time zone in use is a whole number of quarter hours
+ * from UTC: a day, week or window in any zone is a whole number of quarters, so the reads need no
+ * raw session. docs/analytics.md, "Aggregates".
+ */
+export const analyticsPlayerHours = pgTable(
+  "analytics_player_hours",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    hour: tz("hour").notNull(),
+    uuid: uuid("uuid").notNull(),
+    q0: integer("q0").notNull().default(0),
+    q1: integer("q1").notNull().default(0),
+    q2: integer("q2").notNull().default(0),
+    q3: integer("q3").notNull().default(0),
+    /** Bit i: a session was in quarter i (a session that lasted no time included). */
+    seen: smallint("seen").notNull().default(0),
+    /** Sessions that started in this hour. */
+    joins: integer("joins").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.hour, t.uuid] }), index("analytics_player_hours_uuid_idx").on(t.uuid)],
+);
+
+/**
+ * Per scope (a server id, or `n:<team id>:<network name>`) and 15-minute slot, over closed
+ * sessions: player time in it (for the heatmap), how many sessions were open at its first instant,
+ * and the most open at once inside it with the first instant that level was reached (for peaks).
+ */
+export const analyticsSlots = pgTable(
+  "analytics_slots",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    slot: tz("slot").notNull(),
+    onlineMs: bigint("online_ms", { mode: "number" }).notNull().default(0),
+    startLevel: integer("start_level").notNull().default(0),
+    peak: integer("peak").notNull().default(0),
+    peakAt: tz("peak_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scope, t.slot] }),
+    // "Most online ever": the first row of the scope in this order.
+    index("analytics_slots_peak_idx").on(t.scope, t.peak.desc(), t.peakAt),
+    index("analytics_slots_team_idx").on(t.teamId),
+  ],
+);
+
+/** Closed sessions per server, 15-minute slot of their start and length bucket (docs/analytics.md). */
+export const analyticsSessionLengths = pgTable(
+  "analytics_session_lengths",
+  {
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    slot: tz("slot").notNull(),
+    bucket: smallint("bucket").notNull(),
+    sessions: integer("sessions").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.serverId, t.slot, t.bucket] })],
+);

@@ -1,0 +1,386 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import type { RunningServer } from "../src/app";
+import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
+import { rowsOf } from "../src/db/rows";
+import { sharedServer } from "./harness";
+import { api, expectError, newUser } from "./helpers";
+import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await sharedServer();
+});
+const db = () => server.services.database.db;
+
+type Session = [uuid: string, name: string, joined: string, left: string | null];
+/** Joins and leaves through the agent's events, in time order (a session per entry; null: still open). */
+async function play(s: ServerFixture, sessions: Session[]) {
+  const events = sessions.flatMap(([uuid, name, a, b]) => [
+    { type: "join", uuid, name, at: a },
+    ...(b ? [{ type: "leave", uuid, name, at: b }] : []),
+  ]);
+  events.sort((x, y) => Date.parse(x.at) - Date.parse(y.at) || (x.type === "leave" ? -1 : 1));
+  const res = await agentApi(server, s.agentToken, "POST", "/agent/events", {
+    events: events.map((e) => ({ event_id: eventId(), ...e })),
+  });
+  expect(`${res.status} ${res.text}`).toStartWith("200");
+}
+
+const read = (s: ServerFixture, path: string, query: Record<string, string>) =>
+  api(server, "GET", `/analytics/${path}?${new URLSearchParams(query)}`, {
+    token: s.owner.token,
+    headers: { "x-team-id": s.teamId },
+  });
+async function ok(s: ServerFixture, path: string, query: Record<string, string>) {
+  const res = await read(s, path, query);
+  expect(`${res.status} ${res.text}`).toStartWith("200");
+  return res.body;
+}
+const cell = (heat: any, weekday: string, hour: number) =>
+  heat.days.find((d: any) => d.weekday === weekday).hours[hour].average_online;
+
+const P = (n: number) => `0f0f0f0f-0000-4000-8000-${String(n).padStart(12, "0")}`;
+const BEDROCK = "00000000-0000-0000-0009-000000000001";
+
+/** Every aggregate row of a team, in a stable order, for comparing with a rebuild. */
+async function dump(teamId: string) {
+  const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db().execute(text));
+  return {
+    hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
+      from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId}
+      order by 1, 2, 3`),
+    lengths: await q(sql`select l.server_id::text, l.slot::text, bucket, sessions from analytics_session_lengths l
+      join servers sv on sv.id = l.server_id where sv.team_id = ${teamId} and sessions > 0 order by 1, 2, 3`),
+    slots: await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text from analytics_slots
+      where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0) order by 1, 2`),
+  };
+}
+
+describe("team time zone", () => {
+  test("PATCH /teams/{id} sets a valid zone, GET shows it, an unknown zone is 400 and changes nothing", async () => {
+    const s = await newServer(server);
+    const before = await api(server, "GET", `/teams/${s.teamId}`, { token: s.owner.token });
+    expect(before.body.time_zone).toBe("UTC");
+    const set = await api(server, "PATCH", `/teams/${s.teamId}`, {
+      token: s.owner.token,
+      body: { time_zone: "Asia/Kolkata" },
+    });
+    expect(`${set.status} ${set.text}`).toStartWith("200");
+    expect(set.body).toMatchObject({ time_zone: "Asia/Kolkata", name: before.body.name });
+    const bad = await api(server, "PATCH", `/teams/${s.teamId}`, {
+      token: s.owner.token,
+      body: { time_zone: "Mars/Olympus_Mons", name: "Renamed" },
+    });
+    expectError(bad, 400);
+    const after = await api(server, "GET", `/teams/${s.teamId}`, { token: s.owner.token });
+    expect(after.body).toMatchObject({ time_zone: "Asia/Kolkata", name: before.body.name });
+    // The team's zone is the reads' default; `tz` overrides it; an unknown `tz` is 400.
+    const heat = await ok(s, "heatmap", {
+      server_id: s.serverId,
+      from: "2026-03-02T00:00:00Z",
+      to: "2026-03-03T00:00:00Z",
+    });
+    expect(heat.time_zone).toBe("Asia/Kolkata");
+    expectError(await read(s, "heatmap", { server_id: s.serverId, tz: "Not/AZone" }), 400);
+  });
+});
+
+describe("heatmap, peaks and session lengths across DST days (Europe/Berlin)", () => {
+  let s: ServerFixture;
+  beforeAll(async () => {
+    s = await newServer(server);
+    await play(s, [
+      // 2026-03-29: clocks go from 02:00 CET to 03:00 CEST at 01:00 UTC (a 23-hour day).
+      [P(1), "Ada", "2026-03-29T00:30:00Z", "2026-03-29T01:30:00Z"],
+      [P(2), "Bo", "2026-03-29T00:45:00Z", "2026-03-29T01:15:00Z"],
+      // 2026-10-25: from 03:00 CEST back to 02:00 CET at 01:00 UTC (a 25-hour day: 02:00-03:00 twice).
+      [P(3), "Cy", "2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z"],
+    ]);
+  });
+
+  test("the 23-hour day: local 01:00 and 03:00 each hold 45 player-minutes, 02:00 does not exist", async () => {
+    const q = { server_id: s.serverId, tz: "Europe/Berlin", from: "2026-03-28T23:00:00Z", to: "2026-03-29T22:00:00Z" };
+    const heat = await ok(s, "heatmap", q);
+    expect(cell(heat, "Sunday", 0)).toBe(0);
+    expect(cell(heat, "Sunday", 1)).toBe(0.75);
+    expect(cell(heat, "Sunday", 2)).toBeNull();
+    expect(cell(heat, "Sunday", 3)).toBe(0.75);
+    expect(cell(heat, "Sunday", 23)).toBe(0);
+    expect(cell(heat, "Saturday", 23)).toBeNull();
+    expect(
+      heat.days.find((d: any) => d.weekday === "Sunday").hours.filter((h: any) => h.average_online !== null),
+    ).toHaveLength(23);
+
+    const peaks = await ok(s, "peaks", q);
+    expect(peaks.peak).toEqual({ players: 2, at: "2026-03-29T00:45:00.000Z" });
+    expect(peaks.most_online_ever).toEqual({ players: 2, at: "2026-03-29T00:45:00.000Z" });
+    expect(peaks.online_now).toBe(0);
+
+    const lengths = await ok(s, "session-lengths", q);
+    expect(lengths.sessions).toBe(2);
+    expect(lengths.buckets.filter((b: any) => b.sessions > 0).map((b: any) => [b.bucket, b.sessions, b.share])).toEqual(
+      [
+        ["30-60 min", 1, 0.5],
+        ["1-2 h", 1, 0.5],
+      ],
+    );
+  });
+
+  test("the 25-hour day: local 02:00 happens twice, so one hour online in it averages 0.5", async () => {
+    const q = { server_id: s.serverId, tz: "Europe/Berlin", from: "2026-10-24T22:00:00Z", to: "2026-10-25T23:00:00Z" };
+    const heat = await ok(s, "heatmap", q);
+    expect(cell(heat, "Sunday", 1)).toBe(0);
+    expect(cell(heat, "Sunday", 2)).toBe(0.5);
+    expect(cell(heat, "Sunday", 3)).toBe(0);
+    const peaks = await ok(s, "peaks", q);
+    expect(peaks.peak).toEqual({ players: 1, at: "2026-10-25T00:00:00.000Z" });
+    // The spring peak is still the highest ever.
+    expect(peaks.most_online_ever).toEqual({ players: 2, at: "2026-03-29T00:45:00.000Z" });
+    // In UTC the same hour is Sunday 00:00, whole.
+    const utc = await ok(s, "heatmap", { ...q, tz: "UTC" });
+    expect(cell(utc, "Sunday", 0)).toBe(1);
+  });
+});
+
+describe("a half-hour zone (Asia/Kolkata, UTC+05:30)", () => {
+  test("a session 18:00-19:00 UTC is half in local Monday 23:00 and half in Tuesday 00:00; a local day cuts it", async () => {
+    const s = await newServer(server);
+    await play(s, [[P(4), "Dee", "2026-03-02T18:00:00Z", "2026-03-02T19:00:00Z"]]);
+    const week = {
+      server_id: s.serverId,
+      tz: "Asia/Kolkata",
+      from: "2026-03-01T18:30:00Z",
+      to: "2026-03-08T18:30:00Z",
+    };
+    const heat = await ok(s, "heatmap", week);
+    expect(cell(heat, "Monday", 23)).toBe(0.5);
+    expect(cell(heat, "Tuesday", 0)).toBe(0.5);
+    expect(cell(heat, "Monday", 22)).toBe(0);
+    // Tuesday 2026-03-03 in Kolkata: 18:30 UTC the day before to 18:30 UTC that day.
+    const tuesday = { ...week, from: "2026-03-02T18:30:00Z", to: "2026-03-03T18:30:00Z" };
+    const board = await ok(s, "leaderboard", tuesday);
+    expect(board.players).toEqual([{ rank: 1, uuid: P(4), name: "Dee", edition: "java", playtime_seconds: 1800 }]);
+    const monday = await ok(s, "leaderboard", { ...week, from: "2026-03-01T18:30:00Z", to: "2026-03-02T18:30:00Z" });
+    expect(monday.players[0].playtime_seconds).toBe(1800);
+    const activity = await ok(s, "activity", tuesday);
+    expect(activity).toMatchObject({ players: 1, new_players: 0, returning_players: 1, regular_players: 0 });
+  });
+});
+
+describe("weekly retention cohorts across a year and a month boundary", () => {
+  let s: ServerFixture;
+  const at = (day: string): [string, string] => [`${day}T12:00:00Z`, `${day}T13:00:00Z`];
+  beforeAll(async () => {
+    s = await newServer(server);
+    const A = P(11);
+    const B = P(12);
+    const C = P(13);
+    const D = P(14);
+    const E = P(15);
+    await play(s, [
+      [A, "A", ...at("2025-12-22")],
+      [B, "B", ...at("2025-12-23")],
+      [A, "A", ...at("2025-12-30")],
+      [C, "C", ...at("2025-12-31")],
+      [E, "E", ...at("2026-01-04")],
+      [C, "C", ...at("2026-01-05")],
+      [A, "A", ...at("2026-01-06")],
+      [B, "B", ...at("2026-01-07")],
+      [E, "E", ...at("2026-01-11")],
+      [D, "D", ...at("2026-01-28")],
+      [D, "D", ...at("2026-02-02")],
+    ]);
+  });
+  const window = { from: "2025-12-22T00:00:00Z", to: "2026-02-09T00:00:00Z" };
+  const shape = (r: any) => r.cohorts.map((c: any) => [c.week_start, c.players, c.retained.map((x: any) => x.players)]);
+
+  test("UTC weeks: each first-week cohort and who came back in week 1..N", async () => {
+    const r = await ok(s, "retention", { server_id: s.serverId, tz: "UTC", ...window });
+    expect(shape(r)).toEqual([
+      ["2025-12-22", 2, [1, 2, 0, 0, 0, 0]],
+      // E's Sunday 2026-01-04 and Sunday 2026-01-11 are one week apart.
+      ["2025-12-29", 2, [2, 0, 0, 0, 0]],
+      ["2026-01-26", 1, [1]],
+    ]);
+    expect(r.cohorts[0].retained[1]).toEqual({ week: 2, players: 2, share: 1 });
+    expect(r.cohorts[1].retained[0]).toEqual({ week: 1, players: 2, share: 1 });
+    expect(r.cohorts[2].retained[0]).toEqual({ week: 1, players: 1, share: 1 });
+  });
+
+  test("Pacific/Auckland (UTC+13 in summer): Sunday noon UTC is Monday there, so E starts a later cohort", async () => {
+    const r = await ok(s, "retention", { server_id: s.serverId, tz: "Pacific/Auckland", ...window });
+    expect(shape(r)).toEqual([
+      ["2025-12-22", 2, [1, 2, 0, 0, 0, 0, 0]],
+      ["2025-12-29", 1, [1, 0, 0, 0, 0, 0]],
+      ["2026-01-05", 1, [1, 0, 0, 0, 0]],
+      ["2026-01-26", 1, [1, 0]],
+    ]);
+  });
+});
+
+describe("activity index: new, returning and regular", () => {
+  test("three weeks of playtime before the window's end give each player's index and group", async () => {
+    const s = await newServer(server);
+    const [R, Q, S2] = [P(21), P(22), P(23)];
+    await play(s, [
+      [Q, "Q", "2026-06-09T12:00:00Z", "2026-06-09T13:00:00Z"],
+      [R, "R", "2026-06-10T12:00:00Z", "2026-06-10T13:00:00Z"],
+      [R, "R", "2026-06-17T12:00:00Z", "2026-06-17T13:00:00Z"],
+      [S2, "S", "2026-06-23T12:00:00Z", "2026-06-23T13:00:00Z"],
+      [R, "R", "2026-06-24T12:00:00Z", "2026-06-24T13:00:00Z"],
+      [Q, "Q", "2026-06-25T12:00:00Z", "2026-06-25T12:06:00Z"],
+    ]);
+    // R: an hour in each week: 5 - 5/(π/2 + 1) = 3.05 (active). Q: 6 min, nothing, an hour: 1.24
+    // (irregular). S: new, an hour in the last week only: 1.02 (irregular).
+    const r = await ok(s, "activity", {
+      server_id: s.serverId,
+      tz: "UTC",
+      from: "2026-06-22T00:00:00Z",
+      to: "2026-06-29T00:00:00Z",
+    });
+    expect(r).toMatchObject({ players: 3, new_players: 1, regular_players: 1, returning_players: 1 });
+    expect(r.activity_groups.map((g: any) => [g.group, g.players])).toEqual([
+      ["very_active", 0],
+      ["active", 1],
+      ["regular", 0],
+      ["irregular", 2],
+      ["inactive", 0],
+    ]);
+  });
+});
+
+describe("a network: players counted once across its servers", () => {
+  let n1: ServerFixture;
+  let n2: ServerFixture;
+  const [X, Y] = [P(31), P(32)];
+  const day = { network: "Realm", tz: "UTC", from: "2026-05-04T00:00:00Z", to: "2026-05-05T00:00:00Z" };
+  const lobbyDay = () => ({ server_id: n1.serverId, tz: "UTC", from: day.from, to: day.to });
+  beforeAll(async () => {
+    n1 = await newServer(server, { kind: "network", network_name: "Realm", name: "Lobby" });
+    const res = await api(server, "POST", "/server/servers", {
+      token: n1.owner.token,
+      body: {
+        team_id: n1.teamId,
+        name: "Survival",
+        host: "127.0.0.1",
+        port: 9,
+        kind: "network",
+        network_name: "Realm",
+      },
+    });
+    expect(res.status).toBe(201);
+    n2 = { ...n1, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    await play(n1, [
+      [X, "X", "2026-05-04T10:00:00Z", "2026-05-04T11:00:00Z"],
+      [Y, "Y", "2026-05-04T10:30:00Z", "2026-05-04T11:30:00Z"],
+    ]);
+    await play(n2, [
+      [BEDROCK, ".Zed", "2026-05-04T10:00:00Z", "2026-05-04T10:30:00Z"],
+      [X, "X", "2026-05-04T11:00:00Z", "2026-05-04T12:00:00Z"],
+    ]);
+  });
+
+  test("each read over the network, against the hand count", async () => {
+    expect(await ok(n1, "activity", day)).toMatchObject({ players: 3, new_players: 3, returning_players: 0 });
+    expect((await ok(n1, "activity", lobbyDay())).players).toBe(2);
+    const board = await ok(n1, "leaderboard", day);
+    expect(board.players.map((p: any) => [p.uuid, p.name, p.edition, p.playtime_seconds])).toEqual([
+      [X, "X", "java", 7200],
+      [Y, "Y", "java", 3600],
+      [BEDROCK, ".Zed", "bedrock", 1800],
+    ]);
+    const ed = await ok(n1, "editions", day);
+    expect(ed.editions).toEqual([
+      { edition: "java", players: 2, player_share: 0.6667, playtime_seconds: 10800, playtime_share: 0.8571 },
+      { edition: "bedrock", players: 1, player_share: 0.3333, playtime_seconds: 1800, playtime_share: 0.1429 },
+    ]);
+    // X hops from the lobby to survival at 11:00 (the leave first): never two at once for X.
+    const peaks = await ok(n1, "peaks", day);
+    expect(peaks.peak).toEqual({ players: 2, at: "2026-05-04T10:00:00.000Z" });
+    const lobby = await ok(n1, "peaks", lobbyDay());
+    expect(lobby.peak).toEqual({ players: 2, at: "2026-05-04T10:30:00.000Z" });
+    const heat = await ok(n1, "heatmap", day);
+    expect(cell(heat, "Monday", 10)).toBe(2);
+    expect(cell(heat, "Monday", 11)).toBe(1.5);
+    expect(cell(heat, "Monday", 12)).toBe(0);
+    const lengths = await ok(n1, "session-lengths", day);
+    expect(lengths.buckets.map((b: any) => b.sessions)).toEqual([0, 0, 0, 1, 3, 0, 0]);
+    const cohorts = await ok(n1, "retention", day);
+    expect(cohorts.cohorts).toEqual([{ week_start: "2026-05-04", players: 3, retained: [] }]);
+  });
+
+  test("the aggregates kept at ingest equal a rebuild from the sessions", async () => {
+    const kept = await dump(n1.teamId);
+    expect(kept.hours.length).toBeGreaterThan(0);
+    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
+    expect(await dump(n1.teamId)).toEqual(kept);
+  });
+
+  test("forgetPlayer removes one player's share: the reads answer as if they never played", async () => {
+    await db().transaction(async (tx) => {
+      await forgetPlayer(tx, n1.teamId, Y);
+      await tx.execute(sql`delete from player_sessions where uuid = ${Y}::uuid`);
+      await tx.execute(sql`delete from players where uuid = ${Y}::uuid`);
+    });
+    const forgotten = await dump(n1.teamId);
+    expect(JSON.stringify(forgotten)).not.toContain(Y);
+    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
+    expect(await dump(n1.teamId)).toEqual(forgotten);
+
+    expect(await ok(n1, "activity", day)).toMatchObject({ players: 2, new_players: 2 });
+    const board = await ok(n1, "leaderboard", day);
+    expect(board.players.map((p: any) => p.uuid)).toEqual([X, BEDROCK]);
+    const lobby = await ok(n1, "peaks", lobbyDay());
+    expect(lobby.peak).toEqual({ players: 1, at: "2026-05-04T10:00:00.000Z" });
+    const heat = await ok(n1, "heatmap", day);
+    expect(cell(heat, "Monday", 10)).toBe(1.5);
+    expect(cell(heat, "Monday", 11)).toBe(1);
+    const lengths = await ok(n1, "session-lengths", day);
+    expect(lengths.buckets.map((b: any) => b.sessions)).toEqual([0, 0, 0, 1, 2, 0, 0]);
+  });
+});
+
+describe("open sessions and bad input", () => {
+  test("an open session counts up to now: online now, the peak and the leaderboard", async () => {
+    const s = await newServer(server);
+    const now = server.services.clock.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    await play(s, [
+      [P(41), "Open", iso(now - 20 * 60_000), null],
+      [P(42), "Closed", iso(now - 15 * 60_000), iso(now - 10 * 60_000)],
+    ]);
+    const peaks = await ok(s, "peaks", { server_id: s.serverId });
+    expect(peaks.online_now).toBe(1);
+    expect(peaks.peak).toEqual({ players: 2, at: iso(now - 15 * 60_000) });
+    expect(peaks.most_online_ever).toEqual(peaks.peak);
+    const board = await ok(s, "leaderboard", { server_id: s.serverId });
+    expect(board.players.map((p: any) => p.name)).toEqual(["Open", "Closed"]);
+    expect(board.players[0].playtime_seconds).toBeGreaterThanOrEqual(20 * 60 - 1);
+    expect(board.players[1].playtime_seconds).toBe(300);
+  });
+
+  test("bad scopes and windows are 4xx; another team's server is 404", async () => {
+    const s = await newServer(server);
+    const other = await newServer(server);
+    expectError(await read(s, "peaks", {}), 400);
+    expectError(await read(s, "peaks", { server_id: s.serverId, network: "x" }), 400);
+    expectError(await read(s, "peaks", { server_id: other.serverId }), 404);
+    expectError(await read(s, "peaks", { network: "Nowhere" }), 404);
+    expectError(
+      await read(s, "peaks", { server_id: s.serverId, from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" }),
+      400,
+    );
+    expectError(
+      await read(s, "peaks", { server_id: s.serverId, from: "2024-01-01T00:00:00Z", to: "2026-01-01T00:00:00Z" }),
+      400,
+    );
+    expectError(await read(s, "leaderboard", { server_id: s.serverId, limit: "1000" }), 400);
+    const stranger = await newUser(server, "stranger");
+    const res = await api(server, "GET", `/analytics/peaks?server_id=${s.serverId}`, {
+      token: stranger.token,
+      headers: { "x-team-id": s.teamId },
+    });
+    expectError(res, 403);
+  });
+});
