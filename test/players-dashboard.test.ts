@@ -100,7 +100,7 @@ describe("dashboard: players", () => {
         expect(await checkEverywhere(page, "player page")).toEqual([]);
 
         // The server page's table: search and pages.
-        await page.goto(`${server.url}/#/servers/${s.serverId}`);
+        await page.goto(`${server.url}/#/servers/${s.serverId}/players`);
         const serverRows = page.getByRole("table", { name: "Players" }).locator("tbody tr");
         await serverRows.first().waitFor();
         expect(await serverRows.count()).toBe(25);

@@ -103,7 +103,7 @@ export function ServerPlayers({ serverId }: { serverId: string }) {
       <Q q={players}>
         {(d) => (
           <div>
-            <h3>Players ({d.players_total})</h3>
+            <p className="muted">{d.players_total} seen</p>
             {d.players.length === 0 ? (
               <p className="muted">
                 {q ? "No player matches." : "No player seen yet. The agent reports joins and leaves."}
