@@ -57,6 +57,11 @@ export const ZEventBatch = z.object({ events: z.array(ZAgentEvent).min(1).max(MA
 export const ZEventResult = z.object({
   accepted: z.number().int().meta({ description: "Events applied now" }),
   duplicates: z.number().int().meta({ description: "Events whose event_id was already received; ignored" }),
+  opted_out: z
+    .number()
+    .int()
+    .optional()
+    .meta({ description: "Joins and leaves of players on the team's opt-out list: received, not kept" }),
 });
 
 export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTimestamp });
@@ -79,6 +84,14 @@ export const ZAgentConfig = z.object({
     .array(z.object({ uuid: z.string(), lifted_at: ZTimestamp }))
     .max(LIMITS.pardonsInAgentConfig)
     .meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
+  opt_outs: z
+    .array(z.string())
+    .max(LIMITS.optOutsPerTeam)
+    .optional()
+    .meta({
+      description:
+        "UUIDs of players who opted out of collection (docs/privacy.md): send no joins, leaves or chat of theirs. Bans still apply to them",
+    }),
   kicks: z.array(ZKick).max(LIMITS.kicksPending).meta({
     description: "Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id",
   }),

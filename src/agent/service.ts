@@ -23,6 +23,7 @@ import {
   pendingKick,
 } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
+import { optedOut, optOutsOfServer } from "../privacy/service";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
 /** The one server an agent token speaks for. */
@@ -158,10 +159,22 @@ export class AgentService {
         .onConflictDoNothing()
         .returning({ id: agentEvents.eventId });
       const fresh = new Set(inserted.map((r) => r.id));
+      // Joins and leaves of players who opted out are not kept (bans still apply); their ids are
+      // recorded all the same, so a retried batch stays a duplicate.
+      const dropped = await optedOut(
+        tx,
+        serverId,
+        events.filter((e) => e.type === "join" || e.type === "leave").map((e) => e.uuid),
+      );
       let accepted = 0;
+      let ignored = 0;
       for (const e of events) {
         // delete() makes a repeated id inside one batch count once, too.
         if (!fresh.delete(e.event_id)) continue;
+        if ((e.type === "join" || e.type === "leave") && dropped.has(e.uuid)) {
+          ignored++;
+          continue;
+        }
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
         if (e.type === "join") {
@@ -181,7 +194,7 @@ export class AgentService {
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }
-      return { accepted, duplicates: events.length - accepted };
+      return { accepted, duplicates: events.length - accepted - ignored, opted_out: ignored };
     });
     for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);
     return result;
@@ -190,7 +203,7 @@ export class AgentService {
   /** What the plugin should apply: ranks, live announcements, dashboard bans, recent dashboard pardons and pending kicks. */
   async config(serverId: string) {
     const pardonSince = new Date(Date.now() - EVENT_ID_DAYS * 86_400_000);
-    const [rankRows, announcementRows, banRows, pardonRows, kickRows] = await Promise.all([
+    const [rankRows, announcementRows, banRows, pardonRows, kickRows, optOuts] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
       this.db
@@ -213,6 +226,7 @@ export class AgentService {
         .orderBy(desc(bans.liftedAt))
         .limit(LIMITS.pardonsInAgentConfig),
       this.db.select().from(kicks).where(pendingKick(serverId)).orderBy(kicks.createdAt).limit(LIMITS.kicksPending),
+      optOutsOfServer(this.db, serverId),
     ]);
     return {
       server_id: serverId,
@@ -222,6 +236,7 @@ export class AgentService {
       bans: banRows.map(banOut),
       pardons: pardonRows.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt!) })),
       kicks: kickRows.map(kickOut),
+      opt_outs: optOuts,
     };
   }
 }

@@ -8,6 +8,7 @@ import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
 import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
+import { privacyRouter } from "../privacy/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -23,6 +24,7 @@ export const appRouter = router({
   playerHistory: playerHistoryRouter,
   webhooks: webhooksRouter,
   audit: auditRouter,
+  privacy: privacyRouter,
 });
 
 export type AppRouter = typeof appRouter;

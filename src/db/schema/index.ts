@@ -8,3 +8,4 @@ export * from "./webhooks";
 export * from "./two-factor";
 export * from "./idempotency";
 export * from "./audit";
+export * from "./privacy";
