@@ -106,7 +106,7 @@ export const HOLDERS: Holder[] = [
     export: ({ tx, uuid, servers }) =>
       rows(
         tx,
-        sql`select server_id, day, playtime_us, joins from player_days
+        sql`select server_id, day, playtime_us::float8 as playtime_us, joins from player_days
              where server_id in ${servers} and uuid = ${uuid} order by server_id, day`,
       ),
     async erase(p) {
@@ -133,7 +133,7 @@ export const HOLDERS: Holder[] = [
     export: ({ tx, uuid, servers }) =>
       rows(
         tx,
-        sql`select server_id, name, online, first_seen, last_seen, play_seconds
+        sql`select server_id, name, online, first_seen, last_seen, play_seconds::float8 as play_seconds
               from players where server_id in ${servers} and uuid = ${uuid} order by server_id`,
       ),
     erase: ({ tx, uuid, servers }) =>
@@ -221,7 +221,7 @@ export const HOLDERS: Holder[] = [
     export: ({ tx, uuid, teamId }) =>
       rows(
         tx,
-        sql`select id as entry_id, at, actor_kind, actor_name, action, target_type, target_name, server_id, changes
+        sql`select id::text as entry_id, at, actor_kind, actor_name, action, target_type, target_name, server_id, changes
               from audit_log
              where team_id = ${teamId}
                and (${mentions(sql`target_id`, uuid)} or ${mentions(sql`changes::text`, uuid)})
