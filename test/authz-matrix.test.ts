@@ -30,8 +30,16 @@ const MUTATES_TEAM = new Set([
   "DELETE /teams/{team_id}/members/{user_id}",
 ]);
 
+/**
+ * Teams made for the current people. Each person may be in LIMITS.teamsPerUser teams, fewer than
+ * the routes there are, so a route starting past FRESH_PEOPLE_AFTER gets a new world (new people).
+ */
+let teamsMade = 0;
+const FRESH_PEOPLE_AFTER = 60;
+
 /** A team of the fixture's shape with the two scoped keys for this route. */
 async function teamFor(scope: string | undefined): Promise<TeamFixture> {
+  teamsMade++;
   const team = await makeTeam(server, world.people);
   const { own, others } = scopeSets(scope);
   const [mine, theirs] = await Promise.all([
@@ -76,6 +84,10 @@ describe("authorization matrix: every procedure x every caller", () => {
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
     test(key, async () => {
+      if (teamsMade >= FRESH_PEOPLE_AFTER) {
+        world = await makeWorld(server);
+        teamsMade = 0;
+      }
       const build = builderFor(key, SECURITY_CASES, world)!;
       const outsider = SECURITY_CASES[key]?.outsider ?? 403;
       const want = Object.fromEntries(CALLERS.map((c) => [c, expected(route, c, outsider)]));

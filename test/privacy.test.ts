@@ -189,7 +189,10 @@ describe("export and erasure", () => {
       ...session(gone, "Gone", day + 6000_000, day + 6600_000),
       ...session(gone, "Gone", day + 2 * 86_400_000 + 60_000, day + 2 * 86_400_000 + 120_000),
     ];
-    await send(a, [...shared, ...extra].sort((p, q) => p.at - q.at));
+    await send(
+      a,
+      [...shared, ...extra].sort((p, q) => p.at - q.at),
+    );
     await send(b, shared);
     const days = async (serverId: string) =>
       rowsOf<Record<string, unknown>>(
@@ -319,7 +322,10 @@ describe("opt-outs", () => {
     const s = await newServer(server);
     const p = crypto.randomUUID();
     await send(s, session(p, "Leaving", Date.now() - 600_000, Date.now() - 300_000));
-    await api(server, "POST", `/teams/${s.teamId}/opt-outs`, { token: s.owner.token, body: { uuid: p, name: "Leaving" } });
+    await api(server, "POST", `/teams/${s.teamId}/opt-outs`, {
+      token: s.owner.token,
+      body: { uuid: p, name: "Leaving" },
+    });
     await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: p, name: "Leaving" } });
     expect((await api(server, "POST", `/players/${p}/erase`, asTeam(s))).status).toBe(200);
     expect(await whereHeld(p)).toEqual({ "bans.uuid": 1, "player_opt_outs.uuid": 1 });
@@ -366,7 +372,10 @@ describe("retention", () => {
     );
     expect(days.map((d) => d.players)).toEqual([1, 1]);
 
-    await api(server, "PUT", `/teams/${s.teamId}/privacy`, { token: s.owner.token, body: { session_retention_days: 5 } });
+    await api(server, "PUT", `/teams/${s.teamId}/privacy`, {
+      token: s.owner.token,
+      body: { session_retention_days: 5 },
+    });
     await server.services.monitoring.retention();
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(1);
     const left = rowsOf<{ n: number }>(

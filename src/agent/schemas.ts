@@ -84,14 +84,10 @@ export const ZAgentConfig = z.object({
     .array(z.object({ uuid: z.string(), lifted_at: ZTimestamp }))
     .max(LIMITS.pardonsInAgentConfig)
     .meta({ description: "Bans lifted from the dashboard in the last 7 days: pardon these in game" }),
-  opt_outs: z
-    .array(z.string())
-    .max(LIMITS.optOutsPerTeam)
-    .optional()
-    .meta({
-      description:
-        "UUIDs of players who opted out of collection (docs/privacy.md): send no joins, leaves or chat of theirs. Bans still apply to them",
-    }),
+  opt_outs: z.array(z.string()).max(LIMITS.optOutsPerTeam).optional().meta({
+    description:
+      "UUIDs of players who opted out of collection (docs/privacy.md): send no joins, leaves or chat of theirs. Bans still apply to them",
+  }),
   kicks: z.array(ZKick).max(LIMITS.kicksPending).meta({
     description: "Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id",
   }),

@@ -50,7 +50,10 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
       : await count(
           sql`delete from audit_log where at < ${new Date(now.getTime() - keep.auditDays * 86_400_000).toISOString()}::timestamptz`,
         );
-  const players = keep.playerDataDays === undefined ? {} : await pruneTeamPlayerData(db, keep.playerDataDays, now);
+  const players =
+    keep.playerDataDays === undefined
+      ? { pruned_team_sessions: 0, forgotten_players: 0 }
+      : await pruneTeamPlayerData(db, keep.playerDataDays, now);
   return {
     pruned_raw: prunedRaw,
     pruned_minutes: prunedMinutes,

@@ -115,9 +115,7 @@ export const HOLDERS: Holder[] = [
           sql`delete from player_days where server_id in ${p.servers} and uuid = ${p.uuid} returning server_id, day`,
         ),
       );
-      p.touchedDays.push(
-        ...gone.map((r) => ({ server_id: r.server_id, day: new Date(r.day).toISOString() })),
-      );
+      p.touchedDays.push(...gone.map((r) => ({ server_id: r.server_id, day: new Date(r.day).toISOString() })));
       return gone.length;
     },
   },
@@ -147,7 +145,8 @@ export const HOLDERS: Holder[] = [
         sql`select id as kick_id, server_id, name, reason, created_at from kicks
              where server_id in ${servers} and uuid = ${uuid} order by created_at`,
       ),
-    erase: ({ tx, uuid, servers }) => affected(tx, sql`delete from kicks where server_id in ${servers} and uuid = ${uuid}`),
+    erase: ({ tx, uuid, servers }) =>
+      affected(tx, sql`delete from kicks where server_id in ${servers} and uuid = ${uuid}`),
   },
   {
     table: "bans",
@@ -168,7 +167,8 @@ export const HOLDERS: Holder[] = [
   },
   {
     table: "player_opt_outs",
-    keeps: "An opt-out keeps the UUID (it is the player's own request: dropping it would start collecting again); its name is dropped.",
+    keeps:
+      "An opt-out keeps the UUID (it is the player's own request: dropping it would start collecting again); its name is dropped.",
     export: ({ tx, uuid, teamId }) =>
       rows(tx, sql`select name, created_at from player_opt_outs where team_id = ${teamId} and uuid = ${uuid}`),
     erase: ({ tx, uuid, teamId }) =>
@@ -217,7 +217,8 @@ export const HOLDERS: Holder[] = [
     // Entries stay (what was done, when, by whom) but no longer name the player: the target
     // becomes the player's reference and what the entry recorded of them is dropped.
     table: "audit_log",
-    keeps: "Entries about the player stay, with the target replaced by the player's reference (`pr_...`) and their fields dropped.",
+    keeps:
+      "Entries about the player stay, with the target replaced by the player's reference (`pr_...`) and their fields dropped.",
     export: ({ tx, uuid, teamId }) =>
       rows(
         tx,

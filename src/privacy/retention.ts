@@ -3,7 +3,6 @@ import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import { rebuildDays } from "./holders";
 
-
 /**
  * The teams' own retention (docs/privacy.md, "Retention"), run by the hourly retention job:
  * closed sessions and their daily rollups past a team's session retention are deleted, and
@@ -39,7 +38,9 @@ export async function pruneTeamPlayerData(db: Db, maxRetentionDays: number, now 
     );
     if (gone.length === 0) return 0;
     const list = sql`select x.server_id, x.uuid from json_to_recordset(${JSON.stringify(gone)}::json) as x(server_id uuid, uuid uuid)`;
-    await tx.execute(sql`delete from player_sessions s using (${list}) g where s.server_id = g.server_id and s.uuid = g.uuid`);
+    await tx.execute(
+      sql`delete from player_sessions s using (${list}) g where s.server_id = g.server_id and s.uuid = g.uuid`,
+    );
     await tx.execute(sql`delete from kicks k using (${list}) g where k.server_id = g.server_id and k.uuid = g.uuid`);
     const days = rowsOf<{ server_id: string; day: Date | string }>(
       await tx.execute(sql`
@@ -54,4 +55,3 @@ export async function pruneTeamPlayerData(db: Db, maxRetentionDays: number, now 
   });
   return { pruned_team_sessions: sessions, forgotten_players: forgotten };
 }
-

@@ -183,7 +183,12 @@ export class PrivacyService {
         .where(and(eq(playerOptOuts.teamId, teamId), eq(playerOptOuts.uuid, uuid)))
         .returning();
       if (!gone) throw new AppError("not_found", "This player is not on the team's opt-out list.");
-      await audit(tx, { teamId, target: { type: "player", id: uuid, name: gone.name }, before: optOutOut(gone), after: null });
+      await audit(tx, {
+        teamId,
+        target: { type: "player", id: uuid, name: gone.name },
+        before: optOutOut(gone),
+        after: null,
+      });
       return { ok: true as const };
     });
   }
@@ -203,7 +208,8 @@ export class PrivacyService {
     const issues: { path: string; message: string }[] = [];
     const check = (field: keyof typeof input, max: number, why: string) => {
       const v = input[field];
-      if (v !== undefined && v !== null && v > max) issues.push({ path: field, message: `must be at most ${max} (${why})` });
+      if (v !== undefined && v !== null && v > max)
+        issues.push({ path: field, message: `must be at most ${max} (${why})` });
     };
     check("session_retention_days", this.sessionMax(), "the platform keeps closed sessions no longer");
     check("player_retention_days", this.limits.maxRetentionDays, "PLAYER_DATA_MAX_RETENTION_DAYS");

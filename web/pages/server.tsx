@@ -24,6 +24,7 @@ import {
   useToast,
   useOutcome,
 } from "../ui";
+import { PlayerPrivacyActions } from "./player-privacy";
 import { sessionAgentTokens } from "./servers";
 
 const WINDOWS: Window[] = ["1h", "24h", "7d", "30d"];
@@ -190,7 +191,7 @@ const DURATIONS: [string, number | null][] = [
 ];
 
 function Players({ serverId }: { serverId: string }) {
-  const { canModerate } = useCurrent();
+  const { canModerate, team } = useCurrent();
   const qc = useQueryClient();
   const toast = useToast();
   const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
@@ -249,15 +250,18 @@ function Players({ serverId }: { serverId: string }) {
                         <td>{(p.time_played_seconds / 3600).toFixed(1)} h</td>
                         {canModerate && (
                           <td>
-                            {p.online && (
-                              <ConfirmButton
-                                label="Kick"
-                                name={`Kick ${p.name}`}
-                                danger={false}
-                                question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                                onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                              />
-                            )}
+                            <div className="actions">
+                              {team && <PlayerPrivacyActions teamId={team.team_id} uuid={p.uuid} name={p.name} />}
+                              {p.online && (
+                                <ConfirmButton
+                                  label="Kick"
+                                  name={`Kick ${p.name}`}
+                                  danger={false}
+                                  question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
+                                  onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
+                                />
+                              )}
+                            </div>
                           </td>
                         )}
                       </tr>

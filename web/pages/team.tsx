@@ -18,6 +18,7 @@ import {
 } from "../ui";
 import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
+import { PrivacySettings } from "./privacy";
 
 type GrantableRole = "admin" | "moderator" | "viewer";
 
@@ -107,6 +108,7 @@ export function TeamPage() {
       <Members />
       <ApiKeys />
       <Webhooks />
+      <PrivacySettings />
       <CreateTeam />
     </>
   );

@@ -229,7 +229,8 @@ describe("agent process against the service and a fake RCON server", () => {
     const alex = crypto.randomUUID();
     const teamHeaders = { token: s.owner.token, headers: { "x-team-id": s.teamId } };
     expect(
-      (await api(service, "POST", `/teams/${s.teamId}/opt-outs`, { token: s.owner.token, body: { uuid: quiet } })).status,
+      (await api(service, "POST", `/teams/${s.teamId}/opt-outs`, { token: s.owner.token, body: { uuid: quiet } }))
+        .status,
     ).toBe(201);
     await api(service, "POST", "/server/bans", { ...s.as(), body: { uuid: griefer, name: "Griefer", reason: "Xray" } });
     expect((await api(service, "POST", `/players/${griefer}/erase`, teamHeaders)).status).toBe(200);
