@@ -290,7 +290,7 @@ describe("fuzzing every operation of /openapi.json", () => {
     for (const op of walk) {
       const declared = (op.spec.parameters ?? []).filter((p: any) => p.in === "header").map((p: any) => p.name);
       const selector =
-        op.key === "GET /server/servers" || op.key === "GET /server/networks"
+        op.key === "GET /server/servers" || op.key === "GET /server/networks" || op.path.startsWith("/players/")
           ? "x-team-id"
           : op.path.startsWith("/server/") && !op.path.startsWith("/server/servers")
             ? "x-server-id"

@@ -85,7 +85,7 @@ describe("dashboard: privacy", () => {
         await section.getByLabel("Player UUID").fill(quiet);
         await section.getByLabel("Name (optional)").fill("Quiet");
         await section.getByRole("button", { name: "Opt out" }).click();
-        await section.getByRole("table", { name: "Opted-out players" }).getByText("Quiet").waitFor();
+        await section.getByRole("cell", { name: new RegExp(`^Quiet ${quiet}`) }).waitFor();
         await section.getByLabel(/^Session retention/).fill("30");
         await section.getByLabel(/^Player retention/).fill("180");
         await section.getByRole("button", { name: "Save" }).click();
