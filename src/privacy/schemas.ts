@@ -18,7 +18,7 @@ export const ZPlayerExport = z
       description: "What stands for the player in the audit log (a keyed hash of team and UUID): the same every time",
     }),
     generated_at: ZTimestamp,
-    holders: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))).meta({
+    holders: z.record(z.string().max(64), z.array(z.record(z.string().max(64), z.unknown())).max(10_000_000)).meta({
       description:
         "One section per table that can hold a player's data (docs/privacy.md lists them), each the rows about this player",
     }),
@@ -60,7 +60,7 @@ export const ZPlayerExport = z
 export const ZErasure = z
   .object({
     player_ref: z.string().meta({ description: "What stands for the player in the audit log from now on" }),
-    erased: z.record(z.string(), z.number().int()).meta({
+    erased: z.record(z.string().max(64), z.number().int()).meta({
       description:
         "Rows deleted or rewritten per table (bans: tombstoned, server_days: rebuilt); all zero when there was nothing left",
     }),
