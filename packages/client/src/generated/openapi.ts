@@ -12101,10 +12101,14 @@ export interface operations {
                  * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-                /** @description The team to act on */
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
                 "x-team-id": string;
             };
             path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
                 uuid: string;
             };
             cookie?: never;
@@ -12122,6 +12126,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "player_ref": "pr_4mV0bWk9xQ1vN2c3LrT8aYdE6fGhJkLz",
+                     *       "erased": {
+                     *         "player_sessions": 1204,
+                     *         "player_days": 88,
+                     *         "server_days": 88,
+                     *         "players": 2,
+                     *         "bans": 1,
+                     *         "audit_log": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description Rows deleted or rewritten per table (bans: tombstoned, server_days: rebuilt); all zero when there was nothing left */
                         erased: {
@@ -12357,10 +12374,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The team to act on */
+                /**
+                 * @description The team to act on
+                 * @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d
+                 */
                 "x-team-id": string;
             };
             path: {
+                /** @example 853c80ef-3c37-49fd-aa49-938b674adae6 */
                 uuid: string;
             };
             cookie?: never;
@@ -12377,6 +12398,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "853c80ef-3c37-49fd-aa49-938b674adae6",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "player_ref": "pr_4mV0bWk9xQ1vN2c3LrT8aYdE6fGhJkLz",
+                     *       "generated_at": "2026-03-14T10:02:11.204Z",
+                     *       "holders": {
+                     *         "players": [
+                     *           {
+                     *             "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *             "name": "jeb_",
+                     *             "online": false,
+                     *             "first_seen": "2026-03-14T09:26:53.589Z",
+                     *             "last_seen": "2026-03-14T10:02:11.204Z",
+                     *             "play_seconds": 3955
+                     *           }
+                     *         ],
+                     *         "player_sessions": [
+                     *           {
+                     *             "session_id": "4d5e6f7a-8b9c-4d0e-8f1a-2b3c4d5e6f7a",
+                     *             "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *             "joined_at": "2026-03-14T09:26:53.589Z",
+                     *             "left_at": "2026-03-14T10:02:11.204Z",
+                     *             "source": "agent",
+                     *             "seen_at": "2026-03-14T10:02:11.204Z",
+                     *             "end_reason": "leave"
+                     *           }
+                     *         ],
+                     *         "bans": [],
+                     *         "kicks": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         generated_at: string;
@@ -21315,6 +21369,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -21331,6 +21386,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "opt_outs": [
+                     *         {
+                     *           "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *           "name": "Notch",
+                     *           "created_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Oldest first */
                         opt_outs: {
@@ -21508,12 +21574,19 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                 *       "name": "Notch"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Shown in the list; dropped by an erasure
@@ -21540,6 +21613,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *       "name": "Notch",
+                     *       "created_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
@@ -21774,7 +21854,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
+                /** @example 069a79f4-44e9-4726-a5be-fca90e38aaf5 */
                 uuid: string;
             };
             cookie?: never;
@@ -21791,6 +21873,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Ok"];
                 };
             };
@@ -21954,6 +22041,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -21970,6 +22058,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "session_retention_days": 30,
+                     *       "player_retention_days": null,
+                     *       "effective_session_retention_days": 30,
+                     *       "effective_player_retention_days": 365,
+                     *       "max_session_retention_days": 90,
+                     *       "max_player_retention_days": 365,
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: int64 */
                         effective_player_retention_days: number;
@@ -22149,12 +22249,19 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "session_retention_days": 30,
+                 *       "player_retention_days": 180
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description null: back to the default
@@ -22180,6 +22287,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "session_retention_days": 30,
+                     *       "player_retention_days": 180,
+                     *       "effective_session_retention_days": 30,
+                     *       "effective_player_retention_days": 180,
+                     *       "max_session_retention_days": 90,
+                     *       "max_player_retention_days": 365,
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: int64 */
                         effective_player_retention_days: number;
