@@ -312,7 +312,7 @@ describe("opt-outs", () => {
     const removed = await api(server, "DELETE", `/teams/${s.teamId}/opt-outs/${quiet}`, { token: s.owner.token });
     expect(removed.status).toBe(200);
     expectError(await api(server, "DELETE", `/teams/${s.teamId}/opt-outs/${quiet}`, { token: s.owner.token }), 404);
-    expect((await send(s, session(quiet, "Quiet", now - 20_000, now - 10_000))).opted_out).toBe(0);
+    expect((await send(s, session(quiet, "Quiet", now - 20_000, now - 10_000))).opted_out).toBeUndefined();
     const audit = await api(server, "GET", `/teams/${s.teamId}/audit?target_id=${quiet}`, { token: s.owner.token });
     expect(audit.body.entries.map((e: any) => e.action)).toContain("player.opt_out");
     expect(audit.body.entries.map((e: any) => e.action)).toContain("player.opt_in");

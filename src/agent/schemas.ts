@@ -61,7 +61,9 @@ export const ZEventResult = z.object({
     .number()
     .int()
     .optional()
-    .meta({ description: "Joins and leaves of players on the team's opt-out list: received, not kept" }),
+    .meta({
+      description: "Joins and leaves of players on the team's opt-out list: received, not kept. Absent when none",
+    }),
 });
 
 export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTimestamp });

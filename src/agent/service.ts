@@ -194,7 +194,8 @@ export class AgentService {
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }
-      return { accepted, duplicates: events.length - accepted - ignored, opted_out: ignored };
+      // Present only when something was dropped: the answer of a team without opt-outs is unchanged.
+      return { accepted, duplicates: events.length - accepted - ignored, ...(ignored > 0 && { opted_out: ignored }) };
     });
     for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);
     return result;

@@ -2245,7 +2245,7 @@ export interface components {
             duplicates: number;
             /**
              * Format: int64
-             * @description Joins and leaves of players on the team's opt-out list: received, not kept
+             * @description Joins and leaves of players on the team's opt-out list: received, not kept. Absent when none
              */
             opted_out?: number;
         };
