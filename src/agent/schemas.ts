@@ -57,13 +57,9 @@ export const ZEventBatch = z.object({ events: z.array(ZAgentEvent).min(1).max(MA
 export const ZEventResult = z.object({
   accepted: z.number().int().meta({ description: "Events applied now" }),
   duplicates: z.number().int().meta({ description: "Events whose event_id was already received; ignored" }),
-  opted_out: z
-    .number()
-    .int()
-    .optional()
-    .meta({
-      description: "Joins and leaves of players on the team's opt-out list: received, not kept. Absent when none",
-    }),
+  opted_out: z.number().int().optional().meta({
+    description: "Joins and leaves of players on the team's opt-out list: received, not kept. Absent when none",
+  }),
 });
 
 export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTimestamp });
