@@ -311,6 +311,11 @@ const ConfigSchema = z
     EXPENSIVE_READS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1000).default(2),
     /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+    /**
+     * The longest any team keeps per-player data: a player not seen for this long is forgotten
+     * (docs/privacy.md), and a team's own retention settings may not exceed it.
+     */
+    PLAYER_DATA_MAX_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
     /** Audit log entries are kept this long (docs/audit.md); the hourly retention job removes older ones. */
     AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
     /**

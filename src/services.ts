@@ -47,6 +47,7 @@ import { NetworksService } from "./networks/service";
 import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
 import { WebhooksService } from "./webhooks/service";
+import { PrivacyService } from "./privacy/service";
 import { DeliveryWorker } from "./webhooks/worker";
 
 /** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
@@ -292,6 +293,13 @@ export async function createServices(config: Config, database: Database, log: Lo
     realtime,
     webhooks,
     audit: new AuditService(db),
+    privacy: new PrivacyService(
+      db,
+      keyring,
+      idempotency,
+      { maxRetentionDays: config.PLAYER_DATA_MAX_RETENTION_DAYS, sessionCeilingDays: config.SAMPLE_RETENTION_DAYS },
+      () => webhooks.flush(),
+    ),
     webhookWorker,
     alerts,
     edge,

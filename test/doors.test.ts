@@ -121,6 +121,7 @@ describe("one router, two doors", () => {
         "POST /auth/signup",
         "POST /teams",
         "POST /teams/{team_id}/members",
+        "POST /teams/{team_id}/opt-outs",
         "POST /teams/{team_id}/api-keys",
         "POST /client/apps",
         "POST /server/servers",

@@ -57,6 +57,9 @@ export const ZEventBatch = z.object({ events: z.array(ZAgentEvent).min(1).max(MA
 export const ZEventResult = z.object({
   accepted: z.number().int().meta({ description: "Events applied now" }),
   duplicates: z.number().int().meta({ description: "Events whose event_id was already received; ignored" }),
+  opted_out: z.number().int().optional().meta({
+    description: "Joins and leaves of players on the team's opt-out list: received, not kept. Absent when none",
+  }),
 });
 
 export const ZHeartbeatResult = z.object({ server_id: z.uuid(), received_at: ZTimestamp });
@@ -87,6 +90,10 @@ export const ZAgentConfig = z.object({
       description:
         "Bans lifted from the dashboard (on the server or on its network) in the last 7 days, except players still banned by another: pardon these in game",
     }),
+  opt_outs: z.array(z.string()).max(LIMITS.optOutsPerTeam).optional().meta({
+    description:
+      "UUIDs of players who opted out of collection (docs/privacy.md): send no joins, leaves or chat of theirs. Bans still apply to them",
+  }),
   kicks: z.array(ZKick).max(LIMITS.kicksPending).meta({
     description: "Kicks asked for in the last two minutes: run each once (`kick <name> <reason>`), by kick_id",
   }),

@@ -24,6 +24,7 @@ import {
 } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
+import { optedOut, optOutsOfServer } from "../privacy/service";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
 /** The one server an agent token speaks for. */
@@ -160,10 +161,22 @@ export class AgentService {
         .onConflictDoNothing()
         .returning({ id: agentEvents.eventId });
       const fresh = new Set(inserted.map((r) => r.id));
+      // Joins and leaves of players who opted out are not kept (bans still apply); their ids are
+      // recorded all the same, so a retried batch stays a duplicate.
+      const dropped = await optedOut(
+        tx,
+        serverId,
+        events.filter((e) => e.type === "join" || e.type === "leave").map((e) => e.uuid),
+      );
       let accepted = 0;
+      let ignored = 0;
       for (const e of events) {
         // delete() makes a repeated id inside one batch count once, too.
         if (!fresh.delete(e.event_id)) continue;
+        if ((e.type === "join" || e.type === "leave") && dropped.has(e.uuid)) {
+          ignored++;
+          continue;
+        }
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
         if (e.type === "join") {
@@ -183,7 +196,8 @@ export class AgentService {
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }
-      return { accepted, duplicates: events.length - accepted };
+      // Present only when something was dropped: the answer of a team without opt-outs is unchanged.
+      return { accepted, duplicates: events.length - accepted - ignored, ...(ignored > 0 && { opted_out: ignored }) };
     });
     for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);
     return result;
@@ -197,7 +211,7 @@ export class AgentService {
    */
   async config(serverId: string) {
     const pardonSince = new Date(Date.now() - EVENT_ID_DAYS * 86_400_000);
-    const [rankRows, announcementRows, banRows, pardonRows, kickRows, network] = await Promise.all([
+    const [rankRows, announcementRows, banRows, pardonRows, kickRows, network, optOuts] = await Promise.all([
       this.ranks.forServer(serverId),
       this.db.select().from(announcements).where(liveAnnouncement(serverId)).orderBy(announcements.createdAt),
       this.db
@@ -221,6 +235,7 @@ export class AgentService {
         .limit(LIMITS.pardonsInAgentConfig),
       this.db.select().from(kicks).where(pendingKick(serverId)).orderBy(kicks.createdAt).limit(LIMITS.kicksPending),
       this.networks?.forServer(serverId, pardonSince) ?? { bans: [], pardons: [], ranks: [] },
+      optOutsOfServer(this.db, serverId),
     ]);
     const serverBans = banRows.map(banOut);
     const bannedHere = new Set(serverBans.map((b) => b.uuid));
@@ -245,6 +260,7 @@ export class AgentService {
       bans: allBans,
       pardons: pardons.map((p) => ({ uuid: p.uuid, lifted_at: iso(p.liftedAt) })),
       kicks: kickRows.map(kickOut),
+      opt_outs: optOuts,
     };
   }
 }

@@ -20,6 +20,10 @@ export const SCOPES = {
   "moderation:write": "Ban and lift bans, kick players, manage announcements",
   "webhooks:read": "Webhook endpoints (URLs masked) and their deliveries",
   "webhooks:write": "Create, change, delete, test and resume webhook endpoints, rotate their secrets, redeliver",
+  "players:export": "Export everything held about one player (GET /players/{uuid}/export)",
+  "players:erase": "Erase one player's data (POST /players/{uuid}/erase); bans stay as tombstones",
+  "privacy:read": "The opt-out list and the team's retention settings",
+  "privacy:write": "Add and remove opted-out players, set the team's retention",
   "audit:read": "The team's audit log (GET /teams/{team_id}/audit)",
 } as const;
 

@@ -1231,6 +1231,84 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
       created_at: T1,
     },
   },
+  "privacy.exportPlayer": {
+    headers: teamSel,
+    request: { uuid: JEB },
+    response: {
+      uuid: JEB,
+      team_id: TEAM,
+      player_ref: "pr_4mV0bWk9xQ1vN2c3LrT8aYdE6fGhJkLz",
+      generated_at: T1,
+      holders: {
+        players: [
+          {
+            server_id: SERVER,
+            name: "jeb_",
+            online: false,
+            first_seen: T0,
+            last_seen: T1,
+            play_seconds: 3955,
+          },
+        ],
+        player_sessions: [
+          {
+            session_id: SESSION,
+            server_id: SERVER,
+            joined_at: T0,
+            left_at: T1,
+            source: "agent",
+            seen_at: T1,
+            end_reason: "leave",
+          },
+        ],
+        bans: [],
+        kicks: [],
+      },
+    },
+  },
+  "privacy.erasePlayer": {
+    headers: teamSel,
+    request: { uuid: JEB },
+    response: {
+      player_ref: "pr_4mV0bWk9xQ1vN2c3LrT8aYdE6fGhJkLz",
+      erased: { player_sessions: 1204, player_days: 88, server_days: 88, players: 2, bans: 1, audit_log: 3 },
+    },
+  },
+  "privacy.optOuts": {
+    request: { team_id: TEAM },
+    response: { opt_outs: [{ uuid: NOTCH, name: "Notch", created_at: T0 }] },
+  },
+  "privacy.addOptOut": {
+    request: { team_id: TEAM, uuid: NOTCH, name: "Notch" },
+    response: { uuid: NOTCH, name: "Notch", created_at: T1 },
+  },
+  "privacy.removeOptOut": { request: { team_id: TEAM, uuid: NOTCH }, response: { ok: true } },
+  "privacy.settings": {
+    request: { team_id: TEAM },
+    response: {
+      team_id: TEAM,
+      session_retention_days: 30,
+      player_retention_days: null,
+      effective_session_retention_days: 30,
+      effective_player_retention_days: 365,
+      max_session_retention_days: 90,
+      max_player_retention_days: 365,
+      updated_at: T1,
+    },
+  },
+  "privacy.updateSettings": {
+    request: { team_id: TEAM, session_retention_days: 30, player_retention_days: 180 },
+    response: {
+      team_id: TEAM,
+      session_retention_days: 30,
+      player_retention_days: 180,
+      effective_session_retention_days: 30,
+      effective_player_retention_days: 180,
+      max_session_retention_days: 90,
+      max_player_retention_days: 365,
+      updated_at: T1,
+    },
+  },
   "audit.list": {
     request: { team_id: TEAM, action: "player.ban", since: "2026-03-01T00:00:00.000Z", limit: 50 },
     response: { entries: [auditEntries[0]], next_cursor: null },

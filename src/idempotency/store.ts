@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, isNotNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
 import type { Clock } from "../lib/clock";
@@ -138,6 +138,39 @@ export class IdempotencyStore {
       .where(lt(idempotencyKeys.createdAt, new Date(now.getTime() - IDEMPOTENCY_TTL_MS)))
       .returning({ one: sql`1` });
     return gone.length;
+  }
+
+  /**
+   * Deletes the kept answers whose text contains one of `needles` (a player's UUID, for an
+   * erasure): answers are sealed, so each is opened here. Rows live 24 hours, so these are few.
+   * Runs on `tx` so it is part of the erasure's transaction.
+   */
+  async forgetMentions(tx: Pick<Db, "select" | "delete">, needles: string[]): Promise<number> {
+    const rows = await tx
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.status, "completed"), isNotNull(idempotencyKeys.response)));
+    let n = 0;
+    for (const row of rows) {
+      let text: string;
+      try {
+        text = this.keyring.open(row.response!, context(row)).toLowerCase();
+      } catch {
+        continue;
+      }
+      if (!needles.some((x) => text.includes(x))) continue;
+      await tx
+        .delete(idempotencyKeys)
+        .where(
+          and(
+            eq(idempotencyKeys.scope, row.scope),
+            eq(idempotencyKeys.operation, row.operation),
+            eq(idempotencyKeys.keyHash, row.keyHash),
+          ),
+        );
+      n++;
+    }
+    return n;
   }
 
   private answer(row: Row): unknown {

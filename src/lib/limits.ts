@@ -28,6 +28,8 @@ export const LIMITS = {
   pardonsInAgentConfig: 1_000,
   /** Kicks waiting for the agent on one server (each lasts KICK_WINDOW_SECONDS). */
   kicksPending: 100,
+  /** Players on a team's opt-out list (the agent's config carries them all). */
+  optOutsPerTeam: 5_000,
   webhooksPerTeam: 20,
   /** The most recent deliveries listed for one endpoint. */
   webhookDeliveriesListed: 100,

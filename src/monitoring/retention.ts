@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
+import { pruneTeamPlayerData } from "../privacy/retention";
 
 /** How long an agent event id is remembered for de-duplicating retried batches. */
 export const EVENT_ID_DAYS = 7;
@@ -12,6 +13,8 @@ export interface HistoryRetention {
   hourDays: number;
   /** Audit log entries (AUDIT_RETENTION_DAYS); unset: kept. */
   auditDays?: number;
+  /** PLAYER_DATA_MAX_RETENTION_DAYS: teams' own retention and the players nobody has seen for this long; unset: not run. */
+  playerDataDays?: number;
 }
 
 /**
@@ -52,5 +55,15 @@ export async function pruneHistory(db: Db, keep: HistoryRetention, now = new Dat
       : await count(
           sql`delete from audit_log where at < ${new Date(now.getTime() - keep.auditDays * 86_400_000).toISOString()}::timestamptz`,
         );
-  return { pruned_raw: prunedRaw, pruned_minutes: prunedMinutes, pruned_hours: prunedHours, pruned_audit: prunedAudit };
+  const players =
+    keep.playerDataDays === undefined
+      ? { pruned_team_sessions: 0, forgotten_players: 0 }
+      : await pruneTeamPlayerData(db, keep.playerDataDays, now);
+  return {
+    pruned_raw: prunedRaw,
+    pruned_minutes: prunedMinutes,
+    pruned_hours: prunedHours,
+    pruned_audit: prunedAudit,
+    ...players,
+  };
 }

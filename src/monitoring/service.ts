@@ -127,6 +127,7 @@ export class MonitoringService {
       | "PING_CONCURRENCY"
       | "SAMPLE_RETENTION_DAYS"
       | "AUDIT_RETENTION_DAYS"
+      | "PLAYER_DATA_MAX_RETENTION_DAYS"
       | "OUTBOUND_ALLOW_PRIVATE"
       | "METRICS_MINUTE_RETENTION_HOURS"
     >,
@@ -576,6 +577,7 @@ export class MonitoringService {
         minuteHours: this.config.METRICS_MINUTE_RETENTION_HOURS,
         hourDays: this.config.SAMPLE_RETENTION_DAYS,
         auditDays: this.config.AUDIT_RETENTION_DAYS,
+        playerDataDays: this.config.PLAYER_DATA_MAX_RETENTION_DAYS,
       },
       now,
     );

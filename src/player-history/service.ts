@@ -10,6 +10,7 @@ import { playerSummary } from "./summary";
 import { requireServerRole } from "../servers/access";
 import { activeBan, applyJoin, banOut, type ClosedPlayer, closeSessions, ts } from "../servers/players";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
+import { optedOut } from "../privacy/service";
 
 export const SUMMARY_WINDOWS = { "24h": 1, "7d": 7, "30d": 30, "90d": 90 } as const;
 export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
@@ -120,6 +121,13 @@ export class PlayerHistoryService {
         .where(eq(serverStatus.serverId, serverId));
       const hb = status?.heartbeatAt;
       if (hb && hb.getTime() > at.getTime() - this.timeoutSeconds * 1000) return;
+      // Players who opted out are not made into sessions; a complete list still closes the others'.
+      const dropped = await optedOut(
+        tx,
+        serverId,
+        listed.map((p) => p.uuid),
+      );
+      if (dropped.size > 0) listed = listed.filter((p) => !dropped.has(p.uuid));
 
       for (const p of listed) {
         const kept = await tx

@@ -293,7 +293,7 @@ export const timestampList = (dates: Date[]) =>
  * ordered leave first; a session that lasts no time is never open). Only grows, so a closer
  * that did not see another's session cannot lower what that one wrote.
  */
-async function recomputePeaks(t: Tx, touched: { server_id: string; day: string }[]) {
+export async function recomputePeaks(t: Tx, touched: { server_id: string; day: string }[]) {
   const days = sql`select x.server_id, x.day from json_to_recordset(${JSON.stringify(touched)}::json) as x(server_id uuid, day timestamptz)`;
   await t.execute(sql`
     with spans as (${closedSpansOfDays(days)}),

@@ -13,6 +13,7 @@ import type { DevProvider } from "../identity/dev-provider/handlers";
 import type { Edge } from "../http/edge";
 import type { BackgroundTask } from "../lib/background";
 import type { Clock } from "../lib/clock";
+import type { PrivacyService } from "../privacy/service";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
@@ -96,6 +97,7 @@ export interface Services {
   webhooks: WebhooksService;
   /** Reads the audit log (entries are written by the changes themselves, src/audit/entry.ts). */
   audit: AuditService;
+  privacy: PrivacyService;
   /** The delivery queue's drainer; `drain()` runs every due delivery now. */
   webhookWorker: DeliveryWorker;
   /** Server down/up and agent silence, from pings and heartbeats. */

@@ -151,7 +151,9 @@ async function audited<R>(
   run: () => Promise<R>,
 ): Promise<R> {
   const { ctx, type, meta, path } = opts;
-  if (type !== "mutation" || !meta?.audit || (typeof meta.audit === "object" && "none" in meta.audit)) return run();
+  // A read records itself only where it declares an action (an export of a player's data).
+  const recorded = type === "mutation" || typeof meta?.audit === "string";
+  if (!recorded || !meta?.audit || (typeof meta.audit === "object" && "none" in meta.audit)) return run();
   const scope: AuditScope = {
     actor,
     action: typeof meta.audit === "string" ? meta.audit : null,

@@ -11,6 +11,7 @@ import { playerDirectoryRouter } from "../player-directory/router";
 import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
 import { analyticsRouter } from "../analytics/router";
+import { privacyRouter } from "../privacy/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -29,6 +30,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   audit: auditRouter,
   analytics: analyticsRouter,
+  privacy: privacyRouter,
 });
 
 export type AppRouter = typeof appRouter;

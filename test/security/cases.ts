@@ -689,6 +689,55 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "team:admin",
     request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/audit?action=member.add&limit=5` }),
   },
+  "GET /players/{uuid}/export": {
+    access: "team:admin",
+    request: ({ team }) => ({
+      method: "GET",
+      path: `/players/${crypto.randomUUID()}/export`,
+      headers: { "x-team-id": team.teamId },
+    }),
+  },
+  "POST /players/{uuid}/erase": {
+    access: "team:admin",
+    request: ({ team }) => ({
+      method: "POST",
+      path: `/players/${crypto.randomUUID()}/erase`,
+      headers: { "x-team-id": team.teamId },
+    }),
+  },
+  "GET /teams/{team_id}/opt-outs": {
+    access: "team:moderator",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/opt-outs` }),
+  },
+  "POST /teams/{team_id}/opt-outs": {
+    access: "team:moderator",
+    request: ({ team }) => ({
+      method: "POST",
+      path: `/teams/${team.teamId}/opt-outs`,
+      body: { uuid: crypto.randomUUID(), name: "Quiet" },
+    }),
+  },
+  "DELETE /teams/{team_id}/opt-outs/{uuid}": {
+    access: "team:admin",
+    // A player on the list, added by the owner, so the request finds something to remove.
+    request: async ({ server, people, team }) => {
+      const uuid = crypto.randomUUID();
+      await api(server, "POST", `/teams/${team.teamId}/opt-outs`, { token: people.owner.token, body: { uuid } });
+      return { method: "DELETE", path: `/teams/${team.teamId}/opt-outs/${uuid}` };
+    },
+  },
+  "GET /teams/{team_id}/privacy": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/privacy` }),
+  },
+  "PUT /teams/{team_id}/privacy": {
+    access: "team:admin",
+    request: ({ team }) => ({
+      method: "PUT",
+      path: `/teams/${team.teamId}/privacy`,
+      body: { session_retention_days: 30 },
+    }),
+  },
   "POST /teams/{team_id}/webhooks/{endpoint_id}/test": {
     access: "team:admin",
     request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/test` }),

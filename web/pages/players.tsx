@@ -4,6 +4,7 @@ import { forServer, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, ErrorState, Field, Loading, PageHeading, Q, SubmitButton, TextField, useToast } from "../ui";
 import { DURATIONS, hours } from "./server-players";
+import { PlayerPrivacyActions } from "./player-privacy";
 
 type Sort = "last_seen" | "playtime" | "sessions" | "name";
 const SORTS: [Sort, string][] = [
@@ -218,8 +219,9 @@ export function PlayerPage({ uuid }: { uuid: string }) {
         <>
           <div className="page-head">
             <PageHeading title={p.name} />
-            {/* The player's privacy actions (export, erase) go here. */}
-            <div className="actions" data-slot="player-privacy-actions" />
+            <div className="actions">
+              <PlayerPrivacyActions teamId={teamId} uuid={p.uuid} name={p.name} />
+            </div>
           </div>
           <p className="muted">
             <code>{p.uuid}</code> · {p.edition === "bedrock" ? "Bedrock (Floodgate)" : "Java"} ·{" "}

@@ -19,6 +19,7 @@ import {
 import { TwoFactorRequirement, TwoFactorSection } from "./two-factor";
 import { Webhooks } from "./webhooks";
 import { TeamTimeZone } from "./analytics";
+import { PrivacySettings } from "./privacy";
 
 type GrantableRole = "admin" | "moderator" | "viewer";
 
@@ -109,6 +110,7 @@ export function TeamPage() {
       <Members />
       <ApiKeys />
       <Webhooks />
+      <PrivacySettings />
       <CreateTeam />
     </>
   );

@@ -50,6 +50,13 @@ interface AgentState {
   appliedKicks: string[];
   ranksCreated: string[];
   rankHashes: Record<string, string>;
+  /** Players who opted out (GET /agent/config `opt_outs`): none of their joins or leaves is sent. */
+  optOuts: string[];
+  /**
+   * Bans from the dashboard whose player's name the service no longer holds (erased: the name is
+   * a placeholder): applied by name when the player next joins, the one time the agent learns it.
+   */
+  bansByUuid: Record<string, { key: string; reason?: string }>;
 }
 
 /** The parts of GET /agent/config the agent reads (docs/agent-protocol.md). */
@@ -69,6 +76,7 @@ interface Announcement {
   schedule: string | null;
 }
 interface RemoteConfig {
+  opt_outs?: string[];
   bans?: { uuid: string; name: string; reason?: string; created: string }[];
   pardons?: { uuid: string; lifted_at: string }[];
   kicks?: { kick_id: string; name: string; reason: string }[];
@@ -87,6 +95,8 @@ const EMPTY: AgentState = {
   appliedKicks: [],
   ranksCreated: [],
   rankHashes: {},
+  optOuts: [],
+  bansByUuid: {},
 };
 const BATCH_EVENTS = 200;
 /** Lines read with none in a known layout before the agent says it cannot read this server's log (stack trace lines aside). */
@@ -222,6 +232,7 @@ export class Agent {
       try {
         const events = [...(await this.readLog()), ...this.readBans()];
         if (!this.reconciled) events.push(...(await this.reconcile()));
+        await this.banOnJoin(events);
         this.enqueue(events);
         if (this.tail) this.state.tail = this.tail.position;
         this.save();
@@ -232,7 +243,11 @@ export class Agent {
     return this.ticking;
   }
 
-  private enqueue(events: QueuedEvent[]) {
+  private enqueue(all: QueuedEvent[]) {
+    // Opted-out players are still followed in memory (a leave must match its join) but nothing
+    // of theirs is queued or sent. Bans are not collection: they go as always.
+    const quiet = new Set(this.state.optOuts);
+    const events = all.filter((e) => !((e.type === "join" || e.type === "leave") && quiet.has(e.uuid)));
     if (!events.length) return;
     this.queue.append(events);
     for (const e of events) this.log.debug("event", { type: e.type, event_id: e.event_id, name: e.name });
@@ -586,17 +601,43 @@ export class Agent {
     const changed = h !== this.configHash;
     const ok = await this.applyConfig(res.body, changed);
     if (ok) this.configHash = h;
+    this.log.debug("config_pulled", { changed, opt_outs: this.state.optOuts.length });
+  }
+
+  /** A joining player banned by UUID only (./agent.ts `bansByUuid`): banned now, by the name the join gave. */
+  private async banOnJoin(events: QueuedEvent[]) {
+    for (const e of events) {
+      const pending = e.type === "join" ? this.state.bansByUuid[e.uuid] : undefined;
+      if (!pending || !e.name || !isPlayerName(e.name)) continue;
+      remember(this.state.suppress, e.uuid);
+      try {
+        await this.rcon.run(`ban ${e.name}${pending.reason ? ` ${pending.reason}` : ""}`);
+        this.log.info("ban_applied", { uuid: e.uuid, name: e.name, on: "join" });
+        remember(this.state.appliedBans, pending.key);
+        delete this.state.bansByUuid[e.uuid];
+      } catch (err) {
+        this.state.suppress = this.state.suppress.filter((u) => u !== e.uuid);
+        this.log.warn("ban_not_applied", { uuid: e.uuid, error: errorText(err) });
+      }
+    }
   }
 
   /** True when everything applied; bans and pardons that failed are tried again on the next pull. */
   private async applyConfig(cfg: RemoteConfig, changed: boolean): Promise<boolean> {
     let ok = true;
+    this.state.optOuts = (cfg.opt_outs ?? []).map((u) => String(u).toLowerCase());
     const banned = this.state.bans ?? {};
+    const byUuid: AgentState["bansByUuid"] = {};
     for (const b of cfg.bans ?? []) {
       const key = `${b.uuid}|${b.created}`;
       if (this.state.appliedBans.includes(key)) continue;
       if (!banned[b.uuid]) {
-        if (!isPlayerName(b.name)) continue;
+        if (!isPlayerName(b.name)) {
+          // No name to ban by (an erased player's ban): applied at their next join.
+          const reason = b.reason && b.reason !== "(erased)" ? String(b.reason).replace(/[\r\n]+/g, " ") : undefined;
+          byUuid[b.uuid] = { key, ...(reason && { reason }) };
+          continue;
+        }
         remember(this.state.suppress, b.uuid);
         try {
           await this.rcon.run(`ban ${b.name}${b.reason ? ` ${String(b.reason).replace(/[\r\n]+/g, " ")}` : ""}`);
@@ -610,6 +651,7 @@ export class Agent {
       }
       remember(this.state.appliedBans, key);
     }
+    this.state.bansByUuid = byUuid;
     for (const p of cfg.pardons ?? []) {
       const key = `${p.uuid}|${p.lifted_at}`;
       if (this.state.appliedPardons.includes(key)) continue;

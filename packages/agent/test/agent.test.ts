@@ -219,6 +219,53 @@ describe("agent process against the service and a fake RCON server", () => {
     expect(rcon.commands.filter((c) => c.startsWith("ban "))).toEqual(["ban Griefer Fly hacks"]);
   });
 
+  test("an opted-out player's joins and leaves are neither queued nor sent; an erased player's ban is applied at their next join", async () => {
+    const s = await newServer(service);
+    const rcon = fake();
+    const online = trackPlayers(rcon);
+    rcon.answers.set("ban", (cmd) => `Banned ${cmd.split(" ")[1]}`);
+    const quiet = crypto.randomUUID();
+    const griefer = crypto.randomUUID();
+    const alex = crypto.randomUUID();
+    const teamHeaders = { token: s.owner.token, headers: { "x-team-id": s.teamId } };
+    expect(
+      (await api(service, "POST", `/teams/${s.teamId}/opt-outs`, { token: s.owner.token, body: { uuid: quiet } }))
+        .status,
+    ).toBe(201);
+    await api(service, "POST", "/server/bans", { ...s.as(), body: { uuid: griefer, name: "Griefer", reason: "Xray" } });
+    expect((await api(service, "POST", `/players/${griefer}/erase`, teamHeaders)).status).toBe(200);
+    const dir = serverDir();
+    const agent = start(agentEnv(service, s, rcon, dir));
+    await started(agent);
+    await until("the config", () => agent.lines.some((l) => l.msg === "config_pulled" && l.opt_outs === 1));
+
+    // The ban has no name to ban by: nothing is run until the player shows up.
+    expect(rcon.commands.filter((c) => c.startsWith("ban "))).toEqual([]);
+    for (const [name, uuid] of [
+      ["Quiet", quiet],
+      ["Alex", alex],
+      ["Grief2", griefer],
+    ] as const) {
+      appendFileSync(log(dir), vanilla(`UUID of player ${name} is ${uuid}`, "User Authenticator #1"));
+      appendFileSync(log(dir), vanilla(`${name} joined the game`));
+      online.set(name, uuid);
+    }
+    appendFileSync(log(dir), vanilla("Quiet left the game"));
+    online.delete("Quiet");
+    await until("Alex", async () => (await players(service, s)).players.some((p: any) => p.uuid === alex));
+    await until("the ban by the name the join gave", () => rcon.commands.includes("ban Grief2"));
+    await Bun.sleep(500);
+    const known = (await players(service, s)).players.map((p: any) => p.uuid);
+    expect(known).not.toContain(quiet);
+    const sent = (
+      await service.services.database.db.select().from(agentEvents).where(eq(agentEvents.serverId, s.serverId))
+    ).length;
+    // Alex's and the banned player's joins; none of the opted-out player's lines.
+    expect(sent).toBe(2);
+    const queue = join(dir, ".mc-platform-agent", "queue.jsonl");
+    expect(existsSync(queue) ? readFileSync(queue, "utf8") : "").not.toContain(quiet);
+  });
+
   test("a kick asked for in the dashboard is run once in game, by a moderator's key too", async () => {
     const s = await newServer(service);
     const rcon = fake();

@@ -11,3 +11,4 @@ export * from "./audit";
 export * from "./networks";
 export * from "./player-directory";
 export * from "./analytics";
+export * from "./privacy";

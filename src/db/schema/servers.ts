@@ -234,7 +234,11 @@ export const playerDays = pgTable(
     /** The earliest start of a session running into this day from an earlier one: where to look for it. */
     carriedFrom: tz("carried_from"),
   },
-  (t) => [primaryKey({ columns: [t.serverId, t.day, t.uuid] })],
+  (t) => [
+    primaryKey({ columns: [t.serverId, t.day, t.uuid] }),
+    // One player's days: export and erasure (src/privacy/holders.ts).
+    index("player_days_player_idx").on(t.serverId, t.uuid),
+  ],
 );
 
 /** Per server and UTC day, over its closed sessions: players (rows of `player_days`), time played, peak. */

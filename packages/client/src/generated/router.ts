@@ -491,7 +491,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role?: undefined | "admin" | "moderator" | "viewer";
-        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
+        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
         server_ids?: undefined | Array<string>;
         expires_at?: undefined | string;
       };
@@ -501,7 +501,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -523,7 +523,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -544,7 +544,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: null | "admin" | "moderator" | "viewer";
-        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "audit:read">;
+        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
         server_ids: null | Array<string>;
         expires_at: null | string;
         last_used_at: null | string;
@@ -1643,6 +1643,7 @@ export type AppRouterRecord = {
       output: {
         accepted: number;
         duplicates: number;
+        opted_out?: undefined | number;
       };
       meta: object;
     }>;
@@ -1694,6 +1695,7 @@ export type AppRouterRecord = {
           created: string;
           until: string;
         }>;
+        opt_outs?: undefined | Array<string>;
       };
       meta: object;
     }>;
@@ -2246,7 +2248,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2264,7 +2266,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
           target: {
             type: string;
             id: string;
@@ -2441,6 +2443,101 @@ export type AppRouterRecord = {
         from: string;
         to: string;
         time_zone: string;
+      };
+      meta: object;
+    }>;
+  };
+  privacy: {
+    exportPlayer: TRPCQueryProcedure<{
+      input: {
+        uuid: string;
+      };
+      output: {
+        uuid: string;
+        team_id: string;
+        player_ref: string;
+        generated_at: string;
+        holders: Record<string, Record<string, unknown>[]>;
+      };
+      meta: object;
+    }>;
+    erasePlayer: TRPCMutationProcedure<{
+      input: {
+        uuid: string;
+      };
+      output: {
+        player_ref: string;
+        erased: Record<string, number>;
+      };
+      meta: object;
+    }>;
+    optOuts: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        opt_outs: Array<{
+          uuid: string;
+          name: null | string;
+          created_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    addOptOut: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        uuid: string;
+        name?: undefined | string;
+      };
+      output: {
+        uuid: string;
+        name: null | string;
+        created_at: string;
+      };
+      meta: object;
+    }>;
+    removeOptOut: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        uuid: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    settings: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        team_id: string;
+        session_retention_days: null | number;
+        player_retention_days: null | number;
+        effective_session_retention_days: number;
+        effective_player_retention_days: number;
+        max_session_retention_days: number;
+        max_player_retention_days: number;
+        updated_at: null | string;
+      };
+      meta: object;
+    }>;
+    updateSettings: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        session_retention_days?: undefined | null | number;
+        player_retention_days?: undefined | null | number;
+      };
+      output: {
+        team_id: string;
+        session_retention_days: null | number;
+        player_retention_days: null | number;
+        effective_session_retention_days: number;
+        effective_player_retention_days: number;
+        max_session_retention_days: number;
+        max_player_retention_days: number;
+        updated_at: null | string;
       };
       meta: object;
     }>;
