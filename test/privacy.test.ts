@@ -84,6 +84,23 @@ describe("export and erasure", () => {
       ...session(steve, "Steve", t0 + 86_400_000, t0 + 86_400_000 + 600_000),
     ]);
     await send(lobby, session(steve, "Steve", t0 + 7200_000, t0 + 9000_000));
+    // A server of a network (network sessions), a network ban and a moderator's note.
+    const realm = await api(server, "POST", "/server/servers", {
+      token: s.owner.token,
+      body: { team_id: s.teamId, name: "Realm", host: "127.0.0.1", port: 9, kind: "network", network_name: "Realm" },
+    });
+    expect(`${realm.status} ${realm.text}`).toStartWith("201");
+    await send({ agentToken: realm.body.agent_token }, session(steve, "Steve", t0 + 10_000_000, t0 + 10_600_000));
+    const networkBan = await api(server, "POST", "/server/networks/Realm/bans", {
+      ...asTeam(s),
+      body: { uuid: steve, name: "Steve", reason: "Griefing the realm" },
+    });
+    expect(`${networkBan.status} ${networkBan.text}`).toStartWith("201");
+    const note = await api(server, "POST", `/players/${steve}/notes`, {
+      ...asTeam(s),
+      body: { text: "Steve asked about the spawn rules" },
+    });
+    expect(`${note.status} ${note.text}`).toStartWith("201");
     // A webhook endpoint, so ban events are stored as messages naming the player.
     const hook = await api(server, "POST", `/teams/${s.teamId}/webhooks`, {
       token: s.owner.token,
@@ -109,6 +126,13 @@ describe("export and erasure", () => {
         "kicks.uuid",
         "audit_log.target_id",
         "webhook_messages.payload",
+        "team_players.uuid",
+        "player_names.uuid",
+        "moderation_events.uuid",
+        "player_notes.uuid",
+        "network_sessions.uuid",
+        "network_bans.uuid",
+        "analytics_player_hours.uuid",
       ]),
     );
 
@@ -116,15 +140,22 @@ describe("export and erasure", () => {
     expect(`${exported.status} ${exported.text}`).toStartWith("200");
     const h = exported.body.holders;
     expect(exported.body.uuid).toBe(steve);
-    expect(h.player_sessions).toHaveLength(3);
-    expect(h.players.map((p: any) => [p.name, p.play_seconds]).sort()).toEqual([
-      ["Steve", 1800],
-      ["Steve", 4200],
-    ]);
-    expect(h.player_days.length).toBe(3);
+    expect(h.player_sessions).toHaveLength(4);
+    expect(h.player_notes).toMatchObject([{ text: "Steve asked about the spawn rules" }]);
+    expect(h.network_bans).toMatchObject([{ network_name: "Realm", name: "Steve", reason: "Griefing the realm" }]);
+    expect(h.network_sessions).toHaveLength(1);
+    expect(h.player_names).toMatchObject([{ name: "Steve" }]);
+    expect(h.players.map((p: any) => [p.name, p.play_seconds]).sort()).toEqual(
+      [
+        ["Steve", 1800],
+        ["Steve", 4200],
+        ["Steve", 600],
+      ].sort(),
+    );
+    expect(h.player_days.length).toBe(4);
     expect(h.bans).toMatchObject([{ name: "Steve", reason: "Griefing the spawn", origin: "dashboard" }]);
     expect(h.kicks).toHaveLength(1);
-    expect(h.audit_log.map((e: any) => e.action).sort()).toEqual(["player.ban", "player.kick"]);
+    expect(h.audit_log.map((e: any) => e.action).sort()).toEqual(["network.ban", "player.ban", "player.kick", "player.note_add"]);
     expect(h.webhook_messages.length).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(h)).not.toContain(alex);
 
@@ -133,9 +164,11 @@ describe("export and erasure", () => {
     expect(erased.body.player_ref).toBe(exported.body.player_ref);
     expect(erased.text).not.toContain(steve);
     expect(erased.body.erased).toMatchObject({
-      player_sessions: 3,
-      player_days: 3,
-      players: 2,
+      player_sessions: 4,
+      player_days: 4,
+      players: 3,
+      network_bans: 1,
+      player_notes: 1,
       kicks: 1,
       bans: 1,
       idempotency_keys: 1,
@@ -143,8 +176,8 @@ describe("export and erasure", () => {
     expect(erased.body.erased.audit_log).toBeGreaterThanOrEqual(2);
 
     await server.services.webhooks.flush();
-    // The proof: nothing in any table holds the UUID but the ban's tombstone.
-    expect(await whereHeld(steve)).toEqual({ "bans.uuid": 1 });
+    // The proof: nothing in any table holds the UUID but the bans' tombstones.
+    expect(await whereHeld(steve)).toEqual({ "bans.uuid": 1, "network_bans.uuid": 1 });
     // The other player is untouched.
     expect(await whereHeld(alex)).toMatchObject({ "players.uuid": 1, "player_sessions.uuid": 1 });
 
@@ -156,20 +189,17 @@ describe("export and erasure", () => {
     const audit = await api(server, "GET", `/teams/${s.teamId}/audit?target_id=${erased.body.player_ref}`, {
       token: s.owner.token,
     });
-    expect(audit.body.entries.map((e: any) => e.action)).toEqual([
-      "player.erase",
-      "player.export",
-      "player.kick",
-      "player.ban",
-    ]);
-    expect(audit.body.entries[0].changes.player_sessions).toEqual({ before: 3, after: 0 });
+    const actions = audit.body.entries.map((e: any) => e.action);
+    expect(actions.slice(0, 2)).toEqual(["player.erase", "player.export"]);
+    expect(actions).toEqual(expect.arrayContaining(["player.kick", "player.ban"]));
+    expect(audit.body.entries[0].changes.player_sessions).toEqual({ before: 4, after: 0 });
     expect(audit.text).not.toContain(steve);
 
     // Erasing again is fine and finds nothing left to change.
     const again = await api(server, "POST", `/players/${steve}/erase`, asTeam(s));
     expect(again.status).toBe(200);
     expect(Object.values(again.body.erased).every((n) => n === 0)).toBe(true);
-    expect(await whereHeld(steve)).toEqual({ "bans.uuid": 1 });
+    expect(await whereHeld(steve)).toEqual({ "bans.uuid": 1, "network_bans.uuid": 1 });
   });
 
   test("the aggregates after erasure equal those of a server that never had the player", async () => {

@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
+import { forgetPlayer } from "../analytics/aggregates";
 import { recomputePeaks } from "../servers/players";
 
 /** A database handle or an open transaction: an erasure runs every holder in one transaction. */
@@ -90,6 +91,97 @@ export async function rebuildDays(tx: Tx, all: { server_id: string; day: string 
  * the database after an erasure).
  */
 export const HOLDERS: Holder[] = [
+  {
+    // First: the aggregates are taken apart from the sessions they were made of, before those go.
+    table: "analytics_player_hours",
+    export: ({ tx, uuid, servers }) =>
+      rows(
+        tx,
+        sql`select server_id, hour, q0, q1, q2, q3, joins from analytics_player_hours
+             where server_id in ${servers} and uuid = ${uuid} order by server_id, hour`,
+      ),
+    async erase({ tx, teamId, uuid, servers }) {
+      const [n] = rowsOf<{ n: number }>(
+        await tx.execute(
+          sql`select count(*)::int as n from analytics_player_hours where server_id in ${servers} and uuid = ${uuid}`,
+        ),
+      );
+      // Also subtracts the player's sessions from the per-server and per-network slots and lengths.
+      await forgetPlayer(tx, teamId, uuid);
+      return n!.n;
+    },
+  },
+  {
+    table: "network_sessions",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select id as network_session_id, network_name, joined_at, left_at from network_sessions
+             where team_id = ${teamId} and uuid = ${uuid} order by joined_at, id`,
+      ),
+    // Their hops go with them (and with the player's sessions).
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from network_sessions where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
+    table: "network_bans",
+    keeps:
+      "A network ban keeps the UUID (so the ban still holds on every server of the network), its times and source; the name becomes `(erased)` and the reason is dropped.",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select network_name, name, reason, source, created_at, expires_at, lifted_at, end_reason from network_bans
+             where team_id = ${teamId} and uuid = ${uuid} order by created_at`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(
+        tx,
+        sql`update network_bans set name = ${ERASED_NAME}, reason = ${ERASED_REASON}
+             where team_id = ${teamId} and uuid = ${uuid} and (name <> ${ERASED_NAME} or reason <> ${ERASED_REASON})`,
+      ),
+  },
+  {
+    table: "team_players",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select name, first_seen, last_seen, play_seconds, sessions from team_players where team_id = ${teamId} and uuid = ${uuid}`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from team_players where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
+    table: "player_names",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select name, first_used, last_used from player_names where team_id = ${teamId} and uuid = ${uuid} order by first_used`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from player_names where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
+    // The history of bans, lifts and kicks; the bans themselves stay as tombstones (below).
+    table: "moderation_events",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select server_id, server_name, name, action, origin, actor_kind, actor_name, reason, source, expires_at, at
+              from moderation_events where team_id = ${teamId} and uuid = ${uuid} order by at`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from moderation_events where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
+    table: "player_notes",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select id as note_id, text, created_at from player_notes where team_id = ${teamId} and uuid = ${uuid} order by created_at`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from player_notes where team_id = ${teamId} and uuid = ${uuid}`),
+  },
   {
     table: "player_sessions",
     export: ({ tx, uuid, servers }) =>

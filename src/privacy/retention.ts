@@ -42,6 +42,19 @@ export async function pruneTeamPlayerData(db: Db, maxRetentionDays: number, now 
       sql`delete from player_sessions s using (${list}) g where s.server_id = g.server_id and s.uuid = g.uuid`,
     );
     await tx.execute(sql`delete from kicks k using (${list}) g where k.server_id = g.server_id and k.uuid = g.uuid`);
+    await tx.execute(
+      sql`delete from analytics_player_hours h using (${list}) g where h.server_id = g.server_id and h.uuid = g.uuid`,
+    );
+    // The team-wide rows go when the player is left on none of the team's servers; moderation
+    // records (bans, their history, notes) stay until an erasure, as bans must.
+    const teamWide = sql`
+      select distinct v.team_id, g.uuid from (${list}) g join servers v on v.id = g.server_id
+       where not exists (
+         select 1 from players p join servers v2 on v2.id = p.server_id where v2.team_id = v.team_id and p.uuid = g.uuid)`;
+    for (const table of ["team_players", "player_names", "network_sessions"])
+      await tx.execute(
+        sql`delete from ${sql.raw(table)} x using (${teamWide}) t where x.team_id = t.team_id and x.uuid = t.uuid`,
+      );
     const days = rowsOf<{ server_id: string; day: Date | string }>(
       await tx.execute(sql`
         delete from player_days d using (${list}) g where d.server_id = g.server_id and d.uuid = g.uuid
