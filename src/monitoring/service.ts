@@ -61,13 +61,29 @@ export interface Lease extends Target {
   end: number;
   /** When its next check is due (local ms); 0 when claimed and not yet checked. */
   due: number;
+  /**
+   * The status row as this lease last wrote it: the shown fields (`shownKey`) and the check's
+   * time. Only the lease's holder writes those columns while the lease lasts, so a check that
+   * finds the same need not rewrite the row until PING_STATUS_REFRESH_SECONDS have passed. Unset
+   * until the lease's first write: a new lease (another instance's, `checkNow`'s) always writes.
+   */
+  written?: { key: string; at: number };
 }
+
+/**
+ * What a status row shows of a result, but for `latency_ms` and `checked_at`: a change in any of
+ * these rewrites the row at once; the other two are refreshed every PING_STATUS_REFRESH_SECONDS.
+ */
+const shownKey = (r: PingResult) =>
+  `${r.online}|${r.playersOnline}|${r.playersMax}|${r.version}|${r.motd}|${r.error}|${r.reason}`;
 
 interface PendingWrite {
   serverId: string;
   token: string;
   result: PingResult;
   at: number;
+  /** Whether the status row is written; false when it already shows this result (`Lease.written`). */
+  status: boolean;
   done: (changed: boolean | null) => void;
   failed: (err: unknown) => void;
 }
@@ -123,6 +139,7 @@ export class MonitoringService {
       Config,
       | "PING_INTERVAL_SECONDS"
       | "PING_LEASE_SECONDS"
+      | "PING_STATUS_REFRESH_SECONDS"
       | "PING_TIMEOUT_MS"
       | "PING_CONCURRENCY"
       | "SAMPLE_RETENTION_DAYS"
@@ -433,16 +450,28 @@ export class MonitoringService {
    * refused: the server is gone, or its row no longer carries this claim's lease.
    */
   private async store(lease: Lease, result: PingResult): Promise<boolean | null> {
+    const at = this.clock.now();
+    const key = shownKey(result);
+    const { written } = lease;
+    const status =
+      written === undefined ||
+      written.key !== key ||
+      at - written.at >= this.config.PING_STATUS_REFRESH_SECONDS * 1000 ||
+      // A clock set back: the row's checked_at would go backwards less than it is stale.
+      at < written.at;
     const changed = await new Promise<boolean | null>((done, failed) => {
       // One row per server in a write: a multi-row upsert cannot update a row twice.
       if (this.batchServers.has(lease.id)) this.writeBatch();
-      this.batch.push({ serverId: lease.id, token: lease.token, result, at: this.clock.now(), done, failed });
+      this.batch.push({ serverId: lease.id, token: lease.token, result, at, status, done, failed });
       this.batchServers.add(lease.id);
       // With no ping under way no other result is coming to share the write.
       if (this.batch.length >= WRITE_MAX || this.pinging === 0) this.writeBatch();
       else this.batchTimer ??= setTimeout(() => this.writeBatch(), WRITE_WAIT_MS);
     });
-    if (changed !== null) for (const l of this.listeners) l(lease.id, result, changed);
+    if (changed !== null) {
+      if (status) lease.written = { key, at };
+      for (const l of this.listeners) l(lease.id, result, changed);
+    }
     return changed;
   }
 
@@ -510,32 +539,40 @@ export class MonitoringService {
    */
   private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
     const rows = JSON.stringify(
-      batch.map(({ serverId, token, result: r, at }) => ({
-        server_id: serverId,
-        lease: token,
-        ts: new Date(at).toISOString(),
-        online: r.online,
-        latency_ms: r.latencyMs,
-        players_online: r.playersOnline,
-        players_max: r.playersMax,
-        version: r.version,
-        motd: r.motd,
-        error: r.error,
-        down_reason: r.reason,
-      })),
+      batch.map(({ serverId, token, result: r, at, status }) =>
+        // A result the row already shows is only checked against its lease.
+        !status
+          ? { server_id: serverId, lease: token, status }
+          : {
+              server_id: serverId,
+              lease: token,
+              status,
+              ts: new Date(at).toISOString(),
+              online: r.online,
+              latency_ms: r.latencyMs,
+              players_online: r.playersOnline,
+              players_max: r.playersMax,
+              version: r.version,
+              motd: r.motd,
+              error: r.error,
+              down_reason: r.reason,
+            },
+      ),
     );
     const result = await this.db.execute(sql`
       with input as materialized (
-        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz, ts timestamptz, online boolean,
+        select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz, status boolean, ts timestamptz, online boolean,
                latency_ms int, players_online int, players_max int, version text, motd text, error text, down_reason text)
          where x.lease = (select next_check_at from servers where id = x.server_id)),
       sample as (
         insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
         select server_id, ts, online, latency_ms, players_online, players_max from input
+         where status
         on conflict do nothing),
       stored as (
         insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, checked_at, changed_at)
         select server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, ts, ts from input
+         where status
          order by server_id
         on conflict (server_id) do update set
           online = excluded.online,
@@ -557,7 +594,7 @@ export class MonitoringService {
         update server_incidents i set ended_at = greatest(i.started_at, s.checked_at)
           from stored s
          where s.changed and s.online and i.server_id = s.server_id and i.ended_at is null)
-      select server_id, changed from stored`);
+      select i.server_id, coalesce(s.changed, false) as changed from input i left join stored s using (server_id)`);
     const changed = new Map(
       rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]),
     );
