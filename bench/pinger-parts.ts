@@ -1,7 +1,8 @@
 /**
  * Where the pinger's database time goes, per row: each statement the pinger runs in production
- * (claim, shared sample and status write, the consumers, the bucket flush, a status event on the
- * bus), run 20 times over a bench database of 5,000 servers. On PostgreSQL, the CPU seconds of
+ * (claim, shared sample and status write, the lease check of results with nothing new to write,
+ * the consumers, the bucket flush, a status event on the bus), run 20 times over a bench
+ * database of 5,000 servers. On PostgreSQL, the CPU seconds of
  * that database's backends (from /proc) and of this process over the rows they handled; on
  * PGlite, which runs on this process's thread, its wall time per row (the thread is busy for all
  * of it) and its CPU (which also counts the runtime's helper threads). A breakdown for

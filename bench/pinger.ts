@@ -26,6 +26,14 @@
  *   (the UPDATE, the tail of the round with slots idle, the flush), which production pays once
  *   per METRICS_FLUSH_MS over thousands of checks, not once per 200.
  *
+ * A check writes its status row and sample only when it found something new, or every
+ * PING_STATUS_REFRESH_SECONDS (docs/monitoring.md); `PING_STATUS_REFRESH_SECONDS=0` writes every
+ * check, as before that rule, for a same-machine comparison. Every check is counted in the
+ * buckets either way. On a machine far slower than the 5,000 checks/s these defaults were sized
+ * for, most of 20,000 rows are only ever checked once (each tick leases more while held ones
+ * wait), so the windows measure first checks; BENCH_STEADY_SERVERS=2000 keeps more due than can
+ * be checked there and measures the held servers' checks, as a running instance makes them.
+ *
  *   bun bench/pinger.ts                      # PGlite in a temp dir
  *   DATABASE_URL=postgres://... bun bench/pinger.ts
  *   BENCH_RESPONDERS=200 BENCH_ROUNDS=5 BENCH_STEADY_SERVERS=20000 BENCH_WINDOW_MS=5000 BENCH_WINDOWS=3 \
