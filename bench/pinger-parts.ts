@@ -1,7 +1,8 @@
 /**
  * Where the pinger's database time goes, per row: each statement the pinger runs in production
- * (claim, shared sample and status write, the consumers, the bucket flush, a status event on the
- * bus), run 20 times over a bench database of 5,000 servers. On PostgreSQL, the CPU seconds of
+ * (claim, shared sample and status write, the lease check of results with nothing new to write,
+ * the consumers, the bucket flush, a status event on the bus), run 20 times over a bench
+ * database of 5,000 servers. On PostgreSQL, the CPU seconds of
  * that database's backends (from /proc) and of this process over the rows they handled; on
  * PGlite, which runs on this process's thread, its wall time per row (the thread is busy for all
  * of it) and its CPU (which also counts the runtime's helper threads). A breakdown for
@@ -71,16 +72,18 @@ const result = {
 // The write stores a result only under its server's lease: lease 128 of the rows still due.
 const leases: { id: string; token: string }[] = await m.claim(128);
 const written: (boolean | null)[] = await m.storeMany(
-  leases.map(({ id: serverId, token }) => ({ serverId, token, result, at: 1, done() {}, failed() {} })),
+  leases.map(({ id: serverId, token }) => ({ serverId, token, result, at: 1, status: true, done() {}, failed() {} })),
 );
 if (leases.length !== 128 || written.some((c) => c === null)) throw new Error("the write refused leased servers");
 // Each batch a millisecond later than the last: a new sample row each time, as the pinger writes.
 let t = Date.now();
-const batch = () => {
+const batch = (status = true) => {
   t += 1;
-  return leases.map(({ id: serverId, token }) => ({ serverId, token, result, at: t, done() {}, failed() {} }));
+  return leases.map(({ id: serverId, token }) => ({ serverId, token, result, at: t, status, done() {}, failed() {} }));
 };
 await part("storeMany 128 (samples + status)", 128, () => m.storeMany(batch()));
+// Most checks find what the status row already shows: no sample, no status, only the lease verified.
+await part("storeMany 128 (nothing new: lease verified)", 128, () => m.storeMany(batch(false)));
 await part("feed 128 (consumers)", 128, () =>
   m.feed(batch().map((b) => ({ serverId: b.serverId, result, changed: false }))),
 );

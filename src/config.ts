@@ -209,6 +209,12 @@ const ConfigSchema = z
      * handed back at once. Never shorter than PING_INTERVAL_SECONDS.
      */
     PING_LEASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+    /**
+     * How stale a server's `checked_at` and `latency_ms` may grow while its checks find nothing
+     * else new: a check rewrites the status row when up/down, players, version, MOTD or the error
+     * changed, and otherwise only once this long has passed since the row was last written.
+     */
+    PING_STATUS_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
     PINGER_ENABLED: bool.default(true),
     /**
      * Outbound connections (pings, webhooks) to loopback, RFC 1918, IPv6 ULA, link-local and

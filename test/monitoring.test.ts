@@ -426,9 +426,66 @@ describe("ping leases", () => {
     await Bun.sleep(1200);
     await a.pingDue();
     expect(seenA.filter((id) => id === s.serverId).length).toBe(2);
-    expect(await samples(s.serverId)).toBe(2);
+    // The second check found what the first stored: no sample, no status write (next test).
+    expect(await samples(s.serverId)).toBe(1);
     expect((await nextCheckAt(s.serverId)).getTime()).toBe(leased.getTime());
     expect(seenB).not.toContain(s.serverId);
+  }, 30_000);
+
+  test("a check that finds what the status row shows writes neither the row nor a sample; a change writes at once, and checked_at is refreshed within PING_STATUS_REFRESH_SECONDS; every check is in the buckets", async () => {
+    const mc = await responder({ players: 4 });
+    const s = await newServer(server, { host: "127.0.0.1", port: mc.port });
+    const refreshMs = 2000;
+    const p = pinger(30, { PING_STATUS_REFRESH_SECONDS: refreshMs / 1000 });
+    const [seen] = watch(p) as [string[]];
+    const { db } = server.services.database;
+    const row = async () => (await db.select().from(serverStatus).where(eq(serverStatus.serverId, s.serverId)))[0]!;
+    const shown = async () =>
+      (await api(server, "GET", `/server/servers/${s.serverId}`, { token: s.owner.token })).body.status;
+    const checks = () => seen.filter((id) => id === s.serverId).length;
+    const next = async () => {
+      await Bun.sleep(1150); // the one-second interval (±10%) of the held server
+      const before = checks();
+      await p.pingDue();
+      expect(checks()).toBe(before + 1);
+    };
+
+    await p.pingDue();
+    const first = await row();
+    expect(first).toMatchObject({ online: true, playersOnline: 4 });
+    expect(await samples(s.serverId)).toBe(1);
+
+    // The same answer within the bound: the row and the samples are left as they are.
+    await next();
+    expect((await row()).checkedAt!.getTime()).toBe(first.checkedAt!.getTime());
+    expect(await samples(s.serverId)).toBe(1);
+
+    // A shown field changed: written by that check.
+    mc.players = 6;
+    await next();
+    const changed = await row();
+    expect(changed.playersOnline).toBe(6);
+    expect(changed.checkedAt!.getTime()).toBeGreaterThan(first.checkedAt!.getTime());
+    expect(changed.changedAt!.getTime()).toBe(first.changedAt!.getTime()); // still up since the first
+    expect(await samples(s.serverId)).toBe(2);
+    expect((await shown()).players_online).toBe(6);
+
+    // Nothing new, but the row is as old as the bound: the next check refreshes checked_at.
+    while (Date.now() - changed.checkedAt!.getTime() < refreshMs) await next();
+    const refreshed = await row();
+    expect(refreshed.checkedAt!.getTime()).toBeGreaterThan(changed.checkedAt!.getTime());
+    expect(await samples(s.serverId)).toBe(3);
+    // What a reader sees: a checked_at never older than the bound plus an interval (and the write's wait).
+    const read = Date.parse((await shown()).checked_at);
+    expect(Date.now() - read).toBeLessThan(refreshMs + 1100 + 1000);
+
+    // Every check, written or not, counts in the uptime buckets the readers use.
+    const minute = await db
+      .select({ up: sql<number>`coalesce(sum(up_n), 0)::int`, down: sql<number>`coalesce(sum(down_n), 0)::int` })
+      .from(serverMetricsMinute)
+      .where(eq(serverMetricsMinute.serverId, s.serverId));
+    expect(minute[0]).toEqual({ up: checks(), down: 0 });
+    expect(checks()).toBeGreaterThanOrEqual(4);
   }, 30_000);
 
   test("a stopped instance hands its servers back due at their next check; a crashed one's are taken over when the lease ends", async () => {
