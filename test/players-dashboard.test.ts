@@ -101,7 +101,7 @@ describe("dashboard: players", () => {
 
         // The server page's table: search and pages.
         await page.goto(`${server.url}/#/servers/${s.serverId}/players`);
-        const serverRows = page.getByRole("table", { name: "Players" }).locator("tbody tr");
+        const serverRows = page.getByRole("table", { name: "Players", exact: true }).locator("tbody tr");
         await serverRows.first().waitFor();
         expect(await serverRows.count()).toBe(25);
         await page.getByRole("button", { name: "Next" }).click();
