@@ -53,7 +53,7 @@ describe("dashboard: player analytics", () => {
 
       const page = await (await browser!.newContext({ acceptDownloads: true })).newPage();
       await signUpInBrowser(page, server.url, s.owner.email, true);
-      await page.goto(`${server.url}/#/servers/${s.serverId}`);
+      await page.goto(`${server.url}/#/servers/${s.serverId}/players`);
       await page.getByRole("heading", { name: "Player analytics" }).waitFor();
       await page.getByText("3 players: 3 new").waitFor();
       await page.getByText(/^Busiest: /).waitFor();

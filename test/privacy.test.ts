@@ -155,7 +155,12 @@ describe("export and erasure", () => {
     expect(h.player_days.length).toBe(4);
     expect(h.bans).toMatchObject([{ name: "Steve", reason: "Griefing the spawn", origin: "dashboard" }]);
     expect(h.kicks).toHaveLength(1);
-    expect(h.audit_log.map((e: any) => e.action).sort()).toEqual(["network.ban", "player.ban", "player.kick", "player.note_add"]);
+    expect(h.audit_log.map((e: any) => e.action).sort()).toEqual([
+      "network.ban",
+      "player.ban",
+      "player.kick",
+      "player.note_add",
+    ]);
     expect(h.webhook_messages.length).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(h)).not.toContain(alex);
 
