@@ -15,6 +15,7 @@ import {
   useOutcome,
   useToast,
 } from "../ui";
+import { AnalyticsPanel } from "./analytics";
 
 type Window = "24h" | "7d" | "30d";
 const WINDOWS: Window[] = ["24h", "7d", "30d"];
@@ -131,6 +132,7 @@ export function NetworkPage({ name }: { name: string }) {
         )}
       </Q>
       <Sessions name={name} />
+      <AnalyticsPanel teamId={team!.team_id} network={name} />
       <Bans name={name} />
       <Ranks name={name} />
     </>
