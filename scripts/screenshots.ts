@@ -94,7 +94,7 @@ async function serverPage(page: Page, serverId: string) {
 
 /** The server page's other tabs, each once its content is on screen. */
 const SERVER_TABS = [
-  ["players", 'table[aria-label^="Players"]'],
+  ["players", 'table[aria-label="Players"]'],
   ["moderation", 'table[aria-label="Bans"]'],
   ["settings", '[data-testid="agent-command"]'],
 ] as const;
@@ -111,6 +111,19 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await page.goto(`${base}/#/networks`);
   await page.getByRole("heading", { name: "Blockworks" }).waitFor();
   await shoot(page, `networks-${size}`);
+  await page.goto(`${base}/#/networks/Blockworks`);
+  await page.getByRole("table", { name: "Network sessions" }).waitFor();
+  await page.getByRole("heading", { name: "Player analytics" }).waitFor();
+  await page.waitForLoadState("networkidle");
+  await shoot(page, `network-${size}`);
+  await page.goto(`${base}/#/players`);
+  const firstPlayer = page.getByRole("table", { name: "Players", exact: true }).locator("tbody tr a").first();
+  await firstPlayer.waitFor();
+  await shoot(page, `players-${size}`);
+  await firstPlayer.click();
+  await page.getByRole("heading", { name: "Bans, lifts and kicks" }).waitFor();
+  await page.waitForLoadState("networkidle");
+  await shoot(page, `player-${size}`);
   await serverPage(page, survival.serverId);
   await shoot(page, `server-${size}`);
   for (const [tab, ready] of SERVER_TABS) {

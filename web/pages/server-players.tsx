@@ -121,12 +121,16 @@ export function ServerPlayers({ serverId }: { serverId: string }) {
                 <tbody>
                   {d.players.map((p) => (
                     <tr key={p.uuid} data-player={p.name}>
-                      <td>
+                      <td className="nowrap">
                         <a href={`#/players/${p.uuid}`} title={p.uuid}>
                           {p.name}
                         </a>
                       </td>
-                      <td>{p.online ? "online" : `seen ${new Date(p.last_seen).toLocaleDateString()}`}</td>
+                      <td title={p.online ? undefined : new Date(p.last_seen).toLocaleString()}>
+                        {p.online
+                          ? "online"
+                          : `seen ${new Date(p.last_seen).toLocaleDateString(undefined, { month: "short", day: "numeric" })}`}
+                      </td>
                       <td>{hours(p.time_played_seconds)}</td>
                       {canModerate && (
                         <td>
