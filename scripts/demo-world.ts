@@ -133,6 +133,19 @@ const LAST = [
   "Wolf",
 ];
 
+/** A small stable hash of a name (FNV-1a, 32 bits). */
+function hashOf(name: string): number {
+  let h = 0x811c9dc5;
+  for (const c of name) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return h;
+}
+
+/** A Floodgate UUID: `00000000-0000-0000-0009-` and 12 hex digits of an Xbox user id (here made from the name). */
+function floodgateUuid(name: string): string {
+  const xuid = (BigInt(hashOf(name)) * 65_537n + 0x9_0000_0000n).toString(16).padStart(12, "0").slice(-12);
+  return `00000000-0000-0000-0009-${xuid}`;
+}
+
 /** `count` distinct player names (Minecraft's 3-16 letters, digits and underscores) and their offline UUIDs. */
 export function makePlayers(rng: Random, count: number): Player[] {
   const seen = new Set<string>();
@@ -141,9 +154,12 @@ export function makePlayers(rng: Random, count: number): Player[] {
     const name = `${rng.pick(FIRST)}${rng.pick(LAST)}${rng.chance(0.5) ? rng.int(1, 99) : ""}`.slice(0, 16);
     if (seen.has(name)) continue;
     seen.add(name);
+    // About one player in six comes from Bedrock through Floodgate: its "." name prefix and its
+    // UUID form (zeros, then 0009 and the Xbox user id), decided by the name so the draws stay as they were.
+    const bedrock = hashOf(name) % 6 === 0;
     out.push({
-      name,
-      uuid: offlineUuid(name),
+      name: bedrock ? `.${name}`.slice(0, 16) : name,
+      uuid: bedrock ? floodgateUuid(name) : offlineUuid(name),
       keen: rng.between(0.15, 1),
       likes: rng.chance(0.6) ? "survival" : "bedwars",
     });

@@ -25,6 +25,7 @@ import {
   type Outage,
   type Player,
   type Random,
+  NETWORK,
   random,
   playersAt,
   reading,
@@ -366,6 +367,18 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
       token,
       headers: { "x-server-id": agent("survival").serverId },
       body: { uuid: xray.player.uuid, name: xray.player.name, reason: xray.reason },
+    });
+    // A network ban (every server of the network applies it) and a moderator's note.
+    const hacker = bans.find((b) => b.player.name === "HackerMan99")!;
+    await call(base, "POST", `/server/networks/${encodeURIComponent(NETWORK)}/bans`, {
+      token,
+      headers: { "x-team-id": teamId },
+      body: { uuid: hacker.player.uuid, name: hacker.player.name, reason: "Kill aura on every server" },
+    });
+    await call(base, "POST", `/players/${xray.player.uuid}/notes`, {
+      token,
+      headers: { "x-team-id": teamId },
+      body: { text: "Admitted to using an X-ray pack; may appeal after 30 days." },
     });
     for (const a of agents.values()) {
       await a.heartbeat();

@@ -70,6 +70,23 @@ describe("npm run demo", () => {
     const survival = demo.servers.find((s) => s.key === "survival")!;
     const bans = await api(srv, "GET", "/server/players", { token, headers: { "x-server-id": survival.serverId } });
     expect(bans.body.bans.map((b: any) => [b.name, b.origin])).toContainEqual(["XrayAndy", "dashboard"]);
+    // The team's players, the network's sessions and bans, a note, and Bedrock players among them.
+    const team = { token, headers: { "x-team-id": demo.teamId } };
+    const directory = await api(srv, "GET", "/players?limit=100", team);
+    expect(directory.body.players.length).toBeGreaterThan(20);
+    expect(directory.body.players.some((p: any) => p.edition === "bedrock")).toBe(true);
+    const hops = await api(srv, "GET", "/server/networks/Blockworks/sessions", team);
+    expect(hops.body.sessions.length).toBeGreaterThan(0);
+    const networkBans = await api(srv, "GET", "/server/networks/Blockworks/bans", team);
+    expect(networkBans.body.bans.map((b: any) => b.name)).toContain("HackerMan99");
+    const xray = bans.body.bans.find((b: any) => b.name === "XrayAndy");
+    const page = await api(srv, "GET", `/players/${xray.uuid}`, team);
+    expect(page.body.notes.map((n: any) => n.text)).toEqual([
+      "Admitted to using an X-ray pack; may appeal after 30 days.",
+    ]);
+    const editions = await api(srv, "GET", "/analytics/editions?network=Blockworks", team);
+    expect(`${editions.status}`).toBe("200");
+    expect(editions.body.editions.find((e: any) => e.edition === "bedrock").players).toBeGreaterThan(0);
   }, 90_000);
 
   test("a crash: the server is down because the connection is refused, the webhook hears it, and it comes back", async () => {
