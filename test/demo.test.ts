@@ -87,7 +87,7 @@ describe("npm run demo", () => {
     const editions = await api(srv, "GET", "/analytics/editions?network=Blockworks", team);
     expect(`${editions.status}`).toBe("200");
     expect(editions.body.editions.find((e: any) => e.edition === "bedrock").players).toBeGreaterThan(0);
-  }, 90_000);
+  }, 180_000);
 
   test("a crash: the server is down because the connection is refused, the webhook hears it, and it comes back", async () => {
     const bedwars = demo!.servers.find((s) => s.key === "bedwars")!;
