@@ -17,7 +17,7 @@ const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
  * round, so writers of two servers of one network wait for each other instead of deadlocking on
  * the rows of the players they share.
  */
-function lockNetwork(tx: Tx, teamId: string, networkName: string) {
+export function lockNetwork(tx: Tx, teamId: string, networkName: string) {
   return tx.execute(
     sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`network/${teamId}/${networkName}`}, 0))`,
   );
@@ -71,6 +71,52 @@ export async function joinNetwork(
     sql`insert into network_session_hops (session_id, network_session_id) values (${sessionId}, ${networkSessionId})`,
   );
 }
+
+/** The network a server of kind `network` belongs to. */
+export interface ServerNetwork {
+  teamId: string;
+  networkName: string;
+}
+
+/** The server's network, locked for the rest of the transaction (NETWORK_JOIN needs it); null when in none. */
+export async function networkOfServer(tx: Tx, serverId: string): Promise<ServerNetwork | null> {
+  const [srv] = await tx
+    .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
+    .from(servers)
+    .where(eq(servers.id, serverId));
+  if (srv?.kind !== "network" || !srv.networkName) return null;
+  await lockNetwork(tx, srv.teamId, srv.networkName);
+  return { teamId: srv.teamId, networkName: srv.networkName };
+}
+
+/**
+ * `joinNetwork` as CTEs of the statement that opens the session (its CTE `opened` with the new
+ * session's id), under the network's lock: the same matching (the statement's snapshot does not
+ * see the new session, so any open hop found is another one), then the hop.
+ */
+export const NETWORK_JOIN = (n: ServerNetwork, uuid: string, joinedAt: Date, gapSeconds: number) => sql`
+  net_latest as (
+    select id, left_at from network_sessions
+     where team_id = ${n.teamId} and network_name = ${n.networkName} and uuid = ${uuid}
+       and joined_at <= ${at(joinedAt)} + make_interval(secs => ${gapSeconds})
+     order by joined_at desc, id desc limit 1),
+  net_found as (
+    update network_sessions ns set joined_at = least(ns.joined_at, ${at(joinedAt)})
+      from net_latest latest
+     where ns.id = latest.id
+       and (latest.left_at >= ${at(joinedAt)} - make_interval(secs => ${gapSeconds})
+            or exists (
+              select 1 from network_session_hops h join player_sessions s on s.id = h.session_id
+               where h.network_session_id = latest.id and s.left_at is null))
+    returning ns.id),
+  net_made as (
+    insert into network_sessions (team_id, network_name, uuid, joined_at)
+    select ${n.teamId}, ${n.networkName}, ${uuid}, ${at(joinedAt)} where not exists (select 1 from net_found)
+    returning id),
+  net_hop as (
+    insert into network_session_hops (session_id, network_session_id)
+    select opened.id, x.id from opened, (select id from net_found union all select id from net_made) x
+    returning 1)`;
 
 /**
  * Before sessions that `where` selects (over `player_sessions s`) are closed: locks the networks

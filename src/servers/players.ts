@@ -9,10 +9,18 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
-import { DEFAULT_HOP_GAP_SECONDS, joinNetwork, lockNetworksOfOpen, NETWORK_END_FROM_CLOSED } from "../networks/ingest";
-import { DIRECTORY_FROM_SUMS, directoryJoin, directoryLeave, recordModeration } from "../player-directory/ingest";
+import {
+  DEFAULT_HOP_GAP_SECONDS,
+  lockNetwork,
+  lockNetworksOfOpen,
+  NETWORK_END_FROM_CLOSED,
+  NETWORK_JOIN,
+  networkOfServer,
+  type ServerNetwork,
+} from "../networks/ingest";
+import { DIRECTORY_FROM_SUMS, DIRECTORY_JOIN, directoryLeave, recordModeration } from "../player-directory/ingest";
 import { resolveOne } from "../player-directory/resolve";
-import { addSessions } from "../analytics/aggregates";
+import { addSessions, type Span } from "../analytics/aggregates";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -104,6 +112,72 @@ export interface BanInput {
 export type SessionEnd = "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
 
 /**
+ * What one batch of an agent's joins and leaves on one server shares (`startBatch`, then the
+ * events, then `finishBatch`, in the batch's transaction holding the server's row): the sessions
+ * it closed, whose rollups and analytics aggregates are added once at its end (they only add up,
+ * and the peaks are recomputed from the closed sessions, so once gives what each close would);
+ * the players with a session open, so a join or leave of anyone else runs no close; and the
+ * server's network, whose lock the batch took at its start.
+ */
+export interface IngestBatch {
+  serverId: string;
+  spans: Span[];
+  open: Set<string>;
+  network: ServerNetwork | null;
+}
+
+/**
+ * Before a batch's joins and leaves of `uuids` on `serverId`: which of them have a session open,
+ * and the networks the batch may change (the server's, and those the open sessions are hops
+ * of) locked in one order, for the rest of the transaction.
+ */
+export async function startBatch(tx: Tx, serverId: string, uuids: string[]): Promise<IngestBatch> {
+  const keys = [...new Set(uuids.map((u) => u.toLowerCase()))];
+  const rows = rowsOf<{ uuid: string | null; team_id: string | null; network_name: string | null; kind: string }>(
+    await tx.execute(sql`
+      with open as (
+        select s.id, s.uuid from player_sessions s
+         where s.server_id = ${serverId} and s.left_at is null
+           and s.uuid in (${sql.join(
+             keys.map((u) => sql`${u}::uuid`),
+             sql`, `,
+           )})),
+      nets as (
+        select ns.team_id, ns.network_name from open
+          join network_session_hops h on h.session_id = open.id
+          join network_sessions ns on ns.id = h.network_session_id
+        union
+        select team_id, network_name from servers where id = ${serverId} and kind = 'network' and network_name is not null)
+      select uuid::text as uuid, null::text as team_id, null::text as network_name, 'open' as kind from open
+      union all
+      select null, team_id::text, network_name, 'net' from nets
+      union all
+      select null, team_id::text, network_name, 'server' from servers
+       where id = ${serverId} and kind = 'network' and network_name is not null`),
+  );
+  const nets = rows
+    .filter((r) => r.kind === "net")
+    .map((r) => ({ teamId: r.team_id!, networkName: r.network_name! }))
+    .sort((a, b) => cmp(a.teamId, b.teamId) || cmp(a.networkName, b.networkName));
+  for (const n of nets) await lockNetwork(tx, n.teamId, n.networkName);
+  const own = rows.find((r) => r.kind === "server");
+  return {
+    serverId,
+    spans: [],
+    open: new Set(rows.filter((r) => r.kind === "open").map((r) => r.uuid!)),
+    network: own ? { teamId: own.team_id!, networkName: own.network_name! } : null,
+  };
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** After a batch's events: its closed sessions go to the rollups and the analytics aggregates, once. */
+export async function finishBatch(tx: Tx, batch: IngestBatch) {
+  await addClosed(tx, batch.spans);
+  batch.spans = [];
+}
+
+/**
  * A join: the player is known from now on. A session still open (a leave the plugin missed,
  * e.g. after a crash or a restart) is closed first, at the last time the player was known online.
  */
@@ -115,41 +189,79 @@ export async function applyJoin(
   at: Date,
   source: "agent" | "ping" = "agent",
   hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
+  batch?: IngestBatch,
 ) {
-  await closeSessions(
-    tx,
-    sql`s.server_id = ${serverId} and s.uuid = ${uuid}`,
-    sql`least(${ts(at)}, coalesce(s.seen_at, s.joined_at))`,
-    "rejoin",
-  );
-  await tx
-    .insert(players)
-    .values({ serverId, uuid, name, online: true, firstSeen: at, lastSeen: at })
-    .onConflictDoUpdate({
-      target: [players.serverId, players.uuid],
-      set: {
-        name,
-        online: true,
-        firstSeen: sql`least(${players.firstSeen}, ${ts(at)})`,
-        lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`,
-      },
-    });
-  const [session] = await tx
-    .insert(playerSessions)
-    .values({ serverId, uuid, joinedAt: at, seenAt: at, source })
-    .returning({ id: playerSessions.id });
-  await joinNetwork(tx, serverId, uuid, at, session!.id, hopGapSeconds);
-  await directoryJoin(tx, serverId, uuid, name, at);
+  const key = uuid.toLowerCase();
+  if (!batch || batch.open.has(key))
+    await closeSessions(
+      tx,
+      sql`s.server_id = ${serverId} and s.uuid = ${uuid}`,
+      sql`least(${ts(at)}, coalesce(s.seen_at, s.joined_at))`,
+      "rejoin",
+      batch,
+    );
+  const network = batch ? batch.network : await networkOfServer(tx, serverId);
+  await openSession(tx, { serverId, uuid, name, at, source, network, gapSeconds: hopGapSeconds });
+  batch?.open.add(key);
 }
 
-export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
-  const closed = await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
+export async function applyLeave(
+  tx: Tx,
+  serverId: string,
+  uuid: string,
+  name: string | undefined,
+  at: Date,
+  batch?: IngestBatch,
+) {
+  const key = uuid.toLowerCase();
+  const closed =
+    !batch || batch.open.has(key)
+      ? await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave", batch)
+      : [];
+  batch?.open.delete(key);
   await tx
     .update(players)
     .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
     .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
   // Closing the session moved the directory's last seen already; only a leave with no open session needs it.
   if (closed.length === 0) await directoryLeave(tx, serverId, uuid, at);
+}
+
+/**
+ * Opens a session in one statement: the player's row on the server (online, first and last
+ * seen), the session, the team directory's row and name history (DIRECTORY_JOIN) and, on a
+ * server of a network whose lock the caller holds, the network session it is a hop of
+ * (NETWORK_JOIN). The caller closed any session of the player's still open first.
+ */
+async function openSession(
+  tx: Tx,
+  o: {
+    serverId: string;
+    uuid: string;
+    name: string;
+    at: Date;
+    source: "agent" | "ping";
+    network: ServerNetwork | null;
+    gapSeconds: number;
+  },
+) {
+  const at = ts(o.at);
+  await tx.execute(sql`
+    with pl as (
+      insert into players (server_id, uuid, name, online, first_seen, last_seen)
+      values (${o.serverId}::uuid, ${o.uuid}::uuid, ${o.name}, true, ${at}, ${at})
+      on conflict (server_id, uuid) do update set
+        name = excluded.name, online = true,
+        first_seen = least(players.first_seen, excluded.first_seen),
+        last_seen = greatest(players.last_seen, excluded.last_seen)
+      returning 1),
+    opened as (
+      insert into player_sessions (server_id, uuid, joined_at, seen_at, source)
+      values (${o.serverId}::uuid, ${o.uuid}::uuid, ${at}, ${at}, ${o.source}::session_source)
+      returning id),
+    ${DIRECTORY_JOIN(o.serverId, o.uuid, o.name, o.at)}
+    ${o.network ? sql`, ${NETWORK_JOIN(o.network, o.uuid, o.at, o.gapSeconds)}` : sql``}
+    select 1`);
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
@@ -164,61 +276,89 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
 
 /**
  * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
- * join), adds their lengths to time played and marks the players offline, and adds them to the
- * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
- * however many closers race for it. Each closer holds the server's row (`for update`), so the
- * peak recomputed next sees every session closed before it on that server. The network sessions
- * the closed ones are hops of end with them (src/networks/ingest.ts), and the analytics
- * aggregates (src/analytics/aggregates.ts) take the same sessions in the same transaction.
+ * join), adds their lengths to time played and marks the players offline, in one statement so a
+ * session is counted once however many closers race for it; then adds them to the daily rollups
+ * (`player_days`, `server_days`) and the analytics aggregates (src/analytics/aggregates.ts) in
+ * the same transaction, or, inside an agent's batch, has the batch add them at its end
+ * (`finishBatch`). Each closer holds the server's row (`for update`), so the peak recomputed next
+ * sees every session closed before it on that server. The network sessions the closed ones are
+ * hops of end with them (src/networks/ingest.ts).
  * Returns the players it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
-export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
+export async function closeSessions(
+  tx: Tx,
+  where: SQL,
+  end: SQL,
+  reason: SessionEnd,
+  batch?: IngestBatch,
+): Promise<ClosedPlayer[]> {
+  // A batch locked its networks at its start and adds what it closed at its end.
+  if (batch) return closeOnly(tx, where, end, reason, batch.spans);
   return tx.transaction(async (t) => {
     await lockNetworksOfOpen(t, where);
-    const rows = rowsOf<{
-      kind: "day" | "player" | "span";
-      server_id: string;
-      day: string | null;
-      uuid: string | null;
-      name: string | null;
-      a?: string | null;
-      b?: string | null;
-    }>(
-      await t.execute(sql`
-        with closed as (
-          update player_sessions s
-             set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
-           where s.left_at is null and ${where}
-          returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at),
-        sums as (
-          select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
-            from closed group by server_id, uuid),
-        played as (
-          update players p
-             set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
-            from sums
-           where p.server_id = sums.server_id and p.uuid = sums.uuid
-          returning p.server_id, p.uuid, p.name),
-        ${NETWORK_END_FROM_CLOSED},
-        ${DIRECTORY_FROM_SUMS},
-        ${ROLLUP_FROM_CLOSED}
-        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name,
-               null::text as a, null::text as b from sd
-        union all
-        select 'player', server_id::text, null, uuid::text, name, null, null from played
-        union all
-        select 'span', server_id::text, null, uuid::text, null, joined_at::text, left_at::text from closed`),
-    );
-    await addSessions(
-      t,
-      rows.filter((r) => r.kind === "span").map((r) => ({ server_id: r.server_id, uuid: r.uuid!, a: r.a!, b: r.b! })),
-    );
-    const touched = rows.filter((r) => r.kind === "day").map((r) => ({ server_id: r.server_id, day: r.day! }));
-    if (touched.length > 0) await recomputePeaks(t, touched);
-    return rows
-      .filter((r) => r.kind === "player")
-      .map((r) => ({ server_id: r.server_id, uuid: r.uuid!, name: r.name! }));
+    const spans: Span[] = [];
+    const left = await closeOnly(t, where, end, reason, spans);
+    await addClosed(t, spans);
+    return left;
   });
+}
+
+/** The closing statement of `closeSessions`; the closed sessions are pushed on `spans`. */
+async function closeOnly(tx: Tx, where: SQL, end: SQL, reason: SessionEnd, spans: Span[]) {
+  const rows = rowsOf<{
+    kind: "player" | "span";
+    server_id: string;
+    uuid: string;
+    name: string | null;
+    a: string | null;
+    b: string | null;
+  }>(
+    await tx.execute(sql`
+      with closed as (
+        update player_sessions s
+           set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
+         where s.left_at is null and ${where}
+        returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at),
+      sums as (
+        select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
+          from closed group by server_id, uuid),
+      played as (
+        update players p
+           set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
+          from sums
+         where p.server_id = sums.server_id and p.uuid = sums.uuid
+        returning p.server_id, p.uuid, p.name),
+      ${NETWORK_END_FROM_CLOSED},
+      ${DIRECTORY_FROM_SUMS}
+      select 'player' as kind, server_id::text as server_id, uuid::text as uuid, name, null::text as a, null::text as b
+        from played
+      union all
+      select 'span', server_id::text, uuid::text, null, joined_at::text, left_at::text from closed`),
+  );
+  const left: ClosedPlayer[] = [];
+  for (const r of rows) {
+    if (r.kind === "span") spans.push({ server_id: r.server_id, uuid: r.uuid, a: r.a!, b: r.b! });
+    else left.push({ server_id: r.server_id, uuid: r.uuid, name: r.name! });
+  }
+  return left;
+}
+
+/**
+ * Adds closed sessions to the daily rollups (with the touched days' peaks) and to the analytics
+ * aggregates. Every session once: the closers hand each here exactly when they closed it.
+ */
+async function addClosed(t: Tx, spans: Span[]) {
+  if (spans.length === 0) return;
+  const touched = rowsOf<{ server_id: string; day: string }>(
+    await t.execute(sql`
+      with closed as (
+        select x.server_id, x.uuid, x.a as joined_at, x.b as left_at
+          from json_to_recordset(${JSON.stringify(spans)}::json) as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)),
+      ${ROLLUP_FROM_CLOSED}
+      select server_id::text as server_id, day::text as day from sd`),
+  );
+  await addSessions(t, spans);
+  if (touched.length > 0) await recomputePeaks(t, touched);
 }
 
 /**
