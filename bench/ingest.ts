@@ -55,7 +55,8 @@ const serverIds = (
 ).map((r) => r.id);
 
 const service = new AgentService(db, undefined as never);
-const base = Date.now() - 20 * 86_400_000;
+// A UTC midnight, so runs of two builds cut the same days and slots.
+const base = Math.floor(Date.now() / 86_400_000 - 20) * 86_400_000;
 let seq = 0;
 /** A batch of joins and leaves: each player joins, then leaves 5 to 65 minutes later. */
 function batch(server: number, n: number) {
@@ -87,10 +88,19 @@ await Promise.all(
 );
 const ingestMs = performance.now() - t;
 const perEvent = statements / EVENTS;
-const [check] = await q<{ n: number; ns: number; slots: number }>(sql`
+// What the aggregates hold, to compare two builds' runs: the same events must give the same sums.
+const [check] = await q<{ n: number; ns: number; slots: number; sums: string }>(sql`
   select (select count(*) from player_sessions where left_at is not null)::int as n,
          (select count(*) from network_sessions where left_at is not null)::int as ns,
-         (select count(*) from analytics_slots)::int as slots`);
+         (select count(*) from analytics_slots)::int as slots,
+         concat_ws('/',
+           (select sum(players) || ',' || sum(playtime_us) || ',' || sum(peak) from server_days),
+           (select count(*) || ',' || sum(playtime_us) || ',' || sum(joins) from player_days),
+           (select sum(online_ms) || ',' || sum(start_level) || ',' || sum(peak) from analytics_slots),
+           (select sum(q0 + q1 + q2 + q3) || ',' || sum(joins) from analytics_player_hours),
+           (select sum(sessions * (bucket + 1)) from analytics_session_lengths),
+           (select sum(play_seconds) || ',' || sum(sessions) from team_players),
+           (select sum(extract(epoch from left_at - joined_at)) from network_sessions)) as sums`);
 
 // Baseline: the same number of sessions as plain inserts, a transaction per batch.
 t = performance.now();
@@ -122,7 +132,7 @@ const rawRate = EVENTS / (rawMs / 1000);
 console.log(
   `ingest (${pg ? "PostgreSQL" : "PGlite"}, ${src}): ${EVENTS} join/leave events, batches of ${BATCH}, ${AGENTS} agents at once: ` +
     `${Math.round(rate)} events/s with the aggregates kept (${perEvent.toFixed(2)} statements/event; ${check!.n} sessions, ` +
-    `${check!.ns} network sessions, ${check!.slots} slots); plain inserts: ${Math.round(rawRate)} events/s ` +
+    `${check!.ns} network sessions, ${check!.slots} slots; sums ${check!.sums}); plain inserts: ${Math.round(rawRate)} events/s ` +
     `(${(rate / rawRate).toFixed(3)}x); load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}`,

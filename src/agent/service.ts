@@ -14,16 +14,13 @@ import { announcementOut, liveAnnouncement } from "../servers/announcements";
 import {
   activeBan,
   applyBan,
-  applyJoin,
-  applyLeave,
   applyUnban,
   auditBan,
   banOut,
-  finishBatch,
-  type IngestBatch,
+  applyPlayerEvents,
+  type PlayerEvent,
   kickOut,
   pendingKick,
-  startBatch,
 } from "../servers/players";
 import { rankOut, type RanksService } from "../servers/ranks";
 import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
@@ -163,18 +160,9 @@ export class AgentService {
         .onConflictDoNothing()
         .returning({ id: agentEvents.eventId });
       const fresh = new Set(inserted.map((r) => r.id));
-      // The joins and leaves share one batch (src/servers/players.ts): their networks are locked
-      // here, the players with a session open known, and what they close is added to the
-      // rollups and analytics aggregates once, at the end.
-      const players = events.filter((e) => fresh.has(e.event_id) && (e.type === "join" || e.type === "leave"));
-      const batch: IngestBatch | undefined =
-        players.length > 0
-          ? await startBatch(
-              tx,
-              serverId,
-              players.map((e) => e.uuid),
-            )
-          : undefined;
+      // The joins and leaves are applied together after the loop (applyPlayerEvents: set-wise,
+      // in their order per player); bans and lifts touch none of what they do.
+      const moves: PlayerEvent[] = [];
       let accepted = 0;
       for (const e of events) {
         // delete() makes a repeated id inside one batch count once, too.
@@ -182,10 +170,10 @@ export class AgentService {
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
         if (e.type === "join") {
-          await applyJoin(tx, serverId, e.uuid, e.name, at, "agent", this.opts.hopGapSeconds, batch);
+          moves.push({ type: "join", uuid: e.uuid, name: e.name, at });
           changes.push(["player_join", { uuid: e.uuid, name: e.name }, at]);
         } else if (e.type === "leave") {
-          await applyLeave(tx, serverId, e.uuid, e.name, at, batch);
+          moves.push({ type: "leave", uuid: e.uuid, name: e.name, at });
           changes.push(["player_leave", { uuid: e.uuid, name: e.name ?? null }, at]);
         } else if (e.type === "ban") {
           const row = await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
@@ -198,7 +186,7 @@ export class AgentService {
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }
-      if (batch) await finishBatch(tx, batch);
+      await applyPlayerEvents(tx, serverId, moves, "agent", this.opts.hopGapSeconds);
       return { accepted, duplicates: events.length - accepted };
     });
     for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);

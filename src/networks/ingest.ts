@@ -78,44 +78,38 @@ export interface ServerNetwork {
   networkName: string;
 }
 
-/** The server's network, locked for the rest of the transaction (NETWORK_JOIN needs it); null when in none. */
-export async function networkOfServer(tx: Tx, serverId: string): Promise<ServerNetwork | null> {
-  const [srv] = await tx
-    .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
-    .from(servers)
-    .where(eq(servers.id, serverId));
-  if (srv?.kind !== "network" || !srv.networkName) return null;
-  await lockNetwork(tx, srv.teamId, srv.networkName);
-  return { teamId: srv.teamId, networkName: srv.networkName };
-}
-
 /**
- * `joinNetwork` as CTEs of the statement that opens the session (its CTE `opened` with the new
- * session's id), under the network's lock: the same matching (the statement's snapshot does not
- * see the new session, so any open hop found is another one), then the hop.
+ * `joinNetwork` for many joins (one a player) as CTEs of the statement that opens their
+ * sessions, given its relation `v` (uuid, at) and CTE `opened` (id, uuid), under the network's
+ * lock: the same matching (the statement's snapshot does not see the new sessions, so an open
+ * hop found is another one), then each new session's hop.
  */
-export const NETWORK_JOIN = (n: ServerNetwork, uuid: string, joinedAt: Date, gapSeconds: number) => sql`
+export const NETWORK_JOIN = (n: ServerNetwork, gapSeconds: number) => sql`
   net_latest as (
-    select id, left_at from network_sessions
-     where team_id = ${n.teamId} and network_name = ${n.networkName} and uuid = ${uuid}
-       and joined_at <= ${at(joinedAt)} + make_interval(secs => ${gapSeconds})
-     order by joined_at desc, id desc limit 1),
+    select v.uuid, v.at, l.id, l.left_at from v
+     cross join lateral (
+       select id, left_at from network_sessions
+        where team_id = ${n.teamId} and network_name = ${n.networkName} and uuid = v.uuid
+          and joined_at <= v.at + make_interval(secs => ${gapSeconds})
+        order by joined_at desc, id desc limit 1) l),
   net_found as (
-    update network_sessions ns set joined_at = least(ns.joined_at, ${at(joinedAt)})
+    update network_sessions ns set joined_at = least(ns.joined_at, latest.at)
       from net_latest latest
      where ns.id = latest.id
-       and (latest.left_at >= ${at(joinedAt)} - make_interval(secs => ${gapSeconds})
+       and (latest.left_at >= latest.at - make_interval(secs => ${gapSeconds})
             or exists (
               select 1 from network_session_hops h join player_sessions s on s.id = h.session_id
                where h.network_session_id = latest.id and s.left_at is null))
-    returning ns.id),
+    returning ns.id, ns.uuid),
   net_made as (
     insert into network_sessions (team_id, network_name, uuid, joined_at)
-    select ${n.teamId}, ${n.networkName}, ${uuid}, ${at(joinedAt)} where not exists (select 1 from net_found)
-    returning id),
+    select ${n.teamId}, ${n.networkName}, v.uuid, v.at from v
+     where not exists (select 1 from net_found f where f.uuid = v.uuid)
+    returning id, uuid),
   net_hop as (
     insert into network_session_hops (session_id, network_session_id)
-    select opened.id, x.id from opened, (select id from net_found union all select id from net_made) x
+    select o.id, x.id from opened o join (select id, uuid from net_found union all select id, uuid from net_made) x
+      on x.uuid = o.uuid
     returning 1)`;
 
 /**

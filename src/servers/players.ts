@@ -15,10 +15,9 @@ import {
   lockNetworksOfOpen,
   NETWORK_END_FROM_CLOSED,
   NETWORK_JOIN,
-  networkOfServer,
   type ServerNetwork,
 } from "../networks/ingest";
-import { DIRECTORY_FROM_SUMS, DIRECTORY_JOIN, directoryLeave, recordModeration } from "../player-directory/ingest";
+import { DIRECTORY_FROM_SUMS, DIRECTORY_JOIN, recordModeration } from "../player-directory/ingest";
 import { resolveOne } from "../player-directory/resolve";
 import { addSessions, type Span } from "../analytics/aggregates";
 
@@ -111,71 +110,130 @@ export interface BanInput {
 
 export type SessionEnd = "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
 
+/** A join or a leave of one player, as the agent reports it. */
+export type PlayerEvent =
+  | { type: "join"; uuid: string; name: string; at: Date }
+  | { type: "leave"; uuid: string; name?: string; at: Date };
+
 /**
- * What one batch of an agent's joins and leaves on one server shares (`startBatch`, then the
- * events, then `finishBatch`, in the batch's transaction holding the server's row): the sessions
- * it closed, whose rollups and analytics aggregates are added once at its end (they only add up,
- * and the peaks are recomputed from the closed sessions, so once gives what each close would);
- * the players with a session open, so a join or leave of anyone else runs no close; and the
- * server's network, whose lock the batch took at its start.
+ * Applies joins and leaves on one server, in their order, in the caller's transaction (which
+ * holds the server's row, as every opener and closer of its sessions does). Events of different
+ * players touch different rows (the player's row on the server, sessions, network sessions and
+ * directory row are all the player's), so they go set-wise: round k applies each player's k-th
+ * event of the batch, all leaves of the round in one statement and all joins in one. The
+ * networks the batch may change are locked once at its start, in one order; the sessions it
+ * closed are added to the daily rollups and the analytics aggregates once at its end (those
+ * only add up, and the peaks are recomputed from the closed sessions, so once gives what a
+ * close at a time gives).
  */
-export interface IngestBatch {
-  serverId: string;
-  spans: Span[];
-  open: Set<string>;
-  network: ServerNetwork | null;
+export async function applyPlayerEvents(
+  tx: Tx,
+  serverId: string,
+  events: PlayerEvent[],
+  source: "agent" | "ping" = "agent",
+  hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
+) {
+  if (events.length === 0) return;
+  const rounds: PlayerEvent[][] = [];
+  const seen = new Map<string, number>();
+  for (const e of events) {
+    const key = e.uuid.toLowerCase();
+    const k = seen.get(key) ?? 0;
+    seen.set(key, k + 1);
+    if (!rounds[k]) rounds[k] = [];
+    rounds[k].push({ ...e, uuid: key });
+  }
+  const { open, network } = await startBatch(tx, serverId, [...seen.keys()]);
+  const spans: Span[] = [];
+  for (const round of rounds) {
+    const leaves = round.filter((e) => e.type === "leave");
+    const joins = round.filter((e) => e.type === "join");
+    if (leaves.length > 0) {
+      const closing = leaves.filter((e) => open.has(e.uuid));
+      const closed =
+        closing.length === 0
+          ? []
+          : await closeOnly(tx, {
+              ...eventsOf(serverId, closing),
+              end: sql`v.at`,
+              reason: "leave",
+              spans,
+              leaveName: sql`nullif(v.name, '')`,
+            });
+      for (const e of leaves) open.delete(e.uuid);
+      const done = new Set(closed.map((c) => c.uuid));
+      const rest = leaves.filter((e) => !done.has(e.uuid));
+      if (rest.length > 0) await leaveWithoutSession(tx, serverId, rest);
+    }
+    if (joins.length > 0) {
+      const rejoining = joins.filter((e) => open.has(e.uuid));
+      if (rejoining.length > 0)
+        await closeOnly(tx, {
+          ...eventsOf(serverId, rejoining),
+          end: sql`least(v.at, coalesce(s.seen_at, s.joined_at))`,
+          reason: "rejoin",
+          spans,
+        });
+      await openSessions(tx, serverId, joins, source, network, hopGapSeconds);
+      for (const e of joins) open.add(e.uuid);
+    }
+  }
+  await addClosed(tx, spans);
+}
+
+/** The events as the relation `v` (uuid, name, at) and the open sessions of their players on the server. */
+function eventsOf(serverId: string, events: PlayerEvent[]) {
+  const rows = events.map((e) => ({ uuid: e.uuid, name: e.name ?? null, at: e.at.toISOString() }));
+  return {
+    from: sql`(select x.uuid, x.name, x.at from json_to_recordset(${JSON.stringify(rows)}::json)
+      as x(uuid uuid, name text, at timestamptz)) v`,
+    where: sql`s.server_id = ${serverId} and s.uuid = v.uuid`,
+  };
 }
 
 /**
- * Before a batch's joins and leaves of `uuids` on `serverId`: which of them have a session open,
- * and the networks the batch may change (the server's, and those the open sessions are hops
- * of) locked in one order, for the rest of the transaction.
+ * Which of `uuids` have a session open on the server, and the networks their joins and leaves
+ * may change (the server's, and those the open sessions are hops of), locked in one order for
+ * the rest of the transaction.
  */
-export async function startBatch(tx: Tx, serverId: string, uuids: string[]): Promise<IngestBatch> {
-  const keys = [...new Set(uuids.map((u) => u.toLowerCase()))];
+async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
   const rows = rowsOf<{ uuid: string | null; team_id: string | null; network_name: string | null; kind: string }>(
     await tx.execute(sql`
       with open as (
         select s.id, s.uuid from player_sessions s
          where s.server_id = ${serverId} and s.left_at is null
            and s.uuid in (${sql.join(
-             keys.map((u) => sql`${u}::uuid`),
+             uuids.map((u) => sql`${u}::uuid`),
              sql`, `,
            )})),
+      own as (
+        select team_id, network_name from servers
+         where id = ${serverId} and kind = 'network' and network_name is not null),
       nets as (
         select ns.team_id, ns.network_name from open
           join network_session_hops h on h.session_id = open.id
           join network_sessions ns on ns.id = h.network_session_id
         union
-        select team_id, network_name from servers where id = ${serverId} and kind = 'network' and network_name is not null)
+        select team_id, network_name from own)
       select uuid::text as uuid, null::text as team_id, null::text as network_name, 'open' as kind from open
       union all
       select null, team_id::text, network_name, 'net' from nets
       union all
-      select null, team_id::text, network_name, 'server' from servers
-       where id = ${serverId} and kind = 'network' and network_name is not null`),
+      select null, team_id::text, network_name, 'own' from own`),
   );
   const nets = rows
     .filter((r) => r.kind === "net")
     .map((r) => ({ teamId: r.team_id!, networkName: r.network_name! }))
     .sort((a, b) => cmp(a.teamId, b.teamId) || cmp(a.networkName, b.networkName));
   for (const n of nets) await lockNetwork(tx, n.teamId, n.networkName);
-  const own = rows.find((r) => r.kind === "server");
+  const own = rows.find((r) => r.kind === "own");
   return {
-    serverId,
-    spans: [],
     open: new Set(rows.filter((r) => r.kind === "open").map((r) => r.uuid!)),
     network: own ? { teamId: own.team_id!, networkName: own.network_name! } : null,
   };
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** After a batch's events: its closed sessions go to the rollups and the analytics aggregates, once. */
-export async function finishBatch(tx: Tx, batch: IngestBatch) {
-  await addClosed(tx, batch.spans);
-  batch.spans = [];
-}
 
 /**
  * A join: the player is known from now on. A session still open (a leave the plugin missed,
@@ -189,67 +247,53 @@ export async function applyJoin(
   at: Date,
   source: "agent" | "ping" = "agent",
   hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
-  batch?: IngestBatch,
 ) {
-  const key = uuid.toLowerCase();
-  if (!batch || batch.open.has(key))
-    await closeSessions(
-      tx,
-      sql`s.server_id = ${serverId} and s.uuid = ${uuid}`,
-      sql`least(${ts(at)}, coalesce(s.seen_at, s.joined_at))`,
-      "rejoin",
-      batch,
-    );
-  const network = batch ? batch.network : await networkOfServer(tx, serverId);
-  await openSession(tx, { serverId, uuid, name, at, source, network, gapSeconds: hopGapSeconds });
-  batch?.open.add(key);
+  await applyPlayerEvents(tx, serverId, [{ type: "join", uuid, name, at }], source, hopGapSeconds);
 }
 
-export async function applyLeave(
-  tx: Tx,
-  serverId: string,
-  uuid: string,
-  name: string | undefined,
-  at: Date,
-  batch?: IngestBatch,
-) {
-  const key = uuid.toLowerCase();
-  const closed =
-    !batch || batch.open.has(key)
-      ? await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave", batch)
-      : [];
-  batch?.open.delete(key);
-  await tx
-    .update(players)
-    .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
-    .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
-  // Closing the session moved the directory's last seen already; only a leave with no open session needs it.
-  if (closed.length === 0) await directoryLeave(tx, serverId, uuid, at);
+/** A leave: the player's open session ends then; the player is offline and was last seen then. */
+export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
+  await applyPlayerEvents(tx, serverId, [{ type: "leave", uuid, name, at }]);
 }
 
 /**
- * Opens a session in one statement: the player's row on the server (online, first and last
- * seen), the session, the team directory's row and name history (DIRECTORY_JOIN) and, on a
- * server of a network whose lock the caller holds, the network session it is a hop of
- * (NETWORK_JOIN). The caller closed any session of the player's still open first.
+ * Leaves whose player had no session open: offline, last seen then (here and in the team's
+ * directory), under the name given.
  */
-async function openSession(
-  tx: Tx,
-  o: {
-    serverId: string;
-    uuid: string;
-    name: string;
-    at: Date;
-    source: "agent" | "ping";
-    network: ServerNetwork | null;
-    gapSeconds: number;
-  },
-) {
-  const at = ts(o.at);
+async function leaveWithoutSession(tx: Tx, serverId: string, leaves: PlayerEvent[]) {
+  const { from } = eventsOf(serverId, leaves);
   await tx.execute(sql`
-    with pl as (
+    with p as (
+      update players p
+         set online = false, last_seen = greatest(p.last_seen, v.at), name = coalesce(nullif(v.name, ''), p.name)
+        from ${from}
+       where p.server_id = ${serverId} and p.uuid = v.uuid
+      returning 1)
+    update team_players t set last_seen = greatest(t.last_seen, v.at)
+      from ${from}
+     where t.team_id = (select team_id from servers where id = ${serverId}) and t.uuid = v.uuid`);
+}
+
+/**
+ * Opens a session for each join (one a player) in one statement: the player's row on the server
+ * (online, first and last seen, name), the session, the team directory's row and name history
+ * (DIRECTORY_JOIN) and, on a server of a network whose lock the caller holds, the network session
+ * each is a hop of (NETWORK_JOIN). The caller closed the players' sessions still open first.
+ */
+async function openSessions(
+  tx: Tx,
+  serverId: string,
+  joins: PlayerEvent[],
+  source: "agent" | "ping",
+  network: ServerNetwork | null,
+  gapSeconds: number,
+) {
+  const { from } = eventsOf(serverId, joins);
+  await tx.execute(sql`
+    with v as (select * from ${from}),
+    pl as (
       insert into players (server_id, uuid, name, online, first_seen, last_seen)
-      values (${o.serverId}::uuid, ${o.uuid}::uuid, ${o.name}, true, ${at}, ${at})
+      select ${serverId}::uuid, v.uuid, v.name, true, v.at, v.at from v
       on conflict (server_id, uuid) do update set
         name = excluded.name, online = true,
         first_seen = least(players.first_seen, excluded.first_seen),
@@ -257,10 +301,10 @@ async function openSession(
       returning 1),
     opened as (
       insert into player_sessions (server_id, uuid, joined_at, seen_at, source)
-      values (${o.serverId}::uuid, ${o.uuid}::uuid, ${at}, ${at}, ${o.source}::session_source)
-      returning id),
-    ${DIRECTORY_JOIN(o.serverId, o.uuid, o.name, o.at)}
-    ${o.network ? sql`, ${NETWORK_JOIN(o.network, o.uuid, o.at, o.gapSeconds)}` : sql``}
+      select ${serverId}::uuid, v.uuid, v.at, v.at, ${source}::session_source from v
+      returning id, uuid),
+    ${DIRECTORY_JOIN(serverId)}
+    ${network ? sql`, ${NETWORK_JOIN(network, gapSeconds)}` : sql``}
     select 1`);
 }
 
@@ -279,32 +323,31 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
  * join), adds their lengths to time played and marks the players offline, in one statement so a
  * session is counted once however many closers race for it; then adds them to the daily rollups
  * (`player_days`, `server_days`) and the analytics aggregates (src/analytics/aggregates.ts) in
- * the same transaction, or, inside an agent's batch, has the batch add them at its end
- * (`finishBatch`). Each closer holds the server's row (`for update`), so the peak recomputed next
- * sees every session closed before it on that server. The network sessions the closed ones are
- * hops of end with them (src/networks/ingest.ts).
+ * the same transaction. Each closer holds the server's row (`for update`), so the peak
+ * recomputed next sees every session closed before it on that server. The network sessions the
+ * closed ones are hops of end with them (src/networks/ingest.ts).
  * Returns the players it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
-export async function closeSessions(
-  tx: Tx,
-  where: SQL,
-  end: SQL,
-  reason: SessionEnd,
-  batch?: IngestBatch,
-): Promise<ClosedPlayer[]> {
-  // A batch locked its networks at its start and adds what it closed at its end.
-  if (batch) return closeOnly(tx, where, end, reason, batch.spans);
+export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
   return tx.transaction(async (t) => {
     await lockNetworksOfOpen(t, where);
     const spans: Span[] = [];
-    const left = await closeOnly(t, where, end, reason, spans);
+    const left = await closeOnly(t, { where, end, reason, spans });
     await addClosed(t, spans);
     return left;
   });
 }
 
-/** The closing statement of `closeSessions`; the closed sessions are pushed on `spans`. */
-async function closeOnly(tx: Tx, where: SQL, end: SQL, reason: SessionEnd, spans: Span[]) {
+/**
+ * The closing statement: sessions, players' time played, network sessions' ends and the
+ * directory; the closed sessions are pushed on `spans` for the rollups (`addClosed`). `from`
+ * joins a relation the update may read (`v`: the events of applyPlayerEvents), `leaveName` the
+ * name a leave reports, if any, for the player's row.
+ */
+async function closeOnly(
+  tx: Tx,
+  c: { where: SQL; end: SQL; reason: SessionEnd; spans: Span[]; from?: SQL; leaveName?: SQL },
+) {
   const rows = rowsOf<{
     kind: "player" | "span";
     server_id: string;
@@ -316,15 +359,18 @@ async function closeOnly(tx: Tx, where: SQL, end: SQL, reason: SessionEnd, spans
     await tx.execute(sql`
       with closed as (
         update player_sessions s
-           set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
-         where s.left_at is null and ${where}
-        returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at),
+           set left_at = greatest(s.joined_at, ${c.end}), end_reason = ${c.reason}::session_end
+          ${c.from ? sql`from ${c.from}` : sql``}
+         where s.left_at is null and ${c.where}
+        returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at, ${c.leaveName ?? sql`null::text`} as leave_name),
       sums as (
-        select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
+        select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last,
+               max(leave_name) as leave_name
           from closed group by server_id, uuid),
       played as (
         update players p
-           set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
+           set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last),
+               name = coalesce(sums.leave_name, p.name)
           from sums
          where p.server_id = sums.server_id and p.uuid = sums.uuid
         returning p.server_id, p.uuid, p.name),
@@ -337,7 +383,7 @@ async function closeOnly(tx: Tx, where: SQL, end: SQL, reason: SessionEnd, spans
   );
   const left: ClosedPlayer[] = [];
   for (const r of rows) {
-    if (r.kind === "span") spans.push({ server_id: r.server_id, uuid: r.uuid, a: r.a!, b: r.b! });
+    if (r.kind === "span") c.spans.push({ server_id: r.server_id, uuid: r.uuid, a: r.a!, b: r.b! });
     else left.push({ server_id: r.server_id, uuid: r.uuid, name: r.name! });
   }
   return left;
