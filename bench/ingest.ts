@@ -15,8 +15,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { sql } from "drizzle-orm";
-import { PglitePreparedQuery } from "drizzle-orm/pglite/session";
-import { PostgresJsPreparedQuery } from "drizzle-orm/postgres-js/session";
 import { rowsOf } from "../src/db/rows";
 import { benchDatabase } from "./lib/targets";
 
@@ -28,14 +26,25 @@ const src = resolve(process.env.BENCH_SRC ?? join(import.meta.dir, "../src"));
 const { openDatabase } = (await import(join(src, "db/client.ts"))) as typeof import("../src/db/client");
 const { AgentService } = (await import(join(src, "agent/service.ts"))) as typeof import("../src/agent/service");
 
+// Every statement drizzle sends, counted (and timed with BENCH_PROFILE=1) in the build measured.
 let statements = 0;
-for (const cls of [PglitePreparedQuery, PostgresJsPreparedQuery]) {
-  const proto = cls.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
-  for (const m of ["execute", "all"] as const) {
-    const orig = proto[m]!;
-    proto[m] = function (this: unknown, ...a: unknown[]) {
+const timing = new Map<string, number>();
+for (const mod of ["drizzle-orm/pglite/session.js", "drizzle-orm/postgres-js/session.js"]) {
+  const m = await import(join(src, "../node_modules", mod));
+  const cls = m.PglitePreparedQuery ?? m.PostgresJsPreparedQuery;
+  const proto = cls.prototype as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  for (const name of ["execute", "all"]) {
+    const orig = proto[name]!;
+    proto[name] = async function (this: { query?: { sql: string }; queryString?: string }, ...a: unknown[]) {
       statements++;
-      return orig.apply(this, a);
+      if (!process.env.BENCH_PROFILE) return orig.apply(this, a);
+      const t = performance.now();
+      try {
+        return await orig.apply(this, a);
+      } finally {
+        const key = (this.query?.sql ?? this.queryString ?? "?").replace(/\s+/g, " ").slice(0, 70);
+        timing.set(key, (timing.get(key) ?? 0) + performance.now() - t);
+      }
     };
   }
 }
@@ -123,6 +132,8 @@ for (let i = 0; i < EVENTS / BATCH; i++) {
   });
 }
 const rawMs = performance.now() - t;
+if (process.env.BENCH_PROFILE)
+  for (const [k, ms] of [...timing].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`${ms.toFixed(0)} ms  ${k}`);
 await close();
 await database.drop();
 rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,5 @@
-import { eq, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { servers } from "../db/schema";
 import { rowsOf } from "../db/rows";
 
 /** A database handle or an open transaction: these run inside the ingest's own transaction. */
@@ -8,8 +7,6 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
 
 /** NETWORK_HOP_GAP_SECONDS when a caller does not say (docs/configuration.md). */
 export const DEFAULT_HOP_GAP_SECONDS = 30;
-
-const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 
 /**
  * Network sessions of one network change one at a time: every writer takes the network's
@@ -23,55 +20,6 @@ export function lockNetwork(tx: Tx, teamId: string, networkName: string) {
   );
 }
 
-/**
- * A player session just opened on `serverId` joins its network session: the player's latest one
- * on the network that started before this join (a late event from long ago does not reach into a
- * later session), when a hop of it is still open (a transfer that joins before it leaves) or it
- * ended at most `gapSeconds` before this join (docs/networks.md); else a new one. Nothing for a
- * server that is in no network.
- */
-export async function joinNetwork(
-  tx: Tx,
-  serverId: string,
-  uuid: string,
-  joinedAt: Date,
-  sessionId: string,
-  gapSeconds: number,
-) {
-  const [srv] = await tx
-    .select({ teamId: servers.teamId, kind: servers.kind, networkName: servers.networkName })
-    .from(servers)
-    .where(eq(servers.id, serverId));
-  if (srv?.kind !== "network" || !srv.networkName) return;
-  await lockNetwork(tx, srv.teamId, srv.networkName);
-  const [found] = rowsOf<{ id: string }>(
-    await tx.execute(sql`
-      with latest as (
-        select id, left_at from network_sessions
-         where team_id = ${srv.teamId} and network_name = ${srv.networkName} and uuid = ${uuid}
-           and joined_at <= ${at(joinedAt)} + make_interval(secs => ${gapSeconds})
-         order by joined_at desc, id desc limit 1)
-      update network_sessions ns set joined_at = least(ns.joined_at, ${at(joinedAt)})
-        from latest
-       where ns.id = latest.id
-         and (latest.left_at >= ${at(joinedAt)} - make_interval(secs => ${gapSeconds})
-              or exists (
-                select 1 from network_session_hops h join player_sessions s on s.id = h.session_id
-                 where h.network_session_id = latest.id and s.left_at is null and s.id <> ${sessionId}))
-      returning ns.id`),
-  );
-  const networkSessionId =
-    found?.id ??
-    rowsOf<{ id: string }>(
-      await tx.execute(sql`
-        insert into network_sessions (team_id, network_name, uuid, joined_at)
-        values (${srv.teamId}, ${srv.networkName}, ${uuid}, ${at(joinedAt)}) returning id`),
-    )[0]!.id;
-  await tx.execute(
-    sql`insert into network_session_hops (session_id, network_session_id) values (${sessionId}, ${networkSessionId})`,
-  );
-}
-
 /** The network a server of kind `network` belongs to. */
 export interface ServerNetwork {
   teamId: string;
@@ -79,10 +27,13 @@ export interface ServerNetwork {
 }
 
 /**
- * `joinNetwork` for many joins (one a player) as CTEs of the statement that opens their
- * sessions, given its relation `v` (uuid, at) and CTE `opened` (id, uuid), under the network's
- * lock: the same matching (the statement's snapshot does not see the new sessions, so an open
- * hop found is another one), then each new session's hop.
+ * Player sessions just opened on a server of network `n` join their network sessions: each
+ * player's latest one on the network that started before the join (a late event from long ago
+ * does not reach into a later session), when a hop of it is still open (a transfer that joins
+ * before it leaves) or it ended at most `gapSeconds` before the join (docs/networks.md); else a
+ * new one. CTEs of the statement that opens the sessions (src/servers/players.ts), given its
+ * relation `v` (uuid, at, one row a player) and CTE `opened` (id, uuid), under the network's
+ * lock. The statement's snapshot does not see the new sessions, so an open hop found is another.
  */
 export const NETWORK_JOIN = (n: ServerNetwork, gapSeconds: number) => sql`
   net_latest as (
