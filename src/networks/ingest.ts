@@ -9,16 +9,25 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
 export const DEFAULT_HOP_GAP_SECONDS = 30;
 
 /**
- * Network sessions of one network change one at a time: every writer takes the network's
- * transaction lock first. A batch holds its server's row and then this lock, never the other way
- * round, so writers of two servers of one network wait for each other instead of deadlocking on
- * the rows of the players they share.
+ * A player's network sessions on one network change one at a time: every writer takes the
+ * (network, player) transaction lock first, for all the players it writes, in one order (the
+ * keys sorted bytewise). Network sessions of different players never share a row, so batches of
+ * two servers of one network about different players run side by side; about the same players,
+ * they wait for each other instead of deadlocking on those players' rows. A batch holds its
+ * server's row and then these locks, never the other way round.
  */
-export function lockNetwork(tx: Tx, teamId: string, networkName: string) {
-  return tx.execute(
-    sql`select 1 from pg_advisory_xact_lock(hashtextextended(${`network/${teamId}/${networkName}`}, 0))`,
-  );
+export async function lockNetworkPlayers(tx: Tx, keys: { teamId: string; networkName: string; uuid: string }[]) {
+  if (keys.length === 0) return;
+  await tx.execute(sql`
+    select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from (
+      select k from (values ${sql.join(
+        keys.map((x) => sql`(${networkPlayerKey(x.teamId, x.networkName, x.uuid)})`),
+        sql`, `,
+      )}) v(k) group by k order by k collate "C") x`);
 }
+
+const networkPlayerKey = (teamId: string, networkName: string, uuid: string) =>
+  `network/${teamId}/${networkName}/${uuid.toLowerCase()}`;
 
 /** The network a server of kind `network` belongs to. */
 export interface ServerNetwork {
@@ -64,20 +73,23 @@ export const NETWORK_JOIN = (n: ServerNetwork, gapSeconds: number) => sql`
     returning 1)`;
 
 /**
- * Before sessions that `where` selects (over `player_sessions s`) are closed: locks the networks
- * whose sessions they are hops of, in one order, so the close may move those sessions' ends.
+ * Before sessions that `where` selects (over `player_sessions s`) are closed: locks the
+ * (network, player) pairs whose network sessions they are hops of, so the close may move those
+ * sessions' ends.
  */
 export async function lockNetworksOfOpen(tx: Tx, where: SQL) {
-  const nets = rowsOf<{ team_id: string; network_name: string }>(
+  const keys = rowsOf<{ team_id: string; network_name: string; uuid: string }>(
     await tx.execute(sql`
-      select distinct ns.team_id::text as team_id, ns.network_name
+      select distinct ns.team_id::text as team_id, ns.network_name, s.uuid::text as uuid
         from player_sessions s
         join network_session_hops h on h.session_id = s.id
         join network_sessions ns on ns.id = h.network_session_id
-       where s.left_at is null and ${where}
-       order by 1, 2`),
+       where s.left_at is null and ${where}`),
   );
-  for (const n of nets) await lockNetwork(tx, n.team_id, n.network_name);
+  await lockNetworkPlayers(
+    tx,
+    keys.map((k) => ({ teamId: k.team_id, networkName: k.network_name, uuid: k.uuid })),
+  );
 }
 
 /**

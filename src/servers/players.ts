@@ -11,7 +11,7 @@ import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
 import {
   DEFAULT_HOP_GAP_SECONDS,
-  lockNetwork,
+  lockNetworkPlayers,
   lockNetworksOfOpen,
   NETWORK_END_FROM_CLOSED,
   NETWORK_JOIN,
@@ -121,7 +121,7 @@ export type PlayerEvent =
  * players touch different rows (the player's row on the server, sessions, network sessions and
  * directory row are all the player's), so they go set-wise: round k applies each player's k-th
  * event of the batch, all leaves of the round in one statement and all joins in one. The
- * networks the batch may change are locked once at its start, in one order; the sessions it
+ * network sessions of the batch's players are locked once at its start; the sessions it
  * closed are added to the daily rollups and the analytics aggregates once at its end (those
  * only add up, and the peaks are recomputed from the closed sessions, so once gives what a
  * close at a time gives).
@@ -143,6 +143,8 @@ export async function applyPlayerEvents(
     if (!rounds[k]) rounds[k] = [];
     rounds[k].push({ ...e, uuid: key });
   }
+  // One order for the rows the statements lock (the team directory's rows are shared by the team's servers).
+  for (const r of rounds) r.sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
   const { open, network } = await startBatch(tx, serverId, [...seen.keys()]);
   const spans: Span[] = [];
   for (const round of rounds) {
@@ -192,9 +194,9 @@ function eventsOf(serverId: string, events: PlayerEvent[]) {
 }
 
 /**
- * Which of `uuids` have a session open on the server, and the networks their joins and leaves
- * may change (the server's, and those the open sessions are hops of), locked in one order for
- * the rest of the transaction.
+ * Which of `uuids` have a session open on the server; the network sessions their joins and
+ * leaves may change (on the server's network, and on those the open sessions are hops of) are
+ * locked, per network and player, for the rest of the transaction (`lockNetworkPlayers`).
  */
 async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
   const rows = rowsOf<{ uuid: string | null; team_id: string | null; network_name: string | null; kind: string }>(
@@ -210,30 +212,27 @@ async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
         select team_id, network_name from servers
          where id = ${serverId} and kind = 'network' and network_name is not null),
       nets as (
-        select ns.team_id, ns.network_name from open
+        select ns.team_id, ns.network_name, open.uuid from open
           join network_session_hops h on h.session_id = open.id
-          join network_sessions ns on ns.id = h.network_session_id
-        union
-        select team_id, network_name from own)
+          join network_sessions ns on ns.id = h.network_session_id)
       select uuid::text as uuid, null::text as team_id, null::text as network_name, 'open' as kind from open
       union all
-      select null, team_id::text, network_name, 'net' from nets
+      select uuid::text, team_id::text, network_name, 'net' from nets
       union all
       select null, team_id::text, network_name, 'own' from own`),
   );
-  const nets = rows
-    .filter((r) => r.kind === "net")
-    .map((r) => ({ teamId: r.team_id!, networkName: r.network_name! }))
-    .sort((a, b) => cmp(a.teamId, b.teamId) || cmp(a.networkName, b.networkName));
-  for (const n of nets) await lockNetwork(tx, n.teamId, n.networkName);
   const own = rows.find((r) => r.kind === "own");
+  await lockNetworkPlayers(tx, [
+    ...rows
+      .filter((r) => r.kind === "net")
+      .map((r) => ({ teamId: r.team_id!, networkName: r.network_name!, uuid: r.uuid! })),
+    ...(own ? uuids.map((uuid) => ({ teamId: own.team_id!, networkName: own.network_name!, uuid })) : []),
+  ]);
   return {
     open: new Set(rows.filter((r) => r.kind === "open").map((r) => r.uuid!)),
     network: own ? { teamId: own.team_id!, networkName: own.network_name! } : null,
   };
 }
-
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * A join: the player is known from now on. A session still open (a leave the plugin missed,
