@@ -402,8 +402,10 @@ async function addClosed(t: Tx, spans: Span[]) {
       ${ROLLUP_FROM_CLOSED}
       select server_id::text as server_id, day::text as day from sd`),
   );
-  await addSessions(t, spans);
+  // The days' peaks first: they are the server's (its row is held); the analytics aggregates take
+  // the network's lock, held to the commit, so they come last.
   if (touched.length > 0) await recomputePeaks(t, touched);
+  await addSessions(t, spans);
 }
 
 /**
