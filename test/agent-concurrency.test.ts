@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { rebuildAggregates } from "../src/analytics/aggregates";
+import { rowsOf } from "../src/db/rows";
 import { sharedServer } from "./harness";
 import { api } from "./helpers";
 import { agentApi, eventId, newServer } from "./servers-fixture";
@@ -24,4 +27,59 @@ describe("agent batches at the same time", () => {
     });
     expect(listed.body.players.filter((p: { online: boolean }) => p.online).length).toBe(5);
   }, 30_000);
+
+  test("batches of a network's servers at once, about shared and separate players, never fail; every session is one hop and the aggregates equal a rebuild", async () => {
+    const server = await sharedServer();
+    const db = server.services.database.db;
+    const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db.execute(text));
+    const network = `Racenet ${crypto.randomUUID().slice(0, 8)}`;
+    const a = await newServer(server, { kind: "network", network_name: network });
+    const b = await api(server, "POST", "/server/servers", {
+      token: a.owner.token,
+      body: { team_id: a.teamId, name: "Second", host: "127.0.0.1", port: 9, kind: "network", network_name: network },
+    });
+    expect(`${b.status} ${b.text}`).toStartWith("201");
+    const uuid = (i: number) => `66666666-6666-4666-8666-${i.toString(16).padStart(12, "0")}`;
+    const base = Date.parse("2026-05-04T10:00:00Z");
+    const at = (s: number) => new Date(base + s * 1000).toISOString();
+    // Round r, an hour apart: the first server sees players 0-5, the second 3-8 (3-5 on both,
+    // overlapping), each joining and leaving in one batch.
+    const batch = (r: number, from: number, offset: number) => ({
+      events: Array.from({ length: 6 }, (_, i) => from + i).flatMap((p) => [
+        { event_id: eventId(), type: "join", uuid: uuid(p), name: `Hop${p}`, at: at(r * 3600 + offset + p) },
+        { event_id: eventId(), type: "leave", uuid: uuid(p), at: at(r * 3600 + offset + 900 + p * 7) },
+      ]),
+    });
+    const sends = Array.from({ length: 6 }, (_, r) => [
+      agentApi(server, a.agentToken, "POST", "/agent/events", batch(r, 0, 0)),
+      agentApi(server, b.body.agent_token, "POST", "/agent/events", batch(r, 3, 300)),
+    ]).flat();
+    const results = await Promise.all(sends);
+    expect(results.map((r) => `${r.status}`)).toEqual(results.map(() => "200"));
+    const [counts] = await q(sql`
+      select (select count(*) from player_sessions s join servers sv on sv.id = s.server_id
+               where sv.team_id = ${a.teamId})::int as sessions,
+             (select count(*) from player_sessions s join servers sv on sv.id = s.server_id
+               where sv.team_id = ${a.teamId} and s.left_at is null)::int as open,
+             (select count(*) from network_session_hops h join player_sessions s on s.id = h.session_id
+                join servers sv on sv.id = s.server_id where sv.team_id = ${a.teamId})::int as hops,
+             (select count(distinct h.session_id) from network_session_hops h join player_sessions s on s.id = h.session_id
+                join servers sv on sv.id = s.server_id where sv.team_id = ${a.teamId})::int as hopped,
+             (select count(*) from network_sessions where team_id = ${a.teamId} and left_at is null)::int as net_open,
+             (select sum(sessions) from team_players where team_id = ${a.teamId})::int as directory_sessions`);
+    expect(counts).toEqual({ sessions: 72, open: 0, hops: 72, hopped: 72, net_open: 0, directory_sessions: 72 });
+    const dump = async () => ({
+      hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
+        from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${a.teamId} order by 1, 2, 3`),
+      lengths: await q(sql`select l.server_id::text, l.slot::text, bucket, sessions from analytics_session_lengths l
+        join servers sv on sv.id = l.server_id where sv.team_id = ${a.teamId} and sessions > 0 order by 1, 2, 3`),
+      slots:
+        await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text from analytics_slots
+        where team_id = ${a.teamId} and (online_ms > 0 or start_level > 0 or peak > 0) order by 1, 2`),
+    });
+    const kept = await dump();
+    expect(kept.slots.length).toBeGreaterThan(0);
+    await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
+    expect(await dump()).toEqual(kept);
+  }, 60_000);
 });

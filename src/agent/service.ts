@@ -14,11 +14,11 @@ import { announcementOut, liveAnnouncement } from "../servers/announcements";
 import {
   activeBan,
   applyBan,
-  applyJoin,
-  applyLeave,
   applyUnban,
   auditBan,
   banOut,
+  applyPlayerEvents,
+  type PlayerEvent,
   kickOut,
   pendingKick,
 } from "../servers/players";
@@ -168,6 +168,9 @@ export class AgentService {
         serverId,
         events.filter((e) => e.type === "join" || e.type === "leave").map((e) => e.uuid),
       );
+      // The joins and leaves are applied together after the loop (applyPlayerEvents: set-wise,
+      // in their order per player); bans and lifts touch none of what they do.
+      const moves: PlayerEvent[] = [];
       let accepted = 0;
       let ignored = 0;
       for (const e of events) {
@@ -180,10 +183,10 @@ export class AgentService {
         accepted++;
         const at = new Date(Math.min(e.at ? Date.parse(e.at) : now, now + MAX_CLOCK_SKEW_MS));
         if (e.type === "join") {
-          await applyJoin(tx, serverId, e.uuid, e.name, at, "agent", this.opts.hopGapSeconds);
+          moves.push({ type: "join", uuid: e.uuid, name: e.name, at });
           changes.push(["player_join", { uuid: e.uuid, name: e.name }, at]);
         } else if (e.type === "leave") {
-          await applyLeave(tx, serverId, e.uuid, e.name, at);
+          moves.push({ type: "leave", uuid: e.uuid, name: e.name, at });
           changes.push(["player_leave", { uuid: e.uuid, name: e.name ?? null }, at]);
         } else if (e.type === "ban") {
           const row = await applyBan(tx, serverId, { ...e, created: at.toISOString() }, "game", null);
@@ -196,6 +199,7 @@ export class AgentService {
           changes.push(["ban_lifted", { uuid: e.uuid, source: "game" }, at]);
         }
       }
+      await applyPlayerEvents(tx, serverId, moves, "agent", this.opts.hopGapSeconds);
       // Present only when something was dropped: the answer of a team without opt-outs is unchanged.
       return { accepted, duplicates: events.length - accepted - ignored, ...(ignored > 0 && { opted_out: ignored }) };
     });

@@ -17,22 +17,33 @@ const teamOf = (serverId: string) => sql`(select team_id from servers where id =
  */
 export async function directoryJoin(tx: Tx, serverId: string, uuid: string, name: string, at: Date) {
   await tx.execute(sql`
-    with team as (select ${teamOf(serverId)} as id),
-    tp as (
-      insert into team_players (team_id, uuid, name, first_seen, last_seen, sessions)
-      select team.id, ${uuid}::uuid, ${name}, ${at_(at)}, ${at_(at)}, 1 from team
-      on conflict (team_id, uuid) do update set
-        name = case when excluded.last_seen >= team_players.last_seen then excluded.name else team_players.name end,
-        first_seen = least(team_players.first_seen, excluded.first_seen),
-        last_seen = greatest(team_players.last_seen, excluded.last_seen),
-        sessions = team_players.sessions + 1
-      returning 1)
+    with v as (select ${uuid}::uuid as uuid, ${name}::text as name, ${at_(at)} as at),
+    ${DIRECTORY_JOIN(serverId)}
+    select 1`);
+}
+
+/**
+ * `directoryJoin` for many joins (one a player) as CTEs (dir_team, dir_tp, dir_names) of the
+ * statement that opens their sessions, given its relation `v` (uuid, name, at).
+ */
+export const DIRECTORY_JOIN = (serverId: string) => sql`
+  dir_team as (select ${teamOf(serverId)} as id),
+  dir_tp as (
+    insert into team_players (team_id, uuid, name, first_seen, last_seen, sessions)
+    select dir_team.id, v.uuid, v.name, v.at, v.at, 1 from dir_team, v
+    on conflict (team_id, uuid) do update set
+      name = case when excluded.last_seen >= team_players.last_seen then excluded.name else team_players.name end,
+      first_seen = least(team_players.first_seen, excluded.first_seen),
+      last_seen = greatest(team_players.last_seen, excluded.last_seen),
+      sessions = team_players.sessions + 1
+    returning 1),
+  dir_names as (
     insert into player_names (team_id, uuid, name, first_used, last_used)
-    select team.id, ${uuid}::uuid, ${name}, ${at_(at)}, ${at_(at)} from team
+    select dir_team.id, v.uuid, v.name, v.at, v.at from dir_team, v
     on conflict (team_id, uuid, name) do update set
       first_used = least(player_names.first_used, excluded.first_used),
-      last_used = greatest(player_names.last_used, excluded.last_used)`);
-}
+      last_used = greatest(player_names.last_used, excluded.last_used)
+    returning 1)`;
 
 /** A leave: the player was last seen then. */
 export async function directoryLeave(tx: Tx, serverId: string, uuid: string, at: Date) {

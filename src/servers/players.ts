@@ -9,10 +9,17 @@ import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
-import { DEFAULT_HOP_GAP_SECONDS, joinNetwork, lockNetworksOfOpen, NETWORK_END_FROM_CLOSED } from "../networks/ingest";
-import { DIRECTORY_FROM_SUMS, directoryJoin, directoryLeave, recordModeration } from "../player-directory/ingest";
+import {
+  DEFAULT_HOP_GAP_SECONDS,
+  lockNetworkPlayers,
+  lockNetworksOfOpen,
+  NETWORK_END_FROM_CLOSED,
+  NETWORK_JOIN,
+  type ServerNetwork,
+} from "../networks/ingest";
+import { DIRECTORY_FROM_SUMS, DIRECTORY_JOIN, recordModeration } from "../player-directory/ingest";
 import { resolveOne } from "../player-directory/resolve";
-import { addSessions } from "../analytics/aggregates";
+import { addSessions, type Span } from "../analytics/aggregates";
 
 /** A database handle or a transaction: the event appliers run inside the agent's batch transaction. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -103,6 +110,130 @@ export interface BanInput {
 
 export type SessionEnd = "leave" | "rejoin" | "agent_silent" | "not_seen" | "server_offline";
 
+/** A join or a leave of one player, as the agent reports it. */
+export type PlayerEvent =
+  | { type: "join"; uuid: string; name: string; at: Date }
+  | { type: "leave"; uuid: string; name?: string; at: Date };
+
+/**
+ * Applies joins and leaves on one server, in their order, in the caller's transaction (which
+ * holds the server's row, as every opener and closer of its sessions does). Events of different
+ * players touch different rows (the player's row on the server, sessions, network sessions and
+ * directory row are all the player's), so they go set-wise: round k applies each player's k-th
+ * event of the batch, all leaves of the round in one statement and all joins in one. The
+ * network sessions of the batch's players are locked once at its start; the sessions it
+ * closed are added to the daily rollups and the analytics aggregates once at its end (those
+ * only add up, and the peaks are recomputed from the closed sessions, so once gives what a
+ * close at a time gives).
+ */
+export async function applyPlayerEvents(
+  tx: Tx,
+  serverId: string,
+  events: PlayerEvent[],
+  source: "agent" | "ping" = "agent",
+  hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
+) {
+  if (events.length === 0) return;
+  const rounds: PlayerEvent[][] = [];
+  const seen = new Map<string, number>();
+  for (const e of events) {
+    const key = e.uuid.toLowerCase();
+    const k = seen.get(key) ?? 0;
+    seen.set(key, k + 1);
+    if (!rounds[k]) rounds[k] = [];
+    rounds[k].push({ ...e, uuid: key });
+  }
+  // One order for the rows the statements lock (the team directory's rows are shared by the team's servers).
+  for (const r of rounds) r.sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
+  const { open, network } = await startBatch(tx, serverId, [...seen.keys()]);
+  const spans: Span[] = [];
+  for (const round of rounds) {
+    const leaves = round.filter((e) => e.type === "leave");
+    const joins = round.filter((e) => e.type === "join");
+    if (leaves.length > 0) {
+      const closing = leaves.filter((e) => open.has(e.uuid));
+      const closed =
+        closing.length === 0
+          ? []
+          : await closeOnly(tx, {
+              ...eventsOf(serverId, closing),
+              end: sql`v.at`,
+              reason: "leave",
+              spans,
+              leaveName: sql`nullif(v.name, '')`,
+            });
+      for (const e of leaves) open.delete(e.uuid);
+      const done = new Set(closed.map((c) => c.uuid));
+      const rest = leaves.filter((e) => !done.has(e.uuid));
+      if (rest.length > 0) await leaveWithoutSession(tx, serverId, rest);
+    }
+    if (joins.length > 0) {
+      const rejoining = joins.filter((e) => open.has(e.uuid));
+      if (rejoining.length > 0)
+        await closeOnly(tx, {
+          ...eventsOf(serverId, rejoining),
+          end: sql`least(v.at, coalesce(s.seen_at, s.joined_at))`,
+          reason: "rejoin",
+          spans,
+        });
+      await openSessions(tx, serverId, joins, source, network, hopGapSeconds);
+      for (const e of joins) open.add(e.uuid);
+    }
+  }
+  await addClosed(tx, spans);
+}
+
+/** The events as the relation `v` (uuid, name, at) and the open sessions of their players on the server. */
+function eventsOf(serverId: string, events: PlayerEvent[]) {
+  const rows = events.map((e) => ({ uuid: e.uuid, name: e.name ?? null, at: e.at.toISOString() }));
+  return {
+    from: sql`(select x.uuid, x.name, x.at from json_to_recordset(${JSON.stringify(rows)}::json)
+      as x(uuid uuid, name text, at timestamptz)) v`,
+    where: sql`s.server_id = ${serverId} and s.uuid = v.uuid`,
+  };
+}
+
+/**
+ * Which of `uuids` have a session open on the server; the network sessions their joins and
+ * leaves may change (on the server's network, and on those the open sessions are hops of) are
+ * locked, per network and player, for the rest of the transaction (`lockNetworkPlayers`).
+ */
+async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
+  const rows = rowsOf<{ uuid: string | null; team_id: string | null; network_name: string | null; kind: string }>(
+    await tx.execute(sql`
+      with open as (
+        select s.id, s.uuid from player_sessions s
+         where s.server_id = ${serverId} and s.left_at is null
+           and s.uuid in (${sql.join(
+             uuids.map((u) => sql`${u}::uuid`),
+             sql`, `,
+           )})),
+      own as (
+        select team_id, network_name from servers
+         where id = ${serverId} and kind = 'network' and network_name is not null),
+      nets as (
+        select ns.team_id, ns.network_name, open.uuid from open
+          join network_session_hops h on h.session_id = open.id
+          join network_sessions ns on ns.id = h.network_session_id)
+      select uuid::text as uuid, null::text as team_id, null::text as network_name, 'open' as kind from open
+      union all
+      select uuid::text, team_id::text, network_name, 'net' from nets
+      union all
+      select null, team_id::text, network_name, 'own' from own`),
+  );
+  const own = rows.find((r) => r.kind === "own");
+  await lockNetworkPlayers(tx, [
+    ...rows
+      .filter((r) => r.kind === "net")
+      .map((r) => ({ teamId: r.team_id!, networkName: r.network_name!, uuid: r.uuid! })),
+    ...(own ? uuids.map((uuid) => ({ teamId: own.team_id!, networkName: own.network_name!, uuid })) : []),
+  ]);
+  return {
+    open: new Set(rows.filter((r) => r.kind === "open").map((r) => r.uuid!)),
+    network: own ? { teamId: own.team_id!, networkName: own.network_name! } : null,
+  };
+}
+
 /**
  * A join: the player is known from now on. A session still open (a leave the plugin missed,
  * e.g. after a crash or a restart) is closed first, at the last time the player was known online.
@@ -116,40 +247,64 @@ export async function applyJoin(
   source: "agent" | "ping" = "agent",
   hopGapSeconds = DEFAULT_HOP_GAP_SECONDS,
 ) {
-  await closeSessions(
-    tx,
-    sql`s.server_id = ${serverId} and s.uuid = ${uuid}`,
-    sql`least(${ts(at)}, coalesce(s.seen_at, s.joined_at))`,
-    "rejoin",
-  );
-  await tx
-    .insert(players)
-    .values({ serverId, uuid, name, online: true, firstSeen: at, lastSeen: at })
-    .onConflictDoUpdate({
-      target: [players.serverId, players.uuid],
-      set: {
-        name,
-        online: true,
-        firstSeen: sql`least(${players.firstSeen}, ${ts(at)})`,
-        lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`,
-      },
-    });
-  const [session] = await tx
-    .insert(playerSessions)
-    .values({ serverId, uuid, joinedAt: at, seenAt: at, source })
-    .returning({ id: playerSessions.id });
-  await joinNetwork(tx, serverId, uuid, at, session!.id, hopGapSeconds);
-  await directoryJoin(tx, serverId, uuid, name, at);
+  await applyPlayerEvents(tx, serverId, [{ type: "join", uuid, name, at }], source, hopGapSeconds);
 }
 
+/** A leave: the player's open session ends then; the player is offline and was last seen then. */
 export async function applyLeave(tx: Tx, serverId: string, uuid: string, name: string | undefined, at: Date) {
-  const closed = await closeSessions(tx, sql`s.server_id = ${serverId} and s.uuid = ${uuid}`, ts(at), "leave");
-  await tx
-    .update(players)
-    .set({ online: false, lastSeen: sql`greatest(${players.lastSeen}, ${ts(at)})`, ...(name && { name }) })
-    .where(and(eq(players.serverId, serverId), eq(players.uuid, uuid)));
-  // Closing the session moved the directory's last seen already; only a leave with no open session needs it.
-  if (closed.length === 0) await directoryLeave(tx, serverId, uuid, at);
+  await applyPlayerEvents(tx, serverId, [{ type: "leave", uuid, name, at }]);
+}
+
+/**
+ * Leaves whose player had no session open: offline, last seen then (here and in the team's
+ * directory), under the name given.
+ */
+async function leaveWithoutSession(tx: Tx, serverId: string, leaves: PlayerEvent[]) {
+  const { from } = eventsOf(serverId, leaves);
+  await tx.execute(sql`
+    with p as (
+      update players p
+         set online = false, last_seen = greatest(p.last_seen, v.at), name = coalesce(nullif(v.name, ''), p.name)
+        from ${from}
+       where p.server_id = ${serverId} and p.uuid = v.uuid
+      returning 1)
+    update team_players t set last_seen = greatest(t.last_seen, v.at)
+      from ${from}
+     where t.team_id = (select team_id from servers where id = ${serverId}) and t.uuid = v.uuid`);
+}
+
+/**
+ * Opens a session for each join (one a player) in one statement: the player's row on the server
+ * (online, first and last seen, name), the session, the team directory's row and name history
+ * (DIRECTORY_JOIN) and, on a server of a network whose lock the caller holds, the network session
+ * each is a hop of (NETWORK_JOIN). The caller closed the players' sessions still open first.
+ */
+async function openSessions(
+  tx: Tx,
+  serverId: string,
+  joins: PlayerEvent[],
+  source: "agent" | "ping",
+  network: ServerNetwork | null,
+  gapSeconds: number,
+) {
+  const { from } = eventsOf(serverId, joins);
+  await tx.execute(sql`
+    with v as (select * from ${from}),
+    pl as (
+      insert into players (server_id, uuid, name, online, first_seen, last_seen)
+      select ${serverId}::uuid, v.uuid, v.name, true, v.at, v.at from v
+      on conflict (server_id, uuid) do update set
+        name = excluded.name, online = true,
+        first_seen = least(players.first_seen, excluded.first_seen),
+        last_seen = greatest(players.last_seen, excluded.last_seen)
+      returning 1),
+    opened as (
+      insert into player_sessions (server_id, uuid, joined_at, seen_at, source)
+      select ${serverId}::uuid, v.uuid, v.at, v.at, ${source}::session_source from v
+      returning id, uuid),
+    ${DIRECTORY_JOIN(serverId)}
+    ${network ? sql`, ${NETWORK_JOIN(network, gapSeconds)}` : sql``}
+    select 1`);
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
@@ -164,61 +319,93 @@ export const DAY_ORIGIN = sql`timestamptz '2000-01-01 00:00:00+00'`;
 
 /**
  * Ends the open sessions `where` selects (over `player_sessions s`) at `end` (never before the
- * join), adds their lengths to time played and marks the players offline, and adds them to the
- * daily rollups (`player_days`, `server_days`), in one statement so a session is counted once
- * however many closers race for it. Each closer holds the server's row (`for update`), so the
- * peak recomputed next sees every session closed before it on that server. The network sessions
- * the closed ones are hops of end with them (src/networks/ingest.ts), and the analytics
- * aggregates (src/analytics/aggregates.ts) take the same sessions in the same transaction.
+ * join), adds their lengths to time played and marks the players offline, in one statement so a
+ * session is counted once however many closers race for it; then adds them to the daily rollups
+ * (`player_days`, `server_days`) and the analytics aggregates (src/analytics/aggregates.ts) in
+ * the same transaction. Each closer holds the server's row (`for update`), so the peak
+ * recomputed next sees every session closed before it on that server. The network sessions the
+ * closed ones are hops of end with them (src/networks/ingest.ts).
  * Returns the players it marked offline, for the closers whose leaves no agent reports (the live view is told).
  */
 export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: SessionEnd): Promise<ClosedPlayer[]> {
   return tx.transaction(async (t) => {
     await lockNetworksOfOpen(t, where);
-    const rows = rowsOf<{
-      kind: "day" | "player" | "span";
-      server_id: string;
-      day: string | null;
-      uuid: string | null;
-      name: string | null;
-      a?: string | null;
-      b?: string | null;
-    }>(
-      await t.execute(sql`
-        with closed as (
-          update player_sessions s
-             set left_at = greatest(s.joined_at, ${end}), end_reason = ${reason}::session_end
-           where s.left_at is null and ${where}
-          returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at),
-        sums as (
-          select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last
-            from closed group by server_id, uuid),
-        played as (
-          update players p
-             set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last)
-            from sums
-           where p.server_id = sums.server_id and p.uuid = sums.uuid
-          returning p.server_id, p.uuid, p.name),
-        ${NETWORK_END_FROM_CLOSED},
-        ${DIRECTORY_FROM_SUMS},
-        ${ROLLUP_FROM_CLOSED}
-        select 'day' as kind, server_id::text as server_id, day::text as day, null::text as uuid, null::text as name,
-               null::text as a, null::text as b from sd
-        union all
-        select 'player', server_id::text, null, uuid::text, name, null, null from played
-        union all
-        select 'span', server_id::text, null, uuid::text, null, joined_at::text, left_at::text from closed`),
-    );
-    await addSessions(
-      t,
-      rows.filter((r) => r.kind === "span").map((r) => ({ server_id: r.server_id, uuid: r.uuid!, a: r.a!, b: r.b! })),
-    );
-    const touched = rows.filter((r) => r.kind === "day").map((r) => ({ server_id: r.server_id, day: r.day! }));
-    if (touched.length > 0) await recomputePeaks(t, touched);
-    return rows
-      .filter((r) => r.kind === "player")
-      .map((r) => ({ server_id: r.server_id, uuid: r.uuid!, name: r.name! }));
+    const spans: Span[] = [];
+    const left = await closeOnly(t, { where, end, reason, spans });
+    await addClosed(t, spans);
+    return left;
   });
+}
+
+/**
+ * The closing statement: sessions, players' time played, network sessions' ends and the
+ * directory; the closed sessions are pushed on `spans` for the rollups (`addClosed`). `from`
+ * joins a relation the update may read (`v`: the events of applyPlayerEvents), `leaveName` the
+ * name a leave reports, if any, for the player's row.
+ */
+async function closeOnly(
+  tx: Tx,
+  c: { where: SQL; end: SQL; reason: SessionEnd; spans: Span[]; from?: SQL; leaveName?: SQL },
+) {
+  const rows = rowsOf<{
+    kind: "player" | "span";
+    server_id: string;
+    uuid: string;
+    name: string | null;
+    a: string | null;
+    b: string | null;
+  }>(
+    await tx.execute(sql`
+      with closed as (
+        update player_sessions s
+           set left_at = greatest(s.joined_at, ${c.end}), end_reason = ${c.reason}::session_end
+          ${c.from ? sql`from ${c.from}` : sql``}
+         where s.left_at is null and ${c.where}
+        returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at, ${c.leaveName ?? sql`null::text`} as leave_name),
+      sums as (
+        select server_id, uuid, sum(round(extract(epoch from left_at - joined_at)))::bigint as secs, max(left_at) as last,
+               max(leave_name) as leave_name
+          from closed group by server_id, uuid),
+      played as (
+        update players p
+           set play_seconds = p.play_seconds + sums.secs, online = false, last_seen = greatest(p.last_seen, sums.last),
+               name = coalesce(sums.leave_name, p.name)
+          from sums
+         where p.server_id = sums.server_id and p.uuid = sums.uuid
+        returning p.server_id, p.uuid, p.name),
+      ${NETWORK_END_FROM_CLOSED},
+      ${DIRECTORY_FROM_SUMS}
+      select 'player' as kind, server_id::text as server_id, uuid::text as uuid, name, null::text as a, null::text as b
+        from played
+      union all
+      select 'span', server_id::text, uuid::text, null, joined_at::text, left_at::text from closed`),
+  );
+  const left: ClosedPlayer[] = [];
+  for (const r of rows) {
+    if (r.kind === "span") c.spans.push({ server_id: r.server_id, uuid: r.uuid, a: r.a!, b: r.b! });
+    else left.push({ server_id: r.server_id, uuid: r.uuid, name: r.name! });
+  }
+  return left;
+}
+
+/**
+ * Adds closed sessions to the daily rollups (with the touched days' peaks) and to the analytics
+ * aggregates. Every session once: the closers hand each here exactly when they closed it.
+ */
+async function addClosed(t: Tx, spans: Span[]) {
+  if (spans.length === 0) return;
+  const touched = rowsOf<{ server_id: string; day: string }>(
+    await t.execute(sql`
+      with closed as (
+        select x.server_id, x.uuid, x.a as joined_at, x.b as left_at
+          from json_to_recordset(${JSON.stringify(spans)}::json) as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)),
+      ${ROLLUP_FROM_CLOSED}
+      select server_id::text as server_id, day::text as day from sd`),
+  );
+  // The days' peaks first: they are the server's (its row is held); the analytics aggregates take
+  // the network's lock, held to the commit, so they come last.
+  if (touched.length > 0) await recomputePeaks(t, touched);
+  await addSessions(t, spans);
 }
 
 /**
