@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
 import type { Clock } from "../lib/clock";
@@ -142,14 +142,22 @@ export class IdempotencyStore {
 
   /**
    * Deletes the kept answers whose text contains one of `needles` (a player's UUID, for an
-   * erasure): answers are sealed, so each is opened here. Rows live 24 hours, so these are few.
+   * erasure) among those of `scopes` (a team's credentials): answers are sealed, so each is opened
+   * here. Rows live 24 hours, so these are few.
    * Runs on `tx` so it is part of the erasure's transaction.
    */
-  async forgetMentions(tx: Pick<Db, "select" | "delete">, needles: string[]): Promise<number> {
+  async forgetMentions(tx: Pick<Db, "select" | "delete">, needles: string[], scopes: string[]): Promise<number> {
+    if (scopes.length === 0) return 0;
     const rows = await tx
       .select()
       .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.status, "completed"), isNotNull(idempotencyKeys.response)));
+      .where(
+        and(
+          inArray(idempotencyKeys.scope, scopes),
+          eq(idempotencyKeys.status, "completed"),
+          isNotNull(idempotencyKeys.response),
+        ),
+      );
     let n = 0;
     for (const row of rows) {
       let text: string;

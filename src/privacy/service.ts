@@ -67,7 +67,16 @@ export class PrivacyService {
       )})`,
       ref: this.playerRef(teamId, uuid),
       touchedDays: [],
-      forgetSealed: (needles) => this.idempotency.forgetMentions(tx as Db, needles),
+      forgetSealed: async (needles) => {
+        // Answers kept for the team's own credentials: its members and its API keys (a former
+        // member's answers expire with the rest, within 24 hours; docs/privacy.md).
+        const scopes = rowsOf<{ scope: string }>(
+          await tx.execute(sql`
+            select 'user:' || user_id::text as scope from team_members where team_id = ${teamId}
+            union all select 'key:' || id::text from api_keys where team_id = ${teamId}`),
+        ).map((r) => r.scope);
+        return this.idempotency.forgetMentions(tx as Db, needles, scopes);
+      },
     };
   }
 
