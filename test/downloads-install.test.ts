@@ -258,10 +258,13 @@ describe("the dashboard's agent card", () => {
       online.set("Steve", uuid);
       // The dashboard's player list, on the Players tab, live: no reload.
       await serverTab(page, "Players");
-      const row = page.getByRole("row").filter({ has: page.getByRole("cell", { name: "Steve", exact: true }) });
+      const row = page
+        .getByRole("table", { name: "Players", exact: true })
+        .getByRole("row")
+        .filter({ has: page.getByRole("cell", { name: "Steve", exact: true }) });
       await row.waitFor({ timeout: 20_000 });
       expect(await row.getByRole("cell").nth(1).textContent()).toBe("online");
-      expect(await row.getByRole("cell").first().getAttribute("title")).toBe(uuid);
+      expect(await row.getByRole("link", { name: "Steve" }).getAttribute("title")).toBe(uuid);
       expect(agent.exitCode).toBeNull();
     },
     90_000,
