@@ -214,6 +214,12 @@ describe("agent API", () => {
     ];
     for (const body of bad)
       expectError(await agentApi(server, s.agentToken, "POST", "/agent/events", body), 400, "validation_failed");
+    // A join from decades ago would open a session of that many quarter hours: refused, named.
+    const ancient = await agentApi(server, s.agentToken, "POST", "/agent/events", {
+      events: [join(8), { ...join(9), at: "1990-01-01T00:00:00Z" }],
+    });
+    expectError(ancient, 400, "validation_failed");
+    expect(ancient.body.error.details.issues.map((i: any) => i.path)).toEqual(["events.1.at"]);
     expectError(
       await api(server, "POST", "/agent/events", {
         token: s.agentToken,

@@ -34,7 +34,10 @@ const ZEventId = z
   .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits and . _ : - only");
 const base = {
   event_id: ZEventId,
-  at: ZTimestamp.optional().meta({ description: "When it happened in game; defaults to when it arrives" }),
+  at: ZTimestamp.optional().meta({
+    description:
+      "When it happened in game; defaults to when it arrives. A join or leave older than SAMPLE_RETENTION_DAYS is refused (400, nothing of the batch kept); a future time is taken as arrival time",
+  }),
 };
 
 export const ZAgentEvent = z.discriminatedUnion("type", [

@@ -149,6 +149,23 @@ export class AgentService {
   async events(agent: AgentPrincipal, events: TAgentEvent[]) {
     const { serverId, teamId } = agent;
     const now = Date.now();
+    // A join or leave older than the sessions are kept would open a session no reader keeps, and
+    // a join decades back would span that many quarter hours of aggregates: refused, nothing kept.
+    const oldest = now - this.opts.backfillDays * 86_400_000;
+    const stale = events.flatMap((e, i) =>
+      (e.type === "join" || e.type === "leave") && e.at && Date.parse(e.at) < oldest
+        ? [
+            {
+              path: `events.${i}.at`,
+              message: `must be within the last ${this.opts.backfillDays} days (SAMPLE_RETENTION_DAYS): older sessions would not be kept`,
+            },
+          ]
+        : [],
+    );
+    if (stale.length > 0)
+      throw new AppError("validation_failed", "The request did not match the expected shape.", {
+        details: { issues: stale.slice(0, 20) },
+      });
     // Published only after the transaction commits, in batch order, and only what was new.
     const changes: [ServerEventType, Record<string, unknown>, Date][] = [];
     const result = await this.db.transaction(async (tx) => {
