@@ -376,6 +376,39 @@ describe("a network: players counted once across its servers", () => {
   });
 });
 
+describe("new to a network, not to its server", () => {
+  test("a player first seen on one server before the window and on another inside it is not new to the network", async () => {
+    const a = await newServer(server, { kind: "network", network_name: "Isles", name: "Hub" });
+    const res = await api(server, "POST", "/server/servers", {
+      token: a.owner.token,
+      body: { team_id: a.teamId, name: "Farm", host: "127.0.0.1", port: 9, kind: "network", network_name: "Isles" },
+    });
+    expect(res.status).toBe(201);
+    const b = { ...a, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    const [K, L] = [P(61), P(62)];
+    await play(a, [[K, "K", "2026-07-01T10:00:00Z", "2026-07-01T11:00:00Z"]]);
+    await play(b, [
+      [K, "K", "2026-07-08T10:00:00Z", "2026-07-08T11:00:00Z"],
+      [L, "L", "2026-07-09T10:00:00Z", "2026-07-09T11:00:00Z"],
+    ]);
+    const week = { tz: "UTC", from: "2026-07-06T00:00:00Z", to: "2026-07-13T00:00:00Z" };
+    const network = { ...week, network: "Isles" };
+    const farm = { ...week, server_id: b.serverId };
+    // K played an hour in each of the last two weeks (index 2.04): regular, not new.
+    expect(await ok(a, "activity", network)).toMatchObject({
+      players: 2,
+      new_players: 1,
+      regular_players: 1,
+      returning_players: 0,
+    });
+    expect(await ok(a, "activity", farm)).toMatchObject({ players: 2, new_players: 2, returning_players: 0 });
+    expect((await ok(a, "retention", network)).cohorts).toEqual([
+      { week_start: "2026-07-06", players: 1, retained: [] },
+    ]);
+    expect((await ok(a, "retention", farm)).cohorts).toEqual([{ week_start: "2026-07-06", players: 2, retained: [] }]);
+  });
+});
+
 describe("open sessions and bad input", () => {
   test("an open session counts up to now: online now, the peak and the leaderboard", async () => {
     const s = await newServer(server);
