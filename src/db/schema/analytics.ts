@@ -60,9 +60,9 @@ export const analyticsSlots = pgTable(
     // "Most online ever": the first row of the scope in this order.
     index("analytics_slots_peak_idx").on(t.scope, t.peak.desc(), t.peakAt),
     index("analytics_slots_team_idx").on(t.teamId),
-    // The heatmap's and peaks' window of slots, index-only (a scope's slots lie among every other
-    // scope's in the heap, a page per row).
-    index("analytics_slots_window_idx").on(t.scope, t.slot, t.peak, t.peakAt, t.onlineMs),
+    // Peaks' window of slots, index-only (a scope's slots lie among every other scope's in the
+    // heap, a page per row). Not online_ms: its updates at ingest stay free of this index.
+    index("analytics_slots_window_idx").on(t.scope, t.slot, t.peak, t.peakAt),
   ],
 );
 
