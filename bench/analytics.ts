@@ -13,6 +13,7 @@
  *   BENCH_SESSIONS=500000 BENCH_PLAYERS=20000 bun bench/analytics.ts      # PGlite, smaller
  *   BENCH_INGEST_EVENTS=20000 ...                                          # events for the ingest part
  *   BENCH_APP=/path/to/other/checkout/src/main.ts ...                     # the ingest of another build
+ *   BENCH_INGEST_EVENTS=0 BENCH_KEEP=1 ...                                 # reads only; keep the database (EXPLAIN)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,7 +84,9 @@ if (pg) await db.execute(sql`analyze`);
 const genMs = performance.now() - t;
 t = t0();
 await db.transaction((tx) => rebuildAggregates(tx, teamId));
-if (pg) await db.execute(sql`analyze`);
+// As autovacuum leaves tables after a bulk load: statistics, and the visibility map the reads'
+// index-only scans rely on.
+await db.execute(sql`vacuum analyze`);
 const buildMs = performance.now() - t;
 const [sizes] = await q<Record<string, number>>(sql`select
   (select count(*) from analytics_player_hours)::int as player_hours,
@@ -228,6 +231,14 @@ for (const r of reads) {
   );
 }
 await close();
+if (INGEST_EVENTS === 0) {
+  if (process.env.BENCH_KEEP) console.log(`\nkept the database: ${database.url || dataDir}`);
+  else {
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 
 // --- ingest -----------------------------------------------------------------------------------
 const app = await startTarget(process.env.BENCH_APP ?? "src/main.ts", {

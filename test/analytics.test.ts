@@ -250,6 +250,41 @@ describe("activity index: new, returning and regular", () => {
   });
 });
 
+describe("a window cut mid-hour", () => {
+  test("quarters before `from` and from `to` on are left out; a session across a week boundary scores in both weeks", async () => {
+    const s = await newServer(server);
+    const [Z, V, W] = [P(51), P(52), P(53)];
+    await play(s, [
+      // Across the boundary 7 days before `to` (2026-06-22T00:30Z): the quarter starting at it is
+      // the earlier week's, so 75 minutes there and 45 in the last week.
+      [Z, "Z", "2026-06-21T23:30:00Z", "2026-06-22T01:30:00Z"],
+      // Only in quarters before `from`: not seen in the window.
+      [W, "W", "2026-06-22T00:00:00Z", "2026-06-22T00:20:00Z"],
+      // New; 15 minutes before `to`, 15 after.
+      [V, "V", "2026-06-29T00:15:00Z", "2026-06-29T00:45:00Z"],
+    ]);
+    const q = { server_id: s.serverId, tz: "UTC", from: "2026-06-22T00:30:00Z", to: "2026-06-29T00:30:00Z" };
+    // Z: 5 - 5/3 (1/(π/2 · 75/60 + 1) + 1/(π/2 · 45/60 + 1) + 1) = 2.006 (regular; the two hours
+    // in one week would give 1.26). V: 15 minutes, 0.47 (inactive).
+    const r = await ok(s, "activity", q);
+    expect(r).toMatchObject({ players: 2, new_players: 1, regular_players: 1, returning_players: 0 });
+    expect(r.activity_groups.map((g: any) => [g.group, g.players])).toEqual([
+      ["very_active", 0],
+      ["active", 0],
+      ["regular", 1],
+      ["irregular", 0],
+      ["inactive", 1],
+    ]);
+    const board = await ok(s, "leaderboard", q);
+    expect(board.players.map((p: any) => [p.name, p.playtime_seconds])).toEqual([
+      ["Z", 3600],
+      ["V", 900],
+    ]);
+    const editions = await ok(s, "editions", q);
+    expect(editions.editions[0]).toMatchObject({ edition: "java", players: 2, playtime_seconds: 4500 });
+  });
+});
+
 describe("a network: players counted once across its servers", () => {
   let n1: ServerFixture;
   let n2: ServerFixture;
@@ -338,6 +373,39 @@ describe("a network: players counted once across its servers", () => {
     expect(cell(heat, "Monday", 11)).toBe(1);
     const lengths = await ok(n1, "session-lengths", day);
     expect(lengths.buckets.map((b: any) => b.sessions)).toEqual([0, 0, 0, 1, 2, 0, 0]);
+  });
+});
+
+describe("new to a network, not to its server", () => {
+  test("a player first seen on one server before the window and on another inside it is not new to the network", async () => {
+    const a = await newServer(server, { kind: "network", network_name: "Isles", name: "Hub" });
+    const res = await api(server, "POST", "/server/servers", {
+      token: a.owner.token,
+      body: { team_id: a.teamId, name: "Farm", host: "127.0.0.1", port: 9, kind: "network", network_name: "Isles" },
+    });
+    expect(res.status).toBe(201);
+    const b = { ...a, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    const [K, L] = [P(61), P(62)];
+    await play(a, [[K, "K", "2026-07-01T10:00:00Z", "2026-07-01T11:00:00Z"]]);
+    await play(b, [
+      [K, "K", "2026-07-08T10:00:00Z", "2026-07-08T11:00:00Z"],
+      [L, "L", "2026-07-09T10:00:00Z", "2026-07-09T11:00:00Z"],
+    ]);
+    const week = { tz: "UTC", from: "2026-07-06T00:00:00Z", to: "2026-07-13T00:00:00Z" };
+    const network = { ...week, network: "Isles" };
+    const farm = { ...week, server_id: b.serverId };
+    // K played an hour in each of the last two weeks (index 2.04): regular, not new.
+    expect(await ok(a, "activity", network)).toMatchObject({
+      players: 2,
+      new_players: 1,
+      regular_players: 1,
+      returning_players: 0,
+    });
+    expect(await ok(a, "activity", farm)).toMatchObject({ players: 2, new_players: 2, returning_players: 0 });
+    expect((await ok(a, "retention", network)).cohorts).toEqual([
+      { week_start: "2026-07-06", players: 1, retained: [] },
+    ]);
+    expect((await ok(a, "retention", farm)).cohorts).toEqual([{ week_start: "2026-07-06", players: 2, retained: [] }]);
   });
 });
 

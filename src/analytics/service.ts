@@ -50,19 +50,47 @@ const idList = (ids: string[]) =>
     sql`, `,
   );
 
-/** The quarter bits of an hour row that lie in [from, to): a mask for `seen`, a sum of q0..q3. */
-const inWindow = (s: Scope) => {
-  const inside = (i: number) =>
-    sql`(h.hour + interval '${sql.raw(String(15 * i))} minutes' >= ${at(s.from)} and h.hour + interval '${sql.raw(String(15 * i))} minutes' < ${at(s.to)})`;
-  const mask = sql.join(
-    [0, 1, 2, 3].map((i) => sql`(case when ${inside(i)} then ${sql.raw(String(1 << i))} else 0 end)`),
-    sql` | `,
-  );
-  const ms = sql.join(
-    [0, 1, 2, 3].map((i) => sql`(case when ${inside(i)} then h.q${sql.raw(String(i))} else 0 end)`),
-    sql` + `,
-  );
-  return { mask, ms };
+const HOUR_MS = 3_600_000;
+
+/**
+ * The quarter bits of an hour row that lie in [from, to): a mask for `seen`, and the row's
+ * milliseconds in them. Only the hour holding `from` and the hour holding the window's last
+ * quarter can be cut; every other hour of the window is whole, so the masks are constants worked
+ * out here rather than four comparisons a row.
+ */
+const inWindow = (s: { from: Date; to: Date }) => {
+  const from = s.from.getTime();
+  const to = s.to.getTime();
+  const maskOf = (hour: number) => {
+    let m = 0;
+    for (let i = 0; i < 4; i++) {
+      const q = hour + i * QUARTER_MS;
+      if (q >= from && q < to) m |= 1 << i;
+    }
+    return m;
+  };
+  const cut = [...new Set([Math.floor(from / HOUR_MS) * HOUR_MS, Math.floor((to - 1) / HOUR_MS) * HOUR_MS])]
+    .map((hour) => ({ hour, mask: maskOf(hour) }))
+    .filter((c) => c.mask !== 15);
+  const part = (m: number) =>
+    sql.raw(
+      [0, 1, 2, 3]
+        .filter((i) => m & (1 << i))
+        .map((i) => `h.q${i}`)
+        .join(" + ") || "0",
+    );
+  const whole = sql`h.q0 + h.q1 + h.q2 + h.q3`;
+  if (cut.length === 0) return { mask: sql`15`, ms: whole };
+  return {
+    mask: sql`(case h.hour ${sql.join(
+      cut.map((c) => sql`when ${at(new Date(c.hour))} then ${sql.raw(String(c.mask))}`),
+      sql` `,
+    )} else 15 end)`,
+    ms: sql`(case h.hour ${sql.join(
+      cut.map((c) => sql`when ${at(new Date(c.hour))} then ${part(c.mask)}`),
+      sql` `,
+    )} else ${whole} end)`,
+  };
 };
 
 export class AnalyticsService {
@@ -150,23 +178,53 @@ export class AnalyticsService {
   async activity(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
     const since = new Date(s.to.getTime() - 3 * WEEK_MS);
-    const weekOf = sql`floor(extract(epoch from ${at(s.to)} - (h.hour + i * interval '15 minutes')) / ${WEEK_MS / 1000})::int`;
-    const rows = await this.rows<{ uuid: string; first_seen: string; index: number }>(sql`
+    // Whole weeks back from `to` (every instant here is before it, so integer division is the floor).
+    const weekOf = (t: SQL) =>
+      sql`((${sql.raw(String(s.to.getTime() / 1000))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
+    // Hours whose four quarters are all in [since, to) and in one week (counted back from `to`)
+    // add up as one row; the few others (at the week boundaries and the edges) go quarter by quarter.
+    const toMs = s.to.getTime();
+    const sinceMs = since.getTime();
+    const week = (t: number) => Math.floor((toMs - t) / WEEK_MS);
+    const split: Date[] = [];
+    const candidates = new Set<number>();
+    for (let k = 0; k <= 3; k++)
+      for (const t of [toMs - k * WEEK_MS - QUARTER_MS, toMs - k * WEEK_MS, toMs - k * WEEK_MS + QUARTER_MS])
+        candidates.add(Math.floor(t / HOUR_MS) * HOUR_MS);
+    for (const h of candidates) {
+      const qs = [0, 1, 2, 3].map((i) => h + i * QUARTER_MS);
+      const whole = qs.every((q) => q >= sinceMs && q < toMs) && qs.every((q) => week(q) === week(h));
+      if (!whole && h + HOUR_MS > sinceMs && h < toMs) split.push(new Date(h));
+    }
+    const splitList = sql.join(split.map(at), sql`, `);
+    const isSplit = split.length > 0 ? sql`h.hour in (${splitList})` : sql`false`;
+    const notSplit = split.length > 0 ? sql`h.hour not in (${splitList})` : sql`true`;
+    const quarter = sql`(h.hour + i * interval '15 minutes')`;
+    const rows = await this.rows<{ uuid: string; first_seen: string | null; index: number }>(sql`
       with seen as (select uuid from (${this.perPlayer(s)}) p where p.seen),
+      h3 as materialized (${this.hours({ ...s, from: since }, since)}),
       weeks as (
-        select h.uuid, ${weekOf} as w, sum((array[h.q0, h.q1, h.q2, h.q3])[i + 1])::float8 as ms
-          from (${this.hours({ ...s, from: since }, since)}) h
-          cross join generate_series(0, 3) as i
-         where h.hour + i * interval '15 minutes' >= ${at(since)} and h.hour + i * interval '15 minutes' < ${at(s.to)}
+        select uuid, w, sum(ms)::float8 as ms from (
+          select h.uuid, ${weekOf(sql`h.hour`)} as w, (h.q0 + h.q1 + h.q2 + h.q3) as ms
+            from h3 h where ${notSplit}
+          union all
+          select h.uuid, ${weekOf(quarter)}, (array[h.q0, h.q1, h.q2, h.q3])[i + 1]
+            from h3 h cross join generate_series(0, 3) as i
+           where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(s.to)}) x
          group by 1, 2),
       scores as (
         select uuid, sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) as sum, count(*) as n from weeks group by uuid),
-      firsts as (
-        select p.uuid, min(p.first_seen) as first_seen from players p
-         where p.server_id in (${idList(s.ids)}) and p.uuid in (select uuid from seen) group by p.uuid)
+      -- First seen in the scope at or after the window's start: the players first seen on some
+      -- server since then (an index range) who were not seen on another of its servers before.
+      fresh as (
+        select c.uuid, c.first_seen from (
+          select p.uuid, min(p.first_seen) as first_seen from players p
+           where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} group by p.uuid) c
+         where not exists (
+           select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)}))
       select seen.uuid::text as uuid, f.first_seen::text as first_seen,
              (5 - 5 * (coalesce(sc.sum, 0) + (3 - coalesce(sc.n, 0))) / 3)::float8 as index
-        from seen left join scores sc on sc.uuid = seen.uuid left join firsts f on f.uuid = seen.uuid`);
+        from seen left join scores sc on sc.uuid = seen.uuid left join fresh f on f.uuid = seen.uuid`);
     let fresh = 0;
     let regular = 0;
     const groups = new Map<string, number>(ACTIVITY_GROUPS.map((g) => [g.group, 0]));
@@ -197,9 +255,12 @@ export class AnalyticsService {
     const z = sql`${s.zone}`;
     const rows = await this.rows<{ cohort: string; k: number; n: number }>(sql`
       with firsts as (
-        select p.uuid, min(p.first_seen) as first_seen from players p
-         where p.server_id in (${idList(s.ids)}) group by p.uuid
-        having min(p.first_seen) >= ${at(s.from)} and min(p.first_seen) < ${at(s.to)}),
+        select c.uuid, c.first_seen from (
+          select p.uuid, min(p.first_seen) as first_seen from players p
+           where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} and p.first_seen < ${at(s.to)}
+           group by p.uuid) c
+         where not exists (
+           select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)})),
       cohort as (select uuid, date_trunc('week', first_seen at time zone ${z}) as wk from firsts),
       active as (
         select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
@@ -366,13 +427,13 @@ export class AnalyticsService {
     // The window's slots by their key (a range), not the peak index: that one would walk the
     // scope's whole history from its highest peak down until it met the window.
     const [inWindow] = await this.rows<{ peak: number; peak_at: string }>(sql`
-      select peak, peak_at::text as peak_at from (
+      select w.peak, w.peak_at::text as peak_at from (
         select peak, peak_at from analytics_slots
          where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)} and peak > 0 offset 0) w
-       order by peak desc, peak_at limit 1`);
+       order by w.peak desc, w.peak_at limit 1`);
     const [ever] = await this.rows<{ peak: number; peak_at: string }>(sql`
-      select peak, peak_at::text as peak_at from analytics_slots where scope = ${s.scope} and peak > 0
-       order by peak desc, peak_at limit 1`);
+      select a.peak, a.peak_at::text as peak_at from analytics_slots a where a.scope = ${s.scope} and a.peak > 0
+       order by a.peak desc nulls last, a.peak_at limit 1`);
     let best = inWindow ? { players: Number(inWindow.peak), at: pgTime(inWindow.peak_at) } : null;
     let top = ever ? { players: Number(ever.peak), at: pgTime(ever.peak_at) } : null;
     if (opens.length > 0) {

@@ -28,7 +28,13 @@ export const analyticsPlayerHours = pgTable(
     /** Sessions that started in this hour. */
     joins: integer("joins").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.serverId, t.hour, t.uuid] }), index("analytics_player_hours_uuid_idx").on(t.uuid)],
+  (t) => [
+    primaryKey({ columns: [t.serverId, t.hour, t.uuid] }),
+    index("analytics_player_hours_uuid_idx").on(t.uuid),
+    // The per-player reads scan a window of hours: this covers them (an index-only scan in key
+    // order rather than a heap page per row).
+    index("analytics_player_hours_window_idx").on(t.serverId, t.hour, t.uuid, t.q0, t.q1, t.q2, t.q3, t.seen),
+  ],
 );
 
 /**
@@ -54,6 +60,9 @@ export const analyticsSlots = pgTable(
     // "Most online ever": the first row of the scope in this order.
     index("analytics_slots_peak_idx").on(t.scope, t.peak.desc(), t.peakAt),
     index("analytics_slots_team_idx").on(t.teamId),
+    // Peaks' window of slots, index-only (a scope's slots lie among every other scope's in the
+    // heap, a page per row). Not online_ms: its updates at ingest stay free of this index.
+    index("analytics_slots_window_idx").on(t.scope, t.slot, t.peak, t.peakAt),
   ],
 );
 

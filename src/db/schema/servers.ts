@@ -177,8 +177,11 @@ export const players = pgTable(
   (t) => [
     primaryKey({ columns: [t.serverId, t.uuid] }),
     index("players_last_seen_idx").on(t.serverId, t.lastSeen),
-    // New players of a window (the player summary).
-    index("players_first_seen_idx").on(t.serverId, t.firstSeen),
+    // New players of a window (the player summary; analytics, index-only with the uuid).
+    index("players_first_seen_idx").on(t.serverId, t.firstSeen, t.uuid),
+    // Whether a player was seen on another server of a network before a window (analytics: new
+    // players and retention cohorts), one probe a player.
+    index("players_uuid_first_seen_idx").on(t.uuid, t.firstSeen, t.serverId),
     // Search by name prefix and sort by name (GET /server/players?q=): the byte order, as team_players.
     index("players_name_idx").on(t.serverId, sql`lower(${t.name}) collate "C"`, t.uuid),
   ],
