@@ -70,6 +70,7 @@ describe("the server page's tabs", () => {
         await signUpInBrowser(page, server.url, owner.email, true);
         await page.goto(`${server.url}/#/servers/${serverId}`);
         const tabs = page.getByRole("tablist", { name: "Server sections" }).getByRole("tab");
+        await tabs.first().waitFor();
         expect(await tabs.allTextContents()).toEqual(["Overview", "Players", "Moderation", "Settings"]);
         expect(await state(page)).toMatchObject({ selected: "Overview", inTabOrder: ["Overview"], hash: "" });
         await panel(page).getByRole("heading", { name: "History" }).waitFor();

@@ -36,7 +36,7 @@ const base = {
   event_id: ZEventId,
   at: ZTimestamp.optional().meta({
     description:
-      "When it happened in game; defaults to when it arrives. A join or leave older than SAMPLE_RETENTION_DAYS is refused (400, nothing of the batch kept); a future time is taken as arrival time",
+      "When it happened in game; defaults to when it arrives. A join or leave more than 3650 days old (the most SAMPLE_RETENTION_DAYS keeps) is refused (400, nothing of the batch kept); a future time is taken as arrival time",
   }),
 };
 

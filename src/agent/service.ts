@@ -35,6 +35,8 @@ export interface AgentPrincipal {
 
 /** Events stamped later than this are clamped to arrival time: a plugin's clock may run fast. */
 const MAX_CLOCK_SKEW_MS = 60_000;
+/** The oldest join or leave taken: the most days SAMPLE_RETENTION_DAYS may keep. */
+const MAX_EVENT_AGE_DAYS = 3650;
 /**
  * A heartbeat stamped further back than this is a backfill (a reading kept while the agent could
  * not reach the platform): history only, not news for the live views or the latest status.
@@ -149,15 +151,16 @@ export class AgentService {
   async events(agent: AgentPrincipal, events: TAgentEvent[]) {
     const { serverId, teamId } = agent;
     const now = Date.now();
-    // A join or leave older than the sessions are kept would open a session no reader keeps, and
-    // a join decades back would span that many quarter hours of aggregates: refused, nothing kept.
-    const oldest = now - this.opts.backfillDays * 86_400_000;
+    // A join decades back would span that many quarter hours of aggregates: one older than the
+    // longest any platform keeps sessions (SAMPLE_RETENTION_DAYS' ceiling, ten years) is refused,
+    // nothing of the batch kept.
+    const oldest = now - MAX_EVENT_AGE_DAYS * 86_400_000;
     const stale = events.flatMap((e, i) =>
       (e.type === "join" || e.type === "leave") && e.at && Date.parse(e.at) < oldest
         ? [
             {
               path: `events.${i}.at`,
-              message: `must be within the last ${this.opts.backfillDays} days (SAMPLE_RETENTION_DAYS): older sessions would not be kept`,
+              message: `must be within the last ${MAX_EVENT_AGE_DAYS} days: no platform keeps older sessions`,
             },
           ]
         : [],
