@@ -3983,7 +3983,7 @@ export interface operations {
                     events: ({
                         /**
                          * Format: date-time
-                         * @description When it happened in game; defaults to when it arrives
+                         * @description When it happened in game; defaults to when it arrives. A join or leave more than 3650 days old (the most SAMPLE_RETENTION_DAYS keeps) is refused (400, nothing of the batch kept); a future time is taken as arrival time
                          */
                         at?: string;
                         event_id: string;
@@ -3995,7 +3995,7 @@ export interface operations {
                     } | {
                         /**
                          * Format: date-time
-                         * @description When it happened in game; defaults to when it arrives
+                         * @description When it happened in game; defaults to when it arrives. A join or leave more than 3650 days old (the most SAMPLE_RETENTION_DAYS keeps) is refused (400, nothing of the batch kept); a future time is taken as arrival time
                          */
                         at?: string;
                         event_id: string;
@@ -4007,7 +4007,7 @@ export interface operations {
                     } | {
                         /**
                          * Format: date-time
-                         * @description When it happened in game; defaults to when it arrives
+                         * @description When it happened in game; defaults to when it arrives. A join or leave more than 3650 days old (the most SAMPLE_RETENTION_DAYS keeps) is refused (400, nothing of the batch kept); a future time is taken as arrival time
                          */
                         at?: string;
                         event_id: string;
@@ -4023,7 +4023,7 @@ export interface operations {
                     } | {
                         /**
                          * Format: date-time
-                         * @description When it happened in game; defaults to when it arrives
+                         * @description When it happened in game; defaults to when it arrives. A join or leave more than 3650 days old (the most SAMPLE_RETENTION_DAYS keeps) is refused (400, nothing of the batch kept); a future time is taken as arrival time
                          */
                         at?: string;
                         event_id: string;
