@@ -68,8 +68,11 @@ describe("the dashboard in a real browser", () => {
         await createTeamInBrowser(page, "Blocky Team");
         await createClientInBrowser(page, "Blocky Launcher");
 
-        // The server's validation error appears beside the field.
+        // The server's validation error appears beside the field. The new client's page settles
+        // first (a refetch re-renders the module form and would reset a field filled before it).
+        await page.waitForLoadState("networkidle");
         await page.getByLabel("Post-login redirect URI").fill("http://example.com/callback");
+        expect(await page.getByLabel("Post-login redirect URI").inputValue()).toBe("http://example.com/callback");
         await page.getByRole("button", { name: "Enable module" }).click();
         await expect(page.locator(".field-error").textContent()).resolves.toContain("post_login_redirect_uri");
 
