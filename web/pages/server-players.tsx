@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { fieldErrors, forServer, trpc } from "../api";
+import { errorMessage, fieldErrors, forServer, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, ErrorState, Field, Q, SubmitButton, TextField, useIntent, useOutcome, useToast } from "../ui";
 
@@ -27,7 +27,6 @@ export const hours = (seconds: number) => `${(seconds / 3600).toFixed(1)} h`;
 /** The server page's players: search, sort and pages; kick who is online; each player links to their page. */
 export function ServerPlayers({ serverId }: { serverId: string }) {
   const { canModerate } = useCurrent();
-  const toast = useToast();
   const [q, setQ] = useState("");
   const [sort, setSort] = useState<Sort>("");
   const [order, setOrder] = useState<"asc" | "desc">("desc");
@@ -42,12 +41,6 @@ export function ServerPlayers({ serverId }: { serverId: string }) {
     ...trpc.servers.players.queryOptions(input, forServer(serverId)),
     placeholderData: keepPreviousData,
   });
-  const kick = useMutation(
-    trpc.servers.kick.mutationOptions({
-      ...forServer(serverId),
-      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
-    }),
-  );
   return (
     <section className="card" aria-labelledby="players-h">
       <h2 id="players-h">Players</h2>
@@ -132,19 +125,7 @@ export function ServerPlayers({ serverId }: { serverId: string }) {
                           : `seen ${new Date(p.last_seen).toLocaleDateString(undefined, { month: "short", day: "numeric" })}`}
                       </td>
                       <td>{hours(p.time_played_seconds)}</td>
-                      {canModerate && (
-                        <td>
-                          {p.online && (
-                            <ConfirmButton
-                              label="Kick"
-                              name={`Kick ${p.name}`}
-                              danger={false}
-                              question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                              onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                            />
-                          )}
-                        </td>
-                      )}
+                      {canModerate && <td>{p.online && <KickButton serverId={serverId} player={p} />}</td>}
                     </tr>
                   ))}
                 </tbody>
@@ -301,5 +282,26 @@ export function ServerBans({ serverId }: { serverId: string }) {
         </form>
       )}
     </section>
+  );
+}
+
+/** Kick one player from a server, after a confirmation: the agent does it on its next configuration read. */
+export function KickButton({ serverId, player }: { serverId: string; player: { uuid: string; name: string } }) {
+  const toast = useToast();
+  const kick = useMutation(
+    trpc.servers.kick.mutationOptions({
+      ...forServer(serverId),
+      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
+      onError: (e) => toast(errorMessage(e), "error"),
+    }),
+  );
+  return (
+    <ConfirmButton
+      label="Kick"
+      name={`Kick ${player.name}`}
+      danger={false}
+      question={`Kick ${player.name} from the server? The agent does it within two minutes.`}
+      onConfirm={() => kick.mutate({ uuid: player.uuid, name: player.name })}
+    />
   );
 }

@@ -26,7 +26,7 @@ import {
   useOutcome,
 } from "../ui";
 import { Tabs } from "../tabs";
-import { ServerBans, ServerPlayers } from "./server-players";
+import { KickButton, ServerBans, ServerPlayers } from "./server-players";
 import { sessionAgentTokens } from "./servers";
 import { AnalyticsPanel } from "./analytics";
 
@@ -271,15 +271,7 @@ function duration(seconds: number): string {
 
 function OnlineNow({ serverId }: { serverId: string }) {
   const { canModerate } = useCurrent();
-  const toast = useToast();
   const players = useQuery(trpc.servers.players.queryOptions({}, forServer(serverId)));
-  const kick = useMutation(
-    trpc.servers.kick.mutationOptions({
-      ...forServer(serverId),
-      onSuccess: (k) => toast(`${k.name} will be kicked by the agent`),
-      onError: (e) => toast(errorMessage(e), "error"),
-    }),
-  );
   return (
     <section className="card" aria-labelledby="online-h">
       <h2 id="online-h">Online now</h2>
@@ -293,15 +285,7 @@ function OnlineNow({ serverId }: { serverId: string }) {
               {online.map((p) => (
                 <li key={p.uuid} className="row">
                   <span title={p.uuid}>{p.name}</span>
-                  {canModerate && (
-                    <ConfirmButton
-                      label="Kick"
-                      name={`Kick ${p.name}`}
-                      danger={false}
-                      question={`Kick ${p.name} from the server? The agent does it within two minutes.`}
-                      onConfirm={() => kick.mutate({ uuid: p.uuid, name: p.name })}
-                    />
-                  )}
+                  {canModerate && <KickButton serverId={serverId} player={p} />}
                 </li>
               ))}
             </ul>
