@@ -15,6 +15,7 @@ import {
   useOutcome,
   useToast,
 } from "../ui";
+import { RankForm, RanksTable } from "../ranks";
 import { AnalyticsPanel } from "./analytics";
 
 type Window = "24h" | "7d" | "30d";
@@ -359,8 +360,6 @@ function Ranks({ name }: { name: string }) {
   const ranks = useQuery(trpc.networks.ranks.queryOptions({ network_name: name }, ctx));
   const refresh = () => qc.invalidateQueries(trpc.networks.ranks.queryFilter());
   const outcome = useOutcome(refresh);
-  const empty = { name: "", prefix: "", weight: "0", permissions: "" };
-  const [form, setForm] = useState(empty);
   const intent = useIntent();
   const create = useMutation(
     trpc.networks.createRank.mutationOptions({
@@ -368,12 +367,10 @@ function Ranks({ name }: { name: string }) {
       onSuccess: () => {
         void refresh();
         toast("Network rank created");
-        setForm(empty);
       },
     }),
   );
   const del = useMutation(trpc.networks.deleteRank.mutationOptions({ ...ctx, ...outcome("Network rank deleted") }));
-  const errs = fieldErrors(create.error);
   return (
     <section className="card" aria-labelledby="net-ranks-h">
       <h2 id="net-ranks-h">Network ranks</h2>
@@ -383,87 +380,23 @@ function Ranks({ name }: { name: string }) {
           d.ranks.length === 0 ? (
             <p className="muted">No network ranks.</p>
           ) : (
-            <table className="stack" aria-label="Network ranks">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Weight</th>
-                  <th>Prefix</th>
-                  <th>Permissions</th>
-                  {canWrite && <th>Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {d.ranks.map((r) => (
-                  <tr key={r.name}>
-                    <td data-label="Name">{r.display_name ?? r.name}</td>
-                    <td data-label="Weight">{r.weight}</td>
-                    <td data-label="Prefix">{r.prefix ?? ""}</td>
-                    <td data-label="Permissions">{r.permissions.join(", ")}</td>
-                    {canWrite && (
-                      <td data-label="Actions">
-                        <ConfirmButton
-                          label="Delete"
-                          target={`rank ${r.name}`}
-                          question={`Delete the network rank ${r.name}?`}
-                          onConfirm={() => del.mutate({ network_name: name, name: r.name })}
-                        />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <RanksTable
+              ranks={d.ranks}
+              label="Network ranks"
+              what="network rank"
+              canWrite={canWrite}
+              onDelete={(rank) => del.mutate({ network_name: name, name: rank })}
+            />
           )
         }
       </Q>
       {canWrite && (
-        <form
-          className="row-form"
-          aria-label="Add a network rank"
-          onSubmit={(e) => {
-            e.preventDefault();
-            intent.submit(create, {
-              network_name: name,
-              name: form.name,
-              prefix: form.prefix || null,
-              weight: Number(form.weight),
-              permissions: form.permissions
-                .split(",")
-                .map((p) => p.trim())
-                .filter(Boolean),
-            });
-          }}
-        >
-          <TextField
-            label="Rank name"
-            error={errs.name}
-            required
-            value={form.name}
-            onChange={(v) => setForm({ ...form, name: v })}
-          />
-          <TextField
-            label="Weight"
-            error={errs.weight}
-            type="number"
-            value={form.weight}
-            onChange={(v) => setForm({ ...form, weight: v })}
-          />
-          <TextField
-            label="Prefix"
-            error={errs.prefix}
-            value={form.prefix}
-            onChange={(v) => setForm({ ...form, prefix: v })}
-          />
-          <TextField
-            label="Permissions (comma separated)"
-            error={errs.permissions}
-            value={form.permissions}
-            onChange={(v) => setForm({ ...form, permissions: v })}
-          />
-          <SubmitButton pending={create.isPending}>Add rank</SubmitButton>
-          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
-        </form>
+        <RankForm
+          label="Add a network rank"
+          pending={create.isPending}
+          error={create.error}
+          submit={(rank, done) => intent.submit(create, { network_name: name, ...rank }, done)}
+        />
       )}
     </section>
   );
