@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
 import { sharedServer, tempDir } from "./harness";
 import { api } from "./helpers";
-import { ROOT } from "./markdown";
+import { codeBlocks, parseMarkdown, ROOT } from "./markdown";
 import { decide, fullLogin, newClient, signIn, type TestClient } from "./ms-auth-helpers";
 import { runCommand } from "./shared";
 
@@ -323,4 +324,58 @@ describe("C# and Rust: syntax", () => {
       expect(parsed.code, parsed.out + parsed.err).toBe(0);
     },
   );
+});
+
+/** Each page's quoted code, by the fence's language: the files it is quoted from. */
+const QUOTED: Record<string, Record<string, string[]>> = {
+  "launcher-java.md": { java: ["java/LauncherBackend.java"] },
+  "launcher-python.md": { python: ["python/launcher_backend.py", "python/verify_assertion.py"] },
+  "launcher-go.md": { go: ["go/main.go"] },
+  "launcher-csharp.md": { csharp: ["csharp/LauncherBackend.cs"], xml: ["csharp/LauncherBackend.csproj"] },
+  "launcher-rust.md": { rust: ["rust/src/main.rs"], toml: ["rust/Cargo.toml"] },
+};
+
+/**
+ * Whether `excerpt` is quoted from `source`: its lines, leading whitespace aside, are a run of the
+ * source's lines; a line `// ...` or `# ...` stands for lines left out.
+ */
+function isQuotedFrom(excerpt: string, source: string): boolean {
+  const lines = (text: string) => text.split("\n").map((l) => l.trim());
+  const file = lines(source);
+  const segments: string[][] = [[]];
+  for (const line of lines(excerpt))
+    if (line === "// ..." || line === "# ...") segments.push([]);
+    else segments.at(-1)!.push(line);
+  let from = 0;
+  for (const segment of segments.filter((s) => s.length > 0)) {
+    let at = -1;
+    for (let i = from; i + segment.length <= file.length && at < 0; i++)
+      if (segment.every((l, j) => file[i + j] === l)) at = i;
+    if (at < 0) return false;
+    from = at + segment.length;
+  }
+  return true;
+}
+
+describe("the guides quote the programs the tests run", () => {
+  test("the excerpt check finds quotes and refuses changed lines", () => {
+    const source = "a\n  b\n  c\nd\ne\n";
+    expect(isQuotedFrom("b\nc", source)).toBe(true);
+    expect(isQuotedFrom("a\n// ...\ne", source)).toBe(true);
+    expect(isQuotedFrom("b\nd", source)).toBe(false);
+    expect(isQuotedFrom("e\n// ...\na", source)).toBe(false);
+  });
+
+  for (const [page, byLang] of Object.entries(QUOTED))
+    test(`docs/guides/${page}: every code block in the program's language is quoted from it`, () => {
+      const blocks = codeBlocks(parseMarkdown(`docs/guides/${page}`)).filter((b) => b.lang in byLang);
+      expect(blocks.length).toBeGreaterThan(3);
+      const notQuoted = blocks
+        .filter(
+          ({ lang, block }) =>
+            !byLang[lang]!.some((f) => isQuotedFrom(block.code, readFileSync(join(GUIDES, f), "utf8"))),
+        )
+        .map(({ block }) => `docs/guides/${page}:${block.line}`);
+      expect(notQuoted).toEqual([]);
+    });
 });

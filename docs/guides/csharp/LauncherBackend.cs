@@ -6,8 +6,9 @@
 //   MCP_BASE_URL=http://localhost:3000 MCP_CLIENT_ID=... dotnet run -- verify <assertion>
 //
 // The first starts a login, opens the player's browser, polls until the player has approved,
-// validates the session token and verifies the signed assertion offline. The second verifies an
-// assertion only.
+// validates the session token and verifies the signed assertion offline; with `device` (dotnet run
+// -- device) it shows a code to type on another device instead of opening a browser. The second
+// verifies an assertion only.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -49,7 +50,7 @@ public static class LauncherBackend
         string token;
         try
         {
-            token = await SignIn("xyz");
+            token = await SignIn("xyz", device: args.Length == 1 && args[0] == "device");
         }
         catch (SignInFailed e)
         {
@@ -92,13 +93,22 @@ public static class LauncherBackend
     }
 
     /// <summary>Runs one login to its end and returns the session token (svc_session_token).</summary>
-    static async Task<string> SignIn(string clientState)
+    static async Task<string> SignIn(string clientState, bool device)
     {
-        var started = await Call("/client/ms-auth/start", new JsonObject { ["client_state"] = clientState });
-        var authUrl = (string)started["auth_url"];
-        // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
-        Console.WriteLine($"Open this address in the player's browser: {authUrl}");
-        OpenBrowser(authUrl);
+        var body = new JsonObject { ["client_state"] = clientState };
+        if (device) body["flow"] = "device";
+        var started = await Call("/client/ms-auth/start", body);
+        if (device)
+        {
+            // No browser here (a console, a TV): the player types the code on their phone or computer.
+            Console.WriteLine($"On another device, open {started["verification_uri"]} and enter {started["user_code"]}");
+        }
+        else
+        {
+            // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
+            Console.WriteLine($"Open this address in the player's browser: {started["auth_url"]}");
+            OpenBrowser((string)started["auth_url"]);
+        }
 
         var interval = TimeSpan.FromSeconds((int)started["interval"]);
         string last = null;
@@ -205,7 +215,10 @@ public static class LauncherBackend
         return claims;
     }
 
-    /// <summary>The key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an unknown kid.</summary>
+    /// <summary>
+    /// The key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an unknown
+    /// kid (a new key), but not more than once in 30 seconds (tokens with made-up kids).
+    /// </summary>
     static async Task<Ed25519PublicKeyParameters> PublicKey(string kid)
     {
         await JwksLock.WaitAsync();
@@ -213,7 +226,8 @@ public static class LauncherBackend
         {
             for (var attempt = 0; attempt < 2; attempt++)
             {
-                if (jwks == null || attempt == 1 || DateTime.UtcNow - jwksFetchedAt > TimeSpan.FromMinutes(5))
+                var age = DateTime.UtcNow - jwksFetchedAt;
+                if (jwks == null || age > TimeSpan.FromMinutes(5) || (attempt == 1 && age > TimeSpan.FromSeconds(30)))
                 {
                     var set = JsonNode.Parse(await Http.GetStringAsync(BaseUrl + "/.well-known/jwks.json"));
                     var keys = new Dictionary<string, Ed25519PublicKeyParameters>();

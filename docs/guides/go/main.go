@@ -5,8 +5,9 @@
 //	MCP_BASE_URL=http://localhost:3000 MCP_CLIENT_ID=... go run main.go verify <assertion>
 //
 // The first starts a login, opens the player's browser, polls until the player has approved,
-// validates the session token and verifies the signed assertion offline. The second verifies
-// an assertion only.
+// validates the session token and verifies the signed assertion offline; with `device` (go run
+// main.go device) it shows a code to type on another device instead of opening a browser. The
+// second verifies an assertion only.
 package main
 
 import (
@@ -74,18 +75,29 @@ func call(path string, fields map[string]any, out any) error {
 }
 
 // signIn runs one login to its end and returns the session token (svc_session_token).
-func signIn(clientState string) (string, error) {
+func signIn(clientState string, device bool) (string, error) {
 	var started struct {
-		AuthRequestID string `json:"auth_request_id"`
-		AuthURL       string `json:"auth_url"`
-		Interval      int    `json:"interval"`
+		AuthRequestID   string `json:"auth_request_id"`
+		AuthURL         string `json:"auth_url"`
+		Interval        int    `json:"interval"`
+		UserCode        string `json:"user_code"`        // device flow
+		VerificationURI string `json:"verification_uri"` // device flow
 	}
-	if err := call("/client/ms-auth/start", map[string]any{"client_state": clientState}, &started); err != nil {
+	body := map[string]any{"client_state": clientState}
+	if device {
+		body["flow"] = "device"
+	}
+	if err := call("/client/ms-auth/start", body, &started); err != nil {
 		return "", err
 	}
-	// Here your backend hands auth_url to the launcher, which opens it in the player's browser.
-	fmt.Println("Open this address in the player's browser:", started.AuthURL)
-	openBrowser(started.AuthURL)
+	if device {
+		// No browser here (a console, a TV): the player types the code on their phone or computer.
+		fmt.Printf("On another device, open %s and enter %s\n", started.VerificationURI, started.UserCode)
+	} else {
+		// Here your backend hands auth_url to the launcher, which opens it in the player's browser.
+		fmt.Println("Open this address in the player's browser:", started.AuthURL)
+		openBrowser(started.AuthURL)
+	}
 
 	interval := time.Duration(started.Interval) * time.Second
 	last := ""
@@ -232,12 +244,14 @@ var jwks struct {
 	fetchedAt time.Time
 }
 
-// publicKey is the key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an unknown kid.
+// publicKey is the key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an
+// unknown kid (a new key), but not more than once in 30 seconds (tokens with made-up kids).
 func publicKey(kid string) (ed25519.PublicKey, error) {
 	jwks.Lock()
 	defer jwks.Unlock()
 	for attempt := 0; attempt < 2; attempt++ {
-		if jwks.keys == nil || attempt == 1 || time.Since(jwks.fetchedAt) > 5*time.Minute {
+		age := time.Since(jwks.fetchedAt)
+		if jwks.keys == nil || age > 5*time.Minute || (attempt == 1 && age > 30*time.Second) {
 			res, err := httpClient.Get(baseURL + "/.well-known/jwks.json")
 			if err != nil {
 				return nil, err
@@ -295,7 +309,7 @@ func main() {
 		return
 	}
 
-	token, err := signIn("xyz")
+	token, err := signIn("xyz", len(os.Args) == 2 && os.Args[1] == "device")
 	var failed *SignInFailed
 	if errors.As(err, &failed) {
 		fmt.Fprintln(os.Stderr, "Sign-in refused:", failed.Code)

@@ -27,7 +27,8 @@ import java.util.Map;
  * </pre>
  *
  * The first starts a login, opens the player's browser, polls until the player has approved,
- * validates the session token and verifies the signed assertion offline. The second verifies an
+ * validates the session token and verifies the signed assertion offline; with {@code device} it
+ * shows a code to type on another device instead of opening a browser. The second verifies an
  * assertion only. In your backend, swap the small JSON reader at the end for Jackson or Gson.
  */
 public class LauncherBackend {
@@ -52,7 +53,7 @@ public class LauncherBackend {
 
     String token;
     try {
-      token = signIn("xyz");
+      token = signIn("xyz", args.length == 1 && args[0].equals("device"));
     } catch (SignInFailed e) {
       System.err.println("Sign-in refused: " + e.getMessage());
       System.exit(1);
@@ -90,12 +91,18 @@ public class LauncherBackend {
   }
 
   /** Runs one login to its end and returns the session token (svc_session_token). */
-  static String signIn(String clientState) throws Exception {
-    var started = call("/client/ms-auth/start", Map.of("client_state", clientState));
-    var authUrl = (String) started.get("auth_url");
-    // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
-    System.out.println("Open this address in the player's browser: " + authUrl);
-    openBrowser(authUrl);
+  static String signIn(String clientState, boolean device) throws Exception {
+    var fields = new LinkedHashMap<String, Object>(Map.of("client_state", clientState));
+    if (device) fields.put("flow", "device");
+    var started = call("/client/ms-auth/start", fields);
+    if (device) {
+      // No browser here (a console, a TV): the player types the code on their phone or computer.
+      System.out.printf("On another device, open %s and enter %s%n", started.get("verification_uri"), started.get("user_code"));
+    } else {
+      // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
+      System.out.println("Open this address in the player's browser: " + started.get("auth_url"));
+      openBrowser((String) started.get("auth_url"));
+    }
 
     long interval = num(started.get("interval"));
     String last = null;
@@ -189,11 +196,14 @@ public class LauncherBackend {
     return claims;
   }
 
-  /** The key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an unknown kid. */
+  /**
+   * The key named kid from /.well-known/jwks.json: kept 5 minutes, fetched again for an unknown
+   * kid (a new key), but not more than once in 30 seconds (tokens with made-up kids).
+   */
   static PublicKey publicKey(String kid) throws Exception {
     for (int attempt = 0; attempt < 2; attempt++) {
       long now = System.currentTimeMillis();
-      if (jwks == null || attempt == 1 || now - jwksFetchedAt > 300_000) {
+      if (jwks == null || now - jwksFetchedAt > 300_000 || (attempt == 1 && now - jwksFetchedAt > 30_000)) {
         var response = HTTP.send(HttpRequest.newBuilder(URI.create(BASE_URL + "/.well-known/jwks.json")).build(), HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 200) throw new GeneralSecurityException("JWKS: HTTP " + response.statusCode());
         jwks = Json.object(response.body());

@@ -4,7 +4,8 @@
     MCP_BASE_URL=http://localhost:3000 MCP_CLIENT_ID=... MCP_CLIENT_SECRET=... python3 launcher_backend.py
 
 Starts a login, opens the player's browser, polls until the player has approved, and validates
-the session token. The signed assertion that comes with it is verified offline by
+the session token. With `device` (python3 launcher_backend.py device) it shows a code to type on
+another device instead of opening a browser. The signed assertion that comes with it is verified offline by
 verify_assertion.py, which needs PyJWT[crypto] (the standard library has no Ed25519): without
 it this program says so and stops after the validation.
 """
@@ -51,13 +52,19 @@ def call(path, body):
         raise ApiError(e.code, error.get("code"), error.get("message"), e.headers.get("retry-after")) from None
 
 
-def sign_in(client_state=None):
+def sign_in(client_state=None, device=False):
     """Runs one login to its end and returns the session token (`svc_session_token`)."""
-    started = call("/client/ms-auth/start", {"client_state": client_state} if client_state else {})
-    auth_url = started["auth_url"]
-    # Here your backend hands auth_url to the launcher, which opens it in the player's browser.
-    print("Open this address in the player's browser:", auth_url, flush=True)
-    webbrowser.open(auth_url)
+    body = {"client_state": client_state} if client_state else {}
+    if device:
+        body["flow"] = "device"
+    started = call("/client/ms-auth/start", body)
+    if device:
+        # No browser here (a console, a TV): the player types the code on their phone or computer.
+        print(f"On another device, open {started['verification_uri']} and enter {started['user_code']}", flush=True)
+    else:
+        # Here your backend hands auth_url to the launcher, which opens it in the player's browser.
+        print("Open this address in the player's browser:", started["auth_url"], flush=True)
+        webbrowser.open(started["auth_url"])
 
     interval, last = started["interval"], None
     while True:
@@ -86,7 +93,7 @@ def validate(session_token, assertion=False):
 
 def main():
     try:
-        token = sign_in(client_state="xyz")
+        token = sign_in(client_state="xyz", device=sys.argv[1:] == ["device"])
     except SignInFailed as e:
         print("Sign-in refused:", e, file=sys.stderr)
         return 1

@@ -5,8 +5,9 @@
 //!     MCP_BASE_URL=http://localhost:3000 MCP_CLIENT_ID=... cargo run -- verify <assertion>
 //!
 //! The first starts a login, opens the player's browser, polls until the player has approved,
-//! validates the session token and verifies the signed assertion offline. The second verifies an
-//! assertion only.
+//! validates the session token and verifies the signed assertion offline; with `device` (cargo run
+//! -- device) it shows a code to type on another device instead of opening a browser. The second
+//! verifies an assertion only.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -111,15 +112,25 @@ impl Config {
     }
 
     /// Runs one login to its end and returns the session token (svc_session_token).
-    fn sign_in(&self, client_state: &str) -> Result<String, Error> {
-        let started = self.call(
-            "/client/ms-auth/start",
-            json!({ "client_state": client_state }),
-        )?;
-        let auth_url = started["auth_url"].as_str().unwrap_or_default();
-        // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
-        println!("Open this address in the player's browser: {auth_url}");
-        open_browser(auth_url);
+    fn sign_in(&self, client_state: &str, device: bool) -> Result<String, Error> {
+        let mut body = json!({ "client_state": client_state });
+        if device {
+            body["flow"] = json!("device");
+        }
+        let started = self.call("/client/ms-auth/start", body)?;
+        let text = |name: &str| started[name].as_str().unwrap_or_default().to_string();
+        if device {
+            // No browser here (a console, a TV): the player types the code on their phone or computer.
+            let (uri, code) = (text("verification_uri"), text("user_code"));
+            println!("On another device, open {uri} and enter {code}");
+        } else {
+            // Here your backend hands auth_url to the launcher, which opens it in the player's browser.
+            println!(
+                "Open this address in the player's browser: {}",
+                text("auth_url")
+            );
+            open_browser(&text("auth_url"));
+        }
 
         let interval = started["interval"].as_u64().unwrap_or(2);
         let mut last = String::new();
@@ -193,7 +204,8 @@ fn open_browser(url: &str) {
 
 // ---- Offline assertion checks ----
 
-/// The keys of /.well-known/jwks.json by kid: kept 5 minutes, fetched again for an unknown kid.
+/// The keys of /.well-known/jwks.json by kid: kept 5 minutes, fetched again for an unknown kid (a
+/// new key), but not more than once in 30 seconds (tokens with made-up kids).
 struct Jwks {
     url: String,
     keys: HashMap<String, VerifyingKey>,
@@ -211,10 +223,11 @@ impl Jwks {
 
     fn key(&mut self, kid: &str) -> Result<VerifyingKey, Error> {
         for attempt in 0..2 {
-            let stale = self
-                .fetched_at
-                .map_or(true, |at| at.elapsed() > Duration::from_secs(300));
-            if stale || attempt == 1 {
+            let age = self.fetched_at.map(|at| at.elapsed());
+            let fetch = age.map_or(true, |age| {
+                age > Duration::from_secs(300) || (attempt == 1 && age > Duration::from_secs(30))
+            });
+            if fetch {
                 let set: Value = ureq::get(&self.url)
                     .call()
                     .and_then(|r| r.into_json().map_err(Into::into))
@@ -318,7 +331,7 @@ fn main() {
         return;
     }
 
-    let token = match config.sign_in("xyz") {
+    let token = match config.sign_in("xyz", args.len() == 2 && args[1] == "device") {
         Ok(token) => token,
         Err(Error::SignInFailed(code)) => {
             eprintln!("Sign-in refused: {code}");
