@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
@@ -15,7 +16,7 @@ import { runCommand } from "./shared";
  * the consent page) done over HTTP when the program prints the address it opens. Java and Python
  * run in CI (.ci/run installs a JDK and python3 when missing and sets REQUIRE_GUIDE_RUNTIMES, so a
  * missing runtime there fails instead of skipping). Go runs where `go` is installed; C# and Rust,
- * whose programs need packages from NuGet and crates.io, are parsed where a compiler is installed.
+ * whose programs need packages from NuGet and crates.io, are parsed where a parser is installed.
  */
 const GUIDES = join(ROOT, "docs/guides");
 const REQUIRED = Boolean(process.env.REQUIRE_GUIDE_RUNTIMES);
@@ -37,17 +38,18 @@ beforeAll(async () => {
   home = tempDir("mcp-language-guides-");
 });
 
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
 /** What a program's environment holds: the service, the client's credentials, no real browser. */
-function programEnv(c: TestClient, extra: Record<string, string> = {}): Record<string, string> {
+function programEnv(c: TestClient): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
     LANG: "C.UTF-8",
     TMPDIR: home,
-    // Go's build cache and module cache: kept in the test's scratch directory.
-    GOCACHE: join(home, "go-cache"),
+    // Go's build cache where it is without the changed HOME (the standard library is built once).
+    GOCACHE: process.env.GOCACHE ?? join(homedir(), ".cache/go-build"),
     GOPATH: join(home, "go"),
-    GOFLAGS: "-mod=mod",
     GOTOOLCHAIN: "local",
     // No __pycache__ left in docs/guides/python.
     PYTHONDONTWRITEBYTECODE: "1",
@@ -57,7 +59,6 @@ function programEnv(c: TestClient, extra: Record<string, string> = {}): Record<s
     MCP_BASE_URL: server.url,
     MCP_CLIENT_ID: c.clientId,
     MCP_CLIENT_SECRET: c.secret,
-    ...extra,
   };
 }
 
@@ -88,12 +89,15 @@ async function runLauncher(
   for await (const chunk of proc.stdout) {
     out += decoder.decode(chunk, { stream: true });
     const m = URL_LINE.exec(out);
-    if (m && !browser)
+    if (m && !browser) {
       browser = (async () => {
         const s = await signIn(server, m[1]!, { username });
         expect(s.callback.status).toBe(200);
         expect((await decide(server, s, decision)).status).toBe(303);
       })();
+      // A failed browser step would leave the program polling until the request expires.
+      browser.catch(() => proc.kill());
+    }
   }
   const code = await proc.exited;
   clearTimeout(timer);
