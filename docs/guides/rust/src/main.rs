@@ -224,7 +224,7 @@ impl Jwks {
     fn key(&mut self, kid: &str) -> Result<VerifyingKey, Error> {
         for attempt in 0..2 {
             let age = self.fetched_at.map(|at| at.elapsed());
-            let fetch = age.map_or(true, |age| {
+            let fetch = age.is_none_or(|age| {
                 age > Duration::from_secs(300) || (attempt == 1 && age > Duration::from_secs(30))
             });
             if fetch {
@@ -302,7 +302,7 @@ fn verify_assertion(config: &Config, jwks: &mut Jwks, assertion: &str) -> Result
     if !for_us {
         return Err(reject(&format!("made for another client: {aud}")));
     }
-    if claims["exp"].as_u64().map_or(true, |exp| exp + skew < now) {
+    if claims["exp"].as_u64().is_none_or(|exp| exp + skew < now) {
         return Err(reject("expired"));
     }
     if !claims["sub"].is_string() {
