@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { RunningServer } from "../src/app";
 import { offlineUuid } from "../src/identity/protocol";
+import { ZStartInput } from "../src/ms-auth/schemas";
 import { sharedServer, tempDir } from "./harness";
 import { api } from "./helpers";
 import { codeBlocks, parseMarkdown, ROOT } from "./markdown";
@@ -105,6 +106,30 @@ async function runLauncher(
   if (!browser) throw new Error(`${cmd.join(" ")} printed no address to open (exit ${code}):\n${out}\n${err}`);
   await browser;
   return { code, out, err };
+}
+
+/**
+ * Runs a program until it prints a line matching `line`, then stops it: the device-code mode,
+ * whose sign-in happens on another device, is checked only for what it shows the player.
+ */
+async function firstMatch(cmd: string[], cwd: string, line: RegExp): Promise<RegExpExecArray> {
+  const proc = Bun.spawn(cmd, { cwd, env: programEnv(client), stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill(), RUN_TIMEOUT_MS);
+  const errText = new Response(proc.stderr).text();
+  let out = "";
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of proc.stdout) {
+      out += decoder.decode(chunk, { stream: true });
+      const m = line.exec(out);
+      if (m) return m;
+    }
+    throw new Error(`${cmd.join(" ")} ended (exit ${await proc.exited}) without ${line}:\n${out}\n${await errText}`);
+  } finally {
+    clearTimeout(timer);
+    proc.kill();
+    await proc.exited;
+  }
 }
 
 /** The output of a whole sign-in: the player's name and UUID from validate, and the status lines. */
@@ -382,4 +407,40 @@ describe("the guides quote the programs the tests run", () => {
         .map(({ block }) => `docs/guides/${page}:${block.line}`);
       expect(notQuoted).toEqual([]);
     });
+});
+
+/**
+ * The device-code alternative (`"flow": "device"` on start), where the service has it: each
+ * program run with `device` shows the code and the short address instead of opening a browser.
+ */
+const deviceFlow = "flow" in ZStartInput.shape;
+const DEVICE_LINE = /^On another device, open (\S+) and enter (\S+)$/m;
+describe("the device-code mode shows the code to type", () => {
+  const skipped = unless(!deviceFlow, "the service has no device flow yet");
+  const expectCode = (m: RegExpExecArray) => {
+    expect(m[1]).toBe(`${server.url}/device`);
+    expect(m[2]).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+  };
+  test.skipIf(!deviceFlow || !has("python3"))(`Python${skipped}`, async () => {
+    expectCode(await firstMatch(["python3", "launcher_backend.py", "device"], join(GUIDES, "python"), DEVICE_LINE));
+  });
+  test.skipIf(!deviceFlow || !has("javac"))(
+    `Java${skipped}`,
+    async () => {
+      const out = join(home, "java-device");
+      const javac = await runCommand(["javac", "-d", out, "LauncherBackend.java"], { cwd: join(GUIDES, "java") });
+      expect(javac.code, javac.err).toBe(0);
+      expectCode(
+        await firstMatch(["java", "-cp", out, "LauncherBackend", "device"], join(GUIDES, "java"), DEVICE_LINE),
+      );
+    },
+    RUN_TIMEOUT_MS,
+  );
+  test.skipIf(!deviceFlow || !has("go"))(
+    `Go${skipped}`,
+    async () => {
+      expectCode(await firstMatch(["go", "run", ".", "device"], join(GUIDES, "go"), DEVICE_LINE));
+    },
+    RUN_TIMEOUT_MS,
+  );
 });
