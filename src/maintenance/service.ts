@@ -1,0 +1,6 @@
+export {
+  isNetworkUnderMaintenance,
+  isUnderMaintenance,
+  networksUnderMaintenance,
+  serversUnderMaintenance,
+} from "./windows";
