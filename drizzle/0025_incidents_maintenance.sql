@@ -36,6 +36,7 @@ ALTER TABLE "server_incidents" ADD COLUMN "kind" text DEFAULT 'down' NOT NULL;--
 ALTER TABLE "server_incidents" ADD COLUMN "title" text;--> statement-breakpoint
 ALTER TABLE "server_incidents" ADD COLUMN "status" text DEFAULT 'investigating' NOT NULL;--> statement-breakpoint
 ALTER TABLE "server_incidents" ADD COLUMN "crash" jsonb;--> statement-breakpoint
+ALTER TABLE "server_incidents" ADD COLUMN "announced_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "server_incidents" ADD COLUMN "updated_at" timestamp with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
 ALTER TABLE "server_alert_state" ADD COLUMN "planned_stop_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "server_alert_state" ADD COLUMN "held_for" text;--> statement-breakpoint

@@ -157,3 +157,45 @@ export async function isNetworkUnderMaintenance(
 ): Promise<boolean> {
   return (await networksUnderMaintenance(db, [{ teamId, networkName }], at)).has(`${teamId}/${networkName}`);
 }
+
+/**
+ * The occurrences of a team's windows running now or starting within `days`, soonest first: what
+ * a status page shows ahead and while it runs. Filtered to a server (its own and its network's
+ * windows) or a network (its windows) when asked.
+ */
+export async function upcomingMaintenance(
+  db: Db,
+  teamId: string,
+  opts: { days: number; serverId?: string; networkName?: string; now?: Date; limit?: number },
+) {
+  const from = opts.now ?? new Date();
+  const to = new Date(from.getTime() + opts.days * 86_400_000);
+  const filter = opts.serverId
+    ? sql`and (w.server_id = ${opts.serverId} or w.network_name = (select network_name from servers where id = ${opts.serverId} and kind = 'network'))`
+    : opts.networkName
+      ? sql`and w.network_name = ${opts.networkName}`
+      : sql``;
+  const rows = rowsOf<WindowRow>(
+    await db.execute(sql`
+      select w.id, w.team_id, w.server_id, w.network_name, w.title, w.message, w.starts_at, w.ends_at,
+             w.schedule, w.duration_minutes, t.time_zone
+        from maintenance_windows w join teams t on t.id = w.team_id
+       where w.team_id = ${teamId} ${filter}
+         and (w.schedule is not null or w.ends_at > ${from.toISOString()}::timestamptz)`),
+  );
+  const limit = opts.limit ?? 500;
+  const out = rows.flatMap((w) =>
+    occurrencesBetween(w, from, to, limit).map((o) => ({
+      window_id: w.id,
+      server_id: w.server_id,
+      network_name: w.network_name,
+      title: w.title,
+      message: w.message,
+      starts_at: o.starts_at.toISOString(),
+      ends_at: o.ends_at.toISOString(),
+      active: o.starts_at.getTime() <= from.getTime(),
+    })),
+  );
+  out.sort((a, b) => a.starts_at.localeCompare(b.starts_at));
+  return { from: from.toISOString(), to: to.toISOString(), occurrences: out.slice(0, limit) };
+}

@@ -110,6 +110,8 @@ export const serverIncidents = pgTable(
     status: text("status").notNull().default("investigating"),
     /** The crash report's file, description and first exception lines: for the team only, never public. */
     crash: jsonb("crash"),
+    /** When `incident.opened` went out (once an incident; never while a maintenance window holds it). */
+    announcedAt: tz("announced_at"),
     updatedAt: tz("updated_at").notNull().defaultNow(),
   },
   (t) => [
