@@ -169,8 +169,9 @@ export async function recordStarted(tx: Tx, serverId: string, at: Date) {
 }
 
 /**
- * A crash report the agent read: attached to the server's open down period (or one that began
- * within ten minutes of it), which becomes a crash; otherwise a crash incident of its own, already
+ * A crash report the agent read: attached to the server's open down period (or one with no
+ * report that began in the ten minutes after it, a minute before for clocks apart), which
+ * becomes a crash; otherwise a crash incident of its own, already
  * resolved when the pinger has seen the server up since. A crash ends any planned stop. Returns
  * the incident and whether it should be announced now (not when a maintenance window holds it).
  */
@@ -188,7 +189,8 @@ export async function recordCrashReport(
     await tx.execute(sql`
       select id from server_incidents
        where server_id = ${serverId} and kind <> 'manual'
-         and (ended_at is null or started_at between ${when}::timestamptz - interval '10 minutes' and ${when}::timestamptz + interval '10 minutes')
+         and (ended_at is null
+              or (crash is null and started_at between ${when}::timestamptz - interval '1 minute' and ${when}::timestamptz + interval '10 minutes'))
        order by ended_at is null desc, started_at desc limit 1`),
   )[0];
   if (near) {
