@@ -4,6 +4,8 @@ import { ZTimestamp, ZUuid } from "../lib/schemas";
 export const INCIDENT_STATUSES = ["investigating", "identified", "monitoring", "resolved"] as const;
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 export const MAX_INCIDENTS_LISTED = 200;
+/** Updates one incident may carry: a timeline longer than this is a chat, not an incident. */
+export const MAX_INCIDENT_UPDATES = 200;
 const ZStatus = z.enum(INCIDENT_STATUSES);
 const ZMessage = z.string().trim().min(1).max(2000);
 const ZNetworkName = z
@@ -66,12 +68,16 @@ export const ZIncident = z.object({
     .object({
       file: z.string(),
       description: z.string(),
-      lines: z.array(z.string()),
+      lines: z.array(z.string()).max(30),
       reported_at: ZTimestamp,
     })
     .nullable()
     .meta({ description: "The crash report's description and first exception lines: for the team only" }),
   updated_at: ZTimestamp,
-  updates: z.array(ZTimelineEntry).optional().meta({ description: "The timeline, oldest first (one incident only)" }),
+  updates: z
+    .array(ZTimelineEntry)
+    .max(MAX_INCIDENT_UPDATES + 2)
+    .optional()
+    .meta({ description: "The timeline, oldest first (one incident only)" }),
 });
 export const ZIncidentList = z.object({ incidents: z.array(ZIncident).max(MAX_INCIDENTS_LISTED) });

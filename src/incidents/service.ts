@@ -7,7 +7,13 @@ import { type Principal, reachesServer, requireAtLeast } from "../auth/principal
 import { teamRoleOf } from "../teams/access";
 import { audit, type Tx } from "../audit/entry";
 import { serversUnderMaintenance } from "../maintenance/windows";
-import type { IncidentStatus, TCreateIncident, TIncidentsQuery, TIncidentUpdate } from "./schemas";
+import {
+  type IncidentStatus,
+  MAX_INCIDENT_UPDATES,
+  type TCreateIncident,
+  type TIncidentsQuery,
+  type TIncidentUpdate,
+} from "./schemas";
 
 /** What the agent reads from a crash report (docs/agent-protocol.md `crash_report`). */
 export interface CrashReport {
@@ -367,6 +373,13 @@ export class IncidentsService {
     const author = authorOf(principal);
     const at = new Date().toISOString();
     await this.db.transaction(async (tx) => {
+      // One update at a time an incident, so the count holds.
+      await tx.execute(sql`select id from server_incidents where id = ${id} for update`);
+      const count = rowsOf<{ n: number }>(
+        await tx.execute(sql`select count(*)::int as n from incident_updates where incident_id = ${id}`),
+      )[0]!.n;
+      if (count >= MAX_INCIDENT_UPDATES)
+        throw new AppError("bad_request", `An incident has at most ${MAX_INCIDENT_UPDATES} updates.`);
       await tx.execute(sql`
         insert into incident_updates (incident_id, at, status, message, author_kind, author_name)
         values (${id}, ${at}::timestamptz, ${input.status}, ${input.message}, ${author.kind}, ${author.name})`);
