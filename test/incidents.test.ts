@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import { type Responder, startStatusResponder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
 import { rowsOf } from "../src/db/rows";
+import { publicIncidents } from "../src/incidents/service";
 import { isUnderMaintenance } from "../src/maintenance/service";
 import { type FakeRcon, startFakeRcon } from "../packages/agent/test/fake-rcon";
 import { type AgentProcess, serverDir, spawnAgent, trackPlayers, until, vanilla } from "../packages/agent/test/support";
@@ -215,6 +216,14 @@ describe("crash or restart, end to end", () => {
     expect(one.status).toBe(200);
     expect(one.body.status).toBe("resolved");
     expect(one.body.updates.map((u: { status: string }) => u.status)).toEqual(["investigating", "resolved"]);
+    // What a public status page may show of it: nothing of the crash.
+    const shown = await publicIncidents(db, f.teamId, {
+      serverIds: [f.serverId],
+      networkNames: [],
+      since: new Date(Date.now() - 3_600_000),
+    });
+    expect(shown).toMatchObject([{ incident_id: incident!.incident_id, kind: "down", status: "resolved" }]);
+    expect(JSON.stringify(shown)).not.toMatch(/crash|Exception|IllegalState|@/i);
     // The uptime figures still list the down period.
     const uptime = await api(srv, "GET", "/server/uptime-stats?window=1h", f.as());
     expect(uptime.status).toBe(200);

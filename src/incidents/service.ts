@@ -404,3 +404,57 @@ export class IncidentsService {
     return incidentOut(row, await this.updates(this.db, id));
   }
 }
+
+/**
+ * Incidents as a public status page may show them: no crash lines, no author names (members'
+ * e-mails), an automatic incident's kind shown as `down` whether or not it was a crash. For the
+ * team's servers `serverIds` and networks `networkNames`, started since `since`, newest first.
+ */
+export async function publicIncidents(
+  db: Db,
+  teamId: string,
+  opts: { serverIds: readonly string[]; networkNames: readonly string[]; since: Date; limit?: number },
+) {
+  const rows = rowsOf<Row>(
+    await db.execute(sql`${SELECT}
+      where i.team_id = ${teamId}
+        and (i.server_id in (select value::uuid from json_array_elements_text(${JSON.stringify(opts.serverIds)}::json))
+             or (i.server_id is null and i.network_name in (select value from json_array_elements_text(${JSON.stringify(opts.networkNames)}::json))))
+        and (i.ended_at is null or i.ended_at >= ${opts.since.toISOString()}::timestamptz)
+      order by i.started_at desc, i.id limit ${opts.limit ?? 50}`),
+  );
+  const ids = rows.map((r) => r.id);
+  const updates = ids.length
+    ? rowsOf<UpdateRow>(
+        await db.execute(sql`
+          select * from incident_updates
+           where incident_id in (select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json))
+           order by at, id`),
+      )
+    : [];
+  return rows.map((r) => {
+    const out = incidentOut(
+      r,
+      updates.filter((u) => u.incident_id === r.id),
+    );
+    return {
+      incident_id: out.incident_id,
+      server_id: out.server_id,
+      network_name: out.network_name,
+      kind: out.kind === "manual" ? ("manual" as const) : ("down" as const),
+      title: r.title ?? `${r.server_name ?? r.network_name ?? "A server"} is down`,
+      status: out.status,
+      started_at: out.started_at,
+      ended_at: out.ended_at,
+      updates: (out.updates ?? []).map((u) => ({
+        at: u.at,
+        status: u.status,
+        // The automatic opening of a crash says so; publicly, an outage is an outage.
+        message:
+          u.author.kind === "system" && u.status === "investigating"
+            ? "The server stopped answering status pings."
+            : u.message,
+      })),
+    };
+  });
+}
