@@ -44,6 +44,8 @@ import { PlayersService } from "./servers/players";
 import { PlayerDirectoryService } from "./player-directory/service";
 import { RanksService } from "./servers/ranks";
 import { NetworksService } from "./networks/service";
+import { IncidentsService } from "./incidents/service";
+import { MaintenanceService } from "./maintenance/service";
 import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
 import { WebhooksService } from "./webhooks/service";
@@ -273,6 +275,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     players: new PlayersService(db, serverEvents),
     ranks,
     networks,
+    incidents: new IncidentsService(db, webhooks),
+    maintenance: new MaintenanceService(db),
     announcements: new AnnouncementsService(db, realtime),
     monitoring,
     agent: new AgentService(
@@ -286,6 +290,7 @@ export async function createServices(config: Config, database: Database, log: Lo
         hopGapSeconds: config.NETWORK_HOP_GAP_SECONDS,
       },
       networks,
+      webhooks,
     ),
     playerHistory,
     playerDirectory: new PlayerDirectoryService(db),
@@ -330,6 +335,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("agent-silence-sweep", Math.max(1, Math.min(15, config.WEBHOOK_AGENT_SILENCE_SECONDS / 4)), log, () =>
         alerts.sweepAgents(),
       ),
+      every("held-alerts-sweep", 15, log, () => alerts.releaseHeld()),
       // Events emitted by requests that just finished are queued before the database closes.
       { name: "webhook-queue", start() {}, stop: () => webhooks.flush() },
       webhookWorker,

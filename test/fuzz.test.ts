@@ -324,6 +324,8 @@ describe("fuzzing every operation of /openapi.json", () => {
       const selector =
         op.key === "GET /server/servers" ||
         op.path.startsWith("/server/networks") ||
+        op.path.startsWith("/server/incidents") ||
+        op.path.startsWith("/server/maintenance") ||
         op.path.startsWith("/players") ||
         op.path.startsWith("/analytics/")
           ? "x-team-id"

@@ -53,6 +53,24 @@ export const ZAgentEvent = z.discriminatedUnion("type", [
     expires: ZTimestamp.nullable().optional().meta({ description: "null or absent: permanent" }),
   }),
   z.object({ ...base, type: z.literal("unban"), uuid: ZPlayerUuid }),
+  z.object({
+    ...base,
+    type: z.literal("server_stopping"),
+    line: z.string().max(300).optional().meta({
+      description: 'The log line that announced the stop ("Stopping the server", a restart script\'s line)',
+    }),
+  }),
+  z.object({ ...base, type: z.literal("server_started") }),
+  z.object({
+    ...base,
+    type: z.literal("crash_report"),
+    file: z.string().min(1).max(200).meta({ description: "The report's file name in crash-reports/" }),
+    description: z.string().max(500).meta({ description: "The report's Description: line" }),
+    lines: z
+      .array(z.string().max(500))
+      .max(30)
+      .meta({ description: "The first lines after the description: the exception and the top of its stack" }),
+  }),
 ]);
 export type TAgentEvent = z.infer<typeof ZAgentEvent>;
 

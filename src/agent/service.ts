@@ -26,6 +26,8 @@ import { rankOut, type RanksService } from "../servers/ranks";
 import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
 import { optedOut, optOutsOfServer } from "../privacy/service";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
+import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
+import { afterCrashReport, recordCrashReport, recordPlannedStop, recordStarted } from "../incidents/service";
 
 /** The one server an agent token speaks for. */
 export interface AgentPrincipal {
@@ -58,6 +60,8 @@ export class AgentService {
     private readonly metrics?: MetricBuffer,
     private readonly opts: { backfillDays: number; hopGapSeconds?: number } = { backfillDays: 90 },
     private readonly networks?: NetworksService,
+    /** Where incident.* events go (a crash report announces its incident). */
+    private readonly teamEvents: TeamEventSink = NO_TEAM_EVENTS,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -171,6 +175,7 @@ export class AgentService {
       });
     // Published only after the transaction commits, in batch order, and only what was new.
     const changes: [ServerEventType, Record<string, unknown>, Date][] = [];
+    const crashes: { incidentId: string; fresh: boolean }[] = [];
     const result = await this.db.transaction(async (tx) => {
       // One batch at a time per server: two batches about the same player would otherwise race
       // on its open session (and batches are meant to apply in order anyway).
@@ -213,6 +218,20 @@ export class AgentService {
           // A ban made in game is recorded with the server's agent as the actor.
           await auditBan(tx, teamId, serverId, row.uuid, row.name, row);
           changes.push(["ban_added", banOut(row), at]);
+        } else if (e.type === "server_stopping") {
+          await recordPlannedStop(tx, serverId, at);
+        } else if (e.type === "server_started") {
+          await recordStarted(tx, serverId, at);
+        } else if (e.type === "crash_report") {
+          crashes.push(
+            await recordCrashReport(
+              tx,
+              teamId,
+              serverId,
+              { file: e.file, description: e.description, lines: e.lines },
+              at,
+            ),
+          );
         } else {
           const lifted = await applyUnban(tx, serverId, e.uuid, "game");
           if (lifted.length) await auditBan(tx, teamId, serverId, e.uuid, lifted[0]!.name, null);
@@ -224,6 +243,7 @@ export class AgentService {
       return { accepted, duplicates: events.length - accepted - ignored, ...(ignored > 0 && { opted_out: ignored }) };
     });
     for (const [type, data, at] of changes) this.sink.publish(serverId, type, data, at);
+    for (const c of crashes) await afterCrashReport(this.db, this.teamEvents, serverId, c);
     return result;
   }
 

@@ -461,7 +461,187 @@ const analyticsWindow = {
   time_zone: "Europe/Berlin",
 };
 
+const INCIDENT = "0f1e2d3c-4b5a-4697-8a8b-9c0d1e2f3a4b";
+const WINDOW = "1f2e3d4c-5b6a-4798-9a8b-0c1d2e3f4a5b";
+const crashIncident = {
+  incident_id: INCIDENT,
+  server_id: SERVER,
+  server_name: "Survival",
+  network_name: null,
+  kind: "crash",
+  title: "Survival crashed",
+  status: "investigating",
+  started_at: T0,
+  ended_at: null,
+  reason: "connection_refused",
+  crash: {
+    file: "crash-2026-03-14_09.26.50-server.txt",
+    description: "Exception in server tick loop",
+    lines: [
+      "java.lang.IllegalStateException: Lock is no longer valid",
+      "    at net.minecraft.world.level.storage.LevelStorageSource$LevelStorageAccess.checkLock(LevelStorageSource.java:440)",
+    ],
+    reported_at: "2026-03-14T09:26:50.000Z",
+  },
+  updated_at: T0,
+};
+const manualIncident = {
+  incident_id: INCIDENT,
+  server_id: null,
+  server_name: null,
+  network_name: "blockworks",
+  kind: "manual",
+  title: "Lobby lag",
+  status: "identified",
+  started_at: T0,
+  ended_at: null,
+  reason: null,
+  crash: null,
+  updated_at: T0,
+  updates: [
+    {
+      at: T0,
+      status: "identified",
+      message: "A plugin update slows the lobby; rolling it back.",
+      author: { kind: "user", name: "ada@example.com" },
+    },
+  ],
+};
+const maintenanceWindow = {
+  window_id: WINDOW,
+  server_id: SERVER,
+  network_name: null,
+  title: "Weekly restart",
+  message: "The server restarts for backups.",
+  starts_at: null,
+  ends_at: null,
+  schedule: "0 4 * * 1",
+  duration_minutes: 30,
+  time_zone: "Europe/Paris",
+  active: null,
+  next: { starts_at: "2026-03-16T03:00:00.000Z", ends_at: "2026-03-16T03:30:00.000Z" },
+  created_at: T0,
+  updated_at: T0,
+};
+
 export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
+  "incidents.list": {
+    headers: teamSel,
+    request: { server_id: SERVER, state: "all", limit: 50 },
+    response: { incidents: [crashIncident] },
+  },
+  "incidents.get": {
+    headers: teamSel,
+    request: { incident_id: INCIDENT },
+    response: {
+      ...crashIncident,
+      updates: [
+        {
+          at: T0,
+          status: "investigating",
+          message: "The server went down without announcing a stop: a crash.",
+          author: { kind: "system", name: "pinger" },
+        },
+      ],
+    },
+  },
+  "incidents.create": {
+    headers: teamSel,
+    request: {
+      network_name: "blockworks",
+      title: "Lobby lag",
+      status: "identified",
+      message: "A plugin update slows the lobby; rolling it back.",
+    },
+    response: manualIncident,
+  },
+  "incidents.addUpdate": {
+    headers: teamSel,
+    request: { incident_id: INCIDENT, status: "resolved", message: "Rolled back; the lobby is smooth again." },
+    response: {
+      ...manualIncident,
+      status: "resolved",
+      ended_at: T1,
+      updated_at: T1,
+      updates: [
+        ...manualIncident.updates,
+        {
+          at: T1,
+          status: "resolved",
+          message: "Rolled back; the lobby is smooth again.",
+          author: { kind: "user", name: "ada@example.com" },
+        },
+      ],
+    },
+  },
+  "maintenance.list": { headers: teamSel, response: { windows: [maintenanceWindow] } },
+  "maintenance.upcoming": {
+    headers: teamSel,
+    request: { days: 14, server_id: SERVER },
+    response: {
+      from: T0,
+      to: "2026-03-28T09:26:53.589Z",
+      occurrences: [
+        {
+          window_id: WINDOW,
+          server_id: SERVER,
+          network_name: null,
+          title: "Weekly restart",
+          message: "The server restarts for backups.",
+          starts_at: "2026-03-16T03:00:00.000Z",
+          ends_at: "2026-03-16T03:30:00.000Z",
+          active: false,
+        },
+        {
+          window_id: WINDOW,
+          server_id: SERVER,
+          network_name: null,
+          title: "Weekly restart",
+          message: "The server restarts for backups.",
+          starts_at: "2026-03-23T03:00:00.000Z",
+          ends_at: "2026-03-23T03:30:00.000Z",
+          active: false,
+        },
+      ],
+    },
+  },
+  "maintenance.create": {
+    headers: teamSel,
+    request: {
+      server_id: SERVER,
+      title: "Weekly restart",
+      message: "The server restarts for backups.",
+      schedule: "0 4 * * 1",
+      duration_minutes: 30,
+    },
+    response: maintenanceWindow,
+    more: {
+      oneOff: {
+        summary: "A one-off window",
+        value: {
+          ...maintenanceWindow,
+          title: "Map reset",
+          schedule: null,
+          duration_minutes: null,
+          starts_at: "2026-03-20T18:00:00.000Z",
+          ends_at: "2026-03-20T20:00:00.000Z",
+          next: { starts_at: "2026-03-20T18:00:00.000Z", ends_at: "2026-03-20T20:00:00.000Z" },
+        },
+      },
+    },
+  },
+  "maintenance.update": {
+    headers: teamSel,
+    request: { window_id: WINDOW, duration_minutes: 45 },
+    response: {
+      ...maintenanceWindow,
+      duration_minutes: 45,
+      next: { starts_at: "2026-03-16T03:00:00.000Z", ends_at: "2026-03-16T03:45:00.000Z" },
+      updated_at: T1,
+    },
+  },
+  "maintenance.delete": { headers: teamSel, request: { window_id: WINDOW }, response: ok },
+
   "analytics.activity": {
     headers: teamSel,
     request: { server_id: SERVER, from: "2026-03-01T00:00:00Z", to: "2026-03-08T00:00:00Z", tz: "Europe/Berlin" },
@@ -1353,7 +1533,18 @@ const TEAM_SELECTOR = "The team is chosen by the `x-team-id` header; viewer or h
 const ANALYTICS =
   "The team is chosen by the `x-team-id` header (viewer or higher, or a key with `servers:read`). Give `server_id` or `network` (its servers together, a player counted once). The window is `from`..`to` (default the last 30 days, at most 400), rounded out to quarter hours; days, weeks (from Monday 00:00) and hours are in `tz`, default the team's `time_zone`. Read from aggregates kept at ingest plus the sessions still open (docs/analytics.md).";
 
+const INCIDENTS =
+  "The team is chosen by the `x-team-id` header; reads need viewer (or a key with `servers:read`), writes admin (or `servers:write`). A key limited to some servers sees only their incidents and windows, none of a network (docs/incidents.md).";
 export const OPERATION_DESCRIPTIONS: Record<string, string> = {
+  "incidents.list": `${INCIDENTS} Newest first. \`kind\`: \`down\` (the pinger), \`crash\` (down with no stop announced while the agent reported, or a crash report; \`crash\` carries its description and first exception lines, for the team only) or \`manual\`. \`state\` open, resolved or all; page back with \`before\`.`,
+  "incidents.get": `${INCIDENTS} With its timeline: the automatic opening and resolution, and every update posted.`,
+  "incidents.create": `${INCIDENTS} For a server (\`server_id\`) or a network (\`network_name\`), exactly one. Sends \`incident.opened\` (and \`incident.resolved\` when posted resolved).`,
+  "incidents.addUpdate": `${INCIDENTS} \`resolved\` ends the incident (\`incident.resolved\`); any other status is \`incident.updated\`. Works on automatic incidents too.`,
+  "maintenance.list": `${INCIDENTS} Each window with the occurrence running now (\`active\`) and the next one.`,
+  "maintenance.upcoming": `${INCIDENTS} Occurrences running now or starting within \`days\` (default 14), soonest first; filtered to a server (its own and its network's windows) or a network.`,
+  "maintenance.create": `${INCIDENTS} One-off (\`starts_at\`, \`ends_at\`) or recurring (\`schedule\`, five-field cron in the team's time zone, and \`duration_minutes\`). While one runs, \`server.down\` and \`incident.opened\` are held for its servers; still down at its end, they are sent then.`,
+  "maintenance.update": `${INCIDENTS} Fields left out keep their value; the window is checked again as a whole.`,
+  "maintenance.delete": INCIDENTS,
   "analytics.activity": `${ANALYTICS} New: first seen in the window. Regular: seen before, activity index 2 or more at the window's end; returning: below 2.`,
   "analytics.retention": `${ANALYTICS} A cohort is the players first seen in one local week inside the window; week k counts those seen again k weeks later, up to the window's end.`,
   "analytics.heatmap": `${ANALYTICS} Each cell is player-time in that local weekday and hour divided by the time the window has of it (an hour repeated by a DST change counts twice, a skipped one is null).`,

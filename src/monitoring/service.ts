@@ -10,6 +10,7 @@ import TinyQueue from "tinyqueue";
 import { Clock } from "../lib/clock";
 import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
+import { PLANNED_STOP_SECONDS } from "./planned";
 import { rowsOf } from "../db/rows";
 import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
 
@@ -147,6 +148,7 @@ export class MonitoringService {
       | "PLAYER_DATA_MAX_RETENTION_DAYS"
       | "OUTBOUND_ALLOW_PRIVATE"
       | "METRICS_MINUTE_RETENTION_HOURS"
+      | "WEBHOOK_AGENT_SILENCE_SECONDS"
     >,
     private readonly log: Logger,
     private readonly clock: Clock = new Clock(),
@@ -538,7 +540,9 @@ export class MonitoringService {
    * deleted between that lookup and the insert fails the statement on the foreign keys (the
    * caller then writes each alone and drops that one). A flip (or a first status) is when
    * `changed_at` becomes this check's time, so the row's state before the statement need not be read.
-   * A flip to down opens an incident at this check, a flip to up closes the open one, in the same
+   * A flip to down opens an incident at this check (of kind `crash` when the server's agent was
+   * reporting, since a server that goes down with its agent alive ended its process), unless the
+   * agent read a planned stop just before; a flip to up closes the open one, in the same
    * statement: the incidents and the status never disagree.
    */
   private async storeMany(batch: PendingWrite[]): Promise<(boolean | null)[]> {
@@ -608,15 +612,20 @@ export class MonitoringService {
           down_reason = excluded.down_reason,
           checked_at = excluded.checked_at,
           changed_at = case when st.online is distinct from excluded.online then excluded.checked_at else st.changed_at end
-        returning st.server_id, st.online, st.down_reason, st.checked_at, st.changed_at = st.checked_at as changed),
+        returning st.server_id, st.online, st.down_reason, st.checked_at, st.heartbeat_at, st.changed_at = st.checked_at as changed),
       opened as (
-        insert into server_incidents (server_id, started_at, reason)
-        select server_id, checked_at, down_reason from stored where changed and not online
+        insert into server_incidents (server_id, team_id, started_at, reason, kind)
+        select s.server_id, sv.team_id, s.checked_at, s.down_reason,
+               case when s.heartbeat_at > s.checked_at - make_interval(secs => ${this.config.WEBHOOK_AGENT_SILENCE_SECONDS}) then 'crash' else 'down' end
+          from stored s join servers sv on sv.id = s.server_id
+         where s.changed and not s.online
+           and not exists (select 1 from server_alert_state a where a.server_id = s.server_id
+                             and a.planned_stop_at > s.checked_at - make_interval(secs => ${PLANNED_STOP_SECONDS}))
         on conflict do nothing),
       closed as (
-        update server_incidents i set ended_at = greatest(i.started_at, s.checked_at)
+        update server_incidents i set ended_at = greatest(i.started_at, s.checked_at), updated_at = s.checked_at
           from stored s
-         where s.changed and s.online and i.server_id = s.server_id and i.ended_at is null)
+         where s.changed and s.online and i.server_id = s.server_id and i.ended_at is null and i.kind <> 'manual')
       select server_id, changed from stored`);
     return new Map(rowsOf<{ server_id: string; changed: boolean }>(result).map((r) => [r.server_id, r.changed]));
   }

@@ -48,7 +48,7 @@ export async function incidents(db: Db, serverId: string, sinceMs: number, toMs:
            (extract(epoch from ended_at) * 1000)::float8 as ended_ms,
            reason
       from server_incidents
-     where server_id = ${serverId} and started_at <= ${to}::timestamptz
+     where server_id = ${serverId} and kind <> 'manual' and started_at <= ${to}::timestamptz
        and (ended_at is null or ended_at > ${since}::timestamptz)
      order by started_at desc
      limit ${LIMITS.uptimeIncidents}`);

@@ -1,3 +1,5 @@
+import type { IncidentsService } from "../incidents/service";
+import type { MaintenanceService } from "../maintenance/service";
 import type { AnalyticsService } from "../analytics/service";
 import type { AccessTokens } from "../auth/jwt";
 import type { AuditService } from "../audit/service";
@@ -83,6 +85,8 @@ export interface Services {
   players: PlayersService;
   ranks: RanksService;
   networks: NetworksService;
+  incidents: IncidentsService;
+  maintenance: MaintenanceService;
   announcements: AnnouncementsService;
   /** The pinger and sample statistics; `pingDue()` / `checkNow(id)` run checks on demand. */
   monitoring: MonitoringService;

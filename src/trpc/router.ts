@@ -5,6 +5,8 @@ import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
 import { serversRouter } from "../servers/router";
 import { networksRouter } from "../networks/router";
+import { incidentsRouter } from "../incidents/router";
+import { maintenanceRouter } from "../maintenance/router";
 import { agentRouter } from "../agent/router";
 import { playerHistoryRouter } from "../player-history/router";
 import { playerDirectoryRouter } from "../player-directory/router";
@@ -24,6 +26,8 @@ export const appRouter = router({
   msAuth: msAuthRouter,
   servers: serversRouter,
   networks: networksRouter,
+  incidents: incidentsRouter,
+  maintenance: maintenanceRouter,
   agent: agentRouter,
   playerHistory: playerHistoryRouter,
   playerDirectory: playerDirectoryRouter,

@@ -5,6 +5,9 @@ import { rowsOf } from "../db/rows";
 import type { PingResult } from "../monitoring/ping";
 import type { ServerEventSink, ServerEventType } from "../realtime/events";
 import { PINGER, rawEntryOut } from "../audit/entry";
+import { announceIncident, announceResolved } from "../incidents/service";
+import { serversUnderMaintenance } from "../maintenance/windows";
+import { PLANNED_STOP_SECONDS } from "../monitoring/planned";
 
 /**
  * Turns what the platform measures into changes worth telling a team: a server down after
@@ -60,23 +63,123 @@ export class ServerAlerts {
           from flipped f join servers s on s.id = f.server_id
         returning *)
       select f.server_id, f.failed_pings, f.down, to_jsonb(l.*) as entry from flipped f left join logged l on l.server_id = f.server_id`);
-    for (const row of rowsOf<{ server_id: string; failed_pings: number; down: boolean; entry: unknown }>(result)) {
+    const rows = rowsOf<{ server_id: string; failed_pings: number; down: boolean; entry: unknown }>(result);
+    for (const row of rows) {
+      if (!row.entry) continue;
+      const entry = rawEntryOut(typeof row.entry === "string" ? JSON.parse(row.entry) : (row.entry as never));
+      this.events.emit({ teamId: entry.team_id }, "audit.entry", { ...entry });
+    }
+    if (rows.length === 0) return;
+    const held = await this.hold(rows.filter((r) => r.down).map((r) => r.server_id));
+    const wasHeld = await this.release(rows.filter((r) => !r.down).map((r) => r.server_id));
+    for (const row of rows) {
       const r = byServer.get(row.server_id)!;
-      if (row.entry) {
-        const entry = rawEntryOut(typeof row.entry === "string" ? JSON.parse(row.entry) : (row.entry as never));
-        this.events.emit({ teamId: entry.team_id }, "audit.entry", { ...entry });
-      }
-      if (row.down)
+      if (row.down) {
+        if (held.has(row.server_id)) continue;
         this.events.emit({ serverId: row.server_id }, "server.down", {
           failed_pings: row.failed_pings,
           error: r.error ?? null,
           reason: r.reason,
         });
-      else
+        await this.announceOpen(row.server_id);
+      } else {
+        if (wasHeld.has(row.server_id)) continue;
         this.events.emit({ serverId: row.server_id }, "server.up", {
           latency_ms: r.latencyMs,
           players_online: r.playersOnline,
         });
+        const last = rowsOf<{ id: string }>(
+          await this.db.execute(sql`
+            select id from server_incidents where server_id = ${row.server_id} and kind <> 'manual' and ended_at is not null
+             order by started_at desc limit 1`),
+        )[0];
+        if (last) await announceResolved(this.db, this.events, last.id);
+      }
+    }
+  }
+
+  /** `incident.opened` for the server's open down period, if it has one not yet announced. */
+  private async announceOpen(serverId: string) {
+    const open = rowsOf<{ id: string }>(
+      await this.db.execute(
+        sql`select id from server_incidents where server_id = ${serverId} and kind <> 'manual' and ended_at is null`,
+      ),
+    )[0];
+    if (open) await announceIncident(this.db, this.events, open.id);
+  }
+
+  /**
+   * Of servers just confirmed down, those whose alerts are held, marked so: a stop the server
+   * announced (never sent) or a maintenance window running (sent when it ends, if still down).
+   */
+  private async hold(serverIds: string[]): Promise<Set<string>> {
+    if (serverIds.length === 0) return new Set();
+    const planned = new Set(
+      rowsOf<{ server_id: string }>(
+        await this.db.execute(sql`
+          select server_id from server_alert_state
+           where server_id in (select value::uuid from json_array_elements_text(${JSON.stringify(serverIds)}::json))
+             and planned_stop_at > now() - make_interval(secs => ${PLANNED_STOP_SECONDS})`),
+      ).map((r) => r.server_id),
+    );
+    const maintenance = await serversUnderMaintenance(
+      this.db,
+      serverIds.filter((id) => !planned.has(id)),
+    );
+    const held = [
+      ...[...planned].map((id) => ({ server_id: id, held_for: "planned" })),
+      ...[...maintenance.keys()].map((id) => ({ server_id: id, held_for: "maintenance" })),
+    ];
+    if (held.length > 0)
+      await this.db.execute(sql`
+        update server_alert_state a set held_for = x.held_for
+          from json_to_recordset(${JSON.stringify(held)}::json) as x(server_id uuid, held_for text)
+         where a.server_id = x.server_id`);
+    return new Set(held.map((h) => h.server_id));
+  }
+
+  /** Of servers just found up again, those whose down was held (no `server.up` either); clears the hold and any planned stop. */
+  private async release(serverIds: string[]): Promise<Set<string>> {
+    if (serverIds.length === 0) return new Set();
+    const result = await this.db.execute(sql`
+      update server_alert_state a set held_for = null, planned_stop_at = null
+        from server_alert_state old
+       where old.server_id = a.server_id
+         and a.server_id in (select value::uuid from json_array_elements_text(${JSON.stringify(serverIds)}::json))
+      returning a.server_id, old.held_for`);
+    return new Set(
+      rowsOf<{ server_id: string; held_for: string | null }>(result)
+        .filter((r) => r.held_for !== null)
+        .map((r) => r.server_id),
+    );
+  }
+
+  /**
+   * Servers still down whose alert a maintenance window held, now that no window runs: their
+   * `server.down` and `incident.opened` go out now (each claimed in one statement, so once).
+   */
+  async releaseHeld() {
+    const candidates = rowsOf<{ server_id: string }>(
+      await this.db.execute(sql`select server_id from server_alert_state where held_for = 'maintenance' and down`),
+    ).map((r) => r.server_id);
+    if (candidates.length === 0) return;
+    const still = await serversUnderMaintenance(this.db, candidates);
+    for (const serverId of candidates) {
+      if (still.has(serverId)) continue;
+      const [claimed] = rowsOf<{ failed_pings: number; error: string | null; reason: string | null }>(
+        await this.db.execute(sql`
+          update server_alert_state a set held_for = null
+            from server_status st
+           where a.server_id = ${serverId} and a.held_for = 'maintenance' and a.down and st.server_id = a.server_id
+          returning a.failed_pings, st.error, st.down_reason as reason`),
+      );
+      if (!claimed) continue;
+      this.events.emit({ serverId }, "server.down", {
+        failed_pings: claimed.failed_pings,
+        error: claimed.error,
+        reason: claimed.reason,
+      });
+      await this.announceOpen(serverId);
     }
   }
 

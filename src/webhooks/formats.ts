@@ -50,6 +50,25 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
       };
     case "agent.online":
       return { title: `The agent on ${server} is back`, color: GREEN, fields: [] };
+    case "incident.opened":
+    case "incident.updated":
+    case "incident.resolved": {
+      const crash = d.crash as { description?: string; lines?: string[] } | null | undefined;
+      const update = d.update as { status?: string; message?: string } | undefined;
+      const fields: [string, string][] = [
+        ["Status", str(d.status)],
+        ["Kind", str(d.kind)],
+      ];
+      if (update) fields.push(["Update", str(update.message)]);
+      if (crash)
+        fields.push(["Crash", [crash.description, ...(crash.lines ?? []).slice(0, 6)].join("\n").slice(0, 1000)]);
+      const verb = e.type === "incident.opened" ? "Incident" : e.type === "incident.resolved" ? "Resolved" : "Update";
+      return {
+        title: `${verb}: ${str(d.title)}`,
+        color: e.type === "incident.resolved" ? GREEN : e.type === "incident.opened" ? RED : GREY,
+        fields,
+      };
+    }
     case "login.authorized":
       return {
         title: `${str(d.mc_username)} signed in to ${str(d.client_name ?? d.client_id)}`,

@@ -145,6 +145,27 @@ const ZAgentSilence = z.object({
   silence_seconds: z.number().int(),
 });
 
+/** An incident as incident.* events carry it (the team's own channels: a crash's lines are included). */
+const ZIncidentEvent = z.object({
+  server_id: ZUuid.optional().meta({ description: "Absent for an incident of a whole network" }),
+  server_name: z.string().max(100).optional(),
+  network_name: z.string().max(64).optional().meta({ description: "Only for an incident of a whole network" }),
+  incident_id: ZUuid,
+  kind: z.enum(["down", "crash", "manual"]),
+  title: z.string().max(200),
+  status: z.enum(["investigating", "identified", "monitoring", "resolved"]),
+  started_at: ZTimestamp,
+  ended_at: ZTimestamp.nullable(),
+  crash: z
+    .object({ description: z.string().max(500), lines: z.array(z.string().max(500)).max(30) })
+    .nullable()
+    .meta({ description: "A crash report's description and first exception lines" }),
+  update: z
+    .object({ status: z.string(), message: z.string().max(2000), at: ZTimestamp })
+    .optional()
+    .meta({ description: "The update posted, for one posted by the team" }),
+});
+
 /** Each event type's `data`, for the OpenAPI document's `webhooks` (docs/webhooks.md says when each is sent). */
 export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { summary: string; data: z.ZodObject }> = {
   "server.down": {
@@ -185,6 +206,19 @@ export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { sum
     data: z.object({ ...ZServerRef, uuid: ZUuid, source: z.enum(["dashboard", "game"]) }),
   },
   "agent.offline": { summary: "No agent heartbeat for WEBHOOK_AGENT_SILENCE_SECONDS", data: ZAgentSilence },
+  "incident.opened": {
+    summary:
+      "An incident began: a server confirmed down (with server.down), a crash report, or one posted by hand; held during a maintenance window",
+    data: ZIncidentEvent,
+  },
+  "incident.updated": {
+    summary: "An update on an incident's timeline, or a crash report attached to it",
+    data: ZIncidentEvent,
+  },
+  "incident.resolved": {
+    summary: "An incident ended: the server is back, or the team resolved it",
+    data: ZIncidentEvent,
+  },
   "agent.online": { summary: "A heartbeat again after agent.offline", data: ZAgentSilence },
   "login.authorized": {
     summary: "A launcher sign-in was approved",

@@ -608,6 +608,100 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       return networkReq(f, "DELETE", `/ranks/${name}`, undefined, { path: "/ranks", body: { name } });
     },
   },
+  "GET /server/incidents": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: "/server/incidents", headers: { "x-team-id": team.teamId } }),
+  },
+  "GET /server/incidents/{incident_id}": {
+    access: "team:viewer",
+    request: async (f) => {
+      const incident = await ownerPost(f, "/server/incidents", {
+        server_id: await fixtureServer(f),
+        title: "Sec",
+        message: "m",
+      });
+      return {
+        method: "GET",
+        path: `/server/incidents/${incident.incident_id}`,
+        headers: { "x-team-id": f.team.teamId },
+      };
+    },
+  },
+  "POST /server/incidents": {
+    access: "team:admin",
+    request: async (f) => ({
+      method: "POST",
+      path: "/server/incidents",
+      body: { server_id: await fixtureServer(f), title: "Sec", message: "m" },
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "POST /server/incidents/{incident_id}/updates": {
+    access: "team:admin",
+    request: async (f) => {
+      const incident = await ownerPost(f, "/server/incidents", {
+        server_id: await fixtureServer(f),
+        title: "Sec",
+        message: "m",
+      });
+      return {
+        method: "POST",
+        path: `/server/incidents/${incident.incident_id}/updates`,
+        body: { status: "monitoring", message: "m" },
+        headers: { "x-team-id": f.team.teamId },
+      };
+    },
+  },
+  "GET /server/maintenance": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: "/server/maintenance", headers: { "x-team-id": team.teamId } }),
+  },
+  "GET /server/maintenance/upcoming": {
+    access: "team:viewer",
+    request: async (f) => ({
+      method: "GET",
+      path: `/server/maintenance/upcoming?server_id=${await fixtureServer(f)}`,
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "POST /server/maintenance": {
+    access: "team:admin",
+    request: async (f) => ({
+      method: "POST",
+      path: "/server/maintenance",
+      body: { server_id: await fixtureServer(f), title: "Sec", schedule: "0 4 * * 1", duration_minutes: 30 },
+      headers: { "x-team-id": f.team.teamId },
+    }),
+  },
+  "PATCH /server/maintenance/{window_id}": {
+    access: "team:admin",
+    request: async (f) => {
+      const w = await ownerPost(f, "/server/maintenance", {
+        server_id: await fixtureServer(f),
+        title: "Sec",
+        schedule: "0 4 * * 1",
+        duration_minutes: 30,
+      });
+      return {
+        method: "PATCH",
+        path: `/server/maintenance/${w.window_id}`,
+        body: { title: "Sec 2" },
+        headers: { "x-team-id": f.team.teamId },
+      };
+    },
+  },
+  "DELETE /server/maintenance/{window_id}": {
+    access: "team:admin",
+    request: async (f) => {
+      const w = await ownerPost(f, "/server/maintenance", {
+        server_id: await fixtureServer(f),
+        title: "Sec",
+        schedule: "0 4 * * 1",
+        duration_minutes: 30,
+      });
+      return { method: "DELETE", path: `/server/maintenance/${w.window_id}`, headers: { "x-team-id": f.team.teamId } };
+    },
+  },
   "GET /server/announcements": {
     access: "team:viewer",
     outsider: 404,
@@ -770,6 +864,20 @@ async function fixtureServer({ server, people, team }: Fixture): Promise<string>
     body: JSON.stringify({ team_id: team.teamId, name: "sec", host: "127.0.0.1", port: 9, kind: "single" }),
   });
   return ((await res.json()) as { server_id: string }).server_id;
+}
+
+/** A POST to an `x-team-id` route as the fixture team's owner (to create what a case's path names). */
+async function ownerPost(f: Fixture, path: string, body: unknown): Promise<any> {
+  const res = await fetch(f.server.url + path, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${f.people.owner.token}`,
+      "content-type": "application/json",
+      "x-team-id": f.team.teamId,
+    },
+    body: JSON.stringify(body),
+  });
+  return res.json();
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type LogFact,
   type ProxyKind,
   parseBanlist,
+  parseCrashReport,
   parseList,
   parseLogLine,
   parsePaperMspt,
@@ -57,6 +58,8 @@ interface AgentState {
    * a placeholder): applied by name when the player next joins, the one time the agent learns it.
    */
   bansByUuid: Record<string, { key: string; reason?: string }>;
+  /** Crash report files already seen (crash-reports/); null before the first look, when those there are taken as old. */
+  crashReports: string[] | null;
 }
 
 /** The parts of GET /agent/config the agent reads (docs/agent-protocol.md). */
@@ -97,6 +100,7 @@ const EMPTY: AgentState = {
   rankHashes: {},
   optOuts: [],
   bansByUuid: {},
+  crashReports: null,
 };
 const BATCH_EVENTS = 200;
 /** Lines read with none in a known layout before the agent says it cannot read this server's log (stack trace lines aside). */
@@ -230,7 +234,7 @@ export class Agent {
     this.ticking = this.ticking.then(async () => {
       if (!this.running) return;
       try {
-        const events = [...(await this.readLog()), ...this.readBans()];
+        const events = [...(await this.readLog()), ...this.readBans(), ...this.readCrashReports()];
         if (!this.reconciled) events.push(...(await this.reconcile()));
         await this.banOnJoin(events);
         this.enqueue(events);
@@ -247,7 +251,7 @@ export class Agent {
     // Opted-out players are still followed in memory (a leave must match its join) but nothing
     // of theirs is queued or sent. Bans are not collection: they go as always.
     const quiet = new Set(this.state.optOuts);
-    const events = all.filter((e) => !((e.type === "join" || e.type === "leave") && quiet.has(e.uuid)));
+    const events = all.filter((e) => !((e.type === "join" || e.type === "leave") && quiet.has(e.uuid ?? "")));
     if (!events.length) return;
     this.queue.append(events);
     for (const e of events) this.log.debug("event", { type: e.type, event_id: e.event_id, name: e.name });
@@ -261,6 +265,10 @@ export class Agent {
     const events: QueuedEvent[] = [];
     const listed: { map?: Map<string, string> | null } = {};
     for (const line of this.tail.poll()) {
+      if (this.config.restartLine && line.text.includes(this.config.restartLine)) {
+        events.push(this.stopping(line.text, `log.${line.id}`, parseLogLine(line.text)?.at ?? new Date()));
+        continue;
+      }
       const parsed = parseLogLine(line.text);
       if (!this.layoutKnown) this.watchLayout(line.text, parsed !== null);
       if (!parsed?.fact) continue;
@@ -270,6 +278,11 @@ export class Agent {
       else if (fact.kind === "version") {
         this.version = fact.version;
         this.log.info("server_version", { version: fact.version });
+      } else if (fact.kind === "stopping") {
+        events.push(this.stopping(line.text, id, at));
+      } else if (fact.kind === "started") {
+        this.log.info("server_started", {});
+        events.push({ event_id: id, type: "server_started", at: at.toISOString() });
       } else if (fact.kind === "leave") {
         const event = this.left(fact, at, id);
         if (event) events.push(event);
@@ -280,6 +293,62 @@ export class Agent {
         const event = await this.joined(fact, at, id, listed);
         if (event) events.push(event);
       }
+    }
+    return events;
+  }
+
+  /** A stop the server announced: the platform takes the down that follows as planned (no incident, no alert). */
+  private stopping(text: string, id: string, at: Date): QueuedEvent {
+    this.log.info("server_stopping", { line: text.trim().slice(0, 300) });
+    return { event_id: id, type: "server_stopping", line: text.trim().slice(0, 300), at: at.toISOString() };
+  }
+
+  /**
+   * Crash reports the server wrote to crash-reports/ since the agent first looked: each sent once,
+   * with its description and the first lines of the exception. A file still being written (touched
+   * in the last half second) is read on a later tick.
+   */
+  private readCrashReports(): QueuedEvent[] {
+    if (!this.config.serverDir) return [];
+    const dir = join(this.config.serverDir, "crash-reports");
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir)
+        .filter((n) => n.endsWith(".txt"))
+        .sort();
+    } catch {}
+    if (this.state.crashReports === null) {
+      this.state.crashReports = names.slice(-REMEMBERED);
+      return [];
+    }
+    const seen = new Set(this.state.crashReports);
+    const events: QueuedEvent[] = [];
+    for (const name of names) {
+      if (seen.has(name)) continue;
+      let text: string;
+      let mtime: Date;
+      try {
+        mtime = statSync(join(dir, name)).mtime;
+        if (Date.now() - mtime.getTime() < 500) continue;
+        text = readFileSync(join(dir, name), "utf8");
+      } catch {
+        continue;
+      }
+      remember(this.state.crashReports, name);
+      const summary = parseCrashReport(text);
+      if (!summary) {
+        this.log.warn("crash_report_unreadable", { file: name });
+        continue;
+      }
+      this.log.warn("crash_report", { file: name, description: summary.description });
+      events.push({
+        event_id: `crash.${idPart(name)}`.slice(0, 100),
+        type: "crash_report",
+        file: name.slice(0, 200),
+        description: summary.description,
+        lines: summary.lines,
+        at: mtime.toISOString(),
+      });
     }
     return events;
   }
@@ -607,8 +676,8 @@ export class Agent {
   /** A joining player banned by UUID only (./agent.ts `bansByUuid`): banned now, by the name the join gave. */
   private async banOnJoin(events: QueuedEvent[]) {
     for (const e of events) {
-      const pending = e.type === "join" ? this.state.bansByUuid[e.uuid] : undefined;
-      if (!pending || !e.name || !isPlayerName(e.name)) continue;
+      const pending = e.type === "join" && e.uuid ? this.state.bansByUuid[e.uuid] : undefined;
+      if (!pending || !e.uuid || !e.name || !isPlayerName(e.name)) continue;
       remember(this.state.suppress, e.uuid);
       try {
         await this.rcon.run(`ban ${e.name}${pending.reason ? ` ${pending.reason}` : ""}`);

@@ -25,6 +25,8 @@ export interface AgentConfig {
   /** Where a UUID is asked for by name, for players a proxy's log names (online mode); null: never asked. */
   profileUrl: string | null;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** Text a restart script writes to the server's log before it stops the server: a planned stop, like "Stopping the server". */
+  restartLine: string | null;
 }
 
 interface Field {
@@ -56,6 +58,7 @@ const FIELDS = {
     fallback: "https://api.mojang.com/users/profiles/minecraft/",
   },
   logLevel: { env: "MCP_AGENT_LOG_LEVEL", key: "log_level", fallback: "info" },
+  restartLine: { env: "MCP_AGENT_RESTART_LINE", key: "restart_line" },
 } satisfies Record<keyof AgentConfig, Field>;
 
 export class ConfigError extends Error {
@@ -155,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
   if (!levels.includes(level.value as never))
     problems.push(`${level.where} must be one of ${levels.join(", ")}, got "${level.value}"`);
 
+  const restartLine = raw("restartLine");
   const config: AgentConfig = {
     url: (url.value ?? "").replace(/\/+$/, ""),
     token: token.value ?? "",
@@ -173,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
     requestTimeoutMs: int("requestTimeoutMs", 100, 600_000),
     profileUrl,
     logLevel: level.value as AgentConfig["logLevel"],
+    restartLine: restartLine.value ? restartLine.value.slice(0, 300) : null,
   };
   if (config.backoffMaxMs < config.backoffMinMs)
     problems.push(`${FIELDS.backoffMaxMs.env} must be at least ${FIELDS.backoffMinMs.env}`);

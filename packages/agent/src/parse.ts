@@ -96,7 +96,11 @@ export type LogFact =
   | { kind: "leave"; name: string; reason?: string; address?: string; proxy?: ProxyKind }
   /** A proxy connecting a player to one of its servers: the first one after the login, then every hop. */
   | { kind: "server"; name: string; server: string; proxy: ProxyKind }
-  | { kind: "version"; version: string };
+  | { kind: "version"; version: string }
+  /** The server announced its stop (`/stop`: "Stopping the server"): what follows is a planned stop, not a crash. */
+  | { kind: "stopping" }
+  /** The server finished starting ("Done (3.2s)! For help, type "help""). */
+  | { kind: "started" };
 
 /** A line in a layout the parser knows, with what it says (null for most lines); null from parseLogLine: not a known layout. */
 export type LogLine = { fact: LogFact; at: Date } | { fact: null; at: null };
@@ -234,6 +238,9 @@ function factOf(msg: string): LogFact | null {
     const lost = LOST.exec(msg);
     return lost && isPlayerName(lost[1]!) ? { kind: "leave", name: lost[1]!, reason: lost[2]! } : null;
   }
+  // Vanilla, Paper and Spigot print this for `/stop` only; a crash or a kill prints "Stopping server" or nothing.
+  if (msg === "Stopping the server") return { kind: "stopping" };
+  if (msg.startsWith("Done (") && msg.includes("For help, type")) return { kind: "started" };
   return versionOf(msg);
 }
 
@@ -280,3 +287,36 @@ function versionOf(msg: string): LogFact | null {
 /** `&a` colour codes as the § codes tellraw's text understands. */
 export const tellraw = (message: string) =>
   `tellraw @a ${JSON.stringify({ text: message.replace(/&([0-9a-fk-or])/gi, "§$1") })}`;
+
+/** What the agent reports of a crash report: its description and the first lines of the exception. */
+export interface CrashSummary {
+  description: string;
+  lines: string[];
+}
+
+/** Lines of the exception sent: the exception and the top of its stack, enough to name the cause. */
+export const CRASH_LINES = 12;
+
+/**
+ * A Minecraft crash report (`---- Minecraft Crash Report ----`, a comment, `Time:`,
+ * `Description:`, a blank line, then the exception and its stack): the description and the first
+ * lines after it, up to the blank line that ends the stack. Null when it is not one (or not yet
+ * fully written: no description).
+ */
+export function parseCrashReport(text: string): CrashSummary | null {
+  if (!text.includes("---- Minecraft Crash Report ----")) return null;
+  const all = text.split(/\r?\n/);
+  const at = all.findIndex((l) => l.startsWith("Description: "));
+  if (at < 0) return null;
+  const description = all[at]!.slice("Description: ".length).trim().slice(0, 500);
+  const lines: string[] = [];
+  for (const l of all.slice(at + 1)) {
+    if (l.trim() === "") {
+      if (lines.length > 0) break;
+      continue;
+    }
+    lines.push(l.replace(/\t/g, "    ").trimEnd().slice(0, 500));
+    if (lines.length >= CRASH_LINES) break;
+  }
+  return { description, lines };
+}

@@ -34,13 +34,17 @@ export function readJson<T>(path: string): T | null {
 
 export interface QueuedEvent {
   event_id: string;
-  type: "join" | "leave" | "ban" | "unban";
-  uuid: string;
+  type: "join" | "leave" | "ban" | "unban" | "server_stopping" | "server_started" | "crash_report";
+  uuid?: string;
   name?: string;
   at?: string;
   reason?: string;
   source?: string;
   expires?: string | null;
+  line?: string;
+  file?: string;
+  description?: string;
+  lines?: string[];
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { backoffMs } from "../src/api";
 import {
   type LogFact,
+  parseCrashReport,
   parseList,
   parseLogLine,
   parsePaperTps,
@@ -203,4 +204,44 @@ test("list uuids, -Xmx, tellraw colours and backoff bounds", () => {
   expect(tellraw('&aVote "now"')).toBe('tellraw @a {"text":"§aVote \\"now\\""}');
   expect(backoffMs(20, 1000, 60_000, () => 0.999)).toBeLessThanOrEqual(60_000);
   expect(backoffMs(0, 1000, 60_000, () => 0)).toBe(500);
+});
+
+describe("crash or restart", () => {
+  test("`/stop`'s line is a planned stop; a crash's `Stopping server` is not; the Done line is a start", () => {
+    expect(parseLogLine("[04:00:01] [Server thread/INFO]: Stopping the server")?.fact).toEqual({ kind: "stopping" });
+    expect(parseLogLine("[04:00:01 INFO]: Stopping the server")?.fact).toEqual({ kind: "stopping" });
+    expect(parseLogLine("[04:00:01] [Server thread/INFO]: Stopping server")?.fact).toBeNull();
+    expect(parseLogLine("[04:00:01] [Server thread/INFO]: <Steve> Stopping the server")?.fact).toBeNull();
+    expect(parseLogLine('[04:01:12] [Server thread/INFO]: Done (3.104s)! For help, type "help"')?.fact).toEqual({
+      kind: "started",
+    });
+  });
+
+  test("a crash report: its description and the exception with the top of its stack, up to the blank line", () => {
+    const report = [
+      "---- Minecraft Crash Report ----",
+      "// Why did you do that?",
+      "",
+      "Time: 2026-11-27 11:40:00",
+      "Description: Watching Server",
+      "",
+      "java.lang.Error: Watchdog",
+      "\tat java.base/java.lang.Thread.sleep0(Native Method)",
+      "\tat net.minecraft.server.MinecraftServer.waitUntilNextTick(MinecraftServer.java:1021)",
+      "",
+      "",
+      "A detailed walkthrough of the error, its code path and all known details is as follows:",
+      "-- System Details --",
+    ].join("\r\n");
+    expect(parseCrashReport(report)).toEqual({
+      description: "Watching Server",
+      lines: [
+        "java.lang.Error: Watchdog",
+        "    at java.base/java.lang.Thread.sleep0(Native Method)",
+        "    at net.minecraft.server.MinecraftServer.waitUntilNextTick(MinecraftServer.java:1021)",
+      ],
+    });
+    expect(parseCrashReport("---- Minecraft Crash Report ----\n// half written")).toBeNull();
+    expect(parseCrashReport("not a report\nDescription: x")).toBeNull();
+  });
 });

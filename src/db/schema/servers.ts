@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  check,
   doublePrecision,
   index,
   integer,
@@ -79,27 +80,100 @@ export const serverStatus = pgTable("server_status", {
 });
 
 /**
- * Down periods as the pinger found them: opened by the check that finds a server down after it
- * was up (or at its first check), closed by the next check that finds it up; `ended_at` is null
- * while it lasts. Written with the status, so every uptime window lists the same incidents
- * whatever resolution its buckets have. Kept as long as the hourly tier (SAMPLE_RETENTION_DAYS).
+ * Incidents. The pinger's down periods are rows here (kind `down`, or `crash` when the server's
+ * agent was reporting and no planned stop was announced): opened by the check that finds a server
+ * down after it was up (or at its first check), closed by the next check that finds it up;
+ * `ended_at` is null while it lasts. Written with the status, so every uptime window lists the same
+ * down periods whatever resolution its buckets have. A crash report the agent sends opens (or is
+ * attached to) a `crash` row; a team posts `manual` rows by hand, for a server or a network, which
+ * are not down periods. Kept as long as the hourly tier (SAMPLE_RETENTION_DAYS). docs/incidents.md.
  */
 export const serverIncidents = pgTable(
   "server_incidents",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    serverId: uuid("server_id")
+    teamId: uuid("team_id")
       .notNull()
-      .references(() => servers.id, { onDelete: "cascade" }),
+      .references(() => teams.id, { onDelete: "cascade" }),
+    /** Null for an incident of a whole network (`network_name`). */
+    serverId: uuid("server_id").references(() => servers.id, { onDelete: "cascade" }),
+    networkName: text("network_name"),
+    /** `down` (the pinger), `crash` (down with the agent reporting, or a crash report), `manual` (posted by the team). */
+    kind: text("kind").notNull().default("down"),
     startedAt: tz("started_at").notNull(),
     endedAt: tz("ended_at"),
     /** The first failed check's reason (src/monitoring/down-reason.ts); null when not known. */
     reason: text("reason"),
+    /** Null for an automatic incident: one is made from the server's name at read time. */
+    title: text("title"),
+    /** The latest update's status while open: investigating, identified, monitoring. */
+    status: text("status").notNull().default("investigating"),
+    /** The crash report's file, description and first exception lines: for the team only, never public. */
+    crash: jsonb("crash"),
+    /** When `incident.opened` went out (once an incident; never while a maintenance window holds it). */
+    announcedAt: tz("announced_at"),
+    updatedAt: tz("updated_at").notNull().defaultNow(),
   },
   (t) => [
     index("server_incidents_time_idx").on(t.serverId, t.startedAt),
-    // At most one open incident a server.
-    uniqueIndex("server_incidents_open_uq").on(t.serverId).where(sql`${t.endedAt} is null`),
+    index("server_incidents_team_idx").on(t.teamId, t.startedAt),
+    // At most one open down period a server (an incident posted by hand is not one).
+    uniqueIndex("server_incidents_open_uq").on(t.serverId).where(sql`${t.endedAt} is null and ${t.kind} <> 'manual'`),
+    check("server_incidents_subject", sql`${t.serverId} is not null or ${t.networkName} is not null`),
+  ],
+);
+
+/** An incident's timeline: each update a team posts (and the agent's crash report). */
+export const incidentUpdates = pgTable(
+  "incident_updates",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    incidentId: uuid("incident_id")
+      .notNull()
+      .references(() => serverIncidents.id, { onDelete: "cascade" }),
+    at: tz("at").notNull().defaultNow(),
+    /** investigating, identified, monitoring, resolved */
+    status: text("status").notNull(),
+    message: text("message").notNull(),
+    /** Who posted it: `user`, `api_key` or `system`, and the name shown. */
+    authorKind: text("author_kind").notNull(),
+    authorName: text("author_name").notNull(),
+  },
+  (t) => [index("incident_updates_incident_idx").on(t.incidentId, t.at)],
+);
+
+/**
+ * Maintenance windows, per server or per network (the team's servers sharing `network_name`):
+ * one-off (`starts_at` to `ends_at`) or recurring (`schedule`, a five-field cron expression read
+ * in the team's time zone, each occurrence lasting `duration_minutes`). Alerts are held while one
+ * runs (src/maintenance/service.ts).
+ */
+export const maintenanceWindows = pgTable(
+  "maintenance_windows",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    serverId: uuid("server_id").references(() => servers.id, { onDelete: "cascade" }),
+    networkName: text("network_name"),
+    title: text("title").notNull(),
+    message: text("message"),
+    startsAt: tz("starts_at"),
+    endsAt: tz("ends_at"),
+    schedule: text("schedule"),
+    durationMinutes: integer("duration_minutes"),
+    createdAt: tz("created_at").notNull().defaultNow(),
+    updatedAt: tz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("maintenance_windows_team_idx").on(t.teamId, t.networkName),
+    index("maintenance_windows_server_idx").on(t.serverId),
+    check("maintenance_windows_subject", sql`(${t.serverId} is null) <> (${t.networkName} is null)`),
+    check(
+      "maintenance_windows_when",
+      sql`(${t.schedule} is null and ${t.startsAt} is not null and ${t.endsAt} > ${t.startsAt} and ${t.durationMinutes} is null) or (${t.schedule} is not null and ${t.durationMinutes} > 0)`,
+    ),
   ],
 );
 

@@ -150,6 +150,13 @@ export const serverAlertState = pgTable(
     failedPings: integer("failed_pings").notNull().default(0),
     down: boolean("down").notNull().default(false),
     agentOffline: boolean("agent_offline").notNull().default(false),
+    /** When the agent last read a stop the server announced ("Stopping the server"): the next down is planned. */
+    plannedStopAt: tz("planned_stop_at"),
+    /**
+     * Why the current down's `server.down` was held: `planned` (a stop the server announced; never
+     * sent) or `maintenance` (sent when the window ends, if still down); null when not held.
+     */
+    heldFor: text("held_for"),
   },
   (t) => [primaryKey({ columns: [t.serverId] })],
 );

@@ -1594,6 +1594,287 @@ export type AppRouterRecord = {
       meta: object;
     }>;
   };
+  incidents: {
+    list: TRPCQueryProcedure<{
+      input: {
+        server_id?: undefined | string;
+        network_name?: undefined | string;
+        state?: undefined | "open" | "all" | "resolved";
+        before?: undefined | string;
+        limit?: unknown;
+      };
+      output: {
+        incidents: Array<{
+          incident_id: string;
+          server_id: null | string;
+          server_name: null | string;
+          network_name: null | string;
+          kind: "down" | "crash" | "manual";
+          title: string;
+          status: "investigating" | "resolved" | "identified" | "monitoring";
+          started_at: string;
+          ended_at: null | string;
+          reason: null | string;
+          crash: null | {
+            file: string;
+            description: string;
+            lines: Array<string>;
+            reported_at: string;
+          };
+          updated_at: string;
+          updates?: undefined | Array<{
+            at: string;
+            status: "investigating" | "resolved" | "identified" | "monitoring";
+            message: string;
+            author: {
+              kind: string;
+              name: string;
+            };
+          }>;
+        }>;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        incident_id: string;
+      };
+      output: {
+        incident_id: string;
+        server_id: null | string;
+        server_name: null | string;
+        network_name: null | string;
+        kind: "down" | "crash" | "manual";
+        title: string;
+        status: "investigating" | "resolved" | "identified" | "monitoring";
+        started_at: string;
+        ended_at: null | string;
+        reason: null | string;
+        crash: null | {
+          file: string;
+          description: string;
+          lines: Array<string>;
+          reported_at: string;
+        };
+        updated_at: string;
+        updates?: undefined | Array<{
+          at: string;
+          status: "investigating" | "resolved" | "identified" | "monitoring";
+          message: string;
+          author: {
+            kind: string;
+            name: string;
+          };
+        }>;
+      };
+      meta: object;
+    }>;
+    create: TRPCMutationProcedure<{
+      input: {
+        title: string;
+        message: string;
+        server_id?: undefined | string;
+        network_name?: undefined | string;
+        status?: undefined | "investigating" | "resolved" | "identified" | "monitoring";
+        started_at?: undefined | string;
+      };
+      output: {
+        incident_id: string;
+        server_id: null | string;
+        server_name: null | string;
+        network_name: null | string;
+        kind: "down" | "crash" | "manual";
+        title: string;
+        status: "investigating" | "resolved" | "identified" | "monitoring";
+        started_at: string;
+        ended_at: null | string;
+        reason: null | string;
+        crash: null | {
+          file: string;
+          description: string;
+          lines: Array<string>;
+          reported_at: string;
+        };
+        updated_at: string;
+        updates?: undefined | Array<{
+          at: string;
+          status: "investigating" | "resolved" | "identified" | "monitoring";
+          message: string;
+          author: {
+            kind: string;
+            name: string;
+          };
+        }>;
+      };
+      meta: object;
+    }>;
+    addUpdate: TRPCMutationProcedure<{
+      input: {
+        status: "investigating" | "resolved" | "identified" | "monitoring";
+        message: string;
+        incident_id: string;
+      };
+      output: {
+        incident_id: string;
+        server_id: null | string;
+        server_name: null | string;
+        network_name: null | string;
+        kind: "down" | "crash" | "manual";
+        title: string;
+        status: "investigating" | "resolved" | "identified" | "monitoring";
+        started_at: string;
+        ended_at: null | string;
+        reason: null | string;
+        crash: null | {
+          file: string;
+          description: string;
+          lines: Array<string>;
+          reported_at: string;
+        };
+        updated_at: string;
+        updates?: undefined | Array<{
+          at: string;
+          status: "investigating" | "resolved" | "identified" | "monitoring";
+          message: string;
+          author: {
+            kind: string;
+            name: string;
+          };
+        }>;
+      };
+      meta: object;
+    }>;
+  };
+  maintenance: {
+    list: TRPCQueryProcedure<{
+      input: undefined | void | Record<string, never>;
+      output: {
+        windows: Array<{
+          window_id: string;
+          server_id: null | string;
+          network_name: null | string;
+          title: string;
+          message: null | string;
+          starts_at: null | string;
+          ends_at: null | string;
+          schedule: null | string;
+          duration_minutes: null | number;
+          time_zone: string;
+          active: null | {
+            starts_at: string;
+            ends_at: string;
+          };
+          next: null | {
+            starts_at: string;
+            ends_at: string;
+          };
+          created_at: string;
+          updated_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    upcoming: TRPCQueryProcedure<{
+      input: {
+        days?: unknown;
+        server_id?: undefined | string;
+        network_name?: undefined | string;
+      };
+      output: {
+        from: string;
+        to: string;
+        occurrences: Array<{
+          window_id: string;
+          server_id: null | string;
+          network_name: null | string;
+          title: string;
+          message: null | string;
+          starts_at: string;
+          ends_at: string;
+          active: boolean;
+        }>;
+      };
+      meta: object;
+    }>;
+    create: TRPCMutationProcedure<{
+      input: {
+        title: string;
+        message?: undefined | null | string;
+        starts_at?: undefined | null | string;
+        ends_at?: undefined | null | string;
+        schedule?: undefined | null | string;
+        duration_minutes?: undefined | null | number;
+        server_id?: undefined | string;
+        network_name?: undefined | string;
+      };
+      output: {
+        window_id: string;
+        server_id: null | string;
+        network_name: null | string;
+        title: string;
+        message: null | string;
+        starts_at: null | string;
+        ends_at: null | string;
+        schedule: null | string;
+        duration_minutes: null | number;
+        time_zone: string;
+        active: null | {
+          starts_at: string;
+          ends_at: string;
+        };
+        next: null | {
+          starts_at: string;
+          ends_at: string;
+        };
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    update: TRPCMutationProcedure<{
+      input: {
+        window_id: string;
+        title?: undefined | string;
+        message?: undefined | null | string;
+        starts_at?: undefined | null | string;
+        ends_at?: undefined | null | string;
+        schedule?: undefined | null | string;
+        duration_minutes?: undefined | null | number;
+      };
+      output: {
+        window_id: string;
+        server_id: null | string;
+        network_name: null | string;
+        title: string;
+        message: null | string;
+        starts_at: null | string;
+        ends_at: null | string;
+        schedule: null | string;
+        duration_minutes: null | number;
+        time_zone: string;
+        active: null | {
+          starts_at: string;
+          ends_at: string;
+        };
+        next: null | {
+          starts_at: string;
+          ends_at: string;
+        };
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    delete: TRPCMutationProcedure<{
+      input: {
+        window_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+  };
   agent: {
     heartbeat: TRPCMutationProcedure<{
       input: {
@@ -1636,6 +1917,22 @@ export type AppRouterRecord = {
         } | {
           type: "unban";
           uuid: string;
+          event_id: string;
+          at?: undefined | string;
+        } | {
+          type: "server_stopping";
+          event_id: string;
+          line?: undefined | string;
+          at?: undefined | string;
+        } | {
+          type: "server_started";
+          event_id: string;
+          at?: undefined | string;
+        } | {
+          type: "crash_report";
+          file: string;
+          description: string;
+          lines: Array<string>;
           event_id: string;
           at?: undefined | string;
         }>;
@@ -1979,7 +2276,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -1990,7 +2287,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2019,7 +2316,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2056,7 +2353,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2078,7 +2375,7 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -2088,7 +2385,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2127,7 +2424,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2156,7 +2453,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2248,7 +2545,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2266,7 +2563,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
           target: {
             type: string;
             id: string;
