@@ -18,6 +18,7 @@ import { Metrics } from "./lib/metrics";
 import { TeamsService } from "./teams/service";
 import { InvitationsService } from "./teams/invitations";
 import { ClientsService } from "./clients/service";
+import { MsAuthDiagnostics } from "./ms-auth/diagnostics";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { MsAuthService } from "./ms-auth/service";
@@ -265,6 +266,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     clients,
     msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
+    msAuthDiagnostics: new MsAuthDiagnostics(db, config, links.identity, clock),
     assertions,
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),

@@ -19,6 +19,7 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { SessionAssertions } from "../ms-auth/assertions";
+import type { MsAuthDiagnostics } from "../ms-auth/diagnostics";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -73,6 +74,7 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  msAuthDiagnostics: MsAuthDiagnostics;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */

@@ -721,6 +721,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/client/ms-auth/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Self-test of the Microsoft app sign-ins depend on, and of this client's sign-ins
+         * @description For the owner of the client's team. Checks the redirect URI the Microsoft app must register, that the client secret is set and when it expires (MS_CLIENT_SECRET_EXPIRES_AT), whether Microsoft accepts it (one made-up code redeemed at the token endpoint unless `probe=false`), what the client's recent sign-ins say about the Minecraft API approval, and the client's ms_auth module. Each check has a status (ok, info, warning, error), a summary and, when something is to be done, an action. 404 for a client that is not in one of your teams.
+         */
+        get: operations["msAuth-diagnostics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/client/ms-auth/poll": {
         parameters: {
             query?: never;
@@ -2919,6 +2939,36 @@ export interface components {
             server_name: string;
             source: string | null;
         };
+        MsAuthDiagnosticCheck: {
+            /** @description What to do about it, when something is to be done */
+            action?: string;
+            /**
+             * @description What was checked (stable)
+             * @enum {string}
+             */
+            id: "identity_provider" | "redirect_uri" | "client_secret" | "client_secret_expiry" | "token_endpoint" | "minecraft_api_access" | "ms_auth_module";
+            /** @enum {string} */
+            status: "ok" | "info" | "warning" | "error";
+            /** @description What was found */
+            summary: string;
+        };
+        /** @description The ms_auth self-test */
+        MsAuthDiagnostics: {
+            /** Format: date-time */
+            checked_at: string;
+            checks: components["schemas"]["MsAuthDiagnosticCheck"][];
+            /** Format: uuid */
+            client_id: string;
+            /** @enum {string} */
+            identity_provider: "development" | "microsoft";
+            /** @description The callback URL the Microsoft app must have registered, exactly */
+            redirect_uri: string;
+            /**
+             * @description The worst status among the checks
+             * @enum {string}
+             */
+            status: "ok" | "info" | "warning" | "error";
+        };
         MsAuthModule: {
             /** Format: date-time */
             created_at: string;
@@ -2985,6 +3035,13 @@ export interface components {
             time_played_seconds: number;
             uuid: string;
         };
+        /** @description The ACTIVE cape; null when the player wears none */
+        PlayerCape: {
+            /** @description Mojang's name for the cape (e.g. Migrator), when given */
+            alias: string | null;
+            /** @description The cape's texture (a PNG on textures.minecraft.net) */
+            url: string;
+        } | null;
         PlayerDirectoryPage: {
             /** @description Pass as cursor for the next page; null on the last */
             next_cursor: string | null;
@@ -3208,6 +3265,16 @@ export interface components {
             /** @description Newest first */
             sessions: components["schemas"]["PlayerSession"][];
         };
+        /** @description The ACTIVE skin; null when unknown (a session from before skins were kept) */
+        PlayerSkin: {
+            /** @description The skin's texture (a PNG on textures.minecraft.net) */
+            url: string;
+            /**
+             * @description The player model: CLASSIC (Steve, 4 px arms) or SLIM (Alex, 3 px)
+             * @enum {string}
+             */
+            variant: "CLASSIC" | "SLIM";
+        } | null;
         /**
          * @example {
          *       "server_id": "9d3c2a51-7e0b-4a8e-b1f2-0c6f1d2e3a4b",
@@ -3356,7 +3423,7 @@ export interface components {
              * @description Why the sign-in was refused
              * @enum {string}
              */
-            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "minecraft_api_not_approved" | "client_secret_expired" | "identity_error" | "consent_denied";
             /** @description The player's Minecraft name */
             mc_username?: string;
             /**
@@ -3469,6 +3536,8 @@ export interface components {
         SessionValid: {
             /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
             assertion?: string;
+            /** @description Only with `textures: true` */
+            cape?: components["schemas"]["PlayerCape"];
             /**
              * Format: date-time
              * @description When the session ends
@@ -3478,6 +3547,8 @@ export interface components {
             mc_username: string;
             /** @description The player's Minecraft UUID, dashed */
             mc_uuid: string;
+            /** @description Only with `textures: true` */
+            skin?: components["schemas"]["PlayerSkin"];
             /** @constant */
             valid: true;
         };
@@ -12890,6 +12961,187 @@ export interface operations {
             };
         };
     };
+    "msAuth-diagnostics": {
+        parameters: {
+            query: {
+                /** @description The client application whose sign-ins are checked (you must own its team) */
+                client_id: string;
+                probe?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MsAuthDiagnostics"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "msAuth-poll": {
         parameters: {
             query?: never;
@@ -13393,6 +13645,8 @@ export interface operations {
                     client_id: string;
                     client_secret: string;
                     svc_session_token: string;
+                    /** @description Also return the player's active `skin` (texture URL and model) and `cape` as the Minecraft profile showed them at sign-in, and put them in the `assertion` when one is asked for. Default false: the answer is as without it. */
+                    textures?: boolean;
                 };
             };
         };
