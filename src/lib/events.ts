@@ -12,6 +12,7 @@ export const TEAM_EVENT_TYPES = [
   "agent.online",
   "login.authorized",
   "login.denied",
+  "session.revoked",
   "client.secret_rotated",
   "endpoint.disabled",
   "endpoint.paused",

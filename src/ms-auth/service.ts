@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { FINAL_STATUSES, type LoginStatus, type PlayerTextures } from "../../machines/login-request";
 import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
@@ -10,6 +10,7 @@ import type { Bus } from "../realtime/bus";
 import type { Clock } from "../lib/clock";
 import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
+import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
 import { textureClaims } from "./textures";
@@ -61,6 +62,7 @@ export class MsAuthService {
     private readonly bus?: Bus,
     private readonly assertions?: SessionAssertions,
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
+    private readonly events: TeamEventSink = NO_TEAM_EVENTS,
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
     this.developmentProviderOn = identityProviderOf(config) === "development";
@@ -232,6 +234,44 @@ export class MsAuthService {
       }
     }
     return { ok: true as const };
+  }
+
+  /**
+   * The player's own revocation (their apps page): every live session of `mcUuid` at this client
+   * ends now, everywhere at once, and the client's team hears of it as `session.revoked`.
+   * Returns how many sessions ended.
+   */
+  async revokeForPlayer(mcUuid: string, clientId: string): Promise<number> {
+    const now = this.clock.date();
+    const revoked = await this.db
+      .update(sessions)
+      .set({ revokedAt: now })
+      .where(
+        and(
+          eq(sessions.mcUuid, mcUuid),
+          eq(sessions.clientId, clientId),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+        ),
+      )
+      .returning({ id: sessions.id, mcUsername: sessions.mcUsername });
+    for (const { id } of revoked) this.forgetSession(id);
+    for (const { id } of revoked)
+      await this.bus?.publishNotice({ type: "launcher_session_revoked", session_id: id }).catch(() => undefined);
+    if (revoked.length > 0)
+      this.events.emit({ clientId }, "session.revoked", {
+        mc_uuid: mcUuid,
+        mc_username: revoked[0]!.mcUsername,
+        sessions: revoked.length,
+        revoked_at: now.toISOString(),
+        by: "player",
+      });
+    return revoked.length;
+  }
+
+  private forgetSession(id: string) {
+    this.sessionCache.deleteWhere((s) => s.id === id);
+    this.assertions?.forget(id);
   }
 
   /** Spec section 7: start answers 401 when the auth request has expired. */
