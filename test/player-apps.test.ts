@@ -67,7 +67,7 @@ describe("the player's apps page", () => {
     expect(listed).toContain("Lister_1");
     expect(listed.match(/<li>/g)?.length).toBe(2);
     expect(listed).toContain("launcher.example.com");
-    expect(listed).toContain("com.example.launcher://");
+    expect(listed).toContain("<dd>com.example.launcher:</dd>");
     expect(listed).toMatch(/<dt>Last used<\/dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/dd>/);
     expect(listed).not.toContain("Someone_2");
 

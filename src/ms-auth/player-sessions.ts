@@ -36,7 +36,7 @@ export function redirectHostOf(uri: string | null): string | null {
   if (!uri) return null;
   try {
     const u = new URL(uri);
-    return u.protocol === "http:" || u.protocol === "https:" ? u.host : `${u.protocol}//`;
+    return u.protocol === "http:" || u.protocol === "https:" ? u.host : u.protocol;
   } catch {
     return null;
   }
