@@ -96,8 +96,7 @@ export async function microsoftAppChecks(
           status: "ok",
           summary: `The redirect URI is ${callback} (from PUBLIC_URL).`,
           ...(provider === "microsoft" && {
-            action:
-              "It must be registered exactly (Azure portal: Authentication, Web platform, Redirect URIs); a difference shows players Microsoft's AADSTS50011 page.",
+            action: `It must be registered exactly (Azure portal: Authentication, Web platform, Redirect URIs), with ${config.PUBLIC_URL}/account/apps/callback for the player's apps page; a difference shows players Microsoft's AADSTS50011 page.`,
           }),
         },
   );
