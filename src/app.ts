@@ -10,7 +10,7 @@ import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
 import { explainListenError } from "./lib/startup";
-import { playerAppsRoutes } from "./account/routes";
+import { playerAppsRoutes } from "./account/browser";
 import { loginBrowserRoutes } from "./ms-auth/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";

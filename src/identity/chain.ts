@@ -235,8 +235,8 @@ const ZMcLogin = z.object({ access_token: z.string().min(1) });
 const ZMcProfile = z.object({
   id: z.string(),
   name: z.string().min(1).max(64),
-  skins: z.unknown(),
-  capes: z.unknown(),
+  skins: z.unknown().optional(),
+  capes: z.unknown().optional(),
 });
 
 /** Texture URLs are passed on to client apps: only Mojang's texture host, over http(s), no odd characters. */
