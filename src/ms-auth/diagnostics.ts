@@ -313,14 +313,14 @@ export class MsAuthDiagnostics {
       return {
         id: "minecraft_api_access",
         status: "error",
-        summary: `The latest sign-in that reached the Minecraft API was refused as not approved (${refused.n} in the last ${RECENT_DAYS} days, the latest at ${new Date(refused.last).toISOString()}). ${APPROVAL_EXPLAINED}`,
+        summary: `The latest sign-in that reached the Minecraft API was refused as not approved (${refused.n} in the last ${RECENT_DAYS} days, the latest on ${new Date(refused.last).toISOString()}). ${APPROVAL_EXPLAINED}`,
         action: APPROVAL_ACTION,
       };
     if (passed.length > 0)
       return {
         id: "minecraft_api_access",
         status: "ok",
-        summary: `Sign-ins of this client reached the Minecraft profile (the latest at ${new Date(lastPassed).toISOString()}): the app is allowed to use the Minecraft API.`,
+        summary: `Sign-ins of this client reached the Minecraft profile (the latest on ${new Date(lastPassed).toISOString()}): the app is allowed to use the Minecraft API.`,
       };
     return undefined;
   }
