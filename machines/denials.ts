@@ -10,6 +10,8 @@ export const DENIAL_CODES = [
   "account_banned", // XSTS 2148916227: the Xbox account is banned
   "no_minecraft_profile", // GET /minecraft/profile 404: the account owns no Minecraft: Java Edition profile
   "upstream_unavailable", // an identity service kept failing (timeouts, 5xx, 429) after bounded retries
+  "minecraft_api_not_approved", // login_with_xbox 403: the service's Azure app is not yet allowed to use the Minecraft API
+  "client_secret_expired", // Microsoft token AADSTS7000222: the service's Azure client secret has expired
   "identity_error", // an identity service answered something unexpected (bad code, malformed response)
   "consent_denied", // the player pressed Deny on our consent page
 ] as const;

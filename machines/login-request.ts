@@ -8,14 +8,24 @@ import type { DenialCode } from "./denials";
  * `after` timers from a snapshot, so expiry is an EXPIRE event the service sends when a
  * request past its stored deadline is loaded, and from a periodic sweep.
  */
+/** The player's active skin and cape, as the Minecraft profile showed them at sign-in. */
+export interface PlayerTextures {
+  /** The ACTIVE skin: its texture URL (textures.minecraft.net) and model. */
+  skin: { url: string; variant: "CLASSIC" | "SLIM" } | null;
+  /** The ACTIVE cape, if the player wears one: its texture URL and Mojang's name for it. */
+  cape: { url: string; alias: string | null } | null;
+}
+
 export interface LoginContext {
   mcUuid?: string;
   mcUsername?: string;
+  /** Absent on requests authenticated before textures were recorded. */
+  textures?: PlayerTextures;
   error?: DenialCode | "expired";
 }
 
 export type LoginEvent =
-  | { type: "AUTHENTICATE"; mcUuid: string; mcUsername: string }
+  | { type: "AUTHENTICATE"; mcUuid: string; mcUsername: string; textures?: PlayerTextures }
   | { type: "APPROVE" }
   | { type: "DENY"; error: DenialCode }
   | { type: "EXPIRE" };
@@ -31,7 +41,11 @@ export const loginRequestMachine = setup({
       on: {
         AUTHENTICATE: {
           target: "authenticated",
-          actions: assign(({ event }) => ({ mcUuid: event.mcUuid, mcUsername: event.mcUsername })),
+          actions: assign(({ event }) => ({
+            mcUuid: event.mcUuid,
+            mcUsername: event.mcUsername,
+            ...(event.textures && { textures: event.textures }),
+          })),
         },
         DENY: { target: "denied", actions: assign(({ event }) => ({ error: event.error })) },
         EXPIRE: { target: "expired", actions: assign({ error: "expired" as const }) },

@@ -10,6 +10,7 @@ import { docsRoutes } from "./http/docs";
 import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
 import { explainListenError } from "./lib/startup";
+import { playerAppsRoutes } from "./account/browser";
 import { loginBrowserRoutes } from "./ms-auth/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
@@ -52,6 +53,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(playerAppsRoutes(services))
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))

@@ -63,6 +63,17 @@ const ConfigSchema = z
     // --- Identity chain (Microsoft -> Xbox Live -> XSTS -> Minecraft services) ---
     MS_CLIENT_ID: z.string().min(1).optional(),
     MS_CLIENT_SECRET: z.string().min(1).optional(),
+    /**
+     * When the Azure client secret expires (the "Expires" date Azure shows beside it, e.g.
+     * 2027-05-01): the ms_auth diagnostics warn 30 days ahead. Microsoft offers no way to read it
+     * with the secret itself.
+     */
+    MS_CLIENT_SECRET_EXPIRES_AT: z
+      .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+        error: "must be a date like 2027-05-01 or an ISO 8601 date-time",
+      })
+      .transform((v) => new Date(v))
+      .optional(),
     MS_AUTHORIZE_URL: z.url().default("https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize"),
     MS_TOKEN_URL: z.url().default("https://login.microsoftonline.com/consumers/oauth2/v2.0/token"),
     XBL_AUTH_URL: z.url().default("https://user.auth.xboxlive.com/user/authenticate"),

@@ -237,6 +237,125 @@ const BROWSER_PATHS = {
       },
     },
   },
+  "/account/apps": {
+    get: {
+      operationId: "account-apps",
+      tags: ["ms-auth"],
+      summary: "The player's apps page (browser): the apps holding a session for them, each with Revoke",
+      description:
+        "Signed out: what the page is and a link to sign in with Microsoft. Signed in (the `mcp_player` cookie, 15 minutes): each client app holding a live session for the player's Minecraft UUID, with its title, where its sign-ins return to, since when and when it last used it. docs/identity.md#the-players-apps-page.",
+      security: [],
+      responses: { "200": html("The page"), "429": html("Too many requests") },
+    },
+  },
+  "/account/apps/sign-in": {
+    get: {
+      operationId: "account-apps-signIn",
+      tags: ["ms-auth"],
+      summary: "Start the apps page's Microsoft sign-in (browser)",
+      description:
+        "Sets a state cookie for this browser and redirects (303) to the identity provider, which returns to /account/apps/callback.",
+      security: [],
+      responses: {
+        "303": {
+          description: "To the identity provider's sign-in page",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "429": html("Too many requests"),
+      },
+    },
+  },
+  "/account/apps/callback": {
+    get: {
+      operationId: "account-apps-callback",
+      tags: ["ms-auth"],
+      summary: "The apps page's identity provider callback (browser)",
+      description:
+        "Accepted only with the state this browser's cookie names. Runs the sign-in chain for the Minecraft profile, sets the page's sign-in cookie and redirects (303) to /account/apps; a failed chain shows why.",
+      security: [],
+      parameters: [
+        { name: "state", in: "query", required: true, schema: { type: "string", maxLength: 200 } },
+        { name: "code", in: "query", required: false, schema: { type: "string", maxLength: 4096 } },
+        { name: "error", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
+      ],
+      responses: {
+        "200": html("Why the sign-in failed"),
+        "303": {
+          description: "To /account/apps, signed in",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "400": html("The link is not valid in this browser"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
+  "/account/apps/revoke": {
+    post: {
+      operationId: "account-apps-revoke",
+      tags: ["ms-auth"],
+      summary: "Revoke an app (browser form): every live session of the player at that client ends",
+      description:
+        "The apps page's form, with its CSRF token, from the signed-in browser. Ends the player's live sessions of the client (validate answers `{valid: false}` for them), sends `session.revoked` to the client's team and redirects (303) to /account/apps. Signed out: 303 to the signed-out page.",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["client_id", "csrf_token"],
+              properties: {
+                client_id: { type: "string", format: "uuid", maxLength: 36 },
+                csrf_token: { type: "string", maxLength: 64 },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "303": {
+          description: "Back to /account/apps",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "400": html("The form names no app"),
+        "403": html("The form does not belong to this browser's sign-in"),
+        "413": html("The form is too large"),
+        "415": html("Not a form submission"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
+  "/account/apps/sign-out": {
+    post: {
+      operationId: "account-apps-signOut",
+      tags: ["ms-auth"],
+      summary: "Sign out of the apps page (browser form)",
+      description: "Clears the page's sign-in cookie and redirects (303) to the signed-out page.",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["csrf_token"],
+              properties: { csrf_token: { type: "string", maxLength: 64 } },
+            },
+          },
+        },
+      },
+      responses: {
+        "303": {
+          description: "To the signed-out page",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "403": html("The form does not belong to this browser's sign-in"),
+        "413": html("The form is too large"),
+        "415": html("Not a form submission"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
 };
 
 const dashboardToken = {

@@ -18,6 +18,9 @@ import { Metrics } from "./lib/metrics";
 import { TeamsService } from "./teams/service";
 import { InvitationsService } from "./teams/invitations";
 import { ClientsService } from "./clients/service";
+import { PlayerAppsService } from "./account/service";
+import { MsAuthDiagnostics } from "./ms-auth/diagnostics";
+import { MsAuthSessionSource } from "./ms-auth/player-sessions";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { MsAuthService } from "./ms-auth/service";
@@ -179,6 +182,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     bus,
   );
+  const msAuth = new MsAuthService(db, loginRequests, links, clock, config, bus, assertions, undefined, webhooks);
   const ranks = new RanksService(db, realtime);
   const networks = new NetworksService(db, serverEvents);
   const historyLog = log.child({ component: "history" });
@@ -266,7 +270,11 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
+    msAuth,
+    msAuthDiagnostics: new MsAuthDiagnostics(db, config, links.identity, clock),
+    loginLinks: links,
+    // One source per kind of hold an app can have on a player; an OpenID Provider's grants join here.
+    playerApps: new PlayerAppsService([new MsAuthSessionSource(db, msAuth, clock)]),
     assertions,
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),

@@ -3,7 +3,7 @@ import pRetry from "p-retry";
 import { z } from "zod";
 import type { Config } from "../config";
 import { DEV_CLIENT_ID, DEV_IDP_PATHS, MS_SCOPE, normaliseUuid, XSTS_ERRORS } from "./protocol";
-import type { ChainResult, DenialCode, IdentityConfig, IdentityEndpoints, IdentityProvider } from "./types";
+import type { ChainResult, DenialCode, IdentityConfig, IdentityEndpoints, IdentityProvider, McTextures } from "./types";
 
 /**
  * The production identity chain: Microsoft OAuth code -> Microsoft token -> Xbox Live user
@@ -201,6 +201,23 @@ function errorCode(text: string): string | undefined {
   }
 }
 
+/** Microsoft's "client secret keys are expired" (AADSTS7000222). */
+export const AADSTS_SECRET_EXPIRED = 7000222;
+/** Microsoft's "invalid client secret" (AADSTS7000215): not the secret's value, or not this app's. */
+export const AADSTS_SECRET_INVALID = 7000215;
+
+/** The AADSTS numbers of a Microsoft identity platform error body (`error_codes`, else from the description). */
+export function aadErrorCodes(text: string): number[] {
+  try {
+    const body = JSON.parse(text) as { error_codes?: unknown; error_description?: unknown };
+    if (Array.isArray(body.error_codes)) return body.error_codes.filter((c): c is number => Number.isInteger(c));
+    const m = typeof body.error_description === "string" ? /^AADSTS(\d{1,9}):/.exec(body.error_description) : null;
+    return m ? [Number(m[1])] : [];
+  } catch {
+    return [];
+  }
+}
+
 function unexpected(step: string, answer: Answer): ChainFailure {
   const code = errorCode(answer.text);
   return new ChainFailure("identity_error", `${step}: HTTP ${answer.status}${code ? ` ${code}` : ""}`);
@@ -215,7 +232,42 @@ const ZXboxToken = z.object({
 });
 const ZXstsError = z.object({ XErr: z.coerce.number() });
 const ZMcLogin = z.object({ access_token: z.string().min(1) });
-const ZMcProfile = z.object({ id: z.string(), name: z.string().min(1).max(64) });
+const ZMcProfile = z.object({
+  id: z.string(),
+  name: z.string().min(1).max(64),
+  skins: z.unknown().optional(),
+  capes: z.unknown().optional(),
+});
+
+/** Texture URLs are passed on to client apps: only Mojang's texture host, over http(s), no odd characters. */
+const ZTextureUrl = z
+  .string()
+  .max(256)
+  .regex(/^https?:\/\/textures\.minecraft\.net\/texture\/[0-9a-f]{1,128}$/);
+const ZActive = z.object({ state: z.literal("ACTIVE"), url: ZTextureUrl });
+const ZSkin = ZActive.extend({ variant: z.enum(["CLASSIC", "SLIM"]) });
+const ZCape = ZActive.extend({ alias: z.string().max(64).nullish() });
+
+/**
+ * The ACTIVE skin and cape of a profile. Lenient: a list that is missing or malformed, or a texture
+ * outside Mojang's host, reads as none; it never fails a sign-in.
+ */
+export function activeTextures(skins: unknown, capes: unknown): McTextures {
+  const first = <S extends z.ZodType>(list: unknown, schema: S): z.infer<S> | undefined => {
+    if (!Array.isArray(list)) return undefined;
+    for (const item of list.slice(0, 64)) {
+      const r = schema.safeParse(item);
+      if (r.success) return r.data;
+    }
+    return undefined;
+  };
+  const skin = first(skins, ZSkin);
+  const cape = first(capes, ZCape);
+  return {
+    skin: skin ? { url: skin.url, variant: skin.variant } : null,
+    cape: cape ? { url: cape.url, alias: cape.alias ?? null } : null,
+  };
+}
 
 async function exchangeCode(
   cfg: IdentityConfig,
@@ -235,7 +287,14 @@ async function exchangeCode(
     headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
     body: form.toString(),
   });
-  if (answer.status !== 200) throw unexpected("microsoft token", answer);
+  if (answer.status !== 200) {
+    if (aadErrorCodes(answer.text).includes(AADSTS_SECRET_EXPIRED))
+      throw new ChainFailure(
+        "client_secret_expired",
+        `microsoft token: HTTP ${answer.status} AADSTS${AADSTS_SECRET_EXPIRED}`,
+      );
+    throw unexpected("microsoft token", answer);
+  }
   return parse("microsoft token", answer, ZMsToken).access_token;
 }
 
@@ -279,7 +338,9 @@ async function minecraftToken(cfg: IdentityConfig, xsts: { token: string; uhs: s
     headers: JSON_HEADERS,
     body: JSON.stringify({ identityToken: `XBL3.0 x=${xsts.uhs};${xsts.token}` }),
   });
-  // A 403 here usually means the Azure app is not yet allowed to use the Minecraft API.
+  // Mojang answers 403 until it has approved the Azure app for the Minecraft API
+  // ("Invalid app registration, see https://aka.ms/AppRegInfo").
+  if (answer.status === 403) throw new ChainFailure("minecraft_api_not_approved", "minecraft login: HTTP 403");
   if (answer.status !== 200) throw unexpected("minecraft login", answer);
   return parse("minecraft login", answer, ZMcLogin).access_token;
 }
@@ -294,7 +355,7 @@ async function minecraftProfile(cfg: IdentityConfig, mcAccessToken: string) {
   const body = parse("minecraft profile", answer, ZMcProfile);
   const id = normaliseUuid(body.id);
   if (!id) throw new ChainFailure("identity_error", "minecraft profile: id is not a UUID");
-  return { id, name: body.name };
+  return { id, name: body.name, textures: activeTextures(body.skins, body.capes) };
 }
 
 /**

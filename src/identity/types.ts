@@ -5,6 +5,7 @@
  */
 
 import type { DenialCode } from "../../machines/denials";
+import type { PlayerTextures } from "../../machines/login-request";
 
 export { DENIAL_CODES, type DenialCode } from "../../machines/denials";
 
@@ -48,10 +49,14 @@ export interface IdentityConfig {
  */
 export type IdentityProvider = "development" | "microsoft";
 
+/** The player's active skin and cape, as the Minecraft profile shows them at sign-in. */
+export type McTextures = PlayerTextures;
+
 export interface McProfile {
   /** Lower-case UUID with dashes (Minecraft returns it without; the chain normalises). */
   id: string;
   name: string;
+  textures: McTextures;
 }
 
 export type ChainResult = { ok: true; profile: McProfile } | { ok: false; error: DenialCode; detail?: string };

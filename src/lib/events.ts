@@ -15,6 +15,7 @@ export const TEAM_EVENT_TYPES = [
   "incident.resolved",
   "login.authorized",
   "login.denied",
+  "session.revoked",
   "client.secret_rotated",
   "endpoint.disabled",
   "endpoint.paused",

@@ -14,6 +14,7 @@ import { BoundedCache } from "../lib/bounded-cache";
 import type { Clock } from "../lib/clock";
 import type { Keyring } from "../lib/keyring";
 import type { Bus } from "../realtime/bus";
+import type { TextureClaims } from "./textures";
 
 /** How long a fetched JWKS may be reused (its Cache-Control max-age). */
 export const JWKS_MAX_AGE_SECONDS = 300;
@@ -86,18 +87,24 @@ export class SessionAssertions {
   /** A revoked session's cached assertion is not handed out again (those already out live to `exp`). */
   forget(sessionId: string) {
     this.issued.delete(sessionId);
+    this.issued.delete(`${sessionId} textures`);
   }
 
-  /** The assertion for a live session: `sub` is its mc_uuid, `aud` its client_id; never outlives the session. */
-  async sign(session: AssertedSession): Promise<string> {
+  /**
+   * The assertion for a live session: `sub` is its mc_uuid, `aud` its client_id; never outlives the
+   * session. With `textures`, it also carries the `skin` and `cape` claims (asked for explicitly,
+   * so the default assertion's claims stay as they were).
+   */
+  async sign(session: AssertedSession, textures?: TextureClaims): Promise<string> {
     const now = this.clock.now();
-    const cached = this.issued.get(session.id);
+    const cacheKey = textures ? `${session.id} textures` : session.id;
+    const cached = this.issued.get(cacheKey);
     if (cached && cached.exp * 1000 - now >= (this.opts.ttlSeconds * 1000) / 2) return cached.jwt;
     const epoch = this.issued.epoch;
     const key = await this.signingKey();
     const iat = Math.floor(now / 1000);
     const exp = Math.min(iat + this.opts.ttlSeconds, Math.floor(session.expiresAt.getTime() / 1000));
-    const jwt = await new SignJWT({ name: session.mcUsername })
+    const jwt = await new SignJWT({ name: session.mcUsername, ...textures })
       .setProtectedHeader({ alg: ALG, kid: key.kid, typ: "JWT" })
       .setIssuer(this.opts.issuer)
       .setAudience(session.clientId)
@@ -106,7 +113,7 @@ export class SessionAssertions {
       .setExpirationTime(exp)
       .setJti(crypto.randomUUID())
       .sign(this.signer(key));
-    this.issued.set(session.id, { jwt, exp }, epoch);
+    this.issued.set(cacheKey, { jwt, exp }, epoch);
     return jwt;
   }
 

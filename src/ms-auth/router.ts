@@ -1,7 +1,9 @@
 import { ZOk } from "../lib/schemas";
 import { router } from "../trpc/init";
-import { clientProcedure, trustedOutput } from "../trpc/procedures";
+import { authedProcedure, clientProcedure, trustedOutput } from "../trpc/procedures";
 import {
+  ZDiagnosticsInput,
+  ZDiagnosticsReport,
   ZPollInput,
   ZPollOutput,
   ZSessionInput,
@@ -74,7 +76,10 @@ export const msAuthRouter = router({
       .input(ZValidateInput)
       .output(ZValidateOutput)
       .mutation(({ ctx, input }) =>
-        ctx.services.msAuth.validate(ctx.client, input.svc_session_token, { assertion: input.assertion }),
+        ctx.services.msAuth.validate(ctx.client, input.svc_session_token, {
+          assertion: input.assertion,
+          textures: input.textures,
+        }),
       ),
   ),
 
@@ -96,4 +101,23 @@ export const msAuthRouter = router({
     .input(ZSessionInput)
     .output(ZOk)
     .mutation(({ ctx, input }) => ctx.services.msAuth.revoke(ctx.client, input.svc_session_token)),
+
+  diagnostics: authedProcedure
+    .meta({
+      access: "team:owner",
+      openapi: {
+        method: "GET",
+        path: "/client/ms-auth/diagnostics",
+        tags,
+        summary: "Self-test of the Microsoft app sign-ins depend on, and of this client's sign-ins",
+        description:
+          "For the owner of the client's team. Checks the redirect URI the Microsoft app must register, that the client secret is set and when it expires (MS_CLIENT_SECRET_EXPIRES_AT), whether Microsoft accepts it (one made-up code redeemed at the token endpoint unless `probe=false`), what the client's recent sign-ins say about the Minecraft API approval, and the client's ms_auth module. Each check has a status (ok, info, warning, error), a summary and, when something is to be done, an action. 404 for a client that is not in one of your teams.",
+        errorResponses: [400, 401, 403, 404, 429],
+      },
+    })
+    .input(ZDiagnosticsInput)
+    .output(ZDiagnosticsReport)
+    .query(({ ctx, input }) =>
+      ctx.services.msAuthDiagnostics.report(ctx.principal, input.client_id, { probe: input.probe }),
+    ),
 });

@@ -72,7 +72,30 @@ export const ZPollOutput = z
 export type PollResult = z.infer<typeof ZPollOutput>;
 
 export const ZSessionInput = ZClientCreds.extend({ svc_session_token: z.string().min(1).max(512) });
-export const ZValidateInput = ZSessionInput.extend({ assertion: ZAssertionWanted });
+const ZTexturesWanted = z.boolean().optional().meta({
+  description:
+    "Also return the player's active `skin` (texture URL and model) and `cape` as the Minecraft profile showed them at sign-in, and put them in the `assertion` when one is asked for. Default false: the answer is as without it.",
+});
+export const ZValidateInput = ZSessionInput.extend({ assertion: ZAssertionWanted, textures: ZTexturesWanted });
+export const ZSkin = z
+  .object({
+    url: z.string().meta({ description: "The skin's texture (a PNG on textures.minecraft.net)" }),
+    variant: z
+      .enum(["CLASSIC", "SLIM"])
+      .meta({ description: "The player model: CLASSIC (Steve, 4 px arms) or SLIM (Alex, 3 px)" }),
+  })
+  .nullable()
+  .meta({
+    id: "PlayerSkin",
+    description: "The ACTIVE skin; null when unknown (a session from before skins were kept)",
+  });
+export const ZCape = z
+  .object({
+    url: z.string().meta({ description: "The cape's texture (a PNG on textures.minecraft.net)" }),
+    alias: z.string().nullable().meta({ description: "Mojang's name for the cape (e.g. Migrator), when given" }),
+  })
+  .nullable()
+  .meta({ id: "PlayerCape", description: "The ACTIVE cape; null when the player wears none" });
 export const ZSessionValid = z
   .object({
     valid: z.literal(true),
@@ -80,6 +103,8 @@ export const ZSessionValid = z
     mc_username: ZMcUsername,
     expires_at: ZTimestamp.meta({ description: "When the session ends" }),
     assertion: ZAssertion,
+    skin: ZSkin.optional().meta({ description: "Only with `textures: true`" }),
+    cape: ZCape.optional().meta({ description: "Only with `textures: true`" }),
   })
   .meta({ id: "SessionValid", description: "A live session of this client" });
 export const ZSessionInvalid = z
@@ -88,3 +113,44 @@ export const ZSessionInvalid = z
 export const ZValidateOutput = z
   .discriminatedUnion("valid", [ZSessionValid, ZSessionInvalid])
   .meta({ id: "SessionValidation", description: "Whether a svc_session_token is live, and whose it is" });
+
+export const ZDiagnosticsInput = z.object({
+  client_id: ZUuid.meta({ description: "The client application whose sign-ins are checked (you must own its team)" }),
+  probe: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .meta({
+      description:
+        "Redeem a made-up code at the Microsoft token endpoint to learn whether it accepts the app's client secret (default true). Nothing is redeemed.",
+    }),
+});
+const ZCheckStatus = z.enum(["ok", "info", "warning", "error"]);
+export const ZDiagnosticCheck = z
+  .object({
+    id: z
+      .enum([
+        "identity_provider",
+        "redirect_uri",
+        "client_secret",
+        "client_secret_expiry",
+        "token_endpoint",
+        "minecraft_api_access",
+        "ms_auth_module",
+      ])
+      .meta({ description: "What was checked (stable)" }),
+    status: ZCheckStatus,
+    summary: z.string().meta({ description: "What was found" }),
+    action: z.string().optional().meta({ description: "What to do about it, when something is to be done" }),
+  })
+  .meta({ id: "MsAuthDiagnosticCheck" });
+export const ZDiagnosticsReport = z
+  .object({
+    client_id: ZUuid,
+    identity_provider: z.enum(["development", "microsoft"]),
+    redirect_uri: z.string().meta({ description: "The callback URL the Microsoft app must have registered, exactly" }),
+    checked_at: ZTimestamp,
+    status: ZCheckStatus.meta({ description: "The worst status among the checks" }),
+    checks: z.array(ZDiagnosticCheck).max(16),
+  })
+  .meta({ id: "MsAuthDiagnostics", description: "The ms_auth self-test" });

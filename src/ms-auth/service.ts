@@ -1,5 +1,5 @@
-import { and, eq, sql } from "drizzle-orm";
-import { FINAL_STATUSES, type LoginStatus } from "../../machines/login-request";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { FINAL_STATUSES, type LoginStatus, type PlayerTextures } from "../../machines/login-request";
 import type { VerifiedClient } from "../clients/service";
 import type { Config } from "../config";
 import { identityProviderOf } from "../identity/chain";
@@ -10,8 +10,10 @@ import type { Bus } from "../realtime/bus";
 import type { Clock } from "../lib/clock";
 import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
+import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
+import { textureClaims } from "./textures";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
 import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
@@ -28,7 +30,13 @@ interface LiveSession {
   mcUsername: string;
   expiresAt: Date;
   identityProvider: IdentityProvider;
+  textures: PlayerTextures | null;
+  /** When last_used_at was last written (or read), epoch ms: written again only after LAST_USED_GRANULARITY_MS. */
+  lastUsedMs: number;
 }
+
+/** How stale a session's last_used_at may be: validate writes it at most this often per session and instance. */
+export const LAST_USED_GRANULARITY_MS = 60_000;
 
 /**
  * The launcher backend's calls. The caller's credentials were verified once, by the
@@ -54,6 +62,7 @@ export class MsAuthService {
     private readonly bus?: Bus,
     private readonly assertions?: SessionAssertions,
     cache: { maxEntries: number; ttlMs: number } = { maxEntries: 100_000, ttlMs: SESSION_CACHE_TTL_MS },
+    private readonly events: TeamEventSink = NO_TEAM_EVENTS,
   ) {
     this.sessionCache = new BoundedCache(cache.maxEntries, cache.ttlMs, () => clock.now());
     this.developmentProviderOn = identityProviderOf(config) === "development";
@@ -67,6 +76,8 @@ export class MsAuthService {
         expiresAt: sessions.expiresAt,
         revokedAt: sessions.revokedAt,
         identityProvider: sessions.identityProvider,
+        textures: sessions.textures,
+        lastUsedAt: sessions.lastUsedAt,
       })
       .from(sessions)
       .where(eq(sessions.tokenHash, sql.placeholder("hash")))
@@ -168,16 +179,36 @@ export class MsAuthService {
   }
 
   /** RFC 7662 manner: anything but a live session of this client is just `{valid: false}`. */
-  async validate(client: VerifiedClient, token: string, opts: { assertion?: boolean } = {}) {
+  async validate(client: VerifiedClient, token: string, opts: { assertion?: boolean; textures?: boolean } = {}) {
     const s = await this.liveSession(client.app.id, token);
     if (!s) return { valid: false as const };
+    this.touch(s);
     const out = {
       valid: true as const,
       mc_uuid: s.mcUuid,
       mc_username: s.mcUsername,
       expires_at: s.expiresAt.toISOString(),
     };
-    return opts.assertion && this.assertions ? { ...out, assertion: await this.assertions.sign(s) } : out;
+    // Opt-in: without `textures` the answer (and the assertion) is exactly what it was before.
+    const textures = opts.textures ? textureClaims(s.textures) : undefined;
+    const withAssertion =
+      opts.assertion && this.assertions ? { ...out, assertion: await this.assertions.sign(s, textures) } : out;
+    return textures ? { ...withAssertion, ...textures } : withAssertion;
+  }
+
+  /**
+   * Records that the client used the session (the player's apps page shows it), at most once a
+   * minute per session on this instance, after the answer: a lost write only makes it staler.
+   */
+  private touch(s: LiveSession) {
+    const now = this.clock.now();
+    if (now - s.lastUsedMs < LAST_USED_GRANULARITY_MS) return;
+    s.lastUsedMs = now;
+    this.db
+      .update(sessions)
+      .set({ lastUsedAt: new Date(now) })
+      .where(eq(sessions.id, s.id))
+      .catch(() => undefined);
   }
 
   /** Signed only for a session that is live right now (not revoked, not expired, this client's). */
@@ -203,6 +234,44 @@ export class MsAuthService {
       }
     }
     return { ok: true as const };
+  }
+
+  /**
+   * The player's own revocation (their apps page): every live session of `mcUuid` at this client
+   * ends now, everywhere at once, and the client's team hears of it as `session.revoked`.
+   * Returns how many sessions ended.
+   */
+  async revokeForPlayer(mcUuid: string, clientId: string): Promise<number> {
+    const now = this.clock.date();
+    const revoked = await this.db
+      .update(sessions)
+      .set({ revokedAt: now })
+      .where(
+        and(
+          eq(sessions.mcUuid, mcUuid),
+          eq(sessions.clientId, clientId),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+        ),
+      )
+      .returning({ id: sessions.id, mcUsername: sessions.mcUsername });
+    for (const { id } of revoked) this.forgetSession(id);
+    for (const { id } of revoked)
+      await this.bus?.publishNotice({ type: "launcher_session_revoked", session_id: id }).catch(() => undefined);
+    if (revoked.length > 0)
+      this.events.emit({ clientId }, "session.revoked", {
+        mc_uuid: mcUuid,
+        mc_username: revoked[0]!.mcUsername,
+        sessions: revoked.length,
+        revoked_at: now.toISOString(),
+        by: "player",
+      });
+    return revoked.length;
+  }
+
+  private forgetSession(id: string) {
+    this.sessionCache.deleteWhere((s) => s.id === id);
+    this.assertions?.forget(id);
   }
 
   /** Spec section 7: start answers 401 when the auth request has expired. */
@@ -237,6 +306,8 @@ export class MsAuthService {
         mcUsername: row.mcUsername,
         expiresAt: row.expiresAt,
         identityProvider: row.identityProvider,
+        textures: row.textures,
+        lastUsedMs: row.lastUsedAt?.getTime() ?? Number.NEGATIVE_INFINITY,
       };
       this.sessionCache.set(hash, s, epoch);
     }

@@ -50,7 +50,12 @@ export class SignInFlow {
     }
     return this.requests.send(
       row,
-      { type: "AUTHENTICATE", mcUuid: result.profile.id, mcUsername: result.profile.name },
+      {
+        type: "AUTHENTICATE",
+        mcUuid: result.profile.id,
+        mcUsername: result.profile.name,
+        textures: result.profile.textures,
+      },
       // The provider is recorded with the profile, not at approval: a restart in between may switch it.
       { browserHash: sha256(browserSecret), identityProvider: identityProviderOf(this.config) },
     );

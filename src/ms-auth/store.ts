@@ -105,9 +105,9 @@ export class LoginRequestStore {
       returning id, client_id, identity_provider`);
     const session = db.$with("s", { id: sql<string>`id`.as("id") }).as(sql`
       insert into sessions (id, token_hash, client_id, login_request_id, mc_uuid, mc_username, expires_at,
-                            identity_provider)
+                            identity_provider, textures)
       select ${p("sessionId")}, ${p("tokenHash")}, u.client_id, u.id, ${p("mcUuid")}, ${p("mcUsername")},
-             ${p("expiresAt")}::timestamptz, coalesce(u.identity_provider, 'microsoft')
+             ${p("expiresAt")}::timestamptz, coalesce(u.identity_provider, 'microsoft'), ${p("textures")}::jsonb
         from u
       returning id`);
     this.approveQuery = db
@@ -260,6 +260,7 @@ export class LoginRequestStore {
       mcUuid: ctx.mcUuid ?? null,
       mcUsername: ctx.mcUsername ?? null,
       expiresAt: s.expiresAt.toISOString(),
+      textures: ctx.textures ? JSON.stringify(ctx.textures) : null,
     });
     return rows.length === 1;
   }

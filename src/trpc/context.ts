@@ -21,6 +21,9 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { SessionAssertions } from "../ms-auth/assertions";
+import type { PlayerAppsService } from "../account/service";
+import type { MsAuthDiagnostics } from "../ms-auth/diagnostics";
+import type { LoginLinks } from "../ms-auth/links";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -75,6 +78,10 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  msAuthDiagnostics: MsAuthDiagnostics;
+  /** The sign-in links and identity chain settings (the player's apps page signs in through them too). */
+  loginLinks: LoginLinks;
+  playerApps: PlayerAppsService;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */

@@ -81,6 +81,15 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
         color: RED,
         fields: [["Code", str(d.error)]],
       };
+    case "session.revoked":
+      return {
+        title: `${str(d.mc_username)} revoked ${str(d.client_name ?? d.client_id)}'s access`,
+        color: GREY,
+        fields: [
+          ["Player UUID", str(d.mc_uuid)],
+          ["Sessions ended", str(d.sessions)],
+        ],
+      };
     case "client.secret_rotated":
       return {
         title: `The secret of client ${str(d.client_name ?? d.client_id)} was rotated`,

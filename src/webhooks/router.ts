@@ -30,6 +30,7 @@ export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard We
 - \`incident.opened\` / \`incident.updated\` / \`incident.resolved\` {server_id, server_name (or network_name), incident_id, kind, title, status, started_at, ended_at, crash, update}: an incident began (held during a maintenance window), got an update or a crash report, ended
 - \`login.authorized\` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
 - \`login.denied\` {client_id, client_name, auth_request_id, error}: \`error\` is the denial code
+- \`session.revoked\` {client_id, client_name, mc_uuid, mc_username, sessions, revoked_at, by}: a player revoked the client's access on their apps page; their sessions of it no longer validate
 - \`client.secret_rotated\` {client_id, client_name, rotated_at}
 - \`endpoint.disabled\` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
 - \`endpoint.paused\` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)

@@ -233,6 +233,17 @@ export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { sum
     summary: "A launcher sign-in was denied; `error` is the denial code",
     data: z.object({ ...ZClientRef, auth_request_id: z.string().max(100), error: z.string().max(60).nullable() }),
   },
+  "session.revoked": {
+    summary: "A player revoked the client's access on their apps page: their sessions of it are no longer valid",
+    data: z.object({
+      ...ZClientRef,
+      mc_uuid: z.string().max(36),
+      mc_username: z.string().max(16),
+      sessions: z.number().int().meta({ description: "How many live sessions of the player ended" }),
+      revoked_at: ZTimestamp,
+      by: z.literal("player").meta({ description: "Who revoked: the player (their apps page)" }),
+    }),
+  },
   "client.secret_rotated": {
     summary: "A client's secret was rotated",
     data: z.object({ ...ZClientRef, rotated_at: ZTimestamp }),

@@ -292,6 +292,14 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       body: { post_login_redirect_uri: "https://l.example.com/cb" },
     }),
   },
+  "GET /client/ms-auth/diagnostics": {
+    access: "team:owner",
+    outsider: 404,
+    request: async (f) => ({
+      method: "GET",
+      path: `/client/ms-auth/diagnostics?client_id=${await fixtureClient(f, true)}&probe=false`,
+    }),
+  },
   "GET /client/apps/{client_id}/modules/ms-auth": {
     access: "team:viewer",
     outsider: 404,

@@ -10,6 +10,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { PlayerTextures } from "../../../machines/login-request";
 import { teams } from "./teams";
 
 /** A team's launcher application. `id` is the public client_id. */
@@ -97,9 +98,13 @@ export const sessions = pgTable(
      * the development provider is off.
      */
     identityProvider: text("identity_provider").$type<"development" | "microsoft">().notNull().default("microsoft"),
+    /** The active skin and cape the profile showed at sign-in; null for sessions from before they were kept. */
+    textures: jsonb("textures").$type<PlayerTextures>(),
+    /** When the client last validated the session, to the minute or so (written at most once a minute). */
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("sessions_client_idx").on(t.clientId)],
+  (t) => [index("sessions_client_idx").on(t.clientId), index("sessions_mc_uuid_idx").on(t.mcUuid)],
 );
 
 /**

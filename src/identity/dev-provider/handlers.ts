@@ -126,7 +126,56 @@ export interface DevProvider {
   fetch(req: Request): Promise<Response>;
 }
 
+/** Microsoft's answer to a token request signed with an expired client secret. */
+function secretExpired(clientId: string): Response {
+  const description = `AADSTS7000222: The provided client secret keys for app '${clientId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`;
+  return json(401, {
+    error: "invalid_client",
+    error_description: description,
+    error_codes: [7000222],
+    error_uri: "https://login.microsoftonline.com/error?code=7000222",
+  });
+}
+
+/**
+ * The active skin (and cape) a profile shows, as Minecraft services give them: every profile has
+ * one ACTIVE skin; the texture hash is derived from the name, so it is stable per player.
+ */
+function devTextures(username: string, outcome: string) {
+  const hash = (salt: string) => createHash("sha256").update(`${salt}:${username}`).digest("hex");
+  const slim = outcome === "success_slim_cape";
+  return {
+    skins: [
+      {
+        id: uuidFromHex(hash("skin-id")),
+        state: "ACTIVE",
+        url: `http://textures.minecraft.net/texture/${hash("skin")}`,
+        textureKey: hash("skin"),
+        variant: slim ? "SLIM" : "CLASSIC",
+      },
+    ],
+    capes: slim
+      ? [
+          {
+            id: uuidFromHex(hash("cape-id")),
+            state: "ACTIVE",
+            url: `http://textures.minecraft.net/texture/${hash("cape")}`,
+            alias: "Migrator",
+          },
+        ]
+      : [],
+  };
+}
+
+const uuidFromHex = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+
 export interface DevProviderOptions {
+  /**
+   * Client secrets this provider treats as expired: a token request with one answers 401
+   * `invalid_client` AADSTS7000222, whatever the code, as Microsoft does once a secret lapses.
+   */
+  expiredSecrets?: readonly string[];
   basePath?: string;
   /** Signs codes and tokens; instances that share it accept each other's. */
   keyring: Keyring;
@@ -189,7 +238,11 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     const form = new URLSearchParams(text);
     if (form.get("grant_type") !== "authorization_code")
       return oauthError("unsupported_grant_type", "Only authorization_code is supported.");
+    const secret = form.get("client_secret");
+    if (secret !== null && opts.expiredSecrets?.includes(secret)) return secretExpired(form.get("client_id") ?? "");
     const pending = tokens.readCode(form.get("code") ?? "");
+    // Microsoft judges the client's credentials before the code, so the code stays unredeemed.
+    if (pending?.outcome === "client_secret_expired") return secretExpired(pending.clientId);
     // Claimed before the other checks, as Microsoft does: a failed redemption burns the code too.
     if (!pending || !(await store.claim(`code:${pending.grant}`, pending.expires)))
       return oauthError("invalid_grant", "The code is unknown, expired or already redeemed.");
@@ -305,6 +358,12 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     if (!player || userHash(player.username) !== match![1]) {
       return mcError(401, DEV_IDP_PATHS.mcLogin, "UNAUTHORIZED", "Invalid identity token.");
     }
+    // What Mojang answers an Azure app it has not approved for the Minecraft API.
+    if (player.outcome === "minecraft_api_not_approved")
+      return json(403, {
+        path: DEV_IDP_PATHS.mcLogin,
+        errorMessage: "Invalid app registration, see https://aka.ms/AppRegInfo for more information",
+      });
     return json(200, {
       username: randomUUID(),
       roles: [],
@@ -330,8 +389,7 @@ export function createDevProvider(opts: DevProviderOptions): DevProvider {
     return json(200, {
       id: offlineUuid(player.username).replace(/-/g, ""),
       name: player.username,
-      skins: [],
-      capes: [],
+      ...devTextures(player.username, player.outcome),
     });
   }
 

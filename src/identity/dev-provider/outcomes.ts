@@ -1,6 +1,7 @@
 /** What the sign-in page offers; `value` is what the form's `outcome` field carries. */
 export const DEV_IDP_OUTCOMES = [
   { value: "success", label: "Success: signed in, owns Minecraft" },
+  { value: "success_slim_cape", label: "Success, with a slim skin and a cape" },
   { value: "no_xbox_profile", label: "No Xbox profile (XSTS 2148916233)", xerr: 2148916233 },
   { value: "region_not_allowed", label: "Xbox Live not available in the country (XSTS 2148916235)", xerr: 2148916235 },
   { value: "age_verification_required", label: "Adult verification required (XSTS 2148916236)", xerr: 2148916236 },
@@ -18,6 +19,11 @@ export const DEV_IDP_OUTCOMES = [
   { value: "xbox_terms_not_accepted", label: "Xbox terms of use not accepted (XSTS 2148916234)", xerr: 2148916234 },
   { value: "account_banned", label: "Xbox account banned (XSTS 2148916227)", xerr: 2148916227 },
   { value: "no_minecraft_profile", label: "No Minecraft: Java Edition profile (404)" },
+  {
+    value: "minecraft_api_not_approved",
+    label: "App not yet approved for the Minecraft API (403 from login_with_xbox)",
+  },
+  { value: "client_secret_expired", label: "The app's client secret has expired (AADSTS7000222 at the token step)" },
   { value: "upstream_unavailable", label: "Xbox Live unavailable (503 on every call)" },
   { value: "flaky", label: "Flaky: one 429 from Xbox Live, then success" },
   { value: "access_denied", label: "Cancel at the provider (error=access_denied)" },

@@ -9,12 +9,13 @@ import { createDevProvider } from "./handlers";
  * made at start and marks kept in memory are all it needs.
  */
 export async function startDevProvider(
-  opts: { port?: number; hostname?: string } = {},
+  opts: { port?: number; hostname?: string; expiredSecrets?: readonly string[] } = {},
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const hostname = opts.hostname ?? "127.0.0.1";
   const provider = createDevProvider({
     keyring: Keyring.fromSecret(randomBytes(32).toString("base64url")),
     store: new MemoryGrantStore(),
+    ...(opts.expiredSecrets && { expiredSecrets: opts.expiredSecrets }),
   });
   const server = Bun.serve({ port: opts.port ?? 0, hostname, fetch: (req) => provider.fetch(req) });
   const host =

@@ -21,6 +21,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's apps page (browser): the apps holding a session for them, each with Revoke
+         * @description Signed out: what the page is and a link to sign in with Microsoft. Signed in (the `mcp_player` cookie, 15 minutes): each client app holding a live session for the player's Minecraft UUID, with its title, where its sign-ins return to, since when and when it last used it. docs/identity.md#the-players-apps-page.
+         */
+        get: operations["account-apps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/apps/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The apps page's identity provider callback (browser)
+         * @description Accepted only with the state this browser's cookie names. Runs the sign-in chain for the Minecraft profile, sets the page's sign-in cookie and redirects (303) to /account/apps; a failed chain shows why.
+         */
+        get: operations["account-apps-callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/apps/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an app (browser form): every live session of the player at that client ends
+         * @description The apps page's form, with its CSRF token, from the signed-in browser. Ends the player's live sessions of the client (validate answers `{valid: false}` for them), sends `session.revoked` to the client's team and redirects (303) to /account/apps. Signed out: 303 to the signed-out page.
+         */
+        post: operations["account-apps-revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/apps/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start the apps page's Microsoft sign-in (browser)
+         * @description Sets a state cookie for this browser and redirects (303) to the identity provider, which returns to /account/apps/callback.
+         */
+        get: operations["account-apps-signIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/apps/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out of the apps page (browser form)
+         * @description Clears the page's sign-in cookie and redirects (303) to the signed-out page.
+         */
+        post: operations["account-apps-signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/config": {
         parameters: {
             query?: never;
@@ -713,6 +813,26 @@ export interface paths {
          * @description Reached by the player's browser from the identity provider with `code` and `state` (or `error`). Checks `state`, exchanges the code (PKCE), reads the Minecraft profile, sets an HttpOnly cookie binding this browser to the request, and shows the consent page. Identity failures end the request as `denied` and redirect (303) to the client's post_login_redirect_uri with `auth_request_id`, `status`, `error` and `state`.
          */
         get: operations["msAuth-callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/client/ms-auth/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Self-test of the Microsoft app sign-ins depend on, and of this client's sign-ins
+         * @description For the owner of the client's team. Checks the redirect URI the Microsoft app must register, that the client secret is set and when it expires (MS_CLIENT_SECRET_EXPIRES_AT), whether Microsoft accepts it (one made-up code redeemed at the token endpoint unless `probe=false`), what the client's recent sign-ins say about the Minecraft API approval, and the client's ms_auth module. Each check has a status (ok, info, warning, error), a summary and, when something is to be done, an action. 404 for a client that is not in one of your teams.
+         */
+        get: operations["msAuth-diagnostics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2090,6 +2210,7 @@ export interface paths {
          *     - `incident.opened` / `incident.updated` / `incident.resolved` {server_id, server_name (or network_name), incident_id, kind, title, status, started_at, ended_at, crash, update}: an incident began (held during a maintenance window), got an update or a crash report, ended
          *     - `login.authorized` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
          *     - `login.denied` {client_id, client_name, auth_request_id, error}: `error` is the denial code
+         *     - `session.revoked` {client_id, client_name, mc_uuid, mc_username, sessions, revoked_at, by}: a player revoked the client's access on their apps page; their sessions of it no longer validate
          *     - `client.secret_rotated` {client_id, client_name, rotated_at}
          *     - `endpoint.disabled` {endpoint_id, url, failing_since, reason}: sent to the team's other endpoints (url masked)
          *     - `endpoint.paused` {endpoint_id, url, consecutive_failures, paused_until}: sent to the team's other endpoints when one's circuit opens (url masked)
@@ -2529,6 +2650,26 @@ export interface webhooks {
          * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
          */
         post: operations["webhook-server-up"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A player revoked the client's access on their apps page: their sessions of it are no longer valid
+         * @description Sent to the team's endpoints that take this type; see docs/webhooks.md.
+         */
+        post: operations["webhook-session-revoked"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3112,6 +3253,36 @@ export interface components {
             server_name: string;
             source: string | null;
         };
+        MsAuthDiagnosticCheck: {
+            /** @description What to do about it, when something is to be done */
+            action?: string;
+            /**
+             * @description What was checked (stable)
+             * @enum {string}
+             */
+            id: "identity_provider" | "redirect_uri" | "client_secret" | "client_secret_expiry" | "token_endpoint" | "minecraft_api_access" | "ms_auth_module";
+            /** @enum {string} */
+            status: "ok" | "info" | "warning" | "error";
+            /** @description What was found */
+            summary: string;
+        };
+        /** @description The ms_auth self-test */
+        MsAuthDiagnostics: {
+            /** Format: date-time */
+            checked_at: string;
+            checks: components["schemas"]["MsAuthDiagnosticCheck"][];
+            /** Format: uuid */
+            client_id: string;
+            /** @enum {string} */
+            identity_provider: "development" | "microsoft";
+            /** @description The callback URL the Microsoft app must have registered, exactly */
+            redirect_uri: string;
+            /**
+             * @description The worst status among the checks
+             * @enum {string}
+             */
+            status: "ok" | "info" | "warning" | "error";
+        };
         MsAuthModule: {
             /** Format: date-time */
             created_at: string;
@@ -3178,6 +3349,13 @@ export interface components {
             time_played_seconds: number;
             uuid: string;
         };
+        /** @description The ACTIVE cape; null when the player wears none */
+        PlayerCape: {
+            /** @description Mojang's name for the cape (e.g. Migrator), when given */
+            alias: string | null;
+            /** @description The cape's texture (a PNG on textures.minecraft.net) */
+            url: string;
+        } | null;
         PlayerDirectoryPage: {
             /** @description Pass as cursor for the next page; null on the last */
             next_cursor: string | null;
@@ -3401,6 +3579,16 @@ export interface components {
             /** @description Newest first */
             sessions: components["schemas"]["PlayerSession"][];
         };
+        /** @description The ACTIVE skin; null when unknown (a session from before skins were kept) */
+        PlayerSkin: {
+            /** @description The skin's texture (a PNG on textures.minecraft.net) */
+            url: string;
+            /**
+             * @description The player model: CLASSIC (Steve, 4 px arms) or SLIM (Alex, 3 px)
+             * @enum {string}
+             */
+            variant: "CLASSIC" | "SLIM";
+        } | null;
         /**
          * @example {
          *       "server_id": "9d3c2a51-7e0b-4a8e-b1f2-0c6f1d2e3a4b",
@@ -3549,7 +3737,7 @@ export interface components {
              * @description Why the sign-in was refused
              * @enum {string}
              */
-            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+            error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "minecraft_api_not_approved" | "client_secret_expired" | "identity_error" | "consent_denied";
             /** @description The player's Minecraft name */
             mc_username?: string;
             /**
@@ -3662,6 +3850,8 @@ export interface components {
         SessionValid: {
             /** @description Only when `assertion: true` was asked and the session is live: a compact JWS (header alg EdDSA, kid, typ JWT; claims iss = the service URL, aud = client_id, sub = mc_uuid, name = mc_username, iat, exp, jti). Verify it against /.well-known/jwks.json; it stays valid until exp even if the session is revoked. */
             assertion?: string;
+            /** @description Only with `textures: true` */
+            cape?: components["schemas"]["PlayerCape"];
             /**
              * Format: date-time
              * @description When the session ends
@@ -3671,6 +3861,8 @@ export interface components {
             mc_username: string;
             /** @description The player's Minecraft UUID, dashed */
             mc_uuid: string;
+            /** @description Only with `textures: true` */
+            skin?: components["schemas"]["PlayerSkin"];
             /** @constant */
             valid: true;
         };
@@ -3835,7 +4027,7 @@ export interface components {
             /** Format: uuid */
             endpoint_id: string;
             /** @description Empty: every event type except `audit.entry`, which an endpoint gets only by naming it */
-            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
+            event_types: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
             failing_since: string | null;
             /**
              * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
@@ -3943,6 +4135,382 @@ export interface operations {
                             x: string;
                         }[];
                     };
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "account-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "account-apps-callback": {
+        parameters: {
+            query: {
+                code?: string;
+                error?: string;
+                state: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Why the sign-in failed */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To /account/apps, signed in */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "account-apps-revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** Format: uuid */
+                    client_id: string;
+                    csrf_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Back to /account/apps */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "account-apps-signIn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider's sign-in page */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "account-apps-signOut": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    csrf_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To the signed-out page */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests */
@@ -13118,6 +13686,187 @@ export interface operations {
             };
         };
     };
+    "msAuth-diagnostics": {
+        parameters: {
+            query: {
+                /** @description The client application whose sign-ins are checked (you must own its team) */
+                client_id: string;
+                probe?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MsAuthDiagnostics"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "msAuth-poll": {
         parameters: {
             query?: never;
@@ -13621,6 +14370,8 @@ export interface operations {
                     client_id: string;
                     client_secret: string;
                     svc_session_token: string;
+                    /** @description Also return the player's active `skin` (texture URL and model) and `cape` as the Minecraft profile showed them at sign-in, and put them in the `assertion` when one is asked for. Default false: the answer is as without it. */
+                    textures?: boolean;
                 };
             };
         };
@@ -32682,7 +33433,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -33373,7 +34124,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
+                    event_types?: ("server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry")[];
                     /**
                      * @description `standard`: the signed event JSON; `discord` / `slack`: a chat message made from it
                      * @enum {string}
@@ -35650,6 +36401,59 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "server.up";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event; anything else is retried or failed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-session-revoked": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`msg_...`): the same on every retry; deduplicate on it */
+                "webhook-id": string;
+                /** @description `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with the base64-decoded secret after `whsec_`; two, space-separated, during a rotation's overlap */
+                "webhook-signature": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /**
+                         * @description Who revoked: the player (their apps page)
+                         * @constant
+                         */
+                        by: "player";
+                        /** Format: uuid */
+                        client_id: string;
+                        client_name: string;
+                        mc_username: string;
+                        mc_uuid: string;
+                        /** Format: date-time */
+                        revoked_at: string;
+                        /**
+                         * Format: int64
+                         * @description How many live sessions of the player ended
+                         */
+                        sessions: number;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "session.revoked";
                 };
             };
         };

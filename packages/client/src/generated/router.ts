@@ -786,7 +786,7 @@ export type AppRouterRecord = {
         assertion?: undefined | string;
       } | {
         status: "denied";
-        error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "identity_error" | "consent_denied";
+        error: "access_denied" | "no_xbox_profile" | "region_not_allowed" | "age_verification_required" | "child_account" | "guardian_restricted" | "xbox_terms_not_accepted" | "account_banned" | "no_minecraft_profile" | "upstream_unavailable" | "minecraft_api_not_approved" | "client_secret_expired" | "identity_error" | "consent_denied";
         mc_username?: undefined | string;
       } | {
         status: "expired";
@@ -801,6 +801,7 @@ export type AppRouterRecord = {
         client_secret: string;
         svc_session_token: string;
         assertion?: boolean | undefined;
+        textures?: boolean | undefined;
       };
       output: {
         valid: true;
@@ -808,6 +809,14 @@ export type AppRouterRecord = {
         mc_username: string;
         expires_at: string;
         assertion?: undefined | string;
+        skin?: undefined | null | {
+          url: string;
+          variant: "CLASSIC" | "SLIM";
+        };
+        cape?: undefined | null | {
+          url: string;
+          alias: null | string;
+        };
       } | {
         valid: false;
       };
@@ -821,6 +830,26 @@ export type AppRouterRecord = {
       };
       output: {
         ok: true;
+      };
+      meta: object;
+    }>;
+    diagnostics: TRPCQueryProcedure<{
+      input: {
+        client_id: string;
+        probe?: undefined | "false" | "true";
+      };
+      output: {
+        client_id: string;
+        identity_provider: "development" | "microsoft";
+        redirect_uri: string;
+        checked_at: string;
+        status: "error" | "ok" | "info" | "warning";
+        checks: Array<{
+          id: "identity_provider" | "client_secret" | "redirect_uri" | "client_secret_expiry" | "token_endpoint" | "minecraft_api_access" | "ms_auth_module";
+          status: "error" | "ok" | "info" | "warning";
+          summary: string;
+          action?: undefined | string;
+        }>;
       };
       meta: object;
     }>;
@@ -2276,7 +2305,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -2287,7 +2316,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2316,7 +2345,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2353,7 +2382,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2375,7 +2404,7 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -2385,7 +2414,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2424,7 +2453,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2453,7 +2482,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
