@@ -48,6 +48,8 @@ import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
 import { WebhooksService } from "./webhooks/service";
 import { PrivacyService } from "./privacy/service";
+import { type HoldDuring, NEVER_HELD, PerformanceAlerts } from "./alerts/evaluate";
+import { AlertRulesService } from "./alerts/service";
 import { DeliveryWorker } from "./webhooks/worker";
 
 /** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
@@ -122,6 +124,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     downAfterFailures: config.WEBHOOK_DOWN_AFTER_FAILURES,
     agentSilenceSeconds: config.WEBHOOK_AGENT_SILENCE_SECONDS,
   });
+  // Maintenance windows plug in here: whether a server's alert notices are held at a time.
+  const holdDuring: HoldDuring = NEVER_HELD;
+  const performanceAlerts = new PerformanceAlerts(db, webhooks, log.child({ component: "alerts" }), holdDuring);
   const clients = new ClientsService(db, bus, undefined, webhooks);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
   metrics?.gauge(
@@ -204,6 +209,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   );
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
+  monitoring.consume((samples) => performanceAlerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.
   monitoring.onSample((serverId, r, changed) => {
     const data = {
@@ -286,6 +292,7 @@ export async function createServices(config: Config, database: Database, log: Lo
         hopGapSeconds: config.NETWORK_HOP_GAP_SECONDS,
       },
       networks,
+      performanceAlerts,
     ),
     playerHistory,
     playerDirectory: new PlayerDirectoryService(db),
@@ -293,6 +300,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     realtime,
     webhooks,
     audit: new AuditService(db),
+    alertRules: new AlertRulesService(db, performanceAlerts),
+    performanceAlerts,
     privacy: new PrivacyService(
       db,
       keyring,

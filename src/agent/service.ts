@@ -25,6 +25,7 @@ import {
 import { rankOut, type RanksService } from "../servers/ranks";
 import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
 import { optedOut, optOutsOfServer } from "../privacy/service";
+import type { PerformanceAlerts } from "../alerts/evaluate";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 
 /** The one server an agent token speaks for. */
@@ -58,6 +59,7 @@ export class AgentService {
     private readonly metrics?: MetricBuffer,
     private readonly opts: { backfillDays: number; hopGapSeconds?: number } = { backfillDays: 90 },
     private readonly networks?: NetworksService,
+    private readonly alerts?: PerformanceAlerts,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -140,6 +142,8 @@ export class AgentService {
         memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
        where server_status.heartbeat_at is null or server_status.heartbeat_at <= excluded.heartbeat_at`);
     this.metrics?.add(serverId, at, v);
+    // Held against the alert rules once stored (no statement when no rule covers the server).
+    await this.alerts?.fromHeartbeat(serverId, takenAt, v);
     return { server_id: serverId, received_at: iso(receivedAt) };
   }
 

@@ -10,6 +10,8 @@ export const TEAM_EVENT_TYPES = [
   "player.unbanned",
   "agent.offline",
   "agent.online",
+  "alert.firing",
+  "alert.resolved",
   "login.authorized",
   "login.denied",
   "client.secret_rotated",

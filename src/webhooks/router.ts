@@ -27,6 +27,7 @@ export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard We
 - \`player.banned\` {server_id, server_name, uuid, name, reason, source, origin, created, expires}
 - \`player.unbanned\` {server_id, server_name, uuid, source}
 - \`agent.offline\` / \`agent.online\` {server_id, server_name, last_heartbeat_at, silence_seconds}
+- \`alert.firing\` / \`alert.resolved\` {server_id, server_name, rule_id, rule_name, network_name, metric, op, threshold, margin, duration_seconds, value, since, at}: a performance alert rule fired or recovered (docs/alerts.md)
 - \`login.authorized\` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
 - \`login.denied\` {client_id, client_name, auth_request_id, error}: \`error\` is the denial code
 - \`client.secret_rotated\` {client_id, client_name, rotated_at}
