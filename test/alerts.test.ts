@@ -257,7 +257,11 @@ describe("alert rules", () => {
       mc.players = 2;
       await srv.services.monitoring.checkNow(f.serverId);
       await settle(srv, r, 2);
-      expect(events(r).map((x) => x.type).sort()).toEqual(["alert.firing", "alert.resolved"]);
+      expect(
+        events(r)
+          .map((x) => x.type)
+          .sort(),
+      ).toEqual(["alert.firing", "alert.resolved"]);
     } finally {
       await mc.close();
     }
@@ -298,7 +302,11 @@ describe("alert rules", () => {
     await read(10, 12);
     await read(5, 19.5);
     await settle(srv, r, 2);
-    expect(events(r).map((e) => [e.type, e.data.value]).sort()).toEqual([
+    expect(
+      events(r)
+        .map((e) => [e.type, e.data.value])
+        .sort(),
+    ).toEqual([
       ["alert.firing", 10],
       ["alert.resolved", 19.5],
     ]);

@@ -90,9 +90,9 @@ export class PerformanceAlerts {
       );
       const next = new Map<string, Set<AlertMetric>>();
       for (const r of rows) {
-        let set = next.get(r.server_id);
-        if (!set) next.set(r.server_id, (set = new Set()));
+        const set = next.get(r.server_id) ?? new Set<AlertMetric>();
         set.add(r.metric);
+        next.set(r.server_id, set);
       }
       this.covered = next;
       this.coveredAt = started;

@@ -62,7 +62,7 @@ export const ZAlertRule = z
     margin: z.number(),
     duration_seconds: z.number().int(),
     enabled: z.boolean(),
-    firing: z.array(ZUuid).meta({ description: "The servers for which the rule fires now" }),
+    firing: z.array(ZUuid).max(LIMITS.serversPerTeam).meta({ description: "The servers for which the rule fires now" }),
     created_at: ZTimestamp,
     updated_at: ZTimestamp,
   })
