@@ -4,7 +4,7 @@ import { startStatusResponder } from "../scripts/demo-mc-server";
 import { PerformanceAlerts } from "../src/alerts/evaluate";
 import type { RunningServer } from "../src/app";
 import { createLogger } from "../src/lib/log";
-import { startTestServer } from "./harness";
+import { startTestServer, tempDir, usingPostgres } from "./harness";
 import { addMember, api, expectError, newUser } from "./helpers";
 import { agentApi, newServer } from "./servers-fixture";
 import { FAST_WEBHOOKS, type Receiver, startReceiver } from "./webhook-receiver";
@@ -311,4 +311,46 @@ describe("alert rules", () => {
       ["alert.resolved", 19.5],
     ]);
   });
+
+  test.skipIf(!usingPostgres())(
+    "two instances on one database taking heartbeats of the same server report each change once",
+    async () => {
+      const dir = tempDir();
+      const env = { ...FAST_WEBHOOKS, DATA_DIR: dir };
+      const a = await startTestServer(env);
+      started.push(a);
+      const b = await startTestServer(env);
+      started.push(b);
+      const r = receiver();
+      const f = await newServer(a);
+      await hookFor(a, f.owner.token, f.teamId, r.url);
+      const created = await api(a, "POST", `/teams/${f.teamId}/alert-rules`, {
+        token: f.owner.token,
+        body: { name: "Lag", server_id: f.serverId, metric: "mspt", op: "above", threshold: 50, duration_seconds: 5 },
+      });
+      expect(created.status).toBe(201);
+      // B learns of the rule within its refresh of the covered servers.
+      b.services.performanceAlerts.invalidate();
+      const now = Date.now();
+      const beat = (srv: RunningServer, s: number, mspt: number) =>
+        agentApi(srv, f.agentToken, "POST", "/agent/heartbeat", { at: ago(s, now), mspt }).then((res) =>
+          expect(res.status).toBe(200),
+        );
+      await beat(a, 40, 80);
+      // The reading that fires, and one after it, each sent to both instances at once.
+      await Promise.all([beat(a, 30, 90), beat(b, 30, 90)]);
+      await Promise.all([beat(a, 25, 95), beat(b, 25, 95)]);
+      await Promise.all([beat(a, 15, 10), beat(b, 15, 10)]);
+      await Promise.all([beat(a, 5, 10), beat(b, 5, 10)]);
+      for (const srv of [a, b]) await srv.services.webhooks.flush();
+      await settle(a, r, 2);
+      await Bun.sleep(300);
+      await b.services.webhookWorker.drain();
+      expect(
+        events(r)
+          .map((e) => e.type)
+          .sort(),
+      ).toEqual(["alert.firing", "alert.resolved"]);
+    },
+  );
 });
