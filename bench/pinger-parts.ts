@@ -88,9 +88,13 @@ await part("feed 128 (consumers)", 128, () =>
   m.feed(batch().map((b) => ({ serverId: b.serverId, result, changed: false }))),
 );
 for (const id of ids) m.buffer.add(id, Date.now(), { online: true, latency: 1, players: 3 });
-await part("buffer flush 5000 servers (1 minute row each)", N, async () => {
+await part("buffer flush 5000 servers (1 minute + 1 hour row each)", N, async () => {
   for (const id of ids) m.buffer.add(id, Date.now(), { online: true, latency: 1, players: 3 });
   await m.buffer.flush();
+});
+await part("buffer flush 5000 servers, periodic (minute tier only)", N, async () => {
+  for (const id of ids) m.buffer.add(id, Date.now(), { online: true, latency: 1, players: 3 });
+  await m.buffer.flush(false);
 });
 await part(
   dbName ? "publish 128 status events (NOTIFY, heard back)" : "publish 128 status events (in process)",

@@ -48,11 +48,13 @@ import { PlayerDirectoryService } from "./player-directory/service";
 import { RanksService } from "./servers/ranks";
 import { NetworksService } from "./networks/service";
 import { IncidentsService } from "./incidents/service";
-import { MaintenanceService } from "./maintenance/service";
+import { isUnderMaintenance, MaintenanceService } from "./maintenance/service";
 import { ServersService } from "./servers/service";
 import { ServerAlerts, withBanEvents } from "./webhooks/alerts";
 import { WebhooksService } from "./webhooks/service";
 import { PrivacyService } from "./privacy/service";
+import { type HoldDuring, PerformanceAlerts } from "./alerts/evaluate";
+import { AlertRulesService } from "./alerts/service";
 import { DeliveryWorker } from "./webhooks/worker";
 
 /** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
@@ -127,6 +129,10 @@ export async function createServices(config: Config, database: Database, log: Lo
     downAfterFailures: config.WEBHOOK_DOWN_AFTER_FAILURES,
     agentSilenceSeconds: config.WEBHOOK_AGENT_SILENCE_SECONDS,
   });
+  // A performance alert's notices are held while a maintenance window of its server (or the
+  // server's network) runs, as server.down and incident.opened are.
+  const holdDuring: HoldDuring = (serverId, at) => isUnderMaintenance(db, serverId, at);
+  const performanceAlerts = new PerformanceAlerts(db, webhooks, log.child({ component: "alerts" }), holdDuring);
   const clients = new ClientsService(db, bus, undefined, webhooks);
   const realtime = new Realtime(db, bus, log, config.ACTOR_IDLE_SECONDS * 1000);
   metrics?.gauge(
@@ -210,6 +216,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   );
   monitoring.consume((samples) => playerHistory.fromSamples(samples));
   monitoring.consume((samples) => alerts.fromSamples(samples));
+  monitoring.consume((samples) => performanceAlerts.fromSamples(samples));
   // A flip goes out always; any other result only where some instance has a live view of the server.
   monitoring.onSample((serverId, r, changed) => {
     const data = {
@@ -299,6 +306,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       },
       networks,
       webhooks,
+      performanceAlerts,
     ),
     playerHistory,
     playerDirectory: new PlayerDirectoryService(db),
@@ -306,6 +314,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     realtime,
     webhooks,
     audit: new AuditService(db),
+    alertRules: new AlertRulesService(db, performanceAlerts),
+    performanceAlerts,
     privacy: new PrivacyService(
       db,
       keyring,

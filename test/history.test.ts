@@ -3,6 +3,7 @@ import { eq, inArray } from "drizzle-orm";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import type { RunningServer } from "../src/app";
 import { serverMetricsHour, serverMetricsMinute, serverSamples, servers } from "../src/db/schema";
+import { HOUR_TIER_EVERY_MS } from "../src/monitoring/buffer";
 import { startTestServer, tempDir, usingPostgres } from "./harness";
 import { api, expectError } from "./helpers";
 import { agentApi, newServer, type ServerFixture } from "./servers-fixture";
@@ -261,6 +262,34 @@ describe("metric history", () => {
       .from(serverMetricsHour)
       .where(eq(serverMetricsHour.serverId, f1.serverId));
     expect(h1).toMatchObject({ tpsN: 4, tpsSum: sums(tps1).sum, tpsMin: 7.125, tpsMax: 20, playersSum: 17 });
+  });
+
+  test("the periodic flush writes the minute tier every time and the hourly tier every HOUR_TIER_EVERY_MS, with exactly the same sums", async () => {
+    const f = await newServer(srv);
+    alignClock(3600_000);
+    const buffer = srv.services.monitoring.buffer;
+    // Whatever earlier tests left is written first, and the hourly tier's turn starts now.
+    await buffer.flush();
+    const hourRows = () =>
+      srv.services.database.db.select().from(serverMetricsHour).where(eq(serverMetricsHour.serverId, f.serverId));
+    await heartbeat(f, { tps: 20, players_online: 2 });
+    await buffer.flush(false);
+    await heartbeat(f, { tps: 10, players_online: 6 });
+    await buffer.flush(false);
+    expect(await minuteRows(srv, f.serverId)).toMatchObject([{ tpsN: 2, tpsSum: 30, playersSum: 8 }]);
+    expect(await hourRows()).toEqual([]);
+    srv.services.clock.advance(HOUR_TIER_EVERY_MS);
+    await heartbeat(f, { tps: 15, players_online: 1 });
+    await buffer.flush(false);
+    expect(await hourRows()).toMatchObject([{ tpsN: 3, tpsSum: 45, tpsMin: 10, tpsMax: 20, playersSum: 9 }]);
+    const minutes = await minuteRows(srv, f.serverId);
+    expect(minutes.reduce((a, r) => a + Number(r.tpsSum), 0)).toBe(45);
+    // A full flush (a graceful stop, pingDue) sends what the hourly tier holds back at once.
+    await heartbeat(f, { tps: 5 });
+    await buffer.flush(false);
+    expect(await hourRows()).toMatchObject([{ tpsN: 3 }]);
+    await buffer.flush();
+    expect(await hourRows()).toMatchObject([{ tpsN: 4, tpsSum: 50, tpsMin: 5 }]);
   });
 
   test("ping results stored together land in the buckets: per server, the minute sums are those of its samples", async () => {

@@ -25,6 +25,7 @@ import {
 import { rankOut, type RanksService } from "../servers/ranks";
 import { type NetworksService, networkBanForAgent, networkRankOut } from "../networks/service";
 import { optedOut, optOutsOfServer } from "../privacy/service";
+import type { PerformanceAlerts } from "../alerts/evaluate";
 import type { TAgentEvent, ZHeartbeat } from "./schemas";
 import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { afterCrashReport, recordCrashReport, recordPlannedStop, recordStarted } from "../incidents/service";
@@ -62,6 +63,7 @@ export class AgentService {
     private readonly networks?: NetworksService,
     /** Where incident.* events go (a crash report announces its incident). */
     private readonly teamEvents: TeamEventSink = NO_TEAM_EVENTS,
+    private readonly alerts?: PerformanceAlerts,
   ) {}
 
   /** Resolves an agent token by its SHA-256; rotating the token makes the old one unknown here. */
@@ -144,6 +146,8 @@ export class AgentService {
         memory_used_mb = excluded.memory_used_mb, memory_max_mb = excluded.memory_max_mb, heartbeat_at = excluded.heartbeat_at
        where server_status.heartbeat_at is null or server_status.heartbeat_at <= excluded.heartbeat_at`);
     this.metrics?.add(serverId, at, v);
+    // Held against the alert rules once stored (no statement when no rule covers the server).
+    await this.alerts?.fromHeartbeat(serverId, takenAt, v);
     return { server_id: serverId, received_at: iso(receivedAt) };
   }
 

@@ -62,6 +62,9 @@ export const AUDIT_ACTIONS = {
   "webhook.resume": "A paused webhook endpoint was resumed",
   "webhook.redeliver": "A webhook delivery was queued again",
   "webhook.send_test": "A test event was queued for a webhook endpoint",
+  "alert_rule.create": "An alert rule on performance was created",
+  "alert_rule.update": "An alert rule changed (a change of what it decides on starts it afresh)",
+  "alert_rule.delete": "An alert rule was deleted",
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

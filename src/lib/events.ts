@@ -13,6 +13,8 @@ export const TEAM_EVENT_TYPES = [
   "incident.opened",
   "incident.updated",
   "incident.resolved",
+  "alert.firing",
+  "alert.resolved",
   "login.authorized",
   "login.denied",
   "session.revoked",

@@ -31,6 +31,7 @@ export const LIMITS = {
   /** Players on a team's opt-out list (the agent's config carries them all). */
   optOutsPerTeam: 5_000,
   webhooksPerTeam: 20,
+  alertRulesPerTeam: 200,
   /** The most recent deliveries listed for one endpoint. */
   webhookDeliveriesListed: 100,
   /** A page of players or bans. */

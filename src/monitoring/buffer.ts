@@ -116,13 +116,23 @@ function upsertTier(tier: Tier, json: string) {
 }
 
 /**
- * Heartbeats and ping results summed in memory per (server, minute) and added to both metric
- * tiers every flush in ONE statement: a multi-row upsert per tier, merging by adding counts and
- * sums and taking least / greatest, so several instances holding parts of the same minute merge
- * exactly. The hourly rows are the minute sums added up per hour before they are sent.
+ * How often the periodic flush (`flush(false)`) also writes the hourly tier. Each flush upserts
+ * one row per server and tier it has readings of: with a flush every 5 s and a check every 30 s,
+ * that was two row writes per check, the larger part of the pinger's database work beyond the
+ * check itself (bench/pinger-parts.ts). An hourly row needs no fresher sums than this.
+ */
+export const HOUR_TIER_EVERY_MS = 60_000;
+
+/**
+ * Heartbeats and ping results summed in memory per (server, minute) and added to the metric
+ * tiers in ONE statement a flush: a multi-row upsert per tier, merging by adding counts and sums
+ * and taking least / greatest, so several instances holding parts of the same minute merge
+ * exactly. The hourly rows are the minute sums added up per hour; the periodic flush sends them
+ * every HOUR_TIER_EVERY_MS (summing meanwhile), a full `flush()` every time.
  *
- * Durability: a crash loses what was summed since the last flush (at most one flush interval);
- * `flush()` on a graceful stop loses nothing. A flush that fails keeps its sums for the next.
+ * Durability: a crash loses what was summed since the last flush (at most one flush interval;
+ * for the hourly tier at most HOUR_TIER_EVERY_MS); `flush()` on a graceful stop loses nothing.
+ * A flush that fails keeps its sums for the next.
  */
 export class MetricBuffer {
   private pending = new Map<string, Acc>();
@@ -131,8 +141,12 @@ export class MetricBuffer {
    * hour): they go to the hourly tier only, rather than into minute rows retention would delete.
    */
   private pendingHours = new Map<string, Acc>();
+  /** Hourly sums of readings already in the minute tier, waiting for the hourly tier's turn. */
+  private hoursDue = new Map<string, Acc>();
+  private hoursWrittenAt: number;
   private flushing: Promise<void> | undefined;
   private again = false;
+  private againAll = false;
 
   constructor(
     private readonly db: Db,
@@ -143,7 +157,9 @@ export class MetricBuffer {
       minuteRetentionMs?: number;
       clock?: Clock;
     } = {},
-  ) {}
+  ) {
+    this.hoursWrittenAt = this.now();
+  }
 
   private now() {
     return this.opts.clock?.now() ?? Date.now();
@@ -170,19 +186,24 @@ export class MetricBuffer {
 
   /**
    * Sends everything summed so far; resolves once what was pending when it was called is stored
-   * (a flush under way is waited for, then another runs for what arrived meanwhile).
+   * (a flush under way is waited for, then another runs for what arrived meanwhile). `all`
+   * false (the periodic task) sends the hourly tier only when HOUR_TIER_EVERY_MS have passed.
    */
-  flush(): Promise<void> {
+  flush(all = true): Promise<void> {
     if (this.flushing) {
       this.again = true;
+      this.againAll ||= all;
       return this.flushing;
     }
     this.flushing = (async () => {
       try {
+        let full = all;
         do {
           this.again = false;
-          await this.flushOnce();
-        } while (this.again && this.size > 0);
+          await this.flushOnce(full);
+          full = this.againAll;
+          this.againAll = false;
+        } while (this.again && (this.size > 0 || (full && this.hoursDue.size > 0)));
       } finally {
         this.flushing = undefined;
       }
@@ -190,32 +211,55 @@ export class MetricBuffer {
     return this.flushing;
   }
 
-  private async flushOnce() {
-    if (this.size === 0) return;
+  private async flushOnce(all: boolean) {
+    const writeHours = all || this.now() - this.hoursWrittenAt >= HOUR_TIER_EVERY_MS;
+    if (this.size === 0 && (this.hoursDue.size === 0 || !writeHours)) {
+      // Nothing held back: the hourly tier is as current as it can be.
+      if (this.hoursDue.size === 0) this.hoursWrittenAt = this.now();
+      return;
+    }
     const batch = this.pending;
     const oldHours = this.pendingHours;
     this.pending = new Map();
     this.pendingHours = new Map();
+    // The readings summed per hour: merged into the hourly sums kept for the hourly tier's turn
+    // once the minute tier has taken them (never before: a failed flush keeps them), or sent now
+    // with those sums (copied: a failed statement leaves them as they were).
     const hours = new Map<string, Acc>();
-    for (const a of [...batch.values(), ...oldHours.values()]) {
+    const addTo = (into: Map<string, Acc>, a: Acc) => {
       const bucket = floorTo(a.bucket, TIERS.hour.seconds);
       const key = `${a.serverId}|${bucket}`;
-      let h = hours.get(key);
+      let h = into.get(key);
       if (!h) {
         h = emptyAcc(a.serverId, bucket);
-        hours.set(key, h);
+        into.set(key, h);
       }
       mergeAcc(h, a);
-    }
+    };
+    if (writeHours)
+      for (const a of [...this.hoursDue.values(), ...batch.values(), ...oldHours.values()]) addTo(hours, a);
     let opened: { server_id: string; bucket_ms: number }[];
     try {
-      // Both tiers in one statement: all or nothing, so a retried flush cannot count a tier twice.
-      const result = await this.db.execute(sql`
-        with minute as (${upsertTier("minute", rowsJson(batch.values()))}
+      // Both tiers in one statement when both go: all or nothing, so a retried flush cannot count
+      // a tier twice.
+      const minute = upsertTier("minute", rowsJson(batch.values()));
+      const result = await this.db.execute(
+        writeHours
+          ? sql`
+        with minute as (${minute}
           returning b.server_id, (extract(epoch from b.bucket) * 1000)::float8 as bucket_ms, (xmax = 0) as opened),
         hour as (${upsertTier("hour", rowsJson(hours.values()))})
-        select server_id, bucket_ms from minute where opened`);
+        select server_id, bucket_ms from minute where opened`
+          : sql`
+        with minute as (${minute}
+          returning b.server_id, (extract(epoch from b.bucket) * 1000)::float8 as bucket_ms, (xmax = 0) as opened)
+        select server_id, bucket_ms from minute where opened`,
+      );
       opened = rowsOf<{ server_id: string; bucket_ms: number }>(result);
+      if (writeHours) {
+        this.hoursDue = new Map();
+        this.hoursWrittenAt = this.now();
+      } else for (const a of [...batch.values(), ...oldHours.values()]) addTo(this.hoursDue, a);
     } catch (err) {
       // Nothing was stored: keep the sums (with whatever arrived since) for the next flush.
       for (const [from, into] of [
@@ -241,8 +285,8 @@ export class MetricBuffer {
   /** A background task: flushes every `ms`, and once more when stopped. */
   task(ms: number) {
     let timer: ReturnType<typeof setInterval> | undefined;
-    const run = () =>
-      this.flush().catch((err) => this.log.error("metric flush failed", { err, pending: this.pending.size }));
+    const run = (all = false) =>
+      this.flush(all).catch((err) => this.log.error("metric flush failed", { err, pending: this.pending.size }));
     return {
       name: "metrics-flush",
       start: () => {
@@ -251,7 +295,7 @@ export class MetricBuffer {
       stop: async () => {
         clearInterval(timer);
         timer = undefined;
-        await run();
+        await run(true);
       },
     };
   }

@@ -16,6 +16,8 @@ import type { Edge } from "../http/edge";
 import type { BackgroundTask } from "../lib/background";
 import type { Clock } from "../lib/clock";
 import type { PrivacyService } from "../privacy/service";
+import type { AlertRulesService } from "../alerts/service";
+import type { PerformanceAlerts } from "../alerts/evaluate";
 import type { Keyring } from "../lib/keyring";
 import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
@@ -109,6 +111,10 @@ export interface Services {
   /** Reads the audit log (entries are written by the changes themselves, src/audit/entry.ts). */
   audit: AuditService;
   privacy: PrivacyService;
+  /** Alert rules on performance (docs/alerts.md). */
+  alertRules: AlertRulesService;
+  /** Holds heartbeats and pings against the alert rules. */
+  performanceAlerts: PerformanceAlerts;
   /** The delivery queue's drainer; `drain()` runs every due delivery now. */
   webhookWorker: DeliveryWorker;
   /** Server down/up and agent silence, from pings and heartbeats. */

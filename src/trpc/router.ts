@@ -14,6 +14,7 @@ import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
 import { analyticsRouter } from "../analytics/router";
 import { privacyRouter } from "../privacy/router";
+import { alertsRouter } from "../alerts/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -35,6 +36,7 @@ export const appRouter = router({
   audit: auditRouter,
   analytics: analyticsRouter,
   privacy: privacyRouter,
+  alerts: alertsRouter,
 });
 
 export type AppRouter = typeof appRouter;

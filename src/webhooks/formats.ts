@@ -69,6 +69,24 @@ export function summarize(e: EventBody): { title: string; color: number; fields:
         fields,
       };
     }
+    case "alert.firing":
+    case "alert.resolved": {
+      const firing = e.type === "alert.firing";
+      const value = d.metric === "memory_share" ? `${Math.round(Number(d.value) * 1000) / 10}%` : str(d.value);
+      const threshold =
+        d.metric === "memory_share" ? `${Math.round(Number(d.threshold) * 1000) / 10}%` : str(d.threshold);
+      return {
+        title: firing
+          ? `${str(d.rule_name)}: ${str(d.metric)} ${str(d.op)} ${threshold} on ${server}`
+          : `${str(d.rule_name)} recovered on ${server}`,
+        color: firing ? RED : GREEN,
+        fields: [
+          ["Value", value],
+          ["Threshold", `${str(d.op)} ${threshold}`],
+          ["Since", str(d.since)],
+        ],
+      };
+    }
     case "login.authorized":
       return {
         title: `${str(d.mc_username)} signed in to ${str(d.client_name ?? d.client_id)}`,

@@ -28,6 +28,7 @@ export const EVENTS_DESCRIPTION = `Every delivery is a POST with the Standard We
 - \`player.unbanned\` {server_id, server_name, uuid, source}
 - \`agent.offline\` / \`agent.online\` {server_id, server_name, last_heartbeat_at, silence_seconds}
 - \`incident.opened\` / \`incident.updated\` / \`incident.resolved\` {server_id, server_name (or network_name), incident_id, kind, title, status, started_at, ended_at, crash, update}: an incident began (held during a maintenance window), got an update or a crash report, ended
+- \`alert.firing\` / \`alert.resolved\` {server_id, server_name, rule_id, rule_name, network_name, metric, op, threshold, margin, duration_seconds, value, since, at}: a performance alert rule fired or recovered (docs/alerts.md)
 - \`login.authorized\` {client_id, client_name, auth_request_id, mc_uuid, mc_username}
 - \`login.denied\` {client_id, client_name, auth_request_id, error}: \`error\` is the denial code
 - \`session.revoked\` {client_id, client_name, mc_uuid, mc_username, sessions, revoked_at, by}: a player revoked the client's access on their apps page; their sessions of it no longer validate

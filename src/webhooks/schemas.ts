@@ -5,6 +5,7 @@ import { ZTimestamp, ZUuid } from "../lib/schemas";
 import { DOWN_REASONS } from "../monitoring/down-reason";
 import { ZTeamRef } from "../teams/schemas";
 import { ZAuditEntry } from "../audit/schemas";
+import { ALERT_METRICS, ALERT_OPS } from "../alerts/schemas";
 
 export const ZEventType = z.enum(TEAM_EVENT_TYPES);
 export const ZWebhookKind = z
@@ -166,6 +167,23 @@ const ZIncidentEvent = z.object({
     .meta({ description: "The update posted, for one posted by the team" }),
 });
 
+const ZAlert = z.object({
+  ...ZServerRef,
+  rule_id: ZUuid,
+  rule_name: z.string().max(100),
+  network_name: z.string().max(100).nullable().meta({ description: "Set when the rule watches a network" }),
+  metric: z.enum(ALERT_METRICS),
+  op: z.enum(ALERT_OPS),
+  threshold: z.number(),
+  margin: z.number(),
+  duration_seconds: z.number().int(),
+  value: z.number().meta({ description: "The reading that decided (memory_share as 0-1)" }),
+  since: ZTimestamp.nullable().meta({
+    description: "Firing: since when the value has been past the threshold; resolved: since when it has been back",
+  }),
+  at: ZTimestamp.meta({ description: "When the deciding reading was taken" }),
+});
+
 /** Each event type's `data`, for the OpenAPI document's `webhooks` (docs/webhooks.md says when each is sent). */
 export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { summary: string; data: z.ZodObject }> = {
   "server.down": {
@@ -220,6 +238,15 @@ export const WEBHOOK_EVENT_DATA: Record<(typeof TEAM_EVENT_TYPES)[number], { sum
     data: ZIncidentEvent,
   },
   "agent.online": { summary: "A heartbeat again after agent.offline", data: ZAgentSilence },
+  "alert.firing": {
+    summary: "A performance alert rule fired for a server: its value stayed past the threshold for the rule's duration",
+    data: ZAlert,
+  },
+  "alert.resolved": {
+    summary:
+      "A performance alert rule recovered: the value stayed back past threshold and margin for the duration (sent only after an alert.firing)",
+    data: ZAlert,
+  },
   "login.authorized": {
     summary: "A launcher sign-in was approved",
     data: z.object({

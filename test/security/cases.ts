@@ -787,6 +787,30 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
       return { method: "POST", path: `${path}/deliveries/${test.delivery_id}/redeliver` };
     },
   },
+  "GET /teams/{team_id}/alert-rules": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/alert-rules` }),
+  },
+  "POST /teams/{team_id}/alert-rules": {
+    access: "team:admin",
+    request: async (f) => ({
+      method: "POST",
+      path: `/teams/${f.team.teamId}/alert-rules`,
+      body: await alertRuleBody(f),
+    }),
+  },
+  "GET /teams/{team_id}/alert-rules/{rule_id}": {
+    access: "team:viewer",
+    request: async (f) => ({ method: "GET", path: await alertRulePath(f) }),
+  },
+  "PATCH /teams/{team_id}/alert-rules/{rule_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "PATCH", path: await alertRulePath(f), body: { name: "patched" } }),
+  },
+  "DELETE /teams/{team_id}/alert-rules/{rule_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "DELETE", path: await alertRulePath(f, true) }),
+  },
   "GET /teams/{team_id}/audit": {
     access: "team:admin",
     request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/audit?action=member.add&limit=5` }),
@@ -1018,6 +1042,23 @@ async function trimWebhooks(f: Fixture) {
 }
 
 /** The path of a webhook endpoint of the fixture team: one kept for reads and writes, or a fresh one to delete. */
+/** A TPS rule on the fixture team's own server (one server per team, kept). */
+const alertServers = new Map<string, Promise<string>>();
+async function alertRuleBody(f: Fixture) {
+  const id = alertServers.get(f.team.teamId) ?? fixtureServer(f);
+  alertServers.set(f.team.teamId, id);
+  return { name: "sec", server_id: await id, metric: "tps", op: "below", threshold: 15 };
+}
+
+const keptRules = new Map<string, string>();
+async function alertRulePath(f: Fixture, fresh = false): Promise<string> {
+  const base = `/teams/${f.team.teamId}/alert-rules`;
+  if (!fresh && keptRules.has(f.team.teamId)) return `${base}/${keptRules.get(f.team.teamId)}`;
+  const created = await ownerCall(f, "POST", base, await alertRuleBody(f));
+  if (!fresh) keptRules.set(f.team.teamId, created.id);
+  return `${base}/${created.id}`;
+}
+
 async function webhookPath(f: Fixture, fresh = false): Promise<string> {
   const base = `/teams/${f.team.teamId}/webhooks`;
   if (!fresh && kept.has(f.team.teamId)) return `${base}/${kept.get(f.team.teamId)}`;

@@ -2305,7 +2305,7 @@ export type AppRouterRecord = {
         url: string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -2316,7 +2316,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2345,7 +2345,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2382,7 +2382,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2404,7 +2404,7 @@ export type AppRouterRecord = {
         url?: undefined | string;
         description?: undefined | string;
         kind?: undefined | "standard" | "discord" | "slack";
-        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types?: undefined | Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled?: boolean | undefined;
       };
       output: {
@@ -2414,7 +2414,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2453,7 +2453,7 @@ export type AppRouterRecord = {
           url_masked: boolean;
           description: string;
           kind: "standard" | "discord" | "slack";
-          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+          event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
           enabled: boolean;
           disabled_reason: null | "failing";
           disabled_at: null | string;
@@ -2482,7 +2482,7 @@ export type AppRouterRecord = {
         url_masked: boolean;
         description: string;
         kind: "standard" | "discord" | "slack";
-        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
+        event_types: Array<"server.down" | "server.up" | "player.banned" | "player.unbanned" | "agent.offline" | "agent.online" | "incident.opened" | "incident.updated" | "incident.resolved" | "alert.firing" | "alert.resolved" | "login.authorized" | "login.denied" | "session.revoked" | "client.secret_rotated" | "endpoint.disabled" | "endpoint.paused" | "webhook.test" | "audit.entry">;
         enabled: boolean;
         disabled_reason: null | "failing";
         disabled_at: null | string;
@@ -2574,7 +2574,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2592,7 +2592,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
           target: {
             type: string;
             id: string;
@@ -2864,6 +2864,125 @@ export type AppRouterRecord = {
         max_session_retention_days: number;
         max_player_retention_days: number;
         updated_at: null | string;
+      };
+      meta: object;
+    }>;
+  };
+  alerts: {
+    list: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        rules: Array<{
+          id: string;
+          team_id: string;
+          server_id: null | string;
+          network_name: null | string;
+          name: string;
+          metric: "players_online" | "tps" | "mspt" | "memory_share";
+          op: "below" | "above";
+          threshold: number;
+          margin: number;
+          duration_seconds: number;
+          enabled: boolean;
+          firing: Array<string>;
+          created_at: string;
+          updated_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+        rule_id: string;
+      };
+      output: {
+        id: string;
+        team_id: string;
+        server_id: null | string;
+        network_name: null | string;
+        name: string;
+        metric: "players_online" | "tps" | "mspt" | "memory_share";
+        op: "below" | "above";
+        threshold: number;
+        margin: number;
+        duration_seconds: number;
+        enabled: boolean;
+        firing: Array<string>;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    create: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        name: string;
+        metric: "players_online" | "tps" | "mspt" | "memory_share";
+        op: "below" | "above";
+        threshold: number;
+        server_id?: undefined | string;
+        network_name?: undefined | string;
+        margin?: undefined | number;
+        duration_seconds?: undefined | number;
+        enabled?: boolean | undefined;
+      };
+      output: {
+        id: string;
+        team_id: string;
+        server_id: null | string;
+        network_name: null | string;
+        name: string;
+        metric: "players_online" | "tps" | "mspt" | "memory_share";
+        op: "below" | "above";
+        threshold: number;
+        margin: number;
+        duration_seconds: number;
+        enabled: boolean;
+        firing: Array<string>;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    update: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        rule_id: string;
+        name?: undefined | string;
+        op?: undefined | "below" | "above";
+        threshold?: undefined | number;
+        margin?: undefined | number;
+        duration_seconds?: undefined | number;
+        enabled?: boolean | undefined;
+      };
+      output: {
+        id: string;
+        team_id: string;
+        server_id: null | string;
+        network_name: null | string;
+        name: string;
+        metric: "players_online" | "tps" | "mspt" | "memory_share";
+        op: "below" | "above";
+        threshold: number;
+        margin: number;
+        duration_seconds: number;
+        enabled: boolean;
+        firing: Array<string>;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    delete: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        rule_id: string;
+      };
+      output: {
+        ok: true;
       };
       meta: object;
     }>;
