@@ -296,7 +296,7 @@ const BROWSER_PATHS = {
       summary: "Revoke an app (browser form): every live session of the player at that client ends",
       description:
         "The apps page's form, with its CSRF token, from the signed-in browser. Ends the player's live sessions of the client (validate answers `{valid: false}` for them), sends `session.revoked` to the client's team and redirects (303) to /account/apps. Signed out: 303 to the signed-out page.",
-      security: [],
+      security: [{ playerSession: [] }],
       requestBody: {
         required: true,
         content: {
@@ -331,7 +331,7 @@ const BROWSER_PATHS = {
       tags: ["ms-auth"],
       summary: "Sign out of the apps page (browser form)",
       description: "Clears the page's sign-in cookie and redirects (303) to the signed-out page.",
-      security: [],
+      security: [{ playerSession: [] }],
       requestBody: {
         required: true,
         content: {
@@ -708,6 +708,14 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     in: "cookie",
     name: "mcp_dashboard_refresh",
     description: "The dashboard's refresh token, set by `POST /dashboard/session` (HttpOnly; the page never reads it).",
+  };
+  // The player's apps page: its sign-in cookie, set by its own Microsoft sign-in (docs/identity.md).
+  doc.components.securitySchemes.playerSession = {
+    type: "apiKey",
+    in: "cookie",
+    name: "mcp_player",
+    description:
+      "The player's apps page sign-in, set by `/account/apps/callback` after a Microsoft sign-in (HttpOnly, 15 minutes); its forms also carry a CSRF token.",
   };
   doc.webhooks = webhookEvents();
   // What the service sends: bounded as its responses are.

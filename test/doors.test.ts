@@ -52,11 +52,14 @@ describe("one router, two doors", () => {
     const variants = (schema: { oneOf?: { $ref: string }[] }) =>
       (schema.oneOf ?? []).map((v) => doc.components.schemas[v.$ref.split("/").pop() as string]);
     const validate = variants(outputOf("/client/ms-auth/session/validate", "post"));
+    // skin and cape: only with `textures: true` (docs/identity.md).
     expect(validate.map((v) => Object.keys(v.properties).sort())).toContainEqual([
       "assertion",
+      "cape",
       "expires_at",
       "mc_username",
       "mc_uuid",
+      "skin",
       "valid",
     ]);
     const poll = variants(outputOf("/client/ms-auth/poll", "post"));
@@ -135,6 +138,7 @@ describe("one router, two doors", () => {
         "POST /server/networks/{network_name}/bans",
         "POST /server/networks/{network_name}/ranks",
         "POST /teams/{team_id}/webhooks",
+        "POST /teams/{team_id}/alert-rules",
         "POST /players/{uuid}/notes",
       ].sort(),
     );

@@ -114,6 +114,7 @@ const USER = "b7e2d1c4-5a6f-4e3b-8c9d-0a1b2c3d4e5f";
 const USER2 = "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60";
 const CLIENT = "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e";
 const SERVER = "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10";
+const ALERT_RULE = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
 const KEY = "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b";
 const INVITATION = "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b";
 const REQUEST = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d";
@@ -183,6 +184,22 @@ const passkeyAssertion = {
 };
 const member = { user_id: USER2, email: "grace@example.com", role: "admin", joined_at: T1 };
 const owner = { user_id: USER, email: "ada@example.com", role: "owner", joined_at: T0 };
+const alertRule = {
+  id: ALERT_RULE,
+  team_id: TEAM,
+  server_id: SERVER,
+  network_name: null,
+  name: "Low TPS",
+  metric: "tps",
+  op: "below",
+  threshold: 18,
+  margin: 1,
+  duration_seconds: 60,
+  enabled: true,
+  firing: [],
+  created_at: T0,
+  updated_at: T0,
+};
 const invitation = {
   invitation_id: INVITATION,
   team_id: TEAM,
@@ -1001,6 +1018,30 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     },
   },
   "msAuth.revoke": { request: { ...creds, svc_session_token: SESSION_TOKEN }, response: ok },
+  "msAuth.diagnostics": {
+    request: { client_id: CLIENT, probe: "true" },
+    response: {
+      client_id: CLIENT,
+      identity_provider: "microsoft",
+      redirect_uri: "https://auth.blockworks.example/client/ms-auth/callback",
+      checked_at: "2026-04-12T09:26:53.589Z",
+      status: "warning",
+      checks: [
+        {
+          id: "client_secret_expiry",
+          status: "warning",
+          summary: "The client secret expires on 2026-05-01 (19 days).",
+          action: "Add a new secret to the Microsoft app, set MS_CLIENT_SECRET to it, then delete the old one.",
+        },
+        { id: "token_endpoint", status: "ok", summary: "Microsoft accepts the client secret." },
+        {
+          id: "minecraft_api_access",
+          status: "ok",
+          summary: "12 sign-ins reached the Minecraft profile in the last 30 days: the app is approved.",
+        },
+      ],
+    },
+  },
 
   "servers.create": {
     request: {
@@ -1352,6 +1393,26 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: note,
   },
   "playerDirectory.deleteNote": { headers: teamSel, request: { uuid: JEB, note_id: NOTE }, response: ok },
+
+  "alerts.list": { request: { team_id: TEAM }, response: { rules: [alertRule] } },
+  "alerts.get": { request: { team_id: TEAM, rule_id: ALERT_RULE }, response: alertRule },
+  "alerts.create": {
+    request: {
+      team_id: TEAM,
+      name: "Low TPS",
+      server_id: SERVER,
+      metric: "tps",
+      op: "below",
+      threshold: 18,
+      duration_seconds: 60,
+    },
+    response: alertRule,
+  },
+  "alerts.update": {
+    request: { team_id: TEAM, rule_id: ALERT_RULE, threshold: 17, duration_seconds: 120 },
+    response: { ...alertRule, threshold: 17, duration_seconds: 120, updated_at: T1 },
+  },
+  "alerts.delete": { request: { team_id: TEAM, rule_id: ALERT_RULE }, response: ok },
 
   "webhooks.create": {
     request: {

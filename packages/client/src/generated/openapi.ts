@@ -13782,8 +13782,12 @@ export interface operations {
     "msAuth-diagnostics": {
         parameters: {
             query: {
-                /** @description The client application whose sign-ins are checked (you must own its team) */
+                /**
+                 * @description The client application whose sign-ins are checked (you must own its team)
+                 * @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e
+                 */
                 client_id: string;
+                /** @example true */
                 probe?: "true" | "false";
             };
             header?: never;
@@ -13802,6 +13806,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "client_id": "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e",
+                     *       "identity_provider": "microsoft",
+                     *       "redirect_uri": "https://auth.blockworks.example/client/ms-auth/callback",
+                     *       "checked_at": "2026-04-12T09:26:53.589Z",
+                     *       "status": "warning",
+                     *       "checks": [
+                     *         {
+                     *           "id": "client_secret_expiry",
+                     *           "status": "warning",
+                     *           "summary": "The client secret expires on 2026-05-01 (19 days).",
+                     *           "action": "Add a new secret to the Microsoft app, set MS_CLIENT_SECRET to it, then delete the old one."
+                     *         },
+                     *         {
+                     *           "id": "token_endpoint",
+                     *           "status": "ok",
+                     *           "summary": "Microsoft accepts the client secret."
+                     *         },
+                     *         {
+                     *           "id": "minecraft_api_access",
+                     *           "status": "ok",
+                     *           "summary": "12 sign-ins reached the Minecraft profile in the last 30 days: the app is approved."
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["MsAuthDiagnostics"];
                 };
             };
@@ -29476,6 +29507,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -29492,6 +29524,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "rules": [
+                     *         {
+                     *           "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "network_name": null,
+                     *           "name": "Low TPS",
+                     *           "metric": "tps",
+                     *           "op": "below",
+                     *           "threshold": 18,
+                     *           "margin": 1,
+                     *           "duration_seconds": 60,
+                     *           "enabled": true,
+                     *           "firing": [],
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         rules: {
                             /** Format: date-time */
@@ -29694,12 +29748,23 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Low TPS",
+                 *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                 *       "metric": "tps",
+                 *       "op": "below",
+                 *       "threshold": 18,
+                 *       "duration_seconds": 60
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: int32
@@ -29745,6 +29810,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "network_name": null,
+                     *       "name": "Low TPS",
+                     *       "metric": "tps",
+                     *       "op": "below",
+                     *       "threshold": 18,
+                     *       "margin": 1,
+                     *       "duration_seconds": 60,
+                     *       "enabled": true,
+                     *       "firing": [],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
@@ -30005,7 +30088,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f */
                 rule_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -30022,6 +30107,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "network_name": null,
+                     *       "name": "Low TPS",
+                     *       "metric": "tps",
+                     *       "op": "below",
+                     *       "threshold": 18,
+                     *       "margin": 1,
+                     *       "duration_seconds": 60,
+                     *       "enabled": true,
+                     *       "firing": [],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
@@ -30216,7 +30319,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f */
                 rule_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -30233,6 +30338,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Ok"];
                 };
             };
@@ -30396,13 +30506,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f */
                 rule_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "threshold": 17,
+                 *       "duration_seconds": 120
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: int32
@@ -30433,6 +30551,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *       "network_name": null,
+                     *       "name": "Low TPS",
+                     *       "metric": "tps",
+                     *       "op": "below",
+                     *       "threshold": 17,
+                     *       "margin": 1,
+                     *       "duration_seconds": 120,
+                     *       "enabled": true,
+                     *       "firing": [],
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         created_at: string;
