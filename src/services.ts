@@ -20,6 +20,7 @@ import { InvitationsService } from "./teams/invitations";
 import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
+import { DeviceCodes } from "./ms-auth/device";
 import { MsAuthService } from "./ms-auth/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
@@ -177,6 +178,20 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     bus,
   );
+  const deviceCodes = new DeviceCodes(db, clock, config.PUBLIC_URL, exact, bus, {
+    perAddress: {
+      name: "device-code-failures-address",
+      limit: config.DEVICE_CODE_FAILURES_PER_ADDRESS,
+      windowSeconds: config.DEVICE_CODE_FAILURE_WINDOW_SECONDS,
+    },
+    global: {
+      name: "device-code-failures",
+      limit: config.DEVICE_CODE_FAILURES_GLOBAL,
+      windowSeconds: config.DEVICE_CODE_FAILURE_WINDOW_SECONDS,
+    },
+  });
+  const msAuth = new MsAuthService(db, loginRequests, links, clock, config, bus, assertions);
+  msAuth.device = deviceCodes;
   const ranks = new RanksService(db, realtime);
   const networks = new NetworksService(db, serverEvents);
   const historyLog = log.child({ component: "history" });
@@ -264,7 +279,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       msAuthModule: { name: "ms-auth-module", limit: config.RATE_LIMIT_CLIENT_WRITE_PER_MIN, windowSeconds: 60 },
     },
     clients,
-    msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
+    msAuth,
+    deviceCodes,
     assertions,
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
@@ -310,13 +326,16 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("idempotency-key-sweep", 3600, log, () => idempotency.sweep()),
-      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
+      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, async () => {
+        await loginRequests.sweep();
+        await deviceCodes.sweep();
+      }),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours, the
       // sign-up and invitation ones are an hour.
       every("rate-limit-prune", 60, log, async () => {
         const window = Math.max(3600, config.LOGIN_FAILURE_WINDOW_SECONDS);
-        await exact.prune(window);
+        await exact.prune(Math.max(window, config.DEVICE_CODE_FAILURE_WINDOW_SECONDS));
         if (limiter !== exact) await limiter.prune(window);
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),

@@ -12,6 +12,7 @@ import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
+import { type DeviceCodes, formatUserCode } from "./device";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
 import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
@@ -44,6 +45,8 @@ export class MsAuthService {
   /** Request id -> the poll answer once the request has ended: a final status never changes. */
   private readonly endedPolls: BoundedCache<string, { clientId: string; out: PollAnswer }>;
   private readonly developmentProviderOn: boolean;
+  /** The device flow's user codes (set when the services are composed). */
+  device?: DeviceCodes;
 
   constructor(
     private readonly db: Db,
@@ -91,7 +94,10 @@ export class MsAuthService {
    * A new login request, or, with `auth_request_id`, the same live request again (a launcher
    * that restarted resumes its login with a new auth_url instead of starting over).
    */
-  async start(client: VerifiedClient, input: { client_state?: string; auth_request_id?: string }) {
+  async start(
+    client: VerifiedClient,
+    input: { client_state?: string; auth_request_id?: string; flow?: "browser" | "device" },
+  ) {
     if (!client.msAuth) {
       throw new AppError(
         "bad_request",
@@ -105,12 +111,28 @@ export class MsAuthService {
           clientId: client.app.id,
           ttlSeconds: this.config.LOGIN_REQUEST_TTL_SECONDS,
           clientState: input.client_state ?? null,
+          flow: input.flow ?? "browser",
         });
-    return {
+    if (input.flow && input.flow !== row.flow)
+      throw new AppError(
+        "bad_request",
+        `This auth request was started with flow "${row.flow}"; resume it with that flow.`,
+      );
+    const out = {
       auth_request_id: row.id,
       auth_url: this.links.authUrl(row.id),
       expires_in: this.secondsLeft(row),
       interval: POLL_INTERVAL_S,
+    };
+    if (row.flow !== "device" || !this.device) return out;
+    const code = await this.device.issue(row.id, row.expiresAt);
+    const complete = this.device.verificationUriComplete(code);
+    return {
+      ...out,
+      user_code: formatUserCode(code),
+      verification_uri: this.device.verificationUri,
+      verification_uri_complete: complete,
+      qr_code_svg: await this.device.qrSvg(complete),
     };
   }
 

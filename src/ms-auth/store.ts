@@ -77,6 +77,7 @@ export class LoginRequestStore {
         context: {},
         expiresAt: sql.placeholder("expiresAt"),
         clientState: sql.placeholder("clientState"),
+        flow: sql.placeholder("flow"),
       })
       .returning()
       .prepare("login_request_insert");
@@ -117,12 +118,19 @@ export class LoginRequestStore {
       .prepare("login_request_update_with_session");
   }
 
-  async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
+  async create(values: {
+    id: string;
+    clientId: string;
+    ttlSeconds: number;
+    clientState: string | null;
+    flow?: "browser" | "device";
+  }) {
     const [row] = await this.insertQuery.execute({
       id: values.id,
       clientId: values.clientId,
       expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
       clientState: values.clientState,
+      flow: values.flow ?? "browser",
     });
     return row!;
   }

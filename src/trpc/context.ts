@@ -19,6 +19,7 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { SessionAssertions } from "../ms-auth/assertions";
+import type { DeviceCodes } from "../ms-auth/device";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -73,6 +74,8 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  /** The device flow's user codes: issued at start, claimed at /device, guessing limited. */
+  deviceCodes: DeviceCodes;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */
