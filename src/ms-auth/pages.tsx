@@ -5,8 +5,8 @@ import { PageTemplate, pageHtml, pageResponse, renderPage } from "../lib/page";
  * player to let an app know who they are), the device flow's code page, and the message pages.
  */
 
-const CSS = `:root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--fg:#1b1d21;--muted:#4a4f57;--accent:#2f6b1a;--line:#d5d8dd;--warn-bg:#fff4d6;--warn-fg:#5c4300;--err:#a1201a;--btn2:#e4e6ea}
-@media (prefers-color-scheme:dark){:root{--bg:#1d1f21;--card:#2a2d31;--fg:#eeeff1;--muted:#c6c9ce;--accent:#8fd16a;--line:#454950;--warn-bg:#3a3219;--warn-fg:#f3dc9a;--err:#ff9b94;--btn2:#44484e}}
+const CSS = `:root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--fg:#1b1d21;--muted:#4a4f57;--accent:#2f6b1a;--line:#6b7079;--warn-bg:#fff4d6;--warn-fg:#5c4300;--err:#a1201a;--btn2:#e4e6ea}
+@media (prefers-color-scheme:dark){:root{--bg:#1d1f21;--card:#2a2d31;--fg:#eeeff1;--muted:#c6c9ce;--accent:#8fd16a;--line:#8c929b;--warn-bg:#3a3219;--warn-fg:#f3dc9a;--err:#ff9b94;--btn2:#44484e}}
 body{font-family:system-ui,sans-serif;background:var(--bg);color:var(--fg);display:flex;justify-content:center;padding:40px 16px;margin:0}
 main{max-width:440px;width:100%;background:var(--card);border-radius:12px;padding:28px;box-shadow:0 4px 24px #0003;box-sizing:border-box}
 h1{font-size:1.3rem;margin:0 0 8px}h2{font-size:1rem;margin:20px 0 6px}p,li,dd{line-height:1.45;color:var(--muted)}
