@@ -250,14 +250,14 @@ export function loginBrowserRoutes(services: Services) {
             "That code is not valid. Check it against your device: a code works once, until it expires.",
             400,
           );
-        const row = await login.loadCurrent(claimed.requestId);
-        if (row?.status !== "pending")
+        // The code expires with its request, so a live code's request is within its deadline.
+        if (claimed.status !== "pending")
           return messagePage(
             "This sign-in has ended",
             "The sign-in this code was for has already finished or expired. Start again on your device.",
             400,
           );
-        return redirect(login.authUrl(row.id));
+        return redirect(login.authUrl(claimed.requestId));
       },
       { parse: "none" },
     )

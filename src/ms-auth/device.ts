@@ -50,7 +50,11 @@ export function normalizeUserCode(input: string): string | null {
   return code;
 }
 
-export type ClaimResult = { kind: "claimed"; requestId: string } | { kind: "expired" } | { kind: "unknown" };
+/** `claimed` with the request's status as stored (a request past its deadline may still read `pending`). */
+export type ClaimResult =
+  | { kind: "claimed"; requestId: string; status: string }
+  | { kind: "expired" }
+  | { kind: "unknown" };
 
 export interface DeviceCodePolicies {
   /** Wrong codes per client address. */
@@ -79,10 +83,15 @@ export class DeviceCodes {
     bus: Bus,
     policies: DeviceCodePolicies,
   ) {
+    // The code and its request in one statement: the claim answers where the browser goes next.
     this.claimQuery = db
       .delete(deviceCodes)
       .where(eq(deviceCodes.codeHash, sql.placeholder("hash")))
-      .returning({ requestId: deviceCodes.loginRequestId, expiresAt: deviceCodes.expiresAt })
+      .returning({
+        requestId: deviceCodes.loginRequestId,
+        expiresAt: deviceCodes.expiresAt,
+        status: sql<string>`(select status from login_requests r where r.id = ${deviceCodes.loginRequestId})`,
+      })
       .prepare("device_code_claim");
     // Only failures count, and a key over its limit is refused, right code or wrong, until its
     // window ends: the sign-in throttle's rule, with the global counter as its "account".
@@ -102,8 +111,8 @@ export class DeviceCodes {
    * request's deadline. A code still held by a live request is never reused: the insert
    * takes over a stored one only when it has expired, and otherwise draws again.
    */
-  async issue(requestId: string, expiresAt: Date): Promise<string> {
-    await this.db.delete(deviceCodes).where(eq(deviceCodes.loginRequestId, requestId));
+  async issue(requestId: string, expiresAt: Date, opts: { replace?: boolean } = {}): Promise<string> {
+    if (opts.replace) await this.db.delete(deviceCodes).where(eq(deviceCodes.loginRequestId, requestId));
     for (let i = 0; i < MAX_ISSUE_ATTEMPTS; i++) {
       const code = newUserCode();
       const taken = await this.db
@@ -124,7 +133,9 @@ export class DeviceCodes {
   async qrSvg(text: string): Promise<string> {
     this.qr ??= import("qrcode");
     const qr = await this.qr;
-    return qr.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
+    // One fixed mask: choosing the "best" of the eight costs eight penalty passes over the symbol
+    // (most of the encoding time), and every mask decodes the same.
+    return qr.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2, maskPattern: 2 });
   }
 
   /** 429 (AppError `rate_limited`) while this address, or everyone, has had too many wrong codes. */
@@ -138,7 +149,8 @@ export class DeviceCodes {
    */
   async claim(code: string, address: string): Promise<ClaimResult> {
     const [row] = await this.claimQuery.execute({ hash: sha256(code) });
-    if (row && row.expiresAt.getTime() > this.clock.now()) return { kind: "claimed", requestId: row.requestId };
+    if (row && row.expiresAt.getTime() > this.clock.now())
+      return { kind: "claimed", requestId: row.requestId, status: row.status };
     if (row) return { kind: "expired" };
     await this.throttle.failed(GLOBAL_KEY, address);
     return { kind: "unknown" };

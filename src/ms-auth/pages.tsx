@@ -1,4 +1,4 @@
-import { PageTemplate, pageHtml, pageResponse, renderPage } from "../lib/page";
+import { PageTemplate, pageHtml, pageResponse } from "../lib/page";
 
 /**
  * The browser half of the login flows: the consent page (shared by every flow that asks a
@@ -264,12 +264,21 @@ export function devicePage(v: DeviceView, action: string, status = 200, headers:
   });
 }
 
+/** Message pages by title and text: a handful of constant ones, so each is rendered once. */
+const messages = new Map<string, string>();
+
 export function messagePage(title: string, message: string, status = 200, headers: Record<string, string> = {}) {
-  return renderPage(
-    <>
-      <h1>{title}</h1>
-      <p>{message}</p>
-    </>,
-    { title, css: CSS, status, headers },
-  );
+  const key = `${title}\u0000${message}`;
+  let html = messages.get(key);
+  if (html === undefined) {
+    html = pageHtml(
+      <>
+        <h1>{title}</h1>
+        <p>{message}</p>
+      </>,
+      { title, css: CSS },
+    );
+    if (messages.size < 256) messages.set(key, html);
+  }
+  return pageResponse(html, { title, css: CSS, status, headers });
 }

@@ -125,7 +125,7 @@ export class MsAuthService {
       interval: POLL_INTERVAL_S,
     };
     if (row.flow !== "device" || !this.device) return out;
-    const code = await this.device.issue(row.id, row.expiresAt);
+    const code = await this.device.issue(row.id, row.expiresAt, { replace: Boolean(input.auth_request_id) });
     const complete = this.device.verificationUriComplete(code);
     return {
       ...out,
