@@ -12,7 +12,7 @@ import { BoundedCache } from "../lib/bounded-cache";
 import { AppError } from "../lib/errors";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
-import { type DeviceCodes, formatUserCode } from "./device";
+import { type DeviceCodes, formatUserCode, newUserCode } from "./device";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
 import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
@@ -104,15 +104,22 @@ export class MsAuthService {
         "The ms_auth module is not enabled for this client: enable it with POST /client/apps/{client_id}/modules/ms-auth.",
       );
     }
-    const row = input.auth_request_id
-      ? await this.resumable(client, input.auth_request_id)
-      : await this.requests.create({
-          id: crypto.randomUUID(),
-          clientId: client.app.id,
-          ttlSeconds: this.config.LOGIN_REQUEST_TTL_SECONDS,
-          clientState: input.client_state ?? null,
-          flow: input.flow ?? "browser",
-        });
+    const fresh = {
+      id: crypto.randomUUID(),
+      clientId: client.app.id,
+      ttlSeconds: this.config.LOGIN_REQUEST_TTL_SECONDS,
+      clientState: input.client_state ?? null,
+    };
+    // A new device request is made with its code in one statement.
+    let code: string | undefined;
+    let row: LoginRequestRow;
+    if (input.auth_request_id) row = await this.resumable(client, input.auth_request_id);
+    else if (input.flow === "device" && this.device) {
+      const drawn = newUserCode();
+      const made = await this.requests.createWithCode(fresh, sha256(drawn));
+      row = made.row;
+      if (made.coded) code = drawn;
+    } else row = await this.requests.create({ ...fresh, flow: input.flow ?? "browser" });
     if (input.flow && input.flow !== row.flow)
       throw new AppError(
         "bad_request",
@@ -125,7 +132,7 @@ export class MsAuthService {
       interval: POLL_INTERVAL_S,
     };
     if (row.flow !== "device" || !this.device) return out;
-    const code = await this.device.issue(row.id, row.expiresAt, { replace: Boolean(input.auth_request_id) });
+    code ??= await this.device.issue(row.id, row.expiresAt, { replace: Boolean(input.auth_request_id) });
     const complete = this.device.verificationUriComplete(code);
     return {
       ...out,
