@@ -49,6 +49,10 @@ const SHOWS: Record<string, RegExp[]> = {
     /^You are signed in$/m,
     /^Alex$/m,
   ],
+  // The language guides' setup: the module enabled with the credentials their programs read.
+  ...Object.fromEntries(
+    ["java", "python", "csharp", "go", "rust"].map((lang) => [`docs/guides/launcher-${lang}.md`, [/^ms_auth$/m]]),
+  ),
   "docs/guides/webhooks.md": [/^webhook\.test$/m, /webhook\.test .* signature verified$/m, /"status":"succeeded"/],
 };
 

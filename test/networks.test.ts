@@ -391,6 +391,21 @@ describe("network bans", () => {
     expectError(await api(service, "POST", net.path("/bans"), { ...net.as(), body: { uuid: "nope", name: "x" } }), 400);
     expect((await api(service, "GET", `${net.path("/bans")}?state=all`, net.as())).body.total).toBe(0);
   });
+  test("ban by name alone: the player the team has seen by that name is banned on the network; an unknown name is a 404 with nothing written", async () => {
+    const net = await newNetwork(["Lobby"]);
+    const seen = crypto.randomUUID();
+    await join_(net.servers[0]!.token, seen, "SeenOnce", new Date(Date.now() - 60_000).toISOString());
+    const made = await api(service, "POST", net.path("/bans"), { ...net.as(), body: { name: "SeenOnce" } });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ uuid: seen, name: "SeenOnce" });
+    expectError(
+      await api(service, "POST", net.path("/bans"), { ...net.as(), body: { name: "NeverSeen" } }),
+      404,
+      "not_found",
+    );
+    const all = await api(service, "GET", `${net.path("/bans")}?state=all`, net.as());
+    expect(all.body.bans.map((b: { uuid: string }) => b.uuid)).toEqual([seen]);
+  });
 });
 
 describe("network ranks", () => {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../lib/limits";
 import { ZTimestamp } from "../lib/schemas";
-import { ZBanReason, ZBanSource, ZPlayerName, ZPlayerUuid, ZRank } from "../servers/community-schemas";
+import { BY_NAME, ZBanReason, ZBanSource, ZPlayerName, ZPlayerUuid, ZRank } from "../servers/community-schemas";
 
 /** Hops a network session lists; a longer one (a player hopping all evening) is cut to its latest. */
 export const MAX_HOPS = 100;
@@ -137,7 +137,7 @@ export const ZNetworkBanList = z.object({
 
 export const ZCreateNetworkBan = z.object({
   network_name: ZNetworkNameParam,
-  uuid: ZPlayerUuid,
+  uuid: ZPlayerUuid.optional().meta({ description: BY_NAME }),
   name: ZPlayerName,
   reason: ZBanReason.optional(),
   source: ZBanSource.optional(),

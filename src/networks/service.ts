@@ -18,6 +18,7 @@ import { type Principal, reachesServer, type Role } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
 import { audit } from "../audit/entry";
 import { NO_EVENTS, type ServerEventSink } from "../realtime/events";
+import { resolveOne } from "../player-directory/resolve";
 import { findRankProblem, type RankFields } from "../servers/ranks";
 import { MAX_HOPS, NETWORK_WINDOWS, type NetworkWindow } from "./schemas";
 
@@ -358,9 +359,12 @@ export class NetworksService {
     principal: Principal,
     teamId: string,
     name: string,
-    input: { uuid: string; name: string; reason?: string; source?: string; expires?: string | null },
+    given: { uuid?: string; name: string; reason?: string; source?: string; expires?: string | null },
   ) {
     const net = await this.network(principal, teamId, name, "moderator", true);
+    // By name alone: the player the team's directory knows by it, as a server ban does.
+    const found = given.uuid ? null : await resolveOne(this.db, teamId, given.name);
+    const input = { ...given, uuid: found?.uuid ?? given.uuid!, name: found?.name ?? given.name };
     if (input.expires && new Date(input.expires).getTime() <= Date.now())
       throw new AppError("bad_request", "expires must be in the future.");
     const by = who(principal);

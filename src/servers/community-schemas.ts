@@ -59,10 +59,10 @@ export const ZPlayerList = z.object({
   offset: z.number().int(),
 });
 
-const byName =
+export const BY_NAME =
   "Absent: the player is found by `name` among the players the team has seen (their current name first, then names they used before); 404 when none, 409 listing the candidates when several";
 export const ZCreateBan = z.object({
-  uuid: ZPlayerUuid.optional().meta({ description: byName }),
+  uuid: ZPlayerUuid.optional().meta({ description: BY_NAME }),
   name: ZPlayerName,
   reason: ZBanReason.optional(),
   source: ZBanSource.optional(),
@@ -71,7 +71,7 @@ export const ZCreateBan = z.object({
 export const ZBanRef = z.object({ uuid: ZPlayerUuid });
 
 export const ZCreateKick = z.object({
-  uuid: ZPlayerUuid.optional().meta({ description: byName }),
+  uuid: ZPlayerUuid.optional().meta({ description: BY_NAME }),
   name: ZPlayerName.meta({ description: "The name the agent kicks by (the game's `kick <name>`)" }),
   reason: ZBanReason.optional().meta({ description: "Shown to the player" }),
 });

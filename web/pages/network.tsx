@@ -1,31 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { fieldErrors, forTeam, trpc } from "../api";
+import { forTeam, trpc } from "../api";
+import { BanForm } from "../ban-form";
 import { useCurrent } from "../current";
-import {
-  Badge,
-  ConfirmButton,
-  ErrorState,
-  Field,
-  PageHeading,
-  Q,
-  SubmitButton,
-  TextField,
-  useIntent,
-  useOutcome,
-  useToast,
-} from "../ui";
+import { Badge, ConfirmButton, Field, PageHeading, Q, useIntent, useOutcome, useToast } from "../ui";
+import { RankForm, RanksTable } from "../ranks";
 import { AnalyticsPanel } from "./analytics";
 
 type Window = "24h" | "7d" | "30d";
 const WINDOWS: Window[] = ["24h", "7d", "30d"];
-const DURATIONS: [string, number | null][] = [
-  ["Permanent", null],
-  ["1 hour", 3600],
-  ["1 day", 86_400],
-  ["7 days", 7 * 86_400],
-  ["30 days", 30 * 86_400],
-];
 
 const hours = (s: number) => `${(s / 3600).toFixed(1)} h`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
@@ -229,8 +212,6 @@ function Bans({ name }: { name: string }) {
   const bans = useQuery(trpc.networks.bans.queryOptions({ network_name: name, state: "active" }, ctx));
   const refresh = () => qc.invalidateQueries(trpc.networks.bans.queryFilter());
   const outcome = useOutcome(refresh);
-  const empty = { uuid: "", name: "", reason: "", duration: "0" };
-  const [form, setForm] = useState(empty);
   const intent = useIntent();
   const ban = useMutation(
     trpc.networks.ban.mutationOptions({
@@ -238,12 +219,10 @@ function Bans({ name }: { name: string }) {
       onSuccess: (b) => {
         void refresh();
         toast(`${b.name} banned on the network`);
-        setForm(empty);
       },
     }),
   );
   const unban = useMutation(trpc.networks.unban.mutationOptions({ ...ctx, ...outcome("Network ban lifted") }));
-  const errs = fieldErrors(ban.error);
   return (
     <section className="card" aria-labelledby="net-bans-h">
       <h2 id="net-bans-h">Network bans</h2>
@@ -291,61 +270,13 @@ function Bans({ name }: { name: string }) {
         }
       </Q>
       {canModerate && (
-        <form
-          aria-label="Ban a player on the network"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const secs = Number(form.duration);
-            intent.submit(ban, {
-              network_name: name,
-              uuid: form.uuid,
-              name: form.name,
-              reason: form.reason || undefined,
-              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
-            });
-          }}
-        >
-          <h3>Ban a player on the network</h3>
-          <div className="row-form">
-            <TextField
-              label="Player UUID"
-              error={errs.uuid}
-              required
-              value={form.uuid}
-              onChange={(v) => setForm({ ...form, uuid: v })}
-            />
-            <TextField
-              label="Player name"
-              error={errs.name}
-              required
-              value={form.name}
-              onChange={(v) => setForm({ ...form, name: v })}
-            />
-          </div>
-          <div className="row-form">
-            <TextField
-              label="Reason"
-              error={errs.reason}
-              value={form.reason}
-              onChange={(v) => setForm({ ...form, reason: v })}
-            />
-            <Field label="Duration">
-              {(id) => (
-                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
-                  {DURATIONS.map(([l, v]) => (
-                    <option key={l} value={String(v ?? 0)}>
-                      {l}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
-              Ban on the network
-            </SubmitButton>
-          </div>
-          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
-        </form>
+        <BanForm
+          label="Ban a player on the network"
+          button="Ban on the network"
+          pending={ban.isPending}
+          error={ban.error}
+          submit={(b, done) => intent.submit(ban, { network_name: name, ...b }, done)}
+        />
       )}
     </section>
   );
@@ -359,8 +290,6 @@ function Ranks({ name }: { name: string }) {
   const ranks = useQuery(trpc.networks.ranks.queryOptions({ network_name: name }, ctx));
   const refresh = () => qc.invalidateQueries(trpc.networks.ranks.queryFilter());
   const outcome = useOutcome(refresh);
-  const empty = { name: "", prefix: "", weight: "0", permissions: "" };
-  const [form, setForm] = useState(empty);
   const intent = useIntent();
   const create = useMutation(
     trpc.networks.createRank.mutationOptions({
@@ -368,12 +297,10 @@ function Ranks({ name }: { name: string }) {
       onSuccess: () => {
         void refresh();
         toast("Network rank created");
-        setForm(empty);
       },
     }),
   );
   const del = useMutation(trpc.networks.deleteRank.mutationOptions({ ...ctx, ...outcome("Network rank deleted") }));
-  const errs = fieldErrors(create.error);
   return (
     <section className="card" aria-labelledby="net-ranks-h">
       <h2 id="net-ranks-h">Network ranks</h2>
@@ -383,87 +310,23 @@ function Ranks({ name }: { name: string }) {
           d.ranks.length === 0 ? (
             <p className="muted">No network ranks.</p>
           ) : (
-            <table className="stack" aria-label="Network ranks">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Weight</th>
-                  <th>Prefix</th>
-                  <th>Permissions</th>
-                  {canWrite && <th>Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {d.ranks.map((r) => (
-                  <tr key={r.name}>
-                    <td data-label="Name">{r.display_name ?? r.name}</td>
-                    <td data-label="Weight">{r.weight}</td>
-                    <td data-label="Prefix">{r.prefix ?? ""}</td>
-                    <td data-label="Permissions">{r.permissions.join(", ")}</td>
-                    {canWrite && (
-                      <td data-label="Actions">
-                        <ConfirmButton
-                          label="Delete"
-                          target={`rank ${r.name}`}
-                          question={`Delete the network rank ${r.name}?`}
-                          onConfirm={() => del.mutate({ network_name: name, name: r.name })}
-                        />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <RanksTable
+              ranks={d.ranks}
+              label="Network ranks"
+              what="network rank"
+              canWrite={canWrite}
+              onDelete={(rank) => del.mutate({ network_name: name, name: rank })}
+            />
           )
         }
       </Q>
       {canWrite && (
-        <form
-          className="row-form"
-          aria-label="Add a network rank"
-          onSubmit={(e) => {
-            e.preventDefault();
-            intent.submit(create, {
-              network_name: name,
-              name: form.name,
-              prefix: form.prefix || null,
-              weight: Number(form.weight),
-              permissions: form.permissions
-                .split(",")
-                .map((p) => p.trim())
-                .filter(Boolean),
-            });
-          }}
-        >
-          <TextField
-            label="Rank name"
-            error={errs.name}
-            required
-            value={form.name}
-            onChange={(v) => setForm({ ...form, name: v })}
-          />
-          <TextField
-            label="Weight"
-            error={errs.weight}
-            type="number"
-            value={form.weight}
-            onChange={(v) => setForm({ ...form, weight: v })}
-          />
-          <TextField
-            label="Prefix"
-            error={errs.prefix}
-            value={form.prefix}
-            onChange={(v) => setForm({ ...form, prefix: v })}
-          />
-          <TextField
-            label="Permissions (comma separated)"
-            error={errs.permissions}
-            value={form.permissions}
-            onChange={(v) => setForm({ ...form, permissions: v })}
-          />
-          <SubmitButton pending={create.isPending}>Add rank</SubmitButton>
-          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
-        </form>
+        <RankForm
+          label="Add a network rank"
+          pending={create.isPending}
+          error={create.error}
+          submit={(rank, done) => intent.submit(create, { network_name: name, ...rank }, done)}
+        />
       )}
     </section>
   );

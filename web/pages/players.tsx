@@ -3,7 +3,8 @@ import { useState } from "react";
 import { forServer, forTeam, trpc } from "../api";
 import { useCurrent } from "../current";
 import { ConfirmButton, ErrorState, Field, Loading, PageHeading, Q, SubmitButton, TextField, useToast } from "../ui";
-import { DURATIONS, hours } from "./server-players";
+import { DURATIONS, expiresIn } from "../ban-form";
+import { hours } from "./server-players";
 import { PlayerPrivacyActions } from "./player-privacy";
 
 type Sort = "last_seen" | "playtime" | "sessions" | "name";
@@ -267,12 +268,7 @@ export function PlayerPage({ uuid }: { uuid: string }) {
                   target={p.name}
                   question={`Ban ${p.name} from the selected server?`}
                   onConfirm={() => {
-                    const secs = Number(duration);
-                    mod.ban.mutate({
-                      name: p.name,
-                      reason: reason || undefined,
-                      expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
-                    });
+                    mod.ban.mutate({ name: p.name, reason: reason || undefined, expires: expiresIn(duration) });
                   }}
                 />
                 <ConfirmButton

@@ -1,16 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage, fieldErrors, forServer, trpc } from "../api";
+import { errorMessage, forServer, trpc } from "../api";
+import { BanForm } from "../ban-form";
 import { useCurrent } from "../current";
-import { ConfirmButton, ErrorState, Field, Q, SubmitButton, TextField, useIntent, useOutcome, useToast } from "../ui";
-
-export const DURATIONS: [string, number | null][] = [
-  ["Permanent", null],
-  ["1 hour", 3600],
-  ["1 day", 86_400],
-  ["7 days", 7 * 86_400],
-  ["30 days", 30 * 86_400],
-];
+import { ConfirmButton, Field, Q, TextField, useIntent, useOutcome, useToast } from "../ui";
 
 const PAGE = 25;
 type Sort = "" | "last_seen" | "first_seen" | "playtime" | "name";
@@ -163,7 +156,6 @@ export function ServerBans({ serverId }: { serverId: string }) {
   const players = useQuery(trpc.servers.players.queryOptions({ limit: PAGE }, forServer(serverId)));
   const refresh = () => qc.invalidateQueries(trpc.servers.players.queryFilter());
   const outcome = useOutcome(refresh);
-  const [form, setForm] = useState({ uuid: "", name: "", reason: "", duration: "0" });
   const intent = useIntent();
   const ban = useMutation(
     trpc.servers.ban.mutationOptions({
@@ -171,12 +163,10 @@ export function ServerBans({ serverId }: { serverId: string }) {
       onSuccess: (b) => {
         void refresh();
         toast(`${b.name} banned`);
-        setForm({ uuid: "", name: "", reason: "", duration: "0" });
       },
     }),
   );
   const unban = useMutation(trpc.servers.unban.mutationOptions({ ...forServer(serverId), ...outcome("Ban lifted") }));
-  const errs = fieldErrors(ban.error);
   return (
     <section className="card" aria-labelledby="bans-h">
       <h2 id="bans-h">Bans</h2>
@@ -226,60 +216,13 @@ export function ServerBans({ serverId }: { serverId: string }) {
         )}
       </Q>
       {canModerate && (
-        <form
-          aria-label="Ban a player"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const secs = Number(form.duration);
-            intent.submit(ban, {
-              ...(form.uuid.trim() && { uuid: form.uuid.trim() }),
-              name: form.name,
-              reason: form.reason || undefined,
-              expires: secs ? new Date(Date.now() + secs * 1000).toISOString() : null,
-            });
-          }}
-        >
-          <h3>Ban a player</h3>
-          <p className="muted">By name: any player the team has seen. Give the UUID only for someone never seen.</p>
-          <div className="row-form">
-            <TextField
-              label="Player name"
-              error={errs.name}
-              required
-              value={form.name}
-              onChange={(v) => setForm({ ...form, name: v })}
-            />
-            <TextField
-              label="Player UUID (optional)"
-              error={errs.uuid}
-              value={form.uuid}
-              onChange={(v) => setForm({ ...form, uuid: v })}
-            />
-          </div>
-          <div className="row-form">
-            <TextField
-              label="Reason"
-              error={errs.reason}
-              value={form.reason}
-              onChange={(v) => setForm({ ...form, reason: v })}
-            />
-            <Field label="Duration">
-              {(id) => (
-                <select id={id} value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })}>
-                  {DURATIONS.map(([l, v]) => (
-                    <option key={l} value={String(v ?? 0)}>
-                      {l}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <SubmitButton className="danger" pending={ban.isPending} busy="Banning…">
-              Ban
-            </SubmitButton>
-          </div>
-          {ban.error && !Object.keys(errs).length && <ErrorState error={ban.error} />}
-        </form>
+        <BanForm
+          label="Ban a player"
+          button="Ban"
+          pending={ban.isPending}
+          error={ban.error}
+          submit={(b, done) => intent.submit(ban, b, done)}
+        />
       )}
     </section>
   );

@@ -12,7 +12,6 @@ import {
   Badge,
   ConfirmButton,
   ErrorState,
-  Field,
   TextField,
   fmt,
   go,
@@ -25,6 +24,7 @@ import {
   useToast,
   useOutcome,
 } from "../ui";
+import { RankForm, RanksTable } from "../ranks";
 import { Tabs } from "../tabs";
 import { KickButton, ServerBans, ServerPlayers } from "./server-players";
 import { sessionAgentTokens } from "./servers";
@@ -303,7 +303,6 @@ function Ranks({ serverId }: { serverId: string }) {
   const ranks = useQuery(trpc.servers.ranks.queryOptions(undefined, forServer(serverId)));
   const refresh = () => qc.invalidateQueries(trpc.servers.ranks.queryFilter());
   const outcome = useOutcome(refresh);
-  const [form, setForm] = useState({ name: "", prefix: "", weight: "0", permissions: "" });
   const intent = useIntent();
   const create = useMutation(
     trpc.servers.createRank.mutationOptions({
@@ -311,7 +310,6 @@ function Ranks({ serverId }: { serverId: string }) {
       onSuccess: () => {
         refresh();
         toast("Rank created");
-        setForm({ name: "", prefix: "", weight: "0", permissions: "" });
       },
     }),
   );
@@ -321,7 +319,6 @@ function Ranks({ serverId }: { serverId: string }) {
       ...outcome("Rank deleted"),
     }),
   );
-  const errs = fieldErrors(create.error);
   return (
     <section className="card" aria-labelledby="ranks-h">
       <h2 id="ranks-h">Ranks</h2>
@@ -330,95 +327,23 @@ function Ranks({ serverId }: { serverId: string }) {
           d.ranks.length === 0 ? (
             <p className="muted">No ranks. Ranks are pushed to the server's permission plugin by the agent.</p>
           ) : (
-            <table className="stack" aria-label="Ranks">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Weight</th>
-                  <th>Prefix</th>
-                  <th>Permissions</th>
-                  {canWrite && <th>Actions</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {d.ranks.map((r) => (
-                  <tr key={r.name}>
-                    <td data-label="Name">{r.display_name ?? r.name}</td>
-                    <td data-label="Weight">{r.weight}</td>
-                    <td data-label="Prefix">{r.prefix ?? ""}</td>
-                    <td data-label="Permissions">{r.permissions.join(", ")}</td>
-                    {canWrite && (
-                      <td data-label="Actions">
-                        <ConfirmButton
-                          label="Delete"
-                          target={`rank ${r.name}`}
-                          question={`Delete the rank ${r.name}?`}
-                          onConfirm={() => del.mutate({ name: r.name })}
-                        />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <RanksTable
+              ranks={d.ranks}
+              label="Ranks"
+              what="rank"
+              canWrite={canWrite}
+              onDelete={(name) => del.mutate({ name })}
+            />
           )
         }
       </Q>
       {canWrite && (
-        <form
-          className="row-form"
-          aria-label="Add a rank"
-          onSubmit={(e) => {
-            e.preventDefault();
-            intent.submit(create, {
-              name: form.name,
-              prefix: form.prefix || null,
-              weight: Number(form.weight),
-              permissions: form.permissions
-                .split(",")
-                .map((p) => p.trim())
-                .filter(Boolean),
-            });
-          }}
-        >
-          <TextField
-            label="Rank name"
-            error={errs.name}
-            required
-            value={form.name}
-            onChange={(v) => setForm({ ...form, name: v })}
-          />
-          <TextField
-            label="Weight"
-            error={errs.weight}
-            type="number"
-            value={form.weight}
-            onChange={(v) => setForm({ ...form, weight: v })}
-          />
-          <TextField
-            label="Prefix"
-            error={errs.prefix}
-            value={form.prefix}
-            onChange={(v) => setForm({ ...form, prefix: v })}
-          />
-          <Field
-            label="Permissions (comma separated)"
-            error={Object.entries(errs).find(([k]) => k.startsWith("permissions"))?.[1]}
-          >
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                value={form.permissions}
-                onChange={(e) => setForm({ ...form, permissions: e.target.value })}
-              />
-            )}
-          </Field>
-          <SubmitButton pending={create.isPending} busy="Adding…">
-            Add rank
-          </SubmitButton>
-          {create.error && !Object.keys(errs).length && <ErrorState error={create.error} />}
-        </form>
+        <RankForm
+          label="Add a rank"
+          pending={create.isPending}
+          error={create.error}
+          submit={(rank, done) => intent.submit(create, rank, done)}
+        />
       )}
     </section>
   );

@@ -19888,8 +19888,11 @@ export interface operations {
                     name: string;
                     reason?: string;
                     source?: string;
-                    /** Format: uuid */
-                    uuid: string;
+                    /**
+                     * Format: uuid
+                     * @description Absent: the player is found by `name` among the players the team has seen (their current name first, then names they used before); 404 when none, 409 listing the candidates when several
+                     */
+                    uuid?: string;
                 };
             };
         };

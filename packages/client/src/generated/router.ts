@@ -1480,8 +1480,8 @@ export type AppRouterRecord = {
     ban: TRPCMutationProcedure<{
       input: {
         network_name: string;
-        uuid: string;
         name: string;
+        uuid?: undefined | string;
         reason?: undefined | string;
         source?: undefined | string;
         expires?: undefined | null | string;

@@ -1,0 +1,3 @@
+module example.com/launcher-backend
+
+go 1.19
