@@ -104,6 +104,16 @@ const ConfigSchema = z
       .min(60)
       .default(30 * 86_400),
     LOGIN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(30),
+    /** Wrong device-flow user codes per client address within DEVICE_CODE_FAILURE_WINDOW_SECONDS; over it, that address is refused. */
+    DEVICE_CODE_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1, "must be at least 1").default(10),
+    /** Wrong device-flow user codes from everyone within the window; over it, every code entry is refused until it ends. */
+    DEVICE_CODE_FAILURES_GLOBAL: z.coerce.number().int().min(1, "must be at least 1").default(1000),
+    DEVICE_CODE_FAILURE_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60, "must be between 60 and 86400 seconds")
+      .max(86_400, "must be between 60 and 86400 seconds")
+      .default(600),
     /** Lifetime of a signed session assertion (poll/validate with `assertion: true`); also how long a revoked session's assertions stay verifiable. */
     SESSION_ASSERTION_TTL_SECONDS: z.coerce
       .number()

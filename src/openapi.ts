@@ -201,6 +201,54 @@ const BROWSER_PATHS = {
       },
     },
   },
+  "/device": {
+    get: {
+      operationId: "msAuth-device-page",
+      tags: ["ms-auth"],
+      summary: "Device flow code page (browser): where the player types the user_code",
+      description:
+        "verification_uri from a device-flow start. With `code` (verification_uri_complete) the field is filled in, and the player still presses Continue. Sets an HttpOnly cookie that binds the form to this browser.",
+      security: [],
+      parameters: [{ name: "code", in: "query", required: false, schema: { type: "string", maxLength: 32 } }],
+      responses: {
+        "200": html("The code page"),
+        "429": html("Too many requests"),
+      },
+    },
+    post: {
+      operationId: "msAuth-device-enter",
+      tags: ["ms-auth"],
+      summary: "Enter a device flow code (browser form): on to the identity provider's sign-in",
+      description:
+        "Claims the code (once: a claimed code no longer works) and redirects (303) to the identity provider's sign-in for its login request; from there the flow is the browser flow's (callback, consent), except that the end is a page telling the player to go back to their device. A wrong code answers 400 with the form again; wrong codes are limited per address and for everyone together (DEVICE_CODE_FAILURES_*), then 429 with Retry-After, right code or wrong.",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["user_code", "csrf_token"],
+              properties: {
+                user_code: { type: "string", maxLength: 64 },
+                csrf_token: { type: "string", maxLength: 64 },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "303": {
+          description: "On to the identity provider's sign-in",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "400": html("Not a code, a wrong or used code, or an expired one; the form again"),
+        "403": html("The form does not belong to this browser"),
+        "415": html("Not a form submission"),
+        "429": html("Too many wrong codes"),
+      },
+    },
+  },
   "/client/ms-auth/authorize": {
     post: {
       operationId: "msAuth-authorize",

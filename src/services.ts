@@ -23,6 +23,7 @@ import { MsAuthDiagnostics } from "./ms-auth/diagnostics";
 import { MsAuthSessionSource } from "./ms-auth/player-sessions";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
+import { DeviceCodes } from "./ms-auth/device";
 import { MsAuthService } from "./ms-auth/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
@@ -188,7 +189,20 @@ export async function createServices(config: Config, database: Database, log: Lo
     },
     bus,
   );
+  const deviceCodes = new DeviceCodes(db, clock, config.PUBLIC_URL, exact, bus, {
+    perAddress: {
+      name: "device-code-failures-address",
+      limit: config.DEVICE_CODE_FAILURES_PER_ADDRESS,
+      windowSeconds: config.DEVICE_CODE_FAILURE_WINDOW_SECONDS,
+    },
+    global: {
+      name: "device-code-failures",
+      limit: config.DEVICE_CODE_FAILURES_GLOBAL,
+      windowSeconds: config.DEVICE_CODE_FAILURE_WINDOW_SECONDS,
+    },
+  });
   const msAuth = new MsAuthService(db, loginRequests, links, clock, config, bus, assertions, undefined, webhooks);
+  msAuth.device = deviceCodes;
   const ranks = new RanksService(db, realtime);
   const networks = new NetworksService(db, serverEvents);
   const historyLog = log.child({ component: "history" });
@@ -282,6 +296,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     loginLinks: links,
     // One source per kind of hold an app can have on a player; an OpenID Provider's grants join here.
     playerApps: new PlayerAppsService([new MsAuthSessionSource(db, msAuth, clock)]),
+    deviceCodes,
     assertions,
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
@@ -333,13 +348,16 @@ export async function createServices(config: Config, database: Database, log: Lo
       every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),
       every("idempotency-key-sweep", 3600, log, () => idempotency.sweep()),
-      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, () => loginRequests.sweep()),
+      every("login-expiry-sweep", config.LOGIN_SWEEP_SECONDS, log, async () => {
+        await loginRequests.sweep();
+        await deviceCodes.sweep();
+      }),
       every("assertion-keys", KEY_REFRESH_SECONDS, log, () => assertions.maintain()),
       // Counters live as long as the longest window: the failed sign-in one can be hours, the
       // sign-up and invitation ones are an hour.
       every("rate-limit-prune", 60, log, async () => {
         const window = Math.max(3600, config.LOGIN_FAILURE_WINDOW_SECONDS);
-        await exact.prune(window);
+        await exact.prune(Math.max(window, config.DEVICE_CODE_FAILURE_WINDOW_SECONDS));
         if (limiter !== exact) await limiter.prune(window);
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),

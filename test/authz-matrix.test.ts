@@ -128,6 +128,65 @@ describe("authorization matrix: every procedure x every caller", () => {
   }
 });
 
+describe("authorization matrix: the device flow", () => {
+  const start = routes.find((r) => r.method === "POST" && r.path === "/client/ms-auth/start")!;
+
+  test("start with flow device answers every caller as start does, and only the client gets a code", async () => {
+    const team = await teamFor(start.scope);
+    const mismatches: string[] = [];
+    for (const caller of CALLERS) {
+      const w = expected(start, caller);
+      const req = present(
+        caller,
+        {
+          method: "POST",
+          path: "/client/ms-auth/start",
+          clientCreds: true,
+          body: { client_id: world.client.clientId, client_secret: world.client.secret, flow: "device" },
+        },
+        world,
+        team,
+      );
+      const res = await api(server, req.method, req.path, { body: req.body, headers: req.headers });
+      cells++;
+      const got = res.status >= 400 ? `${res.status} ${res.body?.error?.code}` : `${res.status}`;
+      const wanted = w.code ? `${w.status} ${w.code}` : `${w.status}`;
+      if (got !== wanted) mismatches.push(`${caller}: got ${got}, expected ${wanted}`);
+      // Another client's good credentials start that client's own device login.
+      if (res.status === 200 && !/^[A-Z]{4}-[A-Z]{4}$/.test(res.body.user_code))
+        mismatches.push(`${caller}: 200 without a user_code`);
+      if (res.status >= 400 && "user_code" in (res.body ?? {})) mismatches.push(`${caller}: a refusal with a code`);
+    }
+    for (const t of made.splice(0)) {
+      await api(server, "DELETE", `/teams/${t.teamId}`, { token: world.people.owner.token });
+      await api(server, "DELETE", `/teams/${t.otherTeamId}`, { token: world.people.outsider.token });
+    }
+    expect(mismatches).toEqual([]);
+  }, 60_000);
+
+  test("the code page is the same for every caller: no credential opens or changes it", async () => {
+    const team = await teamFor(undefined);
+    for (const caller of CALLERS) {
+      const req = present(caller, { method: "GET", path: "/device" }, world, team);
+      const res = await fetch(`${server.url}/device`, { headers: req.headers as Record<string, string> });
+      cells++;
+      expect(`${caller}: ${res.status}`).toBe(`${caller}: 200`);
+      // A form post without the page's cookie is refused whoever sends it.
+      const post = await fetch(`${server.url}/device`, {
+        method: "POST",
+        headers: { ...(req.headers as Record<string, string>), "content-type": "application/x-www-form-urlencoded" },
+        body: "user_code=BCDF-GHJK&csrf_token=x",
+        redirect: "manual",
+      });
+      expect(`${caller}: ${post.status}`).toBe(`${caller}: 403`);
+    }
+    for (const t of made.splice(0)) {
+      await api(server, "DELETE", `/teams/${t.teamId}`, { token: world.people.owner.token });
+      await api(server, "DELETE", `/teams/${t.otherTeamId}`, { token: world.people.outsider.token });
+    }
+  }, 60_000);
+});
+
 afterAll(() => {
   const short: Record<Caller, string> = {
     anonymous: "anon",

@@ -40,7 +40,15 @@ const SHOWS: Record<string, RegExp[]> = {
     /^1$/m,
     /^\[\{"min":\d/m,
   ],
-  "docs/guides/launchers.md": [/status=authorized&state=xyz/, /^authorized$/m, /"valid":true/, /^false$/m],
+  "docs/guides/launchers.md": [
+    /status=authorized&state=xyz/,
+    /^authorized$/m,
+    /"valid":true/,
+    /^false$/m,
+    /^Go to http:\/\/\S+\/device and enter [B-Z]{4}-[B-Z]{4}$/m,
+    /^You are signed in$/m,
+    /^Alex$/m,
+  ],
   // The language guides' setup: the module enabled with the credentials their programs read.
   ...Object.fromEntries(
     ["java", "python", "csharp", "go", "rust"].map((lang) => [`docs/guides/launcher-${lang}.md`, [/^ms_auth$/m]]),

@@ -23,6 +23,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     RATE_LIMIT_CLIENT_WRITE_PER_MIN: "100000",
     RATE_LIMIT_CLIENT_AUTH_FAILURES_PER_MIN: "100000",
     RATE_LIMIT_GENERAL_PER_MIN: "10000000",
+    // Every suite enters device codes from 127.0.0.1; the guessing limits have their own tests.
+    DEVICE_CODE_FAILURES_PER_ADDRESS: "100000",
+    DEVICE_CODE_FAILURES_GLOBAL: "100000",
     // Every suite signs in from 127.0.0.1; the failed sign-in limits have their own tests.
     LOGIN_FAILURES_PER_ADDRESS: "100000",
     SIGNUPS_PER_ADDRESS_PER_HOUR: "10000000",

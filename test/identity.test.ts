@@ -127,7 +127,7 @@ describe("authorizeUrl and pkcePair", () => {
       client_id: "dev-client",
       response_type: "code",
       redirect_uri: REDIRECT_URI,
-      scope: "XboxLive.signin offline_access",
+      scope: "XboxLive.signin",
       state: "s&t=1",
       code_challenge: "c".repeat(43),
       code_challenge_method: "S256",
@@ -699,7 +699,7 @@ describe("what the chain sends", () => {
       client_id: "app-id",
       client_secret: "app-secret",
       code_verifier: "the-verifier",
-      scope: "XboxLive.signin offline_access",
+      scope: "XboxLive.signin",
     });
     expect(seen["/xbl"]!.headers.get("x-xbl-contract-version")).toBe("1");
     expect(JSON.parse(seen["/xbl"]!.body)).toEqual({

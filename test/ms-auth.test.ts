@@ -38,8 +38,12 @@ describe("ms_auth login flow over REST", () => {
     expect(s.html).toContain("Play on Blocky servers.");
     expect(s.html).toContain('src="https://cdn.example.com/logo.png"');
     expect(s.html).toContain("Notch_42");
-    expect(s.html).toMatch(/<button type="submit" (value="approve" name="decision"|name="decision" value="approve")>/);
-    expect(s.html).toMatch(/<button type="submit" (value="deny" name="decision"|name="decision" value="deny")>/);
+    expect(s.html).toMatch(/<button type="submit" value="approve" class="primary" name="decision">/);
+    expect(s.html).toMatch(/<button type="submit" value="deny" class="secondary" name="decision">/);
+    // Who asks (and where the player goes next), what is shared, how to revoke.
+    expect(s.html).toContain('you go back to <span class="host">com.example.launcher</span>');
+    expect(s.html).toContain("<li>your Minecraft UUID</li>");
+    expect(s.html).toContain("Sign out in Blocky Launcher to end it at any time.");
     expect(s.html).toMatch(/name="csrf_token" value="[A-Za-z0-9_-]{43}"/);
     expect((await poll(server, client, started.auth_request_id)).body).toEqual({
       status: "authenticated",

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { DEV_IDP_OUTCOMES } from "../src/identity/dev-provider/outcomes";
 import { signInHtml, signInPage } from "../src/identity/dev-provider/page";
-import { consentHtml, consentPage, type ConsentView } from "../src/ms-auth/pages";
+import { consentHtml, consentPage, type ConsentView, deviceHtml, devicePage } from "../src/ms-auth/pages";
 
 /**
  * The login flow's two pages are answered from templates React rendered once (src/lib/page.tsx),
@@ -38,7 +38,7 @@ const httpUrl = fc.oneof(
 const html = (res: Response) => res.text();
 
 describe("consent page", () => {
-  test("the template's markup is React's, with and without a logo, for any values", async () => {
+  test("the template's markup is React's, with and without a logo or a redirect host, for any values", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
@@ -48,9 +48,21 @@ describe("consent page", () => {
           description: hostile,
           logoUrl: fc.oneof(fc.constant(null), fc.constant(""), httpUrl, hostile),
           playerName: hostile,
+          redirectHost: fc.option(hostile),
+          sessionDays: fc.option(fc.integer({ min: 1, max: 90 }), { nil: undefined }),
+          revokeUrl: fc.option(fc.constant("https://service.example/me/apps"), { nil: undefined }),
         }),
         fc.option(fc.constantFrom("https://launcher.example", "mylauncher:")),
-        async (v: ConsentView, origin) => {
+        async (r, origin) => {
+          const v: ConsentView = {
+            client: { title: r.title, description: r.description, logoUrl: r.logoUrl },
+            redirectHost: r.redirectHost,
+            playerName: r.playerName,
+            action: "/client/ms-auth/authorize",
+            fields: { auth_request_id: r.authRequestId, csrf_token: r.csrf },
+            sessionDays: r.sessionDays,
+            revokeUrl: r.revokeUrl,
+          };
           const res = consentPage(v, origin);
           expect(await html(res)).toBe(consentHtml(v));
         },
@@ -59,22 +71,67 @@ describe("consent page", () => {
     );
   });
 
+  test("it says who asks (title, redirect host), what is shared (name and UUID only) and how to revoke", async () => {
+    const page = await html(
+      consentPage(
+        {
+          client: { title: "Blocky", description: "d", logoUrl: null },
+          redirectHost: "launcher.example.com",
+          playerName: "Notch",
+          action: "/client/ms-auth/authorize",
+          fields: { a: "1" },
+          sessionDays: 30,
+        },
+        null,
+      ),
+    );
+    expect(page).toContain("Sign in to Blocky");
+    expect(page).toContain('<span class="host">launcher.example.com</span>');
+    expect(page).toContain("your Minecraft name (Notch)");
+    expect(page).toContain("your Minecraft UUID");
+    expect(page).toContain("Nothing else");
+    expect(page).toContain("Sign out in Blocky to end it at any time. Unless you do, it ends by itself after 30 days.");
+    const device = await html(
+      consentPage(
+        {
+          client: { title: "Blocky", description: "d", logoUrl: null },
+          redirectHost: null,
+          playerName: "Notch",
+          action: "/x",
+          fields: {},
+        },
+        null,
+      ),
+    );
+    expect(device).toContain("you go back to the device that showed you the code");
+  });
+
   test("headers: images only with a logo; the redirect's origin beside 'self'", () => {
     const v: ConsentView = {
-      authRequestId: "r",
-      csrf: "c",
-      title: "T",
-      description: "d",
-      logoUrl: null,
+      client: { title: "T", description: "d", logoUrl: null },
+      redirectHost: "launcher.example",
       playerName: "p",
+      action: "/client/ms-auth/authorize",
+      fields: { auth_request_id: "r", csrf_token: "c" },
     };
     const plain = consentPage(v, "https://launcher.example", { "set-cookie": "a=b" });
     expect(plain.headers.get("content-security-policy")).not.toContain("img-src");
     expect(plain.headers.get("content-security-policy")).toContain("form-action 'self' https://launcher.example");
     expect(plain.headers.get("set-cookie")).toBe("a=b");
-    const logo = consentPage({ ...v, logoUrl: "https://logo.example/a.png" }, null);
+    const logo = consentPage({ ...v, client: { ...v.client, logoUrl: "https://logo.example/a.png" } }, null);
     expect(logo.headers.get("content-security-policy")).toContain("img-src https: data:");
     expect(logo.headers.get("content-security-policy")).toContain("form-action 'self';");
+  });
+});
+
+describe("device code page", () => {
+  test("the template's markup is React's, with and without an error, for any values", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.record({ csrf: hostile, code: hostile, error: hostile }), async (v) => {
+        expect(await html(devicePage(v, "/device"))).toBe(deviceHtml(v, "/device"));
+      }),
+      { numRuns: RUNS },
+    );
   });
 });
 

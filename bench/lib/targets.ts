@@ -49,7 +49,8 @@ export async function startTarget(script: string, env: Record<string, string>, r
       () => false,
     );
     if (ok) break;
-    if (i > 300) throw new Error(`${script} did not answer /health`);
+    // BENCH_START_SECONDS: a first PGlite start (initdb, migrations) on a loaded machine can take longer.
+    if (i > Number(process.env.BENCH_START_SECONDS ?? 30) * 10) throw new Error(`${script} did not answer /health`);
     await Bun.sleep(100);
   }
   return {

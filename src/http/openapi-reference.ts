@@ -982,7 +982,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: {
       auth_request_id: REQUEST,
       auth_url:
-        "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin%20offline_access&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+        "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
       expires_in: 600,
       interval: 2,
     },

@@ -26,8 +26,12 @@ export const DEV_IDP_DEVICE_PATH = "/device/authenticate";
 /** The development provider accepts any client id; the service uses this one. */
 export const DEV_CLIENT_ID = "dev-client";
 
-/** The scope the Minecraft login needs (Xbox Live sign-in) plus a refresh token, as Microsoft documents. */
-export const MS_SCOPE = "XboxLive.signin offline_access";
+/**
+ * Only what the chain needs: Xbox Live sign-in. No `offline_access`: the service keeps no token
+ * after the profile is read, so it asks for no refresh token ("maintain access" on the consent
+ * screen Microsoft shows the player).
+ */
+export const MS_SCOPE = "XboxLive.signin";
 
 /** XSTS answers 401 with one of these `XErr` numbers when the account cannot play. */
 export const XSTS_ERRORS: Readonly<Record<number, DenialCode>> = {

@@ -4,9 +4,12 @@ import { requestInfo } from "../http/request";
 import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
 import { readRequestBody } from "../lib/body";
-import { consentPage, messagePage } from "./pages";
+import { DEVICE_PATH, normalizeUserCode } from "./device";
+import { consentPage, devicePage, messagePage, redirectHostOf } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
+/** Binds the device page's form to the browser that loaded it (login CSRF). */
+const DEVICE_COOKIE = "mcp_device";
 const MAX_FORM_BYTES = 8 * 1024;
 
 /** Where approve and deny redirect to, as a CSP source (an origin, or a custom scheme). */
@@ -25,6 +28,19 @@ function redirect(location: string, extra: Record<string, string> = {}) {
 
 function readCookie(request: Request, name: string): string | undefined {
   return new Bun.CookieMap(request.headers.get("cookie") ?? "").get(name) ?? undefined;
+}
+
+/** What the device flow's browser is told once the sign-in has ended, by status. */
+const DEVICE_OUTCOME: Record<string, [string, string]> = {
+  authorized: ["You are signed in", "Go back to your device: it continues on its own. You can close this page."],
+  denied: ["Sign-in cancelled", "Nothing was shared. Go back to your device to try again. You can close this page."],
+  expired: ["Sign-in expired", "The code expired before you finished. Start again on your device."],
+  other: ["Sign-in finished", "Go back to your device. You can close this page."],
+};
+
+function tooManyCodes(err: AppError) {
+  const s = Number(err.headers?.["Retry-After"]) || 60;
+  return `Too many wrong codes. Wait ${s >= 120 ? `${Math.ceil(s / 60)} minutes` : `${s} seconds`} and try again.`;
 }
 
 /** A person's mistake (a stale link, a form from another browser) is a page, not JSON; anything else is the envelope. */
@@ -52,6 +68,12 @@ export function loginBrowserRoutes(services: Services) {
     }).serialize();
 
   const finish = async (row: Parameters<typeof login.redirectTarget>[0], extra: Record<string, string> = {}) => {
+    // The device flow's browser is not on the launcher's machine: the launcher learns the
+    // outcome by polling, and the player is told to go back to it.
+    if (row.flow === "device") {
+      const [title, text] = DEVICE_OUTCOME[row.status] ?? DEVICE_OUTCOME.other!;
+      return messagePage(title, text, 200, extra);
+    }
     const target = await login.redirectTarget(row);
     if (target) return redirect(target, extra);
     return messagePage(
@@ -68,19 +90,52 @@ export function loginBrowserRoutes(services: Services) {
     extra: Record<string, string> = {},
   ) => {
     const app = await login.consentView(row);
-    const target = await login.redirectTarget(row);
+    const target = row.flow === "device" ? null : await login.redirectTarget(row);
     return consentPage(
       {
-        authRequestId: row.id,
-        csrf: login.csrfToken(row.id, browser),
-        title: app?.title ?? "Minecraft launcher",
-        description: app?.description ?? "",
-        logoUrl: app?.logoUrl ?? null,
+        client: {
+          title: app?.title ?? "Minecraft launcher",
+          description: app?.description ?? "",
+          logoUrl: app?.logoUrl ?? null,
+        },
+        redirectHost: redirectHostOf(target),
         playerName: row.context.mcUsername ?? "",
+        action: "/client/ms-auth/authorize",
+        fields: { auth_request_id: row.id, csrf_token: login.csrfToken(row.id, browser) },
+        sessionDays: Math.round(config.SESSION_TTL_SECONDS / 86_400),
       },
       redirectSource(target),
       extra,
     );
+  };
+
+  const devices = services.deviceCodes;
+  // The code page's submit redirects to the identity provider: form-action must allow it.
+  const providerOrigin = new URL(login.providerAuthorizeUrl).origin;
+  const deviceCookie = (value: string) =>
+    new Bun.Cookie(DEVICE_COOKIE, value, {
+      path: DEVICE_PATH,
+      maxAge: 3600,
+      httpOnly: true,
+      sameSite: "strict",
+      secure,
+    }).serialize();
+  const showDevice = (
+    browser: string,
+    code: string,
+    error: string,
+    status: number,
+    extra: Record<string, string> = {},
+  ) => {
+    const res = devicePage({ csrf: login.deviceFormToken(browser), code, error }, DEVICE_PATH, status, extra);
+    res.headers.set(
+      "content-security-policy",
+      (res.headers.get("content-security-policy") ?? "").replace(
+        "form-action 'self'",
+        `form-action 'self' ${providerOrigin}`,
+      ),
+    );
+    return res;
   };
 
   return new Elysia({ name: "login-browser-routes" })
@@ -132,6 +187,80 @@ export function loginBrowserRoutes(services: Services) {
       }
       return finish(result.row);
     })
+    .get(DEVICE_PATH, ({ request }) => {
+      const given = new URL(request.url).searchParams.get("code") ?? "";
+      // Only a well-formed code is put back in the field; it is never submitted for the player.
+      const code = normalizeUserCode(given);
+      let browser = readCookie(request, DEVICE_COOKIE);
+      const extra: Record<string, string> = {};
+      if (!browser || !/^[0-9a-f-]{72}$/.test(browser)) {
+        browser = crypto.randomUUID() + crypto.randomUUID();
+        extra["set-cookie"] = deviceCookie(browser);
+      }
+      return showDevice(browser, code ? `${code.slice(0, 4)}-${code.slice(4)}` : "", "", 200, extra);
+    })
+    .post(
+      DEVICE_PATH,
+      async ({ request }) => {
+        const type = request.headers.get("content-type") ?? "";
+        if (!type.startsWith("application/x-www-form-urlencoded"))
+          throw new AppError("unsupported_media_type", "Submit the code form.");
+        const body = await readRequestBody(request, MAX_FORM_BYTES);
+        const form = new URLSearchParams(new TextDecoder().decode(body));
+        const browser = readCookie(request, DEVICE_COOKIE);
+        if (!browser || !login.deviceFormValid(browser, form.get("csrf_token") ?? ""))
+          throw new AppError(
+            "forbidden",
+            "This form has expired or belongs to another browser. Reload the page and enter the code again.",
+          );
+        const typed = (form.get("user_code") ?? "").slice(0, 64);
+        const address = requestInfo(request).ip;
+        try {
+          devices.checkAllowed(address);
+        } catch (err) {
+          if (err instanceof AppError && err.appCode === "rate_limited")
+            return showDevice(browser, typed, tooManyCodes(err), 429, {
+              "retry-after": err.headers?.["Retry-After"] ?? "60",
+            });
+          throw err;
+        }
+        const code = normalizeUserCode(typed);
+        if (!code) return showDevice(browser, typed, "That is not a code: a code is 8 letters, like BCDF-GHJK.", 400);
+        let claimed: Awaited<ReturnType<typeof devices.claim>>;
+        try {
+          claimed = await devices.claim(code, address);
+        } catch (err) {
+          if (err instanceof AppError && err.appCode === "rate_limited")
+            return showDevice(browser, typed, tooManyCodes(err), 429, {
+              "retry-after": err.headers?.["Retry-After"] ?? "60",
+            });
+          throw err;
+        }
+        if (claimed.kind === "expired")
+          return showDevice(
+            browser,
+            "",
+            "That code has expired. Start the sign-in again on your device for a new one.",
+            400,
+          );
+        if (claimed.kind === "unknown")
+          return showDevice(
+            browser,
+            typed,
+            "That code is not valid. Check it against your device: a code works once, until it expires.",
+            400,
+          );
+        // The code expires with its request, so a live code's request is within its deadline.
+        if (claimed.status !== "pending")
+          return messagePage(
+            "This sign-in has ended",
+            "The sign-in this code was for has already finished or expired. Start again on your device.",
+            400,
+          );
+        return redirect(login.authUrl(claimed.requestId));
+      },
+      { parse: "none" },
+    )
     .post(
       "/client/ms-auth/authorize",
       async ({ request }) => {

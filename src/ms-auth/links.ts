@@ -62,6 +62,15 @@ export class LoginLinks {
     return this.keyring.verify(token, "csrf", requestId, browserSecret);
   }
 
+  /** The device page's form token, bound to the browser's cookie. */
+  deviceFormToken(browserSecret: string) {
+    return this.keyring.mac("device-form", browserSecret);
+  }
+
+  deviceFormValid(browserSecret: string, token: string) {
+    return this.keyring.verify(token, "device-form", browserSecret);
+  }
+
   /** `<id>.<mac>`: names the request and proves we issued it; nothing to store. */
   private oauthState(requestId: string) {
     return `${requestId}.${this.keyring.mac("oauth-state", requestId)}`;

@@ -24,9 +24,9 @@ export const msAuthRouter = router({
         path: "/client/ms-auth/start",
         tags,
         protect: false,
-        summary: "Start a player sign-in (or resume one); open auth_url in the player's browser",
+        summary: "Start a player sign-in (or resume one); open auth_url in the player's browser, or show a device code",
         description:
-          "Client credentials in the body. With `auth_request_id` (a launcher that restarted), resumes that login: a live request of this client answers the same `auth_request_id` with a fresh `auth_url` and the seconds it has left; 401 `auth_request_expired` when it has expired; 404 when it is unknown or another client's; 409 when it already ended (poll it). 401 `invalid_client` for bad credentials; 400 when ms_auth is not enabled. 120 verified requests per minute per client; wrong secrets are limited separately per client and address.",
+          'Client credentials in the body. With `flow: "device"` (RFC 8628 shape) the answer also carries `user_code`, `verification_uri`, `verification_uri_complete` and `qr_code_svg`: show them, and the player signs in on any other device at verification_uri; poll as usual. With `auth_request_id` (a launcher that restarted), resumes that login: a live request of this client answers the same `auth_request_id` with a fresh `auth_url` and the seconds it has left; 401 `auth_request_expired` when it has expired; 404 when it is unknown or another client\'s; 409 when it already ended (poll it). 401 `invalid_client` for bad credentials; 400 when ms_auth is not enabled. 120 verified requests per minute per client; wrong secrets are limited separately per client and address.',
         errorResponses: [400, 401, 404, 409, 429],
       },
     })

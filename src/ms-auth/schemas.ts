@@ -11,6 +11,10 @@ export const ZStartInput = ZClientCreds.extend({
     .max(512)
     .optional()
     .meta({ description: "Opaque launcher state, returned as `state` on the redirect" }),
+  flow: z.enum(["browser", "device"]).optional().meta({
+    description:
+      "`browser` (default): open auth_url on the player's machine. `device`: show user_code and verification_uri (or the QR code) so the player signs in on any other device (RFC 8628); poll the same way. On a resume it may be left out; given, it must be the request's own.",
+  }),
   auth_request_id: ZUuid.optional().meta({
     description:
       "Resume this login (a launcher that restarted): same auth_request_id, fresh auth_url; 401 auth_request_expired once it has expired. Its client_state is the one given when it started.",
@@ -21,6 +25,20 @@ export const ZStartOutput = z.object({
   auth_url: z.string(),
   expires_in: z.number().int(),
   interval: z.number().int(),
+  user_code: z.string().optional().meta({
+    description:
+      "Device flow only: the code the player types at verification_uri, shown as `XXXX-XXXX` (8 of the letters BCDFGHJKLMNPQRSTVWXZ; case, spaces and dashes are ignored). Used once; expires with the request. A resume issues a new one and the old one stops working.",
+  }),
+  verification_uri: z.string().optional().meta({
+    description: "Device flow only: the short address to show the player (`<service>/device`)",
+  }),
+  verification_uri_complete: z.string().optional().meta({
+    description:
+      "Device flow only: verification_uri with the code filled in, for a link or a QR code; the player still confirms the code there",
+  }),
+  qr_code_svg: z.string().optional().meta({
+    description: "Device flow only: verification_uri_complete as a QR code, an SVG document (black on white)",
+  }),
 });
 
 const ZAssertionWanted = z.boolean().optional().meta({

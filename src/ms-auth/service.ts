@@ -14,6 +14,7 @@ import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { sha256 } from "../lib/secrets";
 import type { SessionAssertions } from "./assertions";
 import { textureClaims } from "./textures";
+import { type DeviceCodes, formatUserCode, newUserCode } from "./device";
 import { type LoginLinks, SESSION_PREFIX } from "./links";
 import type { PollResult as PollAnswer } from "./schemas";
 import type { LoginRequestRow, LoginRequestStore } from "./store";
@@ -52,6 +53,8 @@ export class MsAuthService {
   /** Request id -> the poll answer once the request has ended: a final status never changes. */
   private readonly endedPolls: BoundedCache<string, { clientId: string; out: PollAnswer }>;
   private readonly developmentProviderOn: boolean;
+  /** The device flow's user codes (set when the services are composed). */
+  device?: DeviceCodes;
 
   constructor(
     private readonly db: Db,
@@ -102,26 +105,52 @@ export class MsAuthService {
    * A new login request, or, with `auth_request_id`, the same live request again (a launcher
    * that restarted resumes its login with a new auth_url instead of starting over).
    */
-  async start(client: VerifiedClient, input: { client_state?: string; auth_request_id?: string }) {
+  async start(
+    client: VerifiedClient,
+    input: { client_state?: string; auth_request_id?: string; flow?: "browser" | "device" },
+  ) {
     if (!client.msAuth) {
       throw new AppError(
         "bad_request",
         "The ms_auth module is not enabled for this client: enable it with POST /client/apps/{client_id}/modules/ms-auth.",
       );
     }
-    const row = input.auth_request_id
-      ? await this.resumable(client, input.auth_request_id)
-      : await this.requests.create({
-          id: crypto.randomUUID(),
-          clientId: client.app.id,
-          ttlSeconds: this.config.LOGIN_REQUEST_TTL_SECONDS,
-          clientState: input.client_state ?? null,
-        });
-    return {
+    const fresh = {
+      id: crypto.randomUUID(),
+      clientId: client.app.id,
+      ttlSeconds: this.config.LOGIN_REQUEST_TTL_SECONDS,
+      clientState: input.client_state ?? null,
+    };
+    // A new device request is made with its code in one statement.
+    let code: string | undefined;
+    let row: LoginRequestRow;
+    if (input.auth_request_id) row = await this.resumable(client, input.auth_request_id);
+    else if (input.flow === "device" && this.device) {
+      const drawn = newUserCode();
+      const made = await this.requests.createWithCode(fresh, sha256(drawn));
+      row = made.row;
+      if (made.coded) code = drawn;
+    } else row = await this.requests.create({ ...fresh, flow: input.flow ?? "browser" });
+    if (input.flow && input.flow !== row.flow)
+      throw new AppError(
+        "bad_request",
+        `This auth request was started with flow "${row.flow}"; resume it with that flow.`,
+      );
+    const out = {
       auth_request_id: row.id,
       auth_url: this.links.authUrl(row.id),
       expires_in: this.secondsLeft(row),
       interval: POLL_INTERVAL_S,
+    };
+    if (row.flow !== "device" || !this.device) return out;
+    code ??= await this.device.issue(row.id, row.expiresAt, { replace: Boolean(input.auth_request_id) });
+    const complete = this.device.verificationUriComplete(code);
+    return {
+      ...out,
+      user_code: formatUserCode(code),
+      verification_uri: this.device.verificationUri,
+      verification_uri_complete: complete,
+      qr_code_svg: await this.device.qrSvg(complete),
     };
   }
 

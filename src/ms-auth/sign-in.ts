@@ -23,6 +23,24 @@ export class SignInFlow {
     private readonly log: Logger,
   ) {}
 
+  /** The identity provider's sign-in address for a request (where a claimed device code leads). */
+  authUrl(requestId: string) {
+    return this.links.authUrl(requestId);
+  }
+
+  /** The identity provider's authorize endpoint, for the device page's form-action. */
+  get providerAuthorizeUrl() {
+    return this.links.identity.endpoints.authorize;
+  }
+
+  deviceFormToken(browserSecret: string) {
+    return this.links.deviceFormToken(browserSecret);
+  }
+
+  deviceFormValid(browserSecret: string, token: string) {
+    return this.links.deviceFormValid(browserSecret, token);
+  }
+
   requestIdFromState(state: string | null): string | null {
     return this.links.requestIdFromState(state);
   }

@@ -43,6 +43,7 @@ export class LoginRequestStore {
   private readonly insertQuery;
   private readonly updateQuery;
   private readonly approveQuery;
+  private readonly insertWithCodeQuery;
   private readonly written: ((row: LoginRequestRow, sessionId: string | null) => void)[] = [];
   /** Rows as this instance last wrote them: see `loadForSend`. */
   private readonly recent: BoundedCache<string, LoginRequestRow>;
@@ -77,6 +78,7 @@ export class LoginRequestStore {
         context: {},
         expiresAt: sql.placeholder("expiresAt"),
         clientState: sql.placeholder("clientState"),
+        flow: sql.placeholder("flow"),
       })
       .returning()
       .prepare("login_request_insert");
@@ -110,6 +112,25 @@ export class LoginRequestStore {
              ${p("expiresAt")}::timestamptz, coalesce(u.identity_provider, 'microsoft'), ${p("textures")}::jsonb
         from u
       returning id`);
+    // A device-flow request and its user code in ONE statement (the code's foreign key is checked
+    // at the statement's end, when the request is there). A code still held by a live request
+    // is not taken over: then the request is made without one (`coded` 0) and the caller draws again.
+    const created = db.$with("r", { id: sql<string>`id`.as("id") }).as(sql`
+      insert into login_requests (id, client_id, status, context, expires_at, client_state, flow)
+      values (${p("id")}, ${p("clientId")}, 'pending', '{}'::jsonb, ${p("expiresAt")}::timestamptz,
+              ${p("clientState")}, 'device')
+      returning id, expires_at`);
+    const coded = db.$with("c", { id: sql<string>`login_request_id`.as("login_request_id") }).as(sql`
+      insert into device_codes (code_hash, login_request_id, expires_at)
+      select ${p("codeHash")}, r.id, r.expires_at from r
+      on conflict (code_hash) do update set login_request_id = excluded.login_request_id, expires_at = excluded.expires_at
+       where device_codes.expires_at <= ${p("now")}::timestamptz
+      returning login_request_id`);
+    this.insertWithCodeQuery = db
+      .with(created, coded)
+      .select({ coded: sql<number>`(select count(*) from c)::int` })
+      .from(created)
+      .prepare("login_request_insert_with_code");
     this.approveQuery = db
       .with(updated, session)
       .select({ id: session.id })
@@ -117,14 +138,57 @@ export class LoginRequestStore {
       .prepare("login_request_update_with_session");
   }
 
-  async create(values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null }) {
+  async create(values: {
+    id: string;
+    clientId: string;
+    ttlSeconds: number;
+    clientState: string | null;
+    flow?: "browser" | "device";
+  }) {
     const [row] = await this.insertQuery.execute({
       id: values.id,
       clientId: values.clientId,
       expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
       clientState: values.clientState,
+      flow: values.flow ?? "browser",
     });
     return row!;
+  }
+
+  /**
+   * A new device-flow request with its user code (given as its SHA-256). `coded` is false when
+   * the code was taken by a live request: the request exists, without a code.
+   */
+  async createWithCode(
+    values: { id: string; clientId: string; ttlSeconds: number; clientState: string | null },
+    codeHash: string,
+  ): Promise<{ row: LoginRequestRow; coded: boolean }> {
+    const now = this.clock.date();
+    const expiresAt = new Date(now.getTime() + values.ttlSeconds * 1000);
+    const [r] = await this.insertWithCodeQuery.execute({
+      id: values.id,
+      clientId: values.clientId,
+      expiresAt: expiresAt.toISOString(),
+      clientState: values.clientState,
+      codeHash,
+      now: now.toISOString(),
+    });
+    // The row as inserted: nothing of it needs reading back.
+    const row: LoginRequestRow = {
+      id: values.id,
+      clientId: values.clientId,
+      status: "pending",
+      context: {},
+      version: 0,
+      expiresAt,
+      clientState: values.clientState,
+      browserHash: null,
+      identityProvider: null,
+      flow: "device",
+      createdAt: now,
+      updatedAt: now,
+    };
+    return { row, coded: Number(r?.coded ?? 0) === 1 };
   }
 
   /** Loads a request, first expiring it if its deadline has passed. */

@@ -26,6 +26,7 @@ import type { SessionAssertions } from "../ms-auth/assertions";
 import type { PlayerAppsService } from "../account/service";
 import type { MsAuthDiagnostics } from "../ms-auth/diagnostics";
 import type { LoginLinks } from "../ms-auth/links";
+import type { DeviceCodes } from "../ms-auth/device";
 import type { MsAuthService } from "../ms-auth/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
@@ -84,6 +85,8 @@ export interface Services {
   /** The sign-in links and identity chain settings (the player's apps page signs in through them too). */
   loginLinks: LoginLinks;
   playerApps: PlayerAppsService;
+  /** The device flow's user codes: issued at start, claimed at /device, guessing limited. */
+  deviceCodes: DeviceCodes;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */

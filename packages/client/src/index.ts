@@ -11,6 +11,8 @@ export type { AppRouter, AppRouterRecord, ErrorShape } from "./generated/router"
 export {
   createLauncherBackend,
   DENIAL_CODES,
+  type DeviceCode,
+  type DeviceSignInOptions,
   type DenialCode,
   isDenialCode,
   type LauncherBackend,

@@ -40,6 +40,25 @@ export interface SignInOptions {
   signal?: AbortSignal;
 }
 
+/** What the player needs to sign in on another device (the device flow). */
+export interface DeviceCode {
+  /** Show it as is (`XXXX-XXXX`); the player types it at `verificationUri`. */
+  userCode: string;
+  /** The short address to show beside the code. */
+  verificationUri: string;
+  /** The address with the code filled in: for a link, or what `qrCodeSvg` encodes. */
+  verificationUriComplete: string;
+  /** `verificationUriComplete` as a QR code, an SVG document (black on white). */
+  qrCodeSvg: string;
+  /** Seconds the code (and the login) has left. */
+  expiresIn: number;
+}
+
+export interface DeviceSignInOptions extends Omit<SignInOptions, "openUrl" | "clientState"> {
+  /** Show the code to the player (text, and the QR code if there is a screen for it). */
+  showCode: (code: DeviceCode, started: StartResponse) => void | Promise<void>;
+}
+
 export interface PlayerSession {
   authRequestId: string;
   /** `svc_session_token`: store it server-side; validate it whenever the player is needed. */
@@ -97,12 +116,15 @@ export function createLauncherBackend(options: LauncherBackendOptions) {
     return (await res.json()) as T;
   }
 
-  const start = (opts: { clientState?: string; resume?: string; signal?: AbortSignal } = {}) =>
+  const start = (
+    opts: { clientState?: string; resume?: string; flow?: "browser" | "device"; signal?: AbortSignal } = {},
+  ) =>
     post<StartResponse>(
       "/client/ms-auth/start",
       {
         ...(opts.clientState !== undefined && { client_state: opts.clientState }),
         ...(opts.resume !== undefined && { auth_request_id: opts.resume }),
+        ...(opts.flow !== undefined && { flow: opts.flow }),
       },
       opts.signal,
     );
@@ -130,10 +152,38 @@ export function createLauncherBackend(options: LauncherBackendOptions) {
    * `LoginDeniedError` (typed `code`), `LoginExpiredError`, or `PlatformError` for other answers.
    */
   async function signIn(opts: SignInOptions): Promise<PlayerSession> {
-    const { signal } = opts;
-    const started = await start({ clientState: opts.clientState, resume: opts.resume, signal });
-    const id = started.auth_request_id;
+    const started = await start({ clientState: opts.clientState, resume: opts.resume, signal: opts.signal });
     await opts.openUrl(started.auth_url, started);
+    return waitForSession(started, opts);
+  }
+
+  /**
+   * The device flow: start with `flow: "device"` -> `showCode` (the code, the short address, the
+   * QR code) -> the player signs in on any other device -> the same poll loop as `signIn`.
+   */
+  async function signInWithDeviceCode(opts: DeviceSignInOptions): Promise<PlayerSession> {
+    const started = await start({ resume: opts.resume, flow: "device", signal: opts.signal });
+    if (!started.user_code || !started.verification_uri || !started.verification_uri_complete || !started.qr_code_svg)
+      throw new PlatformError(500, "unknown", "The service answered no device code: it predates the device flow");
+    await opts.showCode(
+      {
+        userCode: started.user_code,
+        verificationUri: started.verification_uri,
+        verificationUriComplete: started.verification_uri_complete,
+        qrCodeSvg: started.qr_code_svg,
+        expiresIn: started.expires_in,
+      },
+      started,
+    );
+    return waitForSession(started, opts);
+  }
+
+  async function waitForSession(
+    started: StartResponse,
+    opts: Pick<SignInOptions, "assertion" | "onStatus" | "signal">,
+  ): Promise<PlayerSession> {
+    const { signal } = opts;
+    const id = started.auth_request_id;
     const interval = Math.max(1, started.interval) * 1000;
     let failures = 0;
     let lastStatus: LoginStatus | undefined;
@@ -176,7 +226,7 @@ export function createLauncherBackend(options: LauncherBackendOptions) {
     }
   }
 
-  return { start, poll, validate, revoke, signIn };
+  return { start, poll, validate, revoke, signIn, signInWithDeviceCode };
 }
 
 export type LauncherBackend = ReturnType<typeof createLauncherBackend>;

@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { sharedServer } from "../../../test/harness";
-import { decide, newClient, signIn } from "../../../test/ms-auth-helpers";
+import { decide, hiddenFields, newClient, signIn } from "../../../test/ms-auth-helpers";
 import {
   createLauncherBackend,
+  type DeviceCode,
   type LoginStatus,
   LoginDeniedError,
   PlatformError,
@@ -71,6 +72,33 @@ describe("launcher backend", () => {
     expect(valid).toMatchObject({ valid: true, mc_uuid: session.mcUuid, mc_username: "Steve" });
     expect(await backend.revoke(session.sessionToken)).toEqual({ ok: true });
     expect(await backend.validate(session.sessionToken)).toEqual({ valid: false });
+  });
+
+  test("signInWithDeviceCode: the code is shown, the player enters it on another device, the loop ends signed in", async () => {
+    const c = await newClient(server);
+    const backend = createLauncherBackend({ baseUrl: server.url, clientId: c.clientId, clientSecret: c.secret });
+    const shown: DeviceCode[] = [];
+    const session = await backend.signInWithDeviceCode({
+      showCode: async (code) => {
+        shown.push(code);
+        // The player's phone: the code page, the code, the provider's sign-in, Approve.
+        const page = await fetch(code.verificationUri);
+        const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+        const entered = await fetch(code.verificationUri, {
+          method: "POST",
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ ...hiddenFields(await page.text()), user_code: code.userCode }),
+          redirect: "manual",
+        });
+        expect(entered.status).toBe(303);
+        const s = await signIn(server, entered.headers.get("location")!, { username: "Deck" });
+        expect((await decide(server, s, "approve")).status).toBe(200);
+      },
+    });
+    expect(shown[0]!.userCode).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    expect(shown[0]!.qrCodeSvg).toStartWith("<svg");
+    expect(session.mcUsername).toBe("Deck");
+    expect((await backend.validate(session.sessionToken)).valid).toBe(true);
   });
 
   test("a player who presses Deny ends signIn with LoginDeniedError code consent_denied", async () => {

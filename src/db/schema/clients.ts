@@ -67,6 +67,8 @@ export const loginRequests = pgTable(
     browserHash: text("browser_hash"),
     /** Which identity provider authenticated the player: set with the profile (see IdentityProvider). */
     identityProvider: text("identity_provider").$type<"development" | "microsoft">(),
+    /** `browser`: the launcher opens auth_url; `device`: the player types a user code on any device (RFC 8628). */
+    flow: text("flow").$type<"browser" | "device">().notNull().default("browser"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -75,6 +77,19 @@ export const loginRequests = pgTable(
     index("login_requests_client_idx").on(t.clientId),
   ],
 );
+
+/**
+ * A device-flow login's user code (RFC 8628), stored only as SHA-256 of its normalised form.
+ * Claiming a code deletes its row, so a code is used once; it dies with its request.
+ */
+export const deviceCodes = pgTable("device_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  loginRequestId: uuid("login_request_id")
+    .notNull()
+    .unique()
+    .references(() => loginRequests.id, { onDelete: "cascade" }),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+});
 
 /** Service sessions handed to launchers; one per authorized login request at most. */
 export const sessions = pgTable(

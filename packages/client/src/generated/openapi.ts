@@ -911,8 +911,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start a player sign-in (or resume one); open auth_url in the player's browser
-         * @description Client credentials in the body. With `auth_request_id` (a launcher that restarted), resumes that login: a live request of this client answers the same `auth_request_id` with a fresh `auth_url` and the seconds it has left; 401 `auth_request_expired` when it has expired; 404 when it is unknown or another client's; 409 when it already ended (poll it). 401 `invalid_client` for bad credentials; 400 when ms_auth is not enabled. 120 verified requests per minute per client; wrong secrets are limited separately per client and address.
+         * Start a player sign-in (or resume one); open auth_url in the player's browser, or show a device code
+         * @description Client credentials in the body. With `flow: "device"` (RFC 8628 shape) the answer also carries `user_code`, `verification_uri`, `verification_uri_complete` and `qr_code_svg`: show them, and the player signs in on any other device at verification_uri; poll as usual. With `auth_request_id` (a launcher that restarted), resumes that login: a live request of this client answers the same `auth_request_id` with a fresh `auth_url` and the seconds it has left; 401 `auth_request_expired` when it has expired; 404 when it is unknown or another client's; 409 when it already ended (poll it). 401 `invalid_client` for bad credentials; 400 when ms_auth is not enabled. 120 verified requests per minute per client; wrong secrets are limited separately per client and address.
          */
         post: operations["msAuth-start"];
         delete?: never;
@@ -995,6 +995,30 @@ export interface paths {
          * @description The second step when `POST /dashboard/session` answered a challenge: the same input, checks and limits as `POST /auth/login/second-factor` (a wrong factor counts as a failed sign-in), and on success the same answer as a signed-in `POST /dashboard/session`: the access token in the body, the refresh token in the cookie. Needs the `x-mcp-dashboard: 1` header.
          */
         post: operations["dashboardSession-secondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Device flow code page (browser): where the player types the user_code
+         * @description verification_uri from a device-flow start. With `code` (verification_uri_complete) the field is filled in, and the player still presses Continue. Sets an HttpOnly cookie that binds the form to this browser.
+         */
+        get: operations["msAuth-device-page"];
+        put?: never;
+        /**
+         * Enter a device flow code (browser form): on to the identity provider's sign-in
+         * @description Claims the code (once: a claimed code no longer works) and redirects (303) to the identity provider's sign-in for its login request; from there the flow is the browser flow's (callback, consent), except that the end is a page telling the player to go back to their device. A wrong code answers 400 with the form again; wrong codes are limited per address and for everyone together (DEVICE_CODE_FAILURES_*), then 429 with Retry-After, right code or wrong.
+         */
+        post: operations["msAuth-device-enter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3159,6 +3183,14 @@ export interface components {
             expires_in: number;
             /** Format: int64 */
             interval: number;
+            /** @description Device flow only: verification_uri_complete as a QR code, an SVG document (black on white) */
+            qr_code_svg?: string;
+            /** @description Device flow only: the code the player types at verification_uri, shown as `XXXX-XXXX` (8 of the letters BCDFGHJKLMNPQRSTVWXZ; case, spaces and dashes are ignored). Used once; expires with the request. A resume issues a new one and the old one stops working. */
+            user_code?: string;
+            /** @description Device flow only: the short address to show the player (`<service>/device`) */
+            verification_uri?: string;
+            /** @description Device flow only: verification_uri with the code filled in, for a link or a QR code; the player still confirms the code there */
+            verification_uri_complete?: string;
         };
         Me: {
             /** Format: date-time */
@@ -14724,6 +14756,11 @@ export interface operations {
                     client_secret: string;
                     /** @description Opaque launcher state, returned as `state` on the redirect */
                     client_state?: string;
+                    /**
+                     * @description `browser` (default): open auth_url on the player's machine. `device`: show user_code and verification_uri (or the QR code) so the player signs in on any other device (RFC 8628); poll the same way. On a resume it may be left out; given, it must be the request's own.
+                     * @enum {string}
+                     */
+                    flow?: "browser" | "device";
                 };
             };
         };
@@ -14742,7 +14779,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "auth_request_id": "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d",
-                     *       "auth_url": "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin%20offline_access&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+                     *       "auth_url": "https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize?client_id=00000000-402b-9153&response_type=code&scope=XboxLive.signin&state=eyJyIjoiN2E2YjVjNGQifQ&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
                      *       "expires_in": 600,
                      *       "interval": 2
                      *     }
@@ -15371,6 +15408,151 @@ export interface operations {
             };
             /** @description The body is too large */
             413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "msAuth-device-page": {
+        parameters: {
+            query?: {
+                code?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code page */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "msAuth-device-enter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    csrf_token: string;
+                    user_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description On to the identity provider's sign-in */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -755,6 +755,7 @@ export type AppRouterRecord = {
         client_id: string;
         client_secret: string;
         client_state?: undefined | string;
+        flow?: undefined | "browser" | "device";
         auth_request_id?: undefined | string;
       };
       output: {
@@ -762,6 +763,10 @@ export type AppRouterRecord = {
         auth_url: string;
         expires_in: number;
         interval: number;
+        user_code?: undefined | string;
+        verification_uri?: undefined | string;
+        verification_uri_complete?: undefined | string;
+        qr_code_svg?: undefined | string;
       };
       meta: object;
     }>;
