@@ -21,6 +21,7 @@ import { restDoor } from "./trpc/rest";
 import { wellKnownRoutes } from "./http/well-known";
 import { metricsRoutes } from "./http/metrics";
 import { appRouter } from "./trpc/router";
+import { statusPagesPlugin } from "./status-pages/plugin";
 
 /**
  * Composes the HTTP surface. The edge comes first, so every module mounted after it (the
@@ -54,6 +55,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(loginBrowserRoutes(services))
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
+    .use(statusPagesPlugin(services))
     .use(analyticsSocket(services))
     // A production install serves what its build step made; elsewhere each package is built on
     // its first request, so a stale dist/ never hides a change to packages/.

@@ -57,6 +57,11 @@ export const AUDIT_ACTIONS = {
   "webhook.resume": "A paused webhook endpoint was resumed",
   "webhook.redeliver": "A webhook delivery was queued again",
   "webhook.send_test": "A test event was queued for a webhook endpoint",
+  "status_page.create": "A status page was created",
+  "status_page.update": "A status page's settings changed (slug, host name, servers, networks, what it shows, theme)",
+  "status_page.publish": "A status page was published",
+  "status_page.unpublish": "A status page was unpublished",
+  "status_page.delete": "A status page was deleted",
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -12,6 +12,7 @@ import { webhooksRouter } from "../webhooks/router";
 import { auditRouter } from "../audit/router";
 import { analyticsRouter } from "../analytics/router";
 import { privacyRouter } from "../privacy/router";
+import { statusPagesRouter } from "../status-pages/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -31,6 +32,7 @@ export const appRouter = router({
   audit: auditRouter,
   analytics: analyticsRouter,
   privacy: privacyRouter,
+  statusPages: statusPagesRouter,
 });
 
 export type AppRouter = typeof appRouter;
