@@ -18,7 +18,7 @@ import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { loadConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
-import { load, table } from "./lib/load";
+import { type LoadResult, load, table } from "./lib/load";
 import { benchDatabase, post, startTarget } from "./lib/targets";
 
 if (process.env.BENCH_STATUS_RAW) {
@@ -139,14 +139,35 @@ async function main() {
   console.log(
     `database: ${process.env.DATABASE_URL ? "postgres" : "pglite"}; ${SERVERS} servers; page ${html.length} bytes (${gzipSync(html).length} gzipped); ${connections} connections, ${seconds}s per case`,
   );
-  const opts = { seconds, connections };
-  // Warm both, then alternate so drifting load on a shared machine falls on both alike.
+  // Warm both, then alternate short rounds (which goes first too) so drifting load on a shared
+  // machine falls on both alike; the median round of each is compared.
   await load({ url: pageUrl, seconds: 1, connections });
   await load({ url: `${raw.url}/page`, seconds: 1, connections });
-  const rawPage = await load({ url: `${raw.url}/page`, ...opts });
-  const appPage = await load({ url: pageUrl, ...opts });
-  const rawBadge = await load({ url: `${raw.url}/badge`, ...opts });
-  const appBadge = await load({ url: badgeUrl, ...opts });
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const o = { seconds, connections };
+  const runs = {
+    rawPage: [] as LoadResult[],
+    appPage: [] as LoadResult[],
+    rawBadge: [] as LoadResult[],
+    appBadge: [] as LoadResult[],
+  };
+  for (let i = 0; i < rounds; i++) {
+    const pages: [keyof typeof runs, string][] = [
+      ["rawPage", `${raw.url}/page`],
+      ["appPage", pageUrl],
+    ];
+    const badges: [keyof typeof runs, string][] = [
+      ["rawBadge", `${raw.url}/badge`],
+      ["appBadge", badgeUrl],
+    ];
+    for (const [k, url] of i % 2 ? pages.reverse() : pages) runs[k].push(await load({ url, ...o }));
+    for (const [k, url] of i % 2 ? badges.reverse() : badges) runs[k].push(await load({ url, ...o }));
+  }
+  const median = (rs: LoadResult[]) => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
+  const rawPage = median(runs.rawPage);
+  const appPage = median(runs.appPage);
+  const rawBadge = median(runs.rawBadge);
+  const appBadge = median(runs.appBadge);
   await app.stop();
   await raw.stop();
   rmSync(dataDir, { recursive: true, force: true });

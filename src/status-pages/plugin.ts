@@ -67,6 +67,59 @@ function badge(request: Request, v: PageVersion | null, serverId: string, file: 
   });
 }
 
+type BunRoute = (request: Request & { params: Record<string, string> }) => Response | Promise<Response>;
+
+/**
+ * The public pages' answers from memory, as Bun routes ahead of the app's router: a page, feed or
+ * badge whose current version is in hand is answered here (with its request id, access log line
+ * and metrics, as the edge would), costing a map lookup instead of the whole pipeline. The general
+ * rate limit is not counted for these: the answer costs less than counting it. Anything else (a
+ * slug never read or unpublished, a version too old, an unknown badge) goes to the app as usual.
+ */
+export function statusFastRoutes(
+  services: Pick<Services, "publishedPages" | "log" | "metrics">,
+  app: () => { fetch(request: Request): Response | Promise<Response> },
+): Record<string, { GET: BunRoute }> {
+  const { publishedPages: pages, log, metrics } = services;
+  const answered = (request: Request, route: string, res: Response, start: number) => {
+    const id = crypto.randomUUID();
+    res.headers.set("x-request-id", id);
+    if (metrics) metrics.request("status", route, request.method, res.status, (performance.now() - start) / 1000);
+    if (log.enabled("info"))
+      log.info("request", {
+        request_id: id,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: res.status,
+        duration_ms: Math.round((performance.now() - start) * 100) / 100,
+      });
+    return res;
+  };
+  const route =
+    (
+      pattern: string,
+      answer: (request: Request, v: PageVersion, params: Record<string, string>) => Response | null,
+    ): BunRoute =>
+    (request) => {
+      const start = performance.now();
+      const v = request.method === "GET" ? pages.peek(request.params.slug!) : undefined;
+      const res = v ? answer(request, v, request.params) : null;
+      return res ? answered(request, pattern, res, start) : app().fetch(request);
+    };
+  return {
+    // Per method, so they take the place of the router's own GET for these paths.
+    "/status/:slug": { GET: route("/status/:slug", (request, v, p) => page(request, v, `/status/${p.slug}`)) },
+    "/status/:slug/feed.atom": { GET: route("/status/:slug/feed.atom", (request, v) => feed(request, v)) },
+    "/status/:slug/badges/:server/:file": {
+      GET: route("/status/:slug/badges/:server/:file", (request, v, p) => {
+        const kind = p.file!.endsWith(".svg") ? p.file!.slice(0, -4) : "";
+        if (!KINDS.has(kind) || !v.badge(p.server!.toLowerCase(), kind as BadgeKind)) return null;
+        return badge(request, v, p.server!, p.file!);
+      }),
+    },
+  };
+}
+
 /** `Host` without its port, lower case; null when absent. */
 function hostOf(request: Request): string | null {
   const h = request.headers.get("host");

@@ -186,6 +186,23 @@ export class PublishedPages {
     return this.refresh(slug);
   }
 
+  /**
+   * The version in hand for a slug, without waiting: one that is fresh, or stale but servable
+   * (the next is then read in the background). Undefined when there is none to answer from memory
+   * (never read, unpublished, too old): the caller takes the ordinary path.
+   */
+  peek(slug: string): PageVersion | undefined {
+    const slot = this.slots.get(slug);
+    if (!slot?.version) return undefined;
+    const age = this.now() - slot.at;
+    if (age < PAGE_TTL_MS) return slot.version;
+    if (age < MAX_STALE_MS) {
+      this.refresh(slug).catch(() => {});
+      return slot.version;
+    }
+    return undefined;
+  }
+
   private refresh(slug: string): Promise<PageVersion | null> {
     let slot = this.slots.get(slug);
     if (!slot) {

@@ -125,7 +125,7 @@ h3{margin:0;font-size:1.05rem}
 .facts div{display:flex;gap:6px}
 .facts dt{color:var(--muted)}
 .facts dd{margin:0}
-.motd{margin:8px 0 0;padding:6px 10px;border-radius:6px;background:#1b1b1b;color:#e0e0e0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;overflow-wrap:anywhere}
+.motd{margin:8px 0 0;padding:6px 10px;border-radius:6px;border:1px solid var(--line);background:#1b1b1b;color:#e0e0e0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;overflow-wrap:anywhere}
 .incident{margin:8px 0 0;color:var(--downfg);font-weight:600}
 .bars{display:flex;gap:2px;list-style:none;margin:12px 0 0;padding:0;height:34px}
 .bars li{flex:1;position:relative;border-radius:2px;background:var(--none);outline-offset:2px}

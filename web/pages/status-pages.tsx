@@ -103,7 +103,7 @@ export function StatusPagesPage() {
                       {p.host_name && <div className="muted">also at {p.host_name}</div>}
                     </td>
                     <td data-label="Shows">
-                      {p.server_ids.length} servers
+                      {p.server_ids.length === 1 ? "1 server" : `${p.server_ids.length} servers`}
                       {p.network_names.length ? `, networks ${p.network_names.join(", ")}` : ""}
                       <div className="muted">
                         {SHOWN.filter(([k]) => p.show[k])
