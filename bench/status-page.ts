@@ -16,7 +16,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
-import { loadConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
 import { type LoadResult, load, table } from "./lib/load";
 import { benchDatabase, post, startTarget } from "./lib/targets";
