@@ -9,6 +9,7 @@ export const ZSlug = z
   .string()
   .trim()
   .toLowerCase()
+  .max(63)
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, "1 to 63 letters, digits and inner hyphens")
   .meta({
     description: "The page's address: `/status/<slug>`; letters, digits and inner hyphens",
@@ -45,6 +46,7 @@ export const ZAccent = z
   .string()
   .trim()
   .toLowerCase()
+  .max(7)
   .regex(/^#[0-9a-f]{6}$/, "a colour as #rrggbb")
   .meta({ example: "#2f6fde" });
 export const ZLogoUrl = z
@@ -143,7 +145,7 @@ export const ZWidgetServer = z.object({
     .object({ started_at: ZTimestamp, duration_seconds: z.number().int() })
     .nullable()
     .meta({ description: "The outage going on now, if any" }),
-  badges: z.record(z.string(), z.string().max(2200)).meta({
+  badges: z.record(z.string().max(20), z.string().max(2200)).meta({
     description:
       "The URL of each SVG badge of this server: status, players, uptime-24h, uptime-7d, uptime-30d, version",
   }),
