@@ -23,7 +23,7 @@ export const ZHostName = z
   .toLowerCase()
   .max(253)
   .regex(
-    /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
     "a host name such as status.example.com (no scheme, port or path)",
   )
   .meta({
