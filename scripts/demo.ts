@@ -38,6 +38,7 @@ import { startWebhookReceiver } from "./webhook-receiver";
 
 export const DEMO_EMAIL = "demo@mc-platform.test";
 export const DEMO_PASSWORD = "blocky-demo-password";
+export const DEMO_STATUS_SLUG = "blockworks";
 export const DEMO_VIEWER_EMAIL = "alex@mc-platform.test";
 
 const MIN = 60_000;
@@ -222,6 +223,8 @@ export interface DemoOptions {
 }
 
 export interface Demo {
+  /** The demo's published status page: /status/<slug>. */
+  statusSlug: string;
   email: string;
   password: string;
   teamId: string;
@@ -380,6 +383,21 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
       headers: { "x-team-id": teamId },
       body: { text: "Admitted to using an X-ray pack; may appeal after 30 days." },
     });
+    // A published status page: the network and the standalone server, players, version and MOTD shown.
+    const standaloneIds = [...agents.values()].filter((a) => a.spec.kind === "single").map((a) => a.serverId);
+    await call(base, "POST", `${team}/status-pages`, {
+      token,
+      body: {
+        slug: DEMO_STATUS_SLUG,
+        title: "Blockworks",
+        description: "Live status of the Blockworks network and its friends",
+        server_ids: standaloneIds,
+        network_names: [NETWORK],
+        show: { players: true, version: true, motd: true, latency: true },
+        accent_color: "#3f9b3a",
+        published: true,
+      },
+    });
     for (const a of agents.values()) {
       await a.heartbeat();
       await a.pollConfig();
@@ -398,6 +416,7 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
       );
 
     return {
+      statusSlug: DEMO_STATUS_SLUG,
       email: DEMO_EMAIL,
       password: DEMO_PASSWORD,
       teamId,
@@ -810,6 +829,7 @@ Ready in ${seconds} s. Open the dashboard:
   password   ${demo.password}
   (a viewer: ${DEMO_VIEWER_EMAIL}, same password)
 
+Public status page: ${publicUrl}/status/${demo.statusSlug}
 API reference: ${publicUrl}/docs   Health: ${publicUrl}/health
 The network keeps living (joins, leaves, a BedWars crash every 20 minutes). Ctrl-C to stop;
 the demo's data is removed.`);

@@ -155,8 +155,20 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await page.goto(`${base}/#/account`);
   await page.getByRole("table", { name: "Signed-in devices" }).waitFor();
   await shoot(page, `account-${size}`);
+  await page.goto(`${base}/#/status-pages`);
+  await page.getByRole("table", { name: "Status pages" }).waitFor();
+  await shoot(page, `status-pages-${size}`);
+  // The public status page, as a player sees it (no sign-in).
+  await page.goto(`${base}/status/${demo.statusSlug}`);
+  await shoot(page, `status-page-${size}`);
   await context.close();
 }
+
+const darkStatus = await browser.newContext({ viewport: SIZES.desktop, colorScheme: "dark" });
+const statusPage = await darkStatus.newPage();
+await statusPage.goto(`${base}/status/${demo.statusSlug}`);
+await shoot(statusPage, "status-page-dark-desktop");
+await darkStatus.close();
 
 const dark = await browser.newContext({ viewport: SIZES.desktop, colorScheme: "dark" });
 const page = await dark.newPage();

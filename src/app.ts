@@ -22,6 +22,7 @@ import { restDoor } from "./trpc/rest";
 import { wellKnownRoutes } from "./http/well-known";
 import { metricsRoutes } from "./http/metrics";
 import { appRouter } from "./trpc/router";
+import { statusFastRoutes, statusPagesPlugin } from "./status-pages/plugin";
 
 /**
  * Composes the HTTP surface. The edge comes first, so every module mounted after it (the
@@ -29,8 +30,12 @@ import { appRouter } from "./trpc/router";
  */
 export function createApp(services: Services, inflight: Inflight = { count: 0 }) {
   const { log, config, edge } = services;
+  // What the status pages' fast routes hand on when they cannot answer from memory: the app.
+  const self = { fetch: (_request: Request): Response | Promise<Response> => new Response(null, { status: 503 }) };
   const app = new Elysia({
     aot: true,
+    // The public status pages' cached answers, ahead of the router (src/status-pages/plugin.ts).
+    serve: { routes: statusFastRoutes(services, () => self) as never },
     // Bun's WebSocket settings: slow consumers are closed at the backpressure limit instead of
     // buffering without bound; idle sockets are pinged and closed if they stop answering.
     websocket: {
@@ -56,6 +61,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(playerAppsRoutes(services))
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
+    .use(statusPagesPlugin(services))
     .use(analyticsSocket(services))
     // A production install serves what its build step made; elsewhere each package is built on
     // its first request, so a stale dist/ never hides a change to packages/.
@@ -63,6 +69,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     // Tests build it on first request, so only the suites that open the dashboard pay for it.
     .use(dashboardPlugin({ prebuild: config.NODE_ENV !== "test" }));
   if (services.devIdp) app.use(devIdentityProvider(services.devIdp));
+  self.fetch = (request) => app.fetch(request);
   return app;
 }
 

@@ -57,6 +57,8 @@ import { PrivacyService } from "./privacy/service";
 import { type HoldDuring, PerformanceAlerts } from "./alerts/evaluate";
 import { AlertRulesService } from "./alerts/service";
 import { DeliveryWorker } from "./webhooks/worker";
+import { PublishedPages } from "./status-pages/published";
+import { StatusPagesService } from "./status-pages/service";
 
 /** The batched counters' flush, with a last one on shutdown so no counted hit is lost. */
 function flushTask(store: BatchedRateLimitStore, ms: number, log: Logger): BackgroundTask {
@@ -257,7 +259,14 @@ export async function createServices(config: Config, database: Database, log: Lo
     auth.confirmPassword(u, p, a),
   );
   auth.twoFactor = twoFactor;
-  const teams = new TeamsService(db, (teamId) => clients.teamDeleted(teamId));
+  const publishedPages = new PublishedPages(db, log.child({ component: "status-pages" }), config.PUBLIC_URL);
+  const statusPages = new StatusPagesService(db, { publicUrl: config.PUBLIC_URL });
+  // A deleted team's pages are gone with it: no cached version of them is served after.
+  const teams = new TeamsService(db, async (teamId) => {
+    publishedPages.teamDeleted(teamId);
+    await clients.teamDeleted(teamId);
+  });
+  statusPages.onChange((page) => publishedPages.changed(page));
   return {
     config,
     log,
@@ -340,6 +349,8 @@ export async function createServices(config: Config, database: Database, log: Lo
     ),
     webhookWorker,
     alerts,
+    statusPages,
+    publishedPages,
     edge,
     idempotency,
     metrics,

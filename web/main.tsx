@@ -11,6 +11,7 @@ import { PlayerPage, PlayersPage } from "./pages/players";
 import { ServerPage } from "./pages/server";
 import { NetworkPage } from "./pages/network";
 import { NetworksPage, ServersPage } from "./pages/servers";
+import { StatusPagesPage } from "./pages/status-pages";
 import { AccountPage, MyInvitations, TeamPage, TeamSwitcher } from "./pages/team";
 import { LockedTeam } from "./pages/two-factor";
 import "./styles.css";
@@ -85,6 +86,7 @@ function Shell() {
     ["networks", "Networks"],
     ["players", "Players"],
     ["clients", "Client apps"],
+    ["status-pages", "Status pages"],
     ["team", "Team"],
     ...(canAudit ? [["audit", "Audit"]] : []),
     ["account", "Account"],
@@ -100,6 +102,7 @@ function Shell() {
   else if (page === "players") body = <PlayersPage key={team!.team_id} />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;
+  else if (page === "status-pages") body = <StatusPagesPage key={team!.team_id} />;
   else if (page === "team") body = <TeamPage />;
   else if (page === "audit" && canAudit) body = <AuditPage key={team!.team_id} />;
   else body = <AccountPage />;

@@ -65,6 +65,11 @@ export const AUDIT_ACTIONS = {
   "alert_rule.create": "An alert rule on performance was created",
   "alert_rule.update": "An alert rule changed (a change of what it decides on starts it afresh)",
   "alert_rule.delete": "An alert rule was deleted",
+  "status_page.create": "A status page was created",
+  "status_page.update": "A status page's settings changed (slug, host name, servers, networks, what it shows, theme)",
+  "status_page.publish": "A status page was published",
+  "status_page.unpublish": "A status page was unpublished",
+  "status_page.delete": "A status page was deleted",
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

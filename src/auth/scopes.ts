@@ -25,6 +25,8 @@ export const SCOPES = {
   "privacy:read": "The opt-out list and the team's retention settings",
   "privacy:write": "Add and remove opted-out players, set the team's retention",
   "audit:read": "The team's audit log (GET /teams/{team_id}/audit)",
+  "status_pages:read": "The team's status pages and their settings",
+  "status_pages:write": "Create, change, publish, unpublish and delete status pages",
 } as const;
 
 export type Scope = keyof typeof SCOPES;

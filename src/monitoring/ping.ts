@@ -10,6 +10,8 @@ export interface PingResult {
   playersMax: number | null;
   version: string | null;
   motd: string | null;
+  /** The MOTD with its `§` formatting codes, as the server sent it (status pages show its colours). */
+  motdRaw: string | null;
   /** Why the server counted as down, as the error said it (refused, timed out...). */
   error: string | null;
   /** The same, as one of a fixed set; null when up. */
@@ -95,6 +97,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       playersMax: count(r.players.max),
       version: clip(String(r.version.name ?? ""), 200),
       motd: clip(r.motd.clean, 500),
+      motdRaw: clip(r.motd.raw, 500),
       error: null,
       reason: null,
       sample: players(r.players.sample),
@@ -107,6 +110,7 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
       playersMax: null,
       version: null,
       motd: null,
+      motdRaw: null,
       error: clip(failure(host, err), 200),
       reason: downReason(err),
       sample: null,

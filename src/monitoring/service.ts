@@ -76,7 +76,7 @@ export interface Lease extends Target {
  * these rewrites the row at once; the other two are refreshed every PING_STATUS_REFRESH_SECONDS.
  */
 const shownKey = (r: PingResult) =>
-  `${r.online}|${r.playersOnline}|${r.playersMax}|${r.version}|${r.motd}|${r.error}|${r.reason}`;
+  `${r.online}|${r.playersOnline}|${r.playersMax}|${r.version}|${r.motdRaw}|${r.error}|${r.reason}`;
 
 interface PendingWrite {
   serverId: string;
@@ -584,6 +584,7 @@ export class MonitoringService {
         players_max: r.playersMax,
         version: r.version,
         motd: r.motd,
+        motd_raw: r.motdRaw,
         error: r.error,
         down_reason: r.reason,
       })),
@@ -591,15 +592,15 @@ export class MonitoringService {
     const result = await this.db.execute(sql`
       with input as materialized (
         select x.* from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz, ts timestamptz, online boolean,
-               latency_ms int, players_online int, players_max int, version text, motd text, error text, down_reason text)
+               latency_ms int, players_online int, players_max int, version text, motd text, motd_raw text, error text, down_reason text)
          where x.lease = (select next_check_at from servers where id = x.server_id)),
       sample as (
         insert into server_samples (server_id, ts, online, latency_ms, players_online, players_max)
         select server_id, ts, online, latency_ms, players_online, players_max from input
         on conflict do nothing),
       stored as (
-        insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, checked_at, changed_at)
-        select server_id, online, latency_ms, players_online, players_max, version, motd, error, down_reason, ts, ts from input
+        insert into server_status as st (server_id, online, latency_ms, players_online, players_max, version, motd, motd_raw, error, down_reason, checked_at, changed_at)
+        select server_id, online, latency_ms, players_online, players_max, version, motd, motd_raw, error, down_reason, ts, ts from input
          order by server_id
         on conflict (server_id) do update set
           online = excluded.online,
@@ -608,6 +609,7 @@ export class MonitoringService {
           players_max = excluded.players_max,
           version = coalesce(excluded.version, st.version),
           motd = coalesce(excluded.motd, st.motd),
+          motd_raw = case when excluded.motd is null then st.motd_raw else excluded.motd_raw end,
           error = excluded.error,
           down_reason = excluded.down_reason,
           checked_at = excluded.checked_at,

@@ -45,6 +45,8 @@ import type { WebhooksService } from "../webhooks/service";
 import type { DeliveryWorker } from "../webhooks/worker";
 import type { PasswordGate } from "../auth/password-gate";
 import type { ServerAlerts } from "../webhooks/alerts";
+import type { PublishedPages } from "../status-pages/published";
+import type { StatusPagesService } from "../status-pages/service";
 
 /**
  * Everything the doors can reach, built once per process by `createServices` (src/services.ts,
@@ -127,6 +129,10 @@ export interface Services {
   idempotency: IdempotencyStore;
   /** Prometheus metrics when METRICS_TOKEN is set; null (nothing counted) otherwise. */
   metrics: Metrics | null;
+  /** Status pages: the team's settings of each. */
+  statusPages: StatusPagesService;
+  /** Published status pages as the public reads them, cached per page. */
+  publishedPages: PublishedPages;
   /** Periodic work started with the listener and stopped before the database closes. */
   background: BackgroundTask[];
 }

@@ -15,6 +15,7 @@ import { auditRouter } from "../audit/router";
 import { analyticsRouter } from "../analytics/router";
 import { privacyRouter } from "../privacy/router";
 import { alertsRouter } from "../alerts/router";
+import { statusPagesRouter } from "../status-pages/router";
 import { router } from "./init";
 
 export const appRouter = router({
@@ -37,6 +38,7 @@ export const appRouter = router({
   analytics: analyticsRouter,
   privacy: privacyRouter,
   alerts: alertsRouter,
+  statusPages: statusPagesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -278,7 +278,26 @@ export const EXTRA_BUILDERS: Record<string, Builder> = {
     },
   }),
   "GET /agent/config": () => ({ method: "GET", path: "/agent/config" }),
+  // A published page of the fixture team, made once: anyone reads its widget.
+  "GET /status-pages/{slug}/widget": async (w) => ({
+    method: "GET",
+    path: `/status-pages/${await publishedSlug(w)}/widget`,
+  }),
 };
+
+let published: Promise<string> | undefined;
+function publishedSlug(w: World): Promise<string> {
+  published ??= (async () => {
+    const slug = `matrix-${crypto.randomUUID()}`;
+    const res = await api(w.server, "POST", `/teams/${w.team.teamId}/status-pages`, {
+      token: w.people.owner.token,
+      body: { slug, title: "Matrix", published: true },
+    });
+    if (res.status !== 201) throw new Error(`creating the matrix's status page failed: ${res.status} ${res.text}`);
+    return slug;
+  })();
+  return published;
+}
 
 async function refreshToken(w: World): Promise<string> {
   const res = await api(w.server, "POST", "/auth/login", {

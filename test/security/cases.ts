@@ -868,6 +868,41 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     access: "team:admin",
     request: async (f) => ({ method: "POST", path: `${await webhookPath(f)}/test` }),
   },
+  "POST /teams/{team_id}/status-pages": {
+    access: "team:admin",
+    request: async (f) => {
+      await trimStatusPages(f);
+      return {
+        method: "POST",
+        path: `/teams/${f.team.teamId}/status-pages`,
+        body: { slug: `sec-${crypto.randomUUID()}`, title: "Security" },
+      };
+    },
+  },
+  "GET /teams/{team_id}/status-pages": {
+    access: "team:viewer",
+    request: ({ team }) => ({ method: "GET", path: `/teams/${team.teamId}/status-pages` }),
+  },
+  "GET /teams/{team_id}/status-pages/{page_id}": {
+    access: "team:viewer",
+    request: async (f) => ({ method: "GET", path: await statusPagePath(f) }),
+  },
+  "PATCH /teams/{team_id}/status-pages/{page_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "PATCH", path: await statusPagePath(f), body: { title: "Patched" } }),
+  },
+  "POST /teams/{team_id}/status-pages/{page_id}/publish": {
+    access: "team:admin",
+    request: async (f) => ({ method: "POST", path: `${await statusPagePath(f)}/publish` }),
+  },
+  "POST /teams/{team_id}/status-pages/{page_id}/unpublish": {
+    access: "team:admin",
+    request: async (f) => ({ method: "POST", path: `${await statusPagePath(f)}/unpublish` }),
+  },
+  "DELETE /teams/{team_id}/status-pages/{page_id}": {
+    access: "team:admin",
+    request: async (f) => ({ method: "DELETE", path: await statusPagePath(f, true) }),
+  },
 };
 
 type Fixture = Parameters<SecurityCase["request"]>[0];
@@ -1066,4 +1101,24 @@ async function webhookPath(f: Fixture, fresh = false): Promise<string> {
   const created = await ownerCall(f, "POST", base, { url: hookUrl() });
   if (!fresh) kept.set(f.team.teamId, created.endpoint.endpoint_id);
   return `${base}/${created.endpoint.endpoint_id}`;
+}
+
+const keptPages = new Map<string, string>();
+
+/** Keeps the fixture team well under its status page limit, however many cells create one. */
+async function trimStatusPages(f: Fixture) {
+  const { pages } = await ownerCall(f, "GET", `/teams/${f.team.teamId}/status-pages`);
+  const extra = (pages as { page_id: string }[]).filter((p) => p.page_id !== keptPages.get(f.team.teamId));
+  for (const p of extra.slice(0, Math.max(0, extra.length - 8)))
+    await ownerCall(f, "DELETE", `/teams/${f.team.teamId}/status-pages/${p.page_id}`);
+}
+
+/** The path of a status page of the fixture team: one kept for reads and writes, or a fresh one to delete. */
+async function statusPagePath(f: Fixture, fresh = false): Promise<string> {
+  const base = `/teams/${f.team.teamId}/status-pages`;
+  if (!fresh && keptPages.has(f.team.teamId)) return `${base}/${keptPages.get(f.team.teamId)}`;
+  await trimStatusPages(f);
+  const created = await ownerCall(f, "POST", base, { slug: `sec-${crypto.randomUUID()}`, title: "Security" });
+  if (!fresh) keptPages.set(f.team.teamId, created.page_id);
+  return `${base}/${created.page_id}`;
 }

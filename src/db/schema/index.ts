@@ -13,3 +13,4 @@ export * from "./player-directory";
 export * from "./analytics";
 export * from "./privacy";
 export * from "./alerts";
+export * from "./status-pages";

@@ -65,6 +65,8 @@ export const serverStatus = pgTable("server_status", {
   playersMax: integer("players_max"),
   version: text("version"),
   motd: text("motd"),
+  /** The MOTD with its `§` formatting codes (the status pages render its colours); `motd` is it without. */
+  motdRaw: text("motd_raw"),
   error: text("error"),
   /** The error as one of a fixed set (src/monitoring/down-reason.ts); null when the last check found it up. */
   downReason: text("down_reason"),

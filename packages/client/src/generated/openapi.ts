@@ -1897,6 +1897,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/status-pages/{slug}/widget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A published status page's servers as JSON, for server lists and bots (CORS open)
+         * @description The figures of the page's badges: each server's state, uptime over 24 hours, 7 and 30 days, the outage going on now, and players, version, MOTD and latency only where the page shows them. Anyone may read it, from any origin (`Access-Control-Allow-Origin: *`); it is cached for 10 seconds and carries an ETag (If-None-Match answers 304). An unpublished or unknown page is a 404.
+         */
+        get: operations["statusPages-widget"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/teams": {
         parameters: {
             query?: never;
@@ -2215,6 +2235,98 @@ export interface paths {
          */
         put: operations["privacy-updateSettings"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{team_id}/status-pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's status pages
+         * @description A scoped API key needs `status_pages:read`.
+         */
+        get: operations["statusPages-list"];
+        put?: never;
+        /**
+         * Create a status page: its slug, servers and networks, what it shows, its theme
+         * @description Nothing is shown of a server beyond its state, uptime bars and incidents unless `show` turns it on. The page is public at `/status/<slug>` (and at `/` of `host_name`) only while `published`. A slug or host name another page uses is a 409. A scoped API key needs `status_pages:write`.
+         */
+        post: operations["statusPages-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{team_id}/status-pages/{page_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One status page
+         * @description A scoped API key needs `status_pages:read`.
+         */
+        get: operations["statusPages-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a status page
+         * @description A scoped API key needs `status_pages:write`.
+         */
+        delete: operations["statusPages-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a status page's settings (fields left out stay as they are)
+         * @description A scoped API key needs `status_pages:write`.
+         */
+        patch: operations["statusPages-update"];
+        trace?: never;
+    };
+    "/teams/{team_id}/status-pages/{page_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a status page: /status/<slug> (and its host name) answer it
+         * @description A scoped API key needs `status_pages:write`.
+         */
+        post: operations["statusPages-publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{team_id}/status-pages/{page_id}/unpublish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpublish a status page: its addresses, feed, badges and widget answer 404
+         * @description A scoped API key needs `status_pages:write`.
+         */
+        post: operations["statusPages-unpublish"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2873,7 +2985,7 @@ export interface components {
             prefix: string;
             revoked_at: string | null;
             role: ("admin" | "moderator" | "viewer") | null;
-            scopes: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read")[] | null;
+            scopes: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write")[] | null;
             /** @description The only servers the key reaches; null for all */
             server_ids: string[] | null;
             /** Format: uuid */
@@ -2912,7 +3024,7 @@ export interface components {
              * @description One of the actions docs/audit.md lists
              * @enum {string}
              */
-            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
+            action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
             actor: {
                 /** @description The user, key or server (for an agent); null for the system */
                 id: string | null;
@@ -28708,6 +28820,188 @@ export interface operations {
             };
         };
     };
+    "statusPages-widget": {
+        parameters: {
+            query?: {
+                server_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The page's address: `/status/<slug>`; letters, digits and inner hyphens */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        generated_at: string;
+                        servers: {
+                            /** @description The URL of each SVG badge of this server: status, players, uptime-24h, uptime-7d, uptime-30d, version */
+                            badges: {
+                                [key: string]: string;
+                            };
+                            checked_at: string | null;
+                            /** @description The outage going on now, if any */
+                            incident: {
+                                /** Format: int64 */
+                                duration_seconds: number;
+                                /** Format: date-time */
+                                started_at: string;
+                            } | null;
+                            /** @description Only when the page shows latency */
+                            latency_ms?: number | null;
+                            /** @description Only when the page shows the MOTD; § codes kept */
+                            motd?: string | null;
+                            name: string;
+                            /** @description Only when the page shows players */
+                            players_max?: number | null;
+                            /** @description Only when the page shows players */
+                            players_online?: number | null;
+                            /** Format: uuid */
+                            server_id: string;
+                            /**
+                             * @description `unknown`: not checked yet
+                             * @enum {string}
+                             */
+                            status: "up" | "down" | "unknown";
+                            /** @description The share of pings that found the server up over each window; null without pings */
+                            uptime: {
+                                "7d": number | null;
+                                "24h": number | null;
+                                "30d": number | null;
+                            };
+                            /** @description Only when the page shows the version */
+                            version?: string | null;
+                        }[];
+                        slug: string;
+                        title: string;
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "teams-list": {
         parameters: {
             query?: never;
@@ -31218,7 +31512,7 @@ export interface operations {
                      */
                     role?: "admin" | "moderator" | "viewer";
                     /** @description Scopes for the key instead of a role */
-                    scopes?: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read")[];
+                    scopes?: ("team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write")[];
                     /** @description Limit the key to these servers of the team: it then calls server routes only, and with scopes only servers:read, servers:write, moderation:write */
                     server_ids?: string[];
                 };
@@ -31664,7 +31958,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @example player.ban */
-                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
+                action?: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
                 actor_id?: string;
                 actor_kind?: "user" | "api_key" | "agent" | "system";
                 cursor?: string;
@@ -34224,6 +34518,1828 @@ export interface operations {
                      *       "error": {
                      *         "code": "unsupported_media_type",
                      *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pages: {
+                            accent_color: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string;
+                            host_name: string | null;
+                            logo_url: string | null;
+                            network_names: string[];
+                            /** Format: uuid */
+                            page_id: string;
+                            published: boolean;
+                            server_ids: string[];
+                            show: {
+                                latency: boolean;
+                                motd: boolean;
+                                players: boolean;
+                                version: boolean;
+                            };
+                            slug: string;
+                            /** Format: uuid */
+                            team_id: string;
+                            /**
+                             * @description `auto` follows the reader's system
+                             * @enum {string}
+                             */
+                            theme: "auto" | "light" | "dark";
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                            url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @default #2f6fde
+                     * @example #2f6fde
+                     */
+                    accent_color?: string;
+                    /** @default  */
+                    description?: string;
+                    /** @default null */
+                    host_name?: string | null;
+                    /** @default null */
+                    logo_url?: string | null;
+                    /** @default [] */
+                    network_names?: string[];
+                    /**
+                     * @description Whether the page is public now
+                     * @default false
+                     */
+                    published?: boolean;
+                    /** @default [] */
+                    server_ids?: string[];
+                    /**
+                     * @description What each server shows besides its state, uptime and incidents; all off unless turned on
+                     * @default {
+                     *       "players": false,
+                     *       "version": false,
+                     *       "motd": false,
+                     *       "latency": false
+                     *     }
+                     */
+                    show?: {
+                        /**
+                         * @description The latency of the last ping
+                         * @default false
+                         */
+                        latency?: boolean;
+                        /**
+                         * @description The MOTD, with its colours
+                         * @default false
+                         */
+                        motd?: boolean;
+                        /**
+                         * @description Players online (and the most the server allows)
+                         * @default false
+                         */
+                        players?: boolean;
+                        /**
+                         * @description The version the server reports
+                         * @default false
+                         */
+                        version?: boolean;
+                    };
+                    /**
+                     * @description The page's address: `/status/<slug>`; letters, digits and inner hyphens
+                     * @example blockworks
+                     */
+                    slug: string;
+                    /**
+                     * @description `auto` follows the reader's system
+                     * @default auto
+                     * @enum {string}
+                     */
+                    theme?: "auto" | "light" | "dark";
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accent_color: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        host_name: string | null;
+                        logo_url: string | null;
+                        network_names: string[];
+                        /** Format: uuid */
+                        page_id: string;
+                        published: boolean;
+                        server_ids: string[];
+                        show: {
+                            latency: boolean;
+                            motd: boolean;
+                            players: boolean;
+                            version: boolean;
+                        };
+                        slug: string;
+                        /** Format: uuid */
+                        team_id: string;
+                        /**
+                         * @description `auto` follows the reader's system
+                         * @enum {string}
+                         */
+                        theme: "auto" | "light" | "dark";
+                        title: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accent_color: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        host_name: string | null;
+                        logo_url: string | null;
+                        network_names: string[];
+                        /** Format: uuid */
+                        page_id: string;
+                        published: boolean;
+                        server_ids: string[];
+                        show: {
+                            latency: boolean;
+                            motd: boolean;
+                            players: boolean;
+                            version: boolean;
+                        };
+                        slug: string;
+                        /** Format: uuid */
+                        team_id: string;
+                        /**
+                         * @description `auto` follows the reader's system
+                         * @enum {string}
+                         */
+                        theme: "auto" | "light" | "dark";
+                        title: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example #2f6fde */
+                    accent_color?: string;
+                    description?: string;
+                    host_name?: string | null;
+                    logo_url?: string | null;
+                    network_names?: string[];
+                    server_ids?: string[];
+                    show?: {
+                        /**
+                         * @description The latency of the last ping
+                         * @default false
+                         */
+                        latency?: boolean;
+                        /**
+                         * @description The MOTD, with its colours
+                         * @default false
+                         */
+                        motd?: boolean;
+                        /**
+                         * @description Players online (and the most the server allows)
+                         * @default false
+                         */
+                        players?: boolean;
+                        /**
+                         * @description The version the server reports
+                         * @default false
+                         */
+                        version?: boolean;
+                    };
+                    /**
+                     * @description The page's address: `/status/<slug>`; letters, digits and inner hyphens
+                     * @example blockworks
+                     */
+                    slug?: string;
+                    /**
+                     * @description `auto` follows the reader's system
+                     * @enum {string}
+                     */
+                    theme?: "auto" | "light" | "dark";
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accent_color: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        host_name: string | null;
+                        logo_url: string | null;
+                        network_names: string[];
+                        /** Format: uuid */
+                        page_id: string;
+                        published: boolean;
+                        server_ids: string[];
+                        show: {
+                            latency: boolean;
+                            motd: boolean;
+                            players: boolean;
+                            version: boolean;
+                        };
+                        slug: string;
+                        /** Format: uuid */
+                        team_id: string;
+                        /**
+                         * @description `auto` follows the reader's system
+                         * @enum {string}
+                         */
+                        theme: "auto" | "light" | "dark";
+                        title: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "conflict",
+                     *         "message": "That conflicts with the current state.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-publish": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                page_id: string;
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accent_color: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        host_name: string | null;
+                        logo_url: string | null;
+                        network_names: string[];
+                        /** Format: uuid */
+                        page_id: string;
+                        published: boolean;
+                        server_ids: string[];
+                        show: {
+                            latency: boolean;
+                            motd: boolean;
+                            players: boolean;
+                            version: boolean;
+                        };
+                        slug: string;
+                        /** Format: uuid */
+                        team_id: string;
+                        /**
+                         * @description `auto` follows the reader's system
+                         * @enum {string}
+                         */
+                        theme: "auto" | "light" | "dark";
+                        title: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "Too many requests; retry after 12 s.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "statusPages-unpublish": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key you choose per intent (a UUID), to retry safely: the same key with the same request within 24 hours answers the first successful answer again (with `Idempotent-Replayed: true`) instead of running twice; with a different request it is `422 idempotency_key_reused`; while the first is running, `409 idempotency_key_in_progress`. Failed requests do not keep their key. 1 to 255 printable ASCII characters.
+                 * @example 5f0c3a0e-6c1e-4a8e-9d1b-2f6f1c6b9a41
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                page_id: string;
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accent_color: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        host_name: string | null;
+                        logo_url: string | null;
+                        network_names: string[];
+                        /** Format: uuid */
+                        page_id: string;
+                        published: boolean;
+                        server_ids: string[];
+                        show: {
+                            latency: boolean;
+                            motd: boolean;
+                            players: boolean;
+                            version: boolean;
+                        };
+                        slug: string;
+                        /** Format: uuid */
+                        team_id: string;
+                        /**
+                         * @description `auto` follows the reader's system
+                         * @enum {string}
+                         */
+                        theme: "auto" | "light" | "dark";
+                        title: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description Where the public reads the page (PUBLIC_URL/status/<slug>) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "The request failed validation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "name",
+                     *               "code": "too_small",
+                     *               "message": "Too small: expected string to have >=1 characters"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthenticated",
+                     *         "message": "Sign in first: send `authorization: Bearer <token>`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential is valid but not allowed here */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "This needs the admin role in the team.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "Not found, or not in a team you belong to.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state; or a request with the same Idempotency-Key is still running (`idempotency_key_in_progress`) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_progress",
+                     *         "message": "A request with this Idempotency-Key is still being processed; retry once it has finished.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "The body is larger than 1048576 bytes.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "Send the body as JSON with `content-type: application/json`.",
+                     *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "This Idempotency-Key was already used with a different request; send a new key for a new request.",
                      *         "request_id": "01JPB6Y7W1S0D9F4C2X8N5M3QK"
                      *       }
                      *     }

@@ -491,7 +491,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role?: undefined | "admin" | "moderator" | "viewer";
-        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
+        scopes?: undefined | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write">;
         server_ids?: undefined | Array<string>;
         expires_at?: undefined | string;
       };
@@ -501,7 +501,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -523,7 +523,7 @@ export type AppRouterRecord = {
           team_id: string;
           name: string;
           role: null | "admin" | "moderator" | "viewer";
-          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
+          scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write">;
           server_ids: null | Array<string>;
           expires_at: null | string;
           last_used_at: null | string;
@@ -544,7 +544,7 @@ export type AppRouterRecord = {
         team_id: string;
         name: string;
         role: null | "admin" | "moderator" | "viewer";
-        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read">;
+        scopes: null | Array<"team:read" | "team:write" | "clients:read" | "clients:write" | "servers:read" | "servers:write" | "moderation:write" | "webhooks:read" | "webhooks:write" | "players:export" | "players:erase" | "privacy:read" | "privacy:write" | "audit:read" | "status_pages:read" | "status_pages:write">;
         server_ids: null | Array<string>;
         expires_at: null | string;
         last_used_at: null | string;
@@ -2579,7 +2579,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2597,7 +2597,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
           target: {
             type: string;
             id: string;
@@ -2988,6 +2988,263 @@ export type AppRouterRecord = {
       };
       output: {
         ok: true;
+      };
+      meta: object;
+    }>;
+  };
+  statusPages: {
+    create: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        slug: string;
+        title: string;
+        description?: undefined | string;
+        host_name?: undefined | null | string;
+        server_ids?: undefined | Array<string>;
+        network_names?: undefined | Array<string>;
+        show?: undefined | {
+          players?: boolean | undefined;
+          version?: boolean | undefined;
+          motd?: boolean | undefined;
+          latency?: boolean | undefined;
+        };
+        logo_url?: undefined | null | string;
+        accent_color?: undefined | string;
+        theme?: undefined | "auto" | "light" | "dark";
+        published?: boolean | undefined;
+      };
+      output: {
+        page_id: string;
+        team_id: string;
+        slug: string;
+        title: string;
+        description: string;
+        host_name: null | string;
+        published: boolean;
+        server_ids: Array<string>;
+        network_names: Array<string>;
+        show: {
+          players: boolean;
+          version: boolean;
+          motd: boolean;
+          latency: boolean;
+        };
+        logo_url: null | string;
+        accent_color: string;
+        theme: "auto" | "light" | "dark";
+        url: string;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    list: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+      };
+      output: {
+        pages: Array<{
+          page_id: string;
+          team_id: string;
+          slug: string;
+          title: string;
+          description: string;
+          host_name: null | string;
+          published: boolean;
+          server_ids: Array<string>;
+          network_names: Array<string>;
+          show: {
+            players: boolean;
+            version: boolean;
+            motd: boolean;
+            latency: boolean;
+          };
+          logo_url: null | string;
+          accent_color: string;
+          theme: "auto" | "light" | "dark";
+          url: string;
+          created_at: string;
+          updated_at: string;
+        }>;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        team_id: string;
+        page_id: string;
+      };
+      output: {
+        page_id: string;
+        team_id: string;
+        slug: string;
+        title: string;
+        description: string;
+        host_name: null | string;
+        published: boolean;
+        server_ids: Array<string>;
+        network_names: Array<string>;
+        show: {
+          players: boolean;
+          version: boolean;
+          motd: boolean;
+          latency: boolean;
+        };
+        logo_url: null | string;
+        accent_color: string;
+        theme: "auto" | "light" | "dark";
+        url: string;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    update: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        page_id: string;
+        slug?: undefined | string;
+        title?: undefined | string;
+        description?: undefined | string;
+        host_name?: undefined | null | string;
+        server_ids?: undefined | Array<string>;
+        network_names?: undefined | Array<string>;
+        show?: undefined | {
+          players?: boolean | undefined;
+          version?: boolean | undefined;
+          motd?: boolean | undefined;
+          latency?: boolean | undefined;
+        };
+        logo_url?: undefined | null | string;
+        accent_color?: undefined | string;
+        theme?: undefined | "auto" | "light" | "dark";
+      };
+      output: {
+        page_id: string;
+        team_id: string;
+        slug: string;
+        title: string;
+        description: string;
+        host_name: null | string;
+        published: boolean;
+        server_ids: Array<string>;
+        network_names: Array<string>;
+        show: {
+          players: boolean;
+          version: boolean;
+          motd: boolean;
+          latency: boolean;
+        };
+        logo_url: null | string;
+        accent_color: string;
+        theme: "auto" | "light" | "dark";
+        url: string;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    publish: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        page_id: string;
+      };
+      output: {
+        page_id: string;
+        team_id: string;
+        slug: string;
+        title: string;
+        description: string;
+        host_name: null | string;
+        published: boolean;
+        server_ids: Array<string>;
+        network_names: Array<string>;
+        show: {
+          players: boolean;
+          version: boolean;
+          motd: boolean;
+          latency: boolean;
+        };
+        logo_url: null | string;
+        accent_color: string;
+        theme: "auto" | "light" | "dark";
+        url: string;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    unpublish: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        page_id: string;
+      };
+      output: {
+        page_id: string;
+        team_id: string;
+        slug: string;
+        title: string;
+        description: string;
+        host_name: null | string;
+        published: boolean;
+        server_ids: Array<string>;
+        network_names: Array<string>;
+        show: {
+          players: boolean;
+          version: boolean;
+          motd: boolean;
+          latency: boolean;
+        };
+        logo_url: null | string;
+        accent_color: string;
+        theme: "auto" | "light" | "dark";
+        url: string;
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    delete: TRPCMutationProcedure<{
+      input: {
+        team_id: string;
+        page_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+    widget: TRPCQueryProcedure<{
+      input: {
+        slug: string;
+        server_id?: undefined | string;
+      };
+      output: {
+        slug: string;
+        title: string;
+        url: string;
+        generated_at: string;
+        servers: Array<{
+          server_id: string;
+          name: string;
+          status: "unknown" | "down" | "up";
+          uptime: {
+            "24h": null | number;
+            "7d": null | number;
+            "30d": null | number;
+          };
+          checked_at: null | string;
+          incident: null | {
+            started_at: string;
+            duration_seconds: number;
+          };
+          badges: Record<string, string>;
+          players_online?: undefined | null | number;
+          players_max?: undefined | null | number;
+          version?: undefined | null | string;
+          motd?: undefined | null | string;
+          latency_ms?: undefined | null | number;
+        }>;
       };
       meta: object;
     }>;
