@@ -169,7 +169,7 @@ describe("status pages: what the public reads", () => {
     expect(html).not.toContain("Latency");
     expect(html.match(/<li tabindex="0" class="/g)).toHaveLength(90);
     expect(html).toContain("Incident history");
-    expect(html).toContain("Survival &lt;One&gt; was unreachable");
+    expect(html).toContain("Survival &lt;One&gt; was down");
     // No maintenance windows: no such section at all.
     expect(html).not.toContain("Scheduled maintenance");
 
@@ -251,7 +251,59 @@ describe("status pages: what the public reads", () => {
     const atom = await feed.text();
     expect(atom).toContain('<feed xmlns="http://www.w3.org/2005/Atom">');
     expect(atom).toContain(`<id>urn:uuid:${page.page_id}</id>`);
-    expect(atom).toContain("Survival &lt;One&gt; was unreachable (ongoing)");
+    expect(atom).toContain("Survival &lt;One&gt; is down (ongoing)");
+  });
+
+  test("incidents the team posts, with their updates, and maintenance windows ahead or running are on the page and in the feed; another server's are not", async () => {
+    const f = await fixture();
+    const other = await api(server, "POST", "/server/servers", {
+      token: f.owner.token,
+      body: { team_id: f.teamId, name: "Hidden", host: "127.0.0.1", port: 9, kind: "single" },
+    });
+    expect(other.status).toBe(201);
+    const s = slug("inc");
+    await createPage(f, { slug: s, title: "Incidents", server_ids: [f.serverId], published: true });
+    const team = { token: f.owner.token, headers: { "x-team-id": f.teamId } };
+    const posted = await api(server, "POST", "/server/incidents", {
+      ...team,
+      body: {
+        server_id: f.serverId,
+        title: "Chunk loading slow",
+        status: "investigating",
+        message: "Looking into it.",
+      },
+    });
+    expect(`${posted.status} ${posted.text}`).toStartWith("201");
+    const update = await api(server, "POST", `/server/incidents/${posted.body.incident_id}/updates`, {
+      ...team,
+      body: { status: "identified", message: "A plugin chunk cache; patch coming." },
+    });
+    expect(update.status).toBe(201);
+    await api(server, "POST", "/server/incidents", {
+      ...team,
+      body: { server_id: other.body.server_id, title: "Not for this page", status: "investigating", message: "x" },
+    });
+    const soon = Date.now() + 86_400_000;
+    const window = await api(server, "POST", "/server/maintenance", {
+      ...team,
+      body: {
+        server_id: f.serverId,
+        title: "World backup",
+        starts_at: new Date(soon).toISOString(),
+        ends_at: new Date(soon + 3_600_000).toISOString(),
+      },
+    });
+    expect(`${window.status} ${window.text}`).toStartWith("201");
+    // The page is read for the first time now: everything posted above is in it.
+    const html = (await api(server, "GET", `/status/${s}`)).text;
+    expect(html).toContain("World backup");
+    expect(html).toContain("Chunk loading slow");
+    expect(html).toContain("A plugin chunk cache; patch coming.");
+    expect(html).not.toContain("Not for this page");
+    const atom = await (await fetch(`${server.url}/status/${s}/feed.atom`)).text();
+    expect(atom).toContain("Chunk loading slow (ongoing)");
+    expect(atom).toContain("World backup");
+    expect(atom).not.toContain("Not for this page");
   });
 
   test("a custom host name answers the page at /; other hosts do not; a deleted team's page is 404", async () => {

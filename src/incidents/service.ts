@@ -442,7 +442,7 @@ export async function publicIncidents(
       server_id: out.server_id,
       network_name: out.network_name,
       kind: out.kind === "manual" ? ("manual" as const) : ("down" as const),
-      title: r.title ?? `${r.server_name ?? r.network_name ?? "A server"} is down`,
+      title: r.title ?? `${r.server_name ?? r.network_name ?? "A server"} ${r.ended_at ? "was" : "is"} down`,
       status: out.status,
       started_at: out.started_at,
       ended_at: out.ended_at,

@@ -5,7 +5,7 @@ const xml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" })[c]!);
 
 /**
- * The page's Atom feed (RFC 4287): an entry per incident of `publicIncidents` and per maintenance
+ * The page's Atom feed (RFC 4287): an entry per incident of `pageIncidents` and per maintenance
  * window, each updated when it changes (an incident when it ends), so feed readers show it again.
  */
 export function atomFeed(view: PublicView, pageUrl: string): string {

@@ -3,6 +3,8 @@ import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import type { StatusPageShow } from "../db/schema";
 import type { StatusPageRow } from "./service";
+import { publicIncidents } from "../incidents/service";
+import { upcomingMaintenance } from "../maintenance/service";
 import { STATUS_PAGE_LIMITS } from "./schemas";
 
 /** Days of uptime bars each server shows. */
@@ -41,16 +43,19 @@ export interface PublicServer {
 }
 
 /**
- * One incident as the public sees it. Today it is an outage the pinger recorded in
- * `server_incidents` (start, end, server); titles, kinds and an update timeline join here when
- * incidents carry them, and every reader (the page, the feed) takes them from this shape.
+ * One incident as the public sees it (`publicIncidents` of docs/incidents.md: no crash lines, no
+ * author names; an automatic incident is `down` whether or not it was a crash). Every reader (the
+ * page, the widget, the feed) takes incidents from this shape.
  */
 export interface PublicIncident {
   id: string;
-  serverId: string;
+  /** null: an incident of a whole network. */
+  serverId: string | null;
+  /** The server's name, or the network's for a network incident. */
   serverName: string;
   title: string;
-  kind: "outage";
+  kind: "down" | "manual";
+  status: string;
   startedAt: string;
   endedAt: string | null;
   durationSeconds: number;
@@ -82,53 +87,73 @@ const ratio = (up: number, down: number) => (up + down === 0 ? null : Math.round
 const toIso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 /**
- * The incidents of these servers since `since` (ongoing ones whenever they began), newest first.
- * The one place the public pages, the widget and the feed read incidents from.
+ * The incidents of the page's servers and networks since `since` (ongoing ones whenever they
+ * began), newest first, from the incidents' own public view (src/incidents/service.ts).
  */
-export async function publicIncidents(
+export async function pageIncidents(
   db: Db,
-  serverIds: readonly string[],
+  page: StatusPageRow,
+  servers: readonly { id: string; name: string }[],
   since: Date,
   now = new Date(),
 ): Promise<PublicIncident[]> {
-  if (serverIds.length === 0) return [];
-  const result = await db.execute(sql`
-    select i.id, i.server_id, s.name as server_name, i.started_at, i.ended_at
-      from server_incidents i join servers s on s.id = i.server_id
-     where i.server_id = any(${`{${serverIds.join(",")}}`}::uuid[])
-       and (i.ended_at is null or i.ended_at > ${since.toISOString()}::timestamptz)
-     order by i.started_at desc, i.id
-     limit ${MAX_INCIDENTS}`);
-  return rowsOf<{ id: string; server_id: string; server_name: string; started_at: unknown; ended_at: unknown }>(
-    result,
-  ).map((r) => {
-    const start = new Date(r.started_at as string);
-    const end = r.ended_at ? new Date(r.ended_at as string) : null;
+  if (servers.length === 0 && page.networkNames.length === 0) return [];
+  const names = new Map(servers.map((s) => [s.id, s.name]));
+  const found = await publicIncidents(db, page.teamId, {
+    serverIds: servers.map((s) => s.id),
+    networkNames: page.networkNames,
+    since,
+    limit: MAX_INCIDENTS,
+  });
+  return found.map((i) => {
+    const start = new Date(i.started_at);
+    const end = i.ended_at ? new Date(i.ended_at) : null;
     return {
-      id: r.id,
-      serverId: r.server_id,
-      serverName: r.server_name,
-      title: `${r.server_name} was unreachable`,
-      kind: "outage" as const,
+      id: i.incident_id,
+      serverId: i.server_id,
+      serverName: (i.server_id ? names.get(i.server_id) : i.network_name) ?? "",
+      title: i.title,
+      kind: i.kind,
+      status: i.status,
       startedAt: start.toISOString(),
       endedAt: end ? end.toISOString() : null,
       durationSeconds: Math.max(0, Math.round(((end ?? now).getTime() - start.getTime()) / 1000)),
       ongoing: end === null,
-      updates: [],
+      updates: i.updates,
     };
   });
 }
 
+/** How far ahead a page shows planned maintenance. */
+const MAINTENANCE_AHEAD_DAYS = 30;
+
 /**
- * Planned maintenance of these servers that is running or still to come. Maintenance windows
- * are not stored yet: until they are, there is none, and the page shows no such section.
+ * Planned maintenance of the page's servers and networks that is running or to come within
+ * MAINTENANCE_AHEAD_DAYS, soonest first (docs/incidents.md, maintenance windows).
  */
-export async function publicMaintenance(
-  _db: Db,
-  _serverIds: readonly string[],
-  _now: Date,
+export async function pageMaintenance(
+  db: Db,
+  page: StatusPageRow,
+  servers: readonly { id: string; name: string }[],
+  now: Date,
 ): Promise<PublicMaintenance[]> {
-  return [];
+  const names = new Map(servers.map((s) => [s.id, s.name]));
+  const networks = new Set(page.networkNames);
+  const { occurrences } = await upcomingMaintenance(db, page.teamId, {
+    days: MAINTENANCE_AHEAD_DAYS,
+    now,
+    limit: MAX_INCIDENTS,
+  });
+  return occurrences
+    .filter((o) => (o.server_id ? names.has(o.server_id) : o.network_name !== null && networks.has(o.network_name)))
+    .map((o) => ({
+      id: `${o.window_id}:${o.starts_at}`,
+      title: o.title,
+      serverNames: [o.server_id ? names.get(o.server_id)! : o.network_name!],
+      startsAt: o.starts_at,
+      endsAt: o.ends_at,
+      active: o.active,
+    }));
 }
 
 /** The page's servers: those it names and every server of the networks it names, by name. */
@@ -191,8 +216,8 @@ export async function readPublicView(db: Db, page: StatusPageRow, now = new Date
   const since = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - (BAR_DAYS - 1) * DAY_MS);
   const [daily, incidents, maintenance] = await Promise.all([
     ids.length ? dailyUptime(db, ids, now) : { todayStart: 0, rows: [] },
-    publicIncidents(db, ids, since, now),
-    publicMaintenance(db, ids, now),
+    pageIncidents(db, page, rows, since, now),
+    pageMaintenance(db, page, rows, now),
   ]);
   const show: StatusPageShow = page.show;
   const byServer = new Map<string, (typeof daily.rows)[number][]>();
