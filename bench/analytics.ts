@@ -14,6 +14,8 @@
  *   BENCH_INGEST_EVENTS=20000 ...                                          # events for the ingest part
  *   BENCH_APP=/path/to/other/checkout/src/main.ts ...                     # the ingest of another build
  *   BENCH_INGEST_EVENTS=0 BENCH_KEEP=1 ...                                 # reads only; keep the database (EXPLAIN)
+ *   BENCH_REUSE=<url or PGlite dir> BENCH_INGEST_EVENTS=0 ...              # the reads again on a kept database
+ *   BENCH_RAW_ITER=5 ...                                                   # fewer runs of the (slow) raw baselines
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +33,8 @@ const pg = Boolean(process.env.DATABASE_URL);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? (pg ? 5_000_000 : 500_000));
 const PLAYERS = Number(process.env.BENCH_PLAYERS ?? (pg ? 200_000 : 20_000));
 const ITER = Number(process.env.BENCH_ITER ?? 30);
+/** The raw SQL baselines are slow at scale (seconds each): fewer runs of them. */
+const RAW_ITER = Number(process.env.BENCH_RAW_ITER ?? ITER);
 const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 20_000);
 const SERVERS = 20;
 const ZONE = "Europe/Berlin";
@@ -227,10 +231,10 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
-async function time(fn: () => Promise<unknown>) {
+async function time(fn: () => Promise<unknown>, iter = ITER) {
   const ms: number[] = [];
   let last: unknown;
-  for (let i = 0; i < ITER; i++) {
+  for (let i = 0; i < iter; i++) {
     const a = performance.now();
     last = await fn();
     ms.push(performance.now() - a);
@@ -242,7 +246,7 @@ console.log("\n| read | aggregates p50 | p99 | raw SQL p50 | p99 | raw / aggrega
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 for (const r of reads) {
   const a = await time(r.service);
-  const b = await time(r.raw);
+  const b = await time(r.raw, RAW_ITER);
   const agree = r.same(a.last, b.last);
   console.log(
     `| ${r.name} | ${a.p50.toFixed(1)} ms | ${a.p99.toFixed(1)} ms | ${b.p50.toFixed(1)} ms | ${b.p99.toFixed(1)} ms | ${(b.p50 / a.p50).toFixed(1)}x | ${agree ? "yes" : "NO"} |`,
