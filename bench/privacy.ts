@@ -125,7 +125,11 @@ signedIn = await login();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const erase: number[] = [];
 const bare: number[] = [];
-const load = () => (require("node:os") as typeof import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ");
+const load = () =>
+  (require("node:os") as typeof import("node:os"))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
 const list = sql`(${sql.join(
   serverIds.map((id) => sql`${id}::uuid`),
   sql`, `,
