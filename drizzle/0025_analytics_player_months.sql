@@ -15,21 +15,18 @@ CREATE INDEX "analytics_player_months_window_idx" ON "analytics_player_months" U
 CREATE INDEX "analytics_player_months_top_idx" ON "analytics_player_months" USING btree ("scope","month","ms" DESC NULLS LAST,"uuid");--> statement-breakpoint
 CREATE INDEX "analytics_player_months_uuid_idx" ON "analytics_player_months" USING btree ("uuid","scope","month");--> statement-breakpoint
 -- Backfill from the player-hour rows, as rebuildAggregates does (src/analytics/aggregates.ts monthRows).
-INSERT INTO "analytics_player_months" ("team_id", "scope", "month", "uuid", "ms", "first_at", "last_at")
-SELECT sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid,
-       sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint,
-       min(h.hour + (CASE WHEN h.seen & 1 <> 0 THEN 0 WHEN h.seen & 2 <> 0 THEN 1 WHEN h.seen & 4 <> 0 THEN 2 ELSE 3 END) * interval '15 minutes'),
-       max(h.hour + (CASE WHEN h.seen & 8 <> 0 THEN 3 WHEN h.seen & 4 <> 0 THEN 2 WHEN h.seen & 2 <> 0 THEN 1 ELSE 0 END) * interval '15 minutes')
-  FROM "analytics_player_hours" h
-  JOIN "servers" sv ON sv.id = h.server_id
-  CROSS JOIN LATERAL (
-    SELECT h.server_id::text AS scope
-    UNION ALL
-    SELECT 'n:' || sv.team_id || ':' || sv.network_name WHERE sv.network_name IS NOT NULL) sc
- WHERE h.seen <> 0
- GROUP BY sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid;--> statement-breakpoint
-UPDATE "analytics_player_months" m SET prev_at = x.prev
-  FROM (SELECT scope, month, uuid,
-               max(last_at) OVER (PARTITION BY scope, uuid ORDER BY month ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
-          FROM "analytics_player_months") x
- WHERE m.scope = x.scope AND m.month = x.month AND m.uuid = x.uuid AND x.prev IS NOT NULL;
+INSERT INTO "analytics_player_months" ("team_id", "scope", "month", "uuid", "ms", "first_at", "last_at", "prev_at")
+SELECT r.*, max(r.last_at) OVER (PARTITION BY r.scope, r.uuid ORDER BY r.month ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+  FROM (
+    SELECT sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC') AS month, h.uuid,
+           sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint AS ms,
+           min(h.hour + (CASE WHEN h.seen & 1 <> 0 THEN 0 WHEN h.seen & 2 <> 0 THEN 1 WHEN h.seen & 4 <> 0 THEN 2 ELSE 3 END) * interval '15 minutes') AS first_at,
+           max(h.hour + (CASE WHEN h.seen & 8 <> 0 THEN 3 WHEN h.seen & 4 <> 0 THEN 2 WHEN h.seen & 2 <> 0 THEN 1 ELSE 0 END) * interval '15 minutes') AS last_at
+      FROM "analytics_player_hours" h
+      JOIN "servers" sv ON sv.id = h.server_id
+      CROSS JOIN LATERAL (
+        SELECT h.server_id::text AS scope
+        UNION ALL
+        SELECT 'n:' || sv.team_id || ':' || sv.network_name WHERE sv.network_name IS NOT NULL) sc
+     WHERE h.seen <> 0
+     GROUP BY sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid) r;

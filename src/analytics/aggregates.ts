@@ -161,11 +161,17 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   await tx.execute(
     sql`delete from analytics_player_months m using (${who}) t where m.team_id = t.team_id and m.uuid = t.uuid`,
   );
-  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at)
-    ${monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
-      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`)}`);
-  await setPrevMonths(tx, sql`uuid in (select uuid from (${pairs}) g)`);
+  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+    ${withPrev(
+      monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
+    )}`);
 }
+
+/** Month rows (`monthRows`) of whole players' histories, with each row's `prev_at`. */
+const withPrev = (rows: SQL) => sql`
+  select r.*, max(r.last_at) over (partition by r.scope, r.uuid order by r.month rows between unbounded preceding and 1 preceding)
+    from (${rows}) r`;
 
 /**
  * Sets `prev_at` (the last quarter seen in the scope in an earlier month) on the month rows of
@@ -305,14 +311,10 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
-  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at)
-    ${monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
-  await tx.execute(sql`
-    update analytics_player_months m set prev_at = x.prev
-      from (select scope, month, uuid,
-                   max(last_at) over (partition by scope, uuid order by month rows between unbounded preceding and 1 preceding) as prev
-              from analytics_player_months ${teamOnly}) x
-     where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid and x.prev is not null`);
+  await tx.execute(
+    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+    ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
+  );
   await tx.execute(sql`insert into analytics_session_lengths (server_id, slot, bucket, sessions) ${lengthRows(src)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)
     select team_id, scope, slot, online_ms, start_level, start_level, slot from (${slotRows(src)}) r`);
