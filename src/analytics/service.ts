@@ -641,10 +641,10 @@ export class AnalyticsService {
             (m) => sql`
               (select x.uuid::text as uuid, null::float8 as bound from (
                  select uuid from analytics_player_months
-                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc, uuid limit ${n}) x)
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid limit ${n}) x)
               union all
               select null, coalesce((select ms from analytics_player_months
-                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc, uuid offset ${n - 1} limit 1), 0)::float8`,
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
           ),
           sql` union all `,
         )}`);
