@@ -299,7 +299,7 @@ export class AnalyticsService {
     const players = totals.java.players + totals.bedrock.players;
     const [r] = await this.rows<Record<string, number>>(sql`
       with scored as (${this.scores(s, since)}),
-      fresh as (${this.fresh(s)})
+      fresh as (${this.fresh(s, await this.freshCandidates(s))})
       select count(*)::int as scored,
              ${sql.join(
                ACTIVITY_GROUPS.map(
@@ -330,14 +330,38 @@ export class AnalyticsService {
     };
   }
 
+  /**
+   * Who can be new in the window, from the month rows: a player first seen in the scope at or
+   * after its start has no month row before it, so their first row in the window's months has no
+   * `prev_at`; and the players with a session open (not in the month rows yet). A superset, which
+   * `fresh` then checks against `players` as before: a few probes instead of one per player first
+   * met on some server of a network since the window's start. Null (check everyone): the hours
+   * path, or too many to list.
+   */
+  private async freshCandidates(s: Scope): Promise<string[] | null> {
+    if (this.hoursOnly) return null;
+    const months = this.months(s);
+    const rows = await this.rows<{ uuid: string }>(sql`
+      select m.uuid::text as uuid from analytics_player_months m
+       where m.scope = ${s.scope} and m.month in (${sql.join(
+         months.map((m) => at(m.month)),
+         sql`, `,
+       )}) and m.prev_at is null
+       limit 20001`);
+    if (rows.length > 20000) return null;
+    return [...new Set([...rows.map((r) => r.uuid), ...(await this.openPlayers(s))])];
+  }
+
   /** Players first seen in the scope at or after the window's start (uuid, first_seen). */
-  private fresh(s: Scope) {
+  private fresh(s: Scope, only?: string[] | null) {
+    if (only && only.length === 0) return sql`select null::uuid as uuid, null::timestamptz as first_seen where false`;
+    const among = only ? sql`and p.uuid in (${idList(only)})` : sql``;
     // The players first seen on some server since then (an index range) who were not seen on
     // another of its servers before.
     return sql`
       select c.uuid, c.first_seen from (
         select p.uuid, min(p.first_seen) as first_seen from players p
-         where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} group by p.uuid) c
+         where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} ${among} group by p.uuid) c
        where not exists (
          select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)})`;
   }
@@ -463,7 +487,7 @@ export class AnalyticsService {
     // the hours of their players only, found by player.
     const firsts = await this.rows<{ uuid: string; wk: string }>(sql`
       select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${z}), 'YYYY-MM-DD') as wk
-        from (${this.fresh(s)}) f where f.first_seen < ${at(s.to)}`);
+        from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
     const rows: { cohort: string; k: number; n: number }[] = [];
     const size = new Map<string, number>();
     for (const f of firsts) size.set(f.wk, (size.get(f.wk) ?? 0) + 1);
