@@ -114,6 +114,7 @@ for (let i = 0; i < ERASED; i++) {
   await history(heavy[i]!, `heavy${i}`, SESSIONS);
   await history(twins[i]!, `twin${i}`, SESSIONS);
   // Each has a ban (and its audit entry) naming them, as a player under moderation would.
+  signedIn = await login();
   for (const uuid of [heavy[i]!, twins[i]!])
     await caller({ "x-server-id": serverIds[0]! }).servers.ban({ uuid, name: `heavy${i}`, reason: "Bench" });
 }
