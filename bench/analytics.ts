@@ -14,6 +14,8 @@
  *   BENCH_INGEST_EVENTS=20000 ...                                          # events for the ingest part
  *   BENCH_APP=/path/to/other/checkout/src/main.ts ...                     # the ingest of another build
  *   BENCH_INGEST_EVENTS=0 BENCH_KEEP=1 ...                                 # reads only; keep the database (EXPLAIN)
+ *   BENCH_REUSE=<url or PGlite dir> BENCH_INGEST_EVENTS=0 ...              # the reads again on a kept database
+ *   BENCH_RAW_ITER=5 ...                                                   # fewer runs of the (slow) raw baselines
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,14 +33,18 @@ const pg = Boolean(process.env.DATABASE_URL);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? (pg ? 5_000_000 : 500_000));
 const PLAYERS = Number(process.env.BENCH_PLAYERS ?? (pg ? 200_000 : 20_000));
 const ITER = Number(process.env.BENCH_ITER ?? 30);
+/** The raw SQL baselines are slow at scale (seconds each): fewer runs of them. */
+const RAW_ITER = Number(process.env.BENCH_RAW_ITER ?? ITER);
 const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 20_000);
 const SERVERS = 20;
 const ZONE = "Europe/Berlin";
 const END = Date.parse("2026-11-01T00:00:00Z");
 const START = END - 365 * 86_400_000;
 
-const dataDir = mkdtempSync(join(tmpdir(), "mcp-bench-analytics-"));
-const database = await benchDatabase();
+// BENCH_REUSE=<url or PGlite dir> reads a database kept by an earlier run (BENCH_KEEP=1) again.
+const REUSE = process.env.BENCH_REUSE;
+const dataDir = REUSE && !pg ? REUSE : mkdtempSync(join(tmpdir(), "mcp-bench-analytics-"));
+const database = REUSE && pg ? { url: REUSE, drop: async () => {} } : await benchDatabase();
 const { db, close } = await openDatabase({ url: database.url || undefined, dataDir });
 const q = async <T>(text: ReturnType<typeof sql>) => rowsOf<T>(await db.execute(text));
 const t0 = () => performance.now();
@@ -48,20 +54,29 @@ console.log(
 );
 
 // --- generate ---------------------------------------------------------------------------------
+const load = () =>
+  (require("node:os") as typeof import("node:os"))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
+console.log(`load average at start: ${load()}`);
 let t = t0();
-const [team] = await q<{ id: string }>(sql`insert into teams (name) values ('bench') returning id::text as id`);
-const teamId = team!.id;
-await db.execute(sql`
+let genMs = 0;
+let buildMs = 0;
+let teamId: string;
+if (REUSE) {
+  teamId = (await q<{ id: string }>(sql`select id::text as id from teams where name = 'bench'`))[0]!.id;
+} else {
+  const [team] = await q<{ id: string }>(sql`insert into teams (name) values ('bench') returning id::text as id`);
+  teamId = team!.id;
+  await db.execute(sql`
   insert into servers (team_id, name, host, port, kind, network_name, agent_token_hash, agent_token_prefix)
   select ${teamId}::uuid, 'srv' || i, '127.0.0.1', 25565 + i, 'network', 'Realm', 'bench-' || ${teamId} || '-' || i, 'x'
     from generate_series(1, ${SERVERS}) i`);
-const serverIds = (
-  await q<{ id: string }>(sql`select id::text as id from servers where team_id = ${teamId}::uuid order by name`)
-).map((r) => r.id);
-// Player p: every 10th a Floodgate (Bedrock) UUID. Sessions spread over the year with a daily
-// rhythm (more in the evening), lengths exponential around 40 minutes, capped at 8 hours.
-await db.execute(
-  sql.raw(`
+  // Player p: every 10th a Floodgate (Bedrock) UUID. Sessions spread over the year with a daily
+  // rhythm (more in the evening), lengths exponential around 40 minutes, capped at 8 hours.
+  await db.execute(
+    sql.raw(`
   insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
   select sv.ids[1 + (g % ${SERVERS})],
          (case when p % 10 = 0 then '00000000-0000-0000-0009-' else '0f0f0f0f-0000-4000-8000-' end || lpad(to_hex(p), 12, '0'))::uuid,
@@ -73,27 +88,34 @@ await db.execute(
              + (g::float8 / ${SESSIONS}) * interval '365 days'
              + ((hashint4(g * 7) & 2147483647) % 21600) * interval '1 second' as j,
            least(interval '8 hours', (-ln(((hashint4(g * 13) & 2147483647) + 1)::float8 / 2147483648) * 2400) * interval '1 second') as l) x`),
-);
-await db.execute(sql`
+  );
+  await db.execute(sql`
   insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
   select s.server_id, s.uuid, 'p' || substr(s.uuid::text, 25), false, min(s.joined_at), max(s.left_at),
          sum(round(extract(epoch from s.left_at - s.joined_at)))::bigint
     from player_sessions s where s.server_id in (select id from servers where team_id = ${teamId}::uuid)
    group by s.server_id, s.uuid`);
-if (pg) await db.execute(sql`analyze`);
-const genMs = performance.now() - t;
-t = t0();
-await db.transaction((tx) => rebuildAggregates(tx, teamId));
-// As autovacuum leaves tables after a bulk load: statistics, and the visibility map the reads'
-// index-only scans rely on.
-await db.execute(sql`vacuum analyze`);
-const buildMs = performance.now() - t;
+  if (pg) await db.execute(sql`analyze`);
+  genMs = performance.now() - t;
+  console.log(`generated in ${(genMs / 1000).toFixed(1)} s (load ${load()})`);
+  t = t0();
+  await db.transaction((tx) => rebuildAggregates(tx, teamId));
+  // As autovacuum leaves tables after a bulk load: statistics, and the visibility map the reads'
+  // index-only scans rely on.
+  await db.execute(sql`vacuum analyze`);
+  buildMs = performance.now() - t;
+}
+const serverIds = (
+  await q<{ id: string }>(sql`select id::text as id from servers where team_id = ${teamId}::uuid order by name`)
+).map((r) => r.id);
 const [sizes] = await q<Record<string, number>>(sql`select
+  (select count(*) from player_sessions)::int as sessions,
+  (select count(*) from analytics_player_months)::int as player_months,
   (select count(*) from analytics_player_hours)::int as player_hours,
   (select count(*) from analytics_slots)::int as slots,
   (select count(*) from analytics_session_lengths)::int as lengths`);
 console.log(
-  `generated in ${(genMs / 1000).toFixed(1)} s; aggregates built in ${(buildMs / 1000).toFixed(1)} s (${JSON.stringify(sizes)})`,
+  `generated in ${(genMs / 1000).toFixed(1)} s; aggregates built in ${(buildMs / 1000).toFixed(1)} s (${JSON.stringify(sizes)}); load ${load()}`,
 );
 
 // --- reads ------------------------------------------------------------------------------------
@@ -209,10 +231,10 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
-async function time(fn: () => Promise<unknown>) {
+async function time(fn: () => Promise<unknown>, iter = ITER) {
   const ms: number[] = [];
   let last: unknown;
-  for (let i = 0; i < ITER; i++) {
+  for (let i = 0; i < iter; i++) {
     const a = performance.now();
     last = await fn();
     ms.push(performance.now() - a);
@@ -224,15 +246,16 @@ console.log("\n| read | aggregates p50 | p99 | raw SQL p50 | p99 | raw / aggrega
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 for (const r of reads) {
   const a = await time(r.service);
-  const b = await time(r.raw);
+  const b = await time(r.raw, RAW_ITER);
   const agree = r.same(a.last, b.last);
   console.log(
     `| ${r.name} | ${a.p50.toFixed(1)} ms | ${a.p99.toFixed(1)} ms | ${b.p50.toFixed(1)} ms | ${b.p99.toFixed(1)} ms | ${(b.p50 / a.p50).toFixed(1)}x | ${agree ? "yes" : "NO"} |`,
   );
 }
+console.log(`load average after the reads: ${load()}`);
 await close();
 if (INGEST_EVENTS === 0) {
-  if (process.env.BENCH_KEEP) console.log(`\nkept the database: ${database.url || dataDir}`);
+  if (process.env.BENCH_KEEP || REUSE) console.log(`\nkept the database: ${database.url || dataDir}`);
   else {
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

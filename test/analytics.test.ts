@@ -2,7 +2,10 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
+import { AnalyticsService } from "../src/analytics/service";
+import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
+import { Clock } from "../src/lib/clock";
 import { sharedServer } from "./harness";
 import { api, expectError, newUser } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
@@ -54,6 +57,8 @@ async function dump(teamId: string) {
       join servers sv on sv.id = l.server_id where sv.team_id = ${teamId} and sessions > 0 order by 1, 2, 3`),
     slots: await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text from analytics_slots
       where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0) order by 1, 2`),
+    months: await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
+      from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
   };
 }
 
@@ -450,5 +455,133 @@ describe("open sessions and bad input", () => {
       headers: { "x-team-id": s.teamId },
     });
     expectError(res, 403);
+  });
+});
+
+describe("month rows: whole months from them, the cut edges from the hours, the same answers", () => {
+  let n1: ServerFixture;
+  let n2: ServerFixture;
+  const [A, B, C, D, E] = [P(61), P(62), P(63), P(64), P(65)];
+  const BR = "00000000-0000-0000-0009-000000000061";
+  // A still clock: the open session counts up to the same now in both services.
+  const frozen = Date.now();
+  const clock = new (class extends Clock {
+    override now() {
+      return frozen;
+    }
+  })();
+  let months: AnalyticsService;
+  let hours: AnalyticsService;
+  let principal: Principal;
+  beforeAll(async () => {
+    n1 = await newServer(server, { kind: "network", network_name: "Atlas", name: "Lobby" });
+    const res = await api(server, "POST", "/server/servers", {
+      token: n1.owner.token,
+      body: { team_id: n1.teamId, name: "Mines", host: "127.0.0.1", port: 9, kind: "network", network_name: "Atlas" },
+    });
+    expect(res.status).toBe(201);
+    n2 = { ...n1, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    // Later months first: the earlier sessions arrive afterwards (prev_at of later months moves).
+    await play(n1, [
+      [A, "A", "2026-09-03T10:00:00Z", "2026-09-03T12:10:00Z"],
+      [B, "B", "2026-09-20T08:05:00Z", "2026-09-20T08:50:00Z"],
+      [BR, ".Br", "2026-09-30T23:20:00Z", "2026-10-01T01:40:00Z"],
+      [C, "C", "2026-10-02T18:00:00Z", "2026-10-02T18:00:00Z"],
+      [A, "A", "2026-10-14T20:45:00Z", "2026-10-14T23:15:00Z"],
+      [D, "D", "2026-10-31T22:50:00Z", "2026-11-01T00:20:00Z"],
+      [E, "E", "2026-11-02T07:00:00Z", null],
+    ]);
+    await play(n2, [
+      [A, "A", "2026-08-30T21:00:00Z", "2026-09-01T01:00:00Z"],
+      [C, "C", "2026-08-12T09:00:00Z", "2026-08-12T09:40:00Z"],
+      [B, "B", "2026-10-09T12:00:00Z", "2026-10-09T15:30:00Z"],
+      [BR, ".Br", "2026-10-20T06:00:00Z", "2026-10-20T06:30:00Z"],
+      [D, "D", "2026-09-25T17:00:00Z", "2026-09-25T19:00:00Z"],
+      [E, "E", "2026-10-25T00:30:00Z", "2026-10-25T02:30:00Z"],
+    ]);
+    await play(n1, [[B, "B", "2026-07-31T23:00:00Z", "2026-08-01T00:30:00Z"]]);
+    months = new AnalyticsService(db(), clock);
+    hours = new AnalyticsService(db(), clock, true);
+    principal = {
+      kind: "api_key",
+      keyId: "test",
+      teamId: n1.teamId,
+      role: "viewer",
+      scopes: null,
+      serverIds: null,
+      exp: null,
+    };
+  });
+
+  const windows = [
+    ["2026-08-01T00:00:00Z", "2026-11-01T00:00:00Z"],
+    ["2026-09-01T00:00:00Z", "2026-10-01T00:00:00Z"],
+    ["2026-09-02T00:00:00Z", "2026-10-01T00:00:00Z"],
+    ["2026-09-21T00:00:00Z", "2026-10-15T00:00:00Z"],
+    ["2026-09-03T11:15:00Z", "2026-10-14T21:45:00Z"],
+    ["2026-08-12T09:30:00Z", "2026-11-30T00:00:00Z"],
+    ["2026-09-30T23:45:00Z", "2026-10-31T22:30:00Z"],
+    ["2026-07-15T00:00:00Z", "2026-12-01T00:00:00Z"],
+    ["2026-10-01T00:00:00Z", "2026-10-31T00:00:00Z"],
+    ["2026-10-05T00:00:00Z", "2026-11-10T06:15:00Z"],
+  ];
+
+  test("each window: leaderboard, editions, activity and retention as from the hours alone", async () => {
+    for (const [from, to] of windows)
+      for (const scope of [{ network: "Atlas" }, { server_id: n1.serverId }, { server_id: n2.serverId }])
+        for (const tz of ["UTC", "Asia/Kolkata"]) {
+          const q = { ...scope, from, to, tz };
+          const label = JSON.stringify(q);
+          const m = await months.leaderboard(principal, n1.teamId, { ...q, limit: 3 });
+          const h = await hours.leaderboard(principal, n1.teamId, { ...q, limit: 3 });
+          expect([label, m]).toEqual([label, h]);
+          expect([label, await months.editions(principal, n1.teamId, q)]).toEqual([
+            label,
+            await hours.editions(principal, n1.teamId, q),
+          ]);
+          expect([label, await months.activity(principal, n1.teamId, q)]).toEqual([
+            label,
+            await hours.activity(principal, n1.teamId, q),
+          ]);
+          expect([label, await months.retention(principal, n1.teamId, q)]).toEqual([
+            label,
+            await hours.retention(principal, n1.teamId, q),
+          ]);
+        }
+  });
+
+  test("a hand count across a month boundary: September 2 to October 1 on the network", async () => {
+    const q = { network: "Atlas", from: "2026-09-02T00:00:00Z", to: "2026-10-01T00:00:00Z", tz: "UTC" };
+    const ed = await months.editions(principal, n1.teamId, q);
+    // Java: A (2 h 10 min), B (45 min), D (2 h); Bedrock: .Br (40 min before midnight).
+    expect(ed.editions.map((e) => [e.edition, e.players, e.playtime_seconds])).toEqual([
+      ["java", 3, (130 + 45 + 120) * 60],
+      ["bedrock", 1, 40 * 60],
+    ]);
+    const board = await months.leaderboard(principal, n1.teamId, { ...q, limit: 2 });
+    expect(board.players.map((p) => [p.uuid, p.playtime_seconds])).toEqual([
+      [A, 130 * 60],
+      [D, 120 * 60],
+    ]);
+  });
+
+  test("the month rows kept at ingest (late sessions included) equal a rebuild; forgetting a player keeps them equal", async () => {
+    const kept = await dump(n1.teamId);
+    expect(kept.months.length).toBeGreaterThan(0);
+    expect(kept.months.some((r) => r.prev_at !== null)).toBe(true);
+    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
+    expect(await dump(n1.teamId)).toEqual(kept);
+    await db().transaction(async (tx) => {
+      await forgetPlayer(tx, n1.teamId, A);
+      await tx.execute(sql`delete from player_sessions where uuid = ${A}::uuid`);
+      await tx.execute(sql`delete from players where uuid = ${A}::uuid`);
+    });
+    const forgotten = await dump(n1.teamId);
+    expect(JSON.stringify(forgotten)).not.toContain(A);
+    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
+    expect(await dump(n1.teamId)).toEqual(forgotten);
+    const q = { network: "Atlas", from: windows[0]![0]!, to: windows[0]![1]!, tz: "UTC" };
+    expect(await months.leaderboard(principal, n1.teamId, q)).toEqual(await hours.leaderboard(principal, n1.teamId, q));
+    expect(await months.editions(principal, n1.teamId, q)).toEqual(await hours.editions(principal, n1.teamId, q));
   });
 });

@@ -91,13 +91,22 @@ export async function addSessions(tx: Tx, spans: Span[]) {
     as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)`;
   const touched = rowsOf<{ scope: string; slot: string }>(
     await tx.execute(sql`
-      with ph as (
+      with hr as materialized (${hourRows(src)}),
+      ph as (
         insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins)
-        ${hourRows(src)}
+        select server_id, hour, uuid, q0, q1, q2, q3, seen, joins from hr
         on conflict (server_id, hour, uuid) do update set
           q0 = analytics_player_hours.q0 + excluded.q0, q1 = analytics_player_hours.q1 + excluded.q1,
           q2 = analytics_player_hours.q2 + excluded.q2, q3 = analytics_player_hours.q3 + excluded.q3,
           seen = analytics_player_hours.seen | excluded.seen, joins = analytics_player_hours.joins + excluded.joins
+        returning 1),
+      pm as (
+        insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at)
+        ${monthRows(sql`select * from hr`)}
+        on conflict (scope, month, uuid) do update set
+          ms = analytics_player_months.ms + excluded.ms,
+          first_at = least(analytics_player_months.first_at, excluded.first_at),
+          last_at = greatest(analytics_player_months.last_at, excluded.last_at)
         returning 1),
       sl as (
         insert into analytics_session_lengths (server_id, slot, bucket, sessions)
@@ -111,7 +120,70 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         start_level = analytics_slots.start_level + excluded.start_level
       returning scope, slot::text as slot`),
   );
+  await setPrevMonths(
+    tx,
+    sql`uuid in (${sql.join(
+      [...new Set(spans.map((x) => x.uuid.toLowerCase()))].map((u) => sql`${u}::uuid`),
+      sql`, `,
+    )})`,
+  );
   await recomputePeaks(tx, touched);
+}
+
+/**
+ * Per (team, scope, UTC month, player) rows of player-hour rows `src` (columns server_id, hour,
+ * uuid, q0..q3, seen), in the shape of `analytics_player_months` without `prev_at`: for the
+ * server's scope and, on a network, the network's. The ingest adds the rows of the hours it adds;
+ * a rebuild makes them from the whole hour table.
+ */
+export const monthRows = (src: SQL) => sql`
+  select sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC') as month, h.uuid,
+         sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms,
+         min(h.hour + (case when h.seen & 1 <> 0 then 0 when h.seen & 2 <> 0 then 1 when h.seen & 4 <> 0 then 2 else 3 end)
+                      * interval '15 minutes') as first_at,
+         max(h.hour + (case when h.seen & 8 <> 0 then 3 when h.seen & 4 <> 0 then 2 when h.seen & 2 <> 0 then 1 else 0 end)
+                      * interval '15 minutes') as last_at
+    from (${src}) h
+    join servers sv on sv.id = h.server_id
+    cross join lateral (
+      select h.server_id::text as scope
+      union all
+      select 'n:' || sv.team_id || ':' || sv.network_name where sv.network_name is not null) sc
+   where h.seen <> 0
+   group by sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid`;
+
+/**
+ * Makes the month rows of the players of `pairs` (columns server_id, uuid) in those servers' teams
+ * again from their hour rows left (after retention deleted some of them).
+ */
+export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
+  const who = sql`select distinct sv.team_id, g.uuid from (${pairs}) g join servers sv on sv.id = g.server_id`;
+  await tx.execute(
+    sql`delete from analytics_player_months m using (${who}) t where m.team_id = t.team_id and m.uuid = t.uuid`,
+  );
+  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+    ${withPrev(
+      monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
+    )}`);
+}
+
+/** Month rows (`monthRows`) of whole players' histories, with each row's `prev_at`. */
+const withPrev = (rows: SQL) => sql`
+  select r.*, max(r.last_at) over (partition by r.scope, r.uuid order by r.month rows between unbounded preceding and 1 preceding)
+    from (${rows}) r`;
+
+/**
+ * Sets `prev_at` (the last quarter seen in the scope in an earlier month) on the month rows of
+ * the players `which` selects (a condition on `uuid`), after their rows changed.
+ */
+export async function setPrevMonths(tx: Tx, which: SQL) {
+  await tx.execute(sql`
+    update analytics_player_months m set prev_at = x.prev
+      from (select scope, month, uuid,
+                   max(last_at) over (partition by scope, uuid order by month rows between unbounded preceding and 1 preceding) as prev
+              from analytics_player_months where ${which}) x
+     where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid and m.prev_at is distinct from x.prev`);
 }
 
 /**
@@ -213,6 +285,7 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
   await tx.execute(sql`
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
+  await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_session_lengths l using servers sv
      where sv.id = l.server_id and sv.team_id = ${teamId} and l.sessions <= 0`);
   await recomputePeaks(tx, touched, uuid);
@@ -223,7 +296,8 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
 
 /**
  * Builds the aggregates again from the closed sessions, for one team or for all (the migration's
- * backfill does the same for all). Used after bulk loads (bench/analytics.ts) and by repairs.
+ * backfill does the same for all); the month rows from the hour rows just built, with `monthRows`
+ * as the ingest does. Used after bulk loads (bench/analytics.ts) and by repairs.
  */
 export async function rebuildAggregates(tx: Tx, teamId?: string) {
   const mine = teamId ? sql`and sv.team_id = ${teamId}` : sql``;
@@ -233,8 +307,13 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_session_lengths h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
+  );
+  await tx.execute(
+    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+    ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(sql`insert into analytics_session_lengths (server_id, slot, bucket, sessions) ${lengthRows(src)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)

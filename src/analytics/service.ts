@@ -97,6 +97,8 @@ export class AnalyticsService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Read every window from the player-hour rows, as before the month rows (the tests compare both). */
+    private readonly hoursOnly = false,
   ) {}
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
@@ -142,21 +144,132 @@ export class AnalyticsService {
   }
 
   /** Open sessions of the scope as spans ending now (or at the window's end). */
-  private openSrc(s: Scope) {
+  private openSrc(s: Scope, uuids?: string[]) {
     const end = new Date(Math.min(s.now.getTime(), s.to.getTime()));
+    const only = uuids ? sql`and s.uuid in (${idList(uuids)})` : sql``;
     return sql`select s.server_id, s.uuid, s.joined_at as a, ${at(end)} as b from player_sessions s
-      where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(end)}`;
+      where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(end)} ${only}`;
   }
 
   /** Hour rows of the scope touching the window: the aggregate, plus the open sessions cut the same way. */
-  private hours(s: Scope, from = s.from) {
+  private hours(s: Scope, from = s.from, uuids?: string[], to = s.to) {
     const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
+    const only = uuids ? sql`and uuid in (${idList(uuids)})` : sql``;
     return sql`
-      select hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
-       where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(s.to)}
+      select hour, uuid, q0, q1, q2, q3, seen, false as open from analytics_player_hours
+       where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(to)} ${only}
       union all
-      select hour, uuid, q0, q1, q2, q3, seen from (${hourRows(this.openSrc(s))}) o
-       where hour >= ${at(lo)} and hour < ${at(s.to)}`;
+      select hour, uuid, q0, q1, q2, q3, seen, true from (${hourRows(this.openSrc(s, uuids))}) o
+       where hour >= ${at(lo)} and hour < ${at(to)}`;
+  }
+
+  /** Players of the scope with a session open (up to now or the window's end). */
+  private async openPlayers(s: Scope): Promise<string[]> {
+    const rows = await this.rows<{ uuid: string }>(
+      sql`select distinct o.uuid::text as uuid from (${this.openSrc(s)}) o`,
+    );
+    return rows.map((r) => r.uuid);
+  }
+
+  /**
+   * The UTC months the window touches, each with the part of it inside the window [a, b): whole,
+   * its head or tail cut, or (a window inside one month) both ends cut.
+   */
+  private months(s: Scope) {
+    const out: { month: Date; end: Date; a: Date; b: Date; cut: "none" | "head" | "tail" | "both" }[] = [];
+    const f = s.from;
+    let m = new Date(Date.UTC(f.getUTCFullYear(), f.getUTCMonth(), 1));
+    while (m.getTime() < s.to.getTime()) {
+      const end = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1));
+      const a = new Date(Math.max(m.getTime(), f.getTime()));
+      const b = new Date(Math.min(end.getTime(), s.to.getTime()));
+      const headCut = a.getTime() > m.getTime();
+      const tailCut = b.getTime() < end.getTime();
+      out.push({
+        month: m,
+        end,
+        a,
+        b,
+        cut: headCut && tailCut ? "both" : headCut ? "tail" : tailCut ? "head" : "none",
+      });
+      m = end;
+    }
+    return out;
+  }
+
+  /**
+   * Per edition: players seen in the window and milliseconds played there, over closed sessions,
+   * from the month rows (a player counted in the first month of the window they were seen in:
+   * `prev_at` before the window's start) and, for the cut months' playtime, the hours of the
+   * shorter of their part inside and outside the window. Null when the window lies inside one
+   * month with both ends cut (the caller reads the hours then).
+   */
+  private async closedTotals(s: Scope) {
+    const months = this.months(s);
+    if (this.hoursOnly || months.some((m) => m.cut === "both")) return null;
+    const terms: SQL[] = [];
+    months.forEach((m, i) => {
+      const seen =
+        m.cut === "none" ? sql`true` : m.cut === "tail" ? sql`m.last_at >= ${at(m.a)}` : sql`m.first_at < ${at(m.b)}`;
+      const first = i === 0 ? sql`true` : sql`(m.prev_at is null or m.prev_at < ${at(s.from)})`;
+      // A cut month's playtime: the hours inside the window when they are the shorter part, else
+      // the month's rows less the hours outside.
+      const inside = m.b.getTime() - m.a.getTime();
+      const rowsMs = m.cut === "none" || inside > (m.end.getTime() - m.month.getTime()) / 2;
+      terms.push(sql`
+        select (m.uuid::text like '00000000-0000-0000-0009-%') as bedrock,
+               count(*) filter (where ${seen} and ${first})::int as players,
+               ${rowsMs ? sql`sum(m.ms)::float8` : sql`0::float8`} as ms
+          from analytics_player_months m where m.scope = ${s.scope} and m.month = ${at(m.month)}
+         group by 1`);
+      if (m.cut === "none") return;
+      const edge = (from: Date, to: Date, sign: number) => {
+        const w = inWindow({ from, to });
+        terms.push(sql`
+          select (h.uuid::text like '00000000-0000-0000-0009-%') as bedrock, 0 as players,
+                 (${sql.raw(String(sign))} * coalesce(sum(${w.ms}), 0))::float8 as ms
+            from analytics_player_hours h
+           where h.server_id in (${idList(s.ids)}) and h.hour >= ${at(new Date(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS))}
+             and h.hour < ${at(to)}
+           group by 1`);
+      };
+      if (!rowsMs) edge(m.a, m.b, 1);
+      else if (m.cut === "tail") edge(m.month, m.a, -1);
+      else edge(m.b, m.end, -1);
+    });
+    const rows = await this.rows<{ bedrock: boolean; players: number; ms: number }>(sql`
+      select t.bedrock, sum(t.players)::int as players, sum(t.ms)::float8 as ms
+        from (${sql.join(terms, sql` union all `)}) t group by 1`);
+    const of = (b: boolean) => {
+      const r = rows.find((x) => x.bedrock === b);
+      return { players: Number(r?.players ?? 0), ms: Number(r?.ms ?? 0) };
+    };
+    return { java: of(false), bedrock: of(true) };
+  }
+
+  /**
+   * Per edition, players seen in the window and milliseconds played there, closed and open
+   * sessions together: `closedTotals`, then the players with a session open added (their open
+   * time, and themselves when the closed sessions did not count them). Null as `closedTotals`.
+   */
+  private async editionTotals(s: Scope) {
+    const closed = await this.closedTotals(s);
+    if (!closed) return null;
+    const open = await this.openPlayers(s);
+    if (open.length > 0) {
+      const w = inWindow(s);
+      const rows = await this.rows<{ uuid: string; open_ms: number; closed_seen: boolean; open_seen: boolean }>(sql`
+        select h.uuid::text as uuid, coalesce(sum(${w.ms}) filter (where h.open), 0)::float8 as open_ms,
+               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where not h.open), false) as closed_seen,
+               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where h.open), false) as open_seen
+          from (${this.hours(s, s.from, open)}) h group by h.uuid`);
+      for (const r of rows) {
+        const e = FLOODGATE.test(r.uuid) ? closed.bedrock : closed.java;
+        e.ms += Number(r.open_ms);
+        if (r.open_seen && !r.closed_seen) e.players++;
+      }
+    }
+    return closed;
   }
 
   /** Per player of the scope: milliseconds played and whether seen inside the window. */
@@ -178,6 +291,123 @@ export class AnalyticsService {
   async activity(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
     const since = new Date(s.to.getTime() - 3 * WEEK_MS);
+    // A window of three weeks or more: every player who played in the index's three weeks was
+    // seen in it, so the players seen are counted from the month rows and only those three
+    // weeks are summed per player; a shorter window, or one inside a month, reads the hours.
+    const totals = s.from.getTime() <= since.getTime() ? await this.editionTotals(s) : null;
+    if (!totals) return this.activityFromHours(s, since);
+    const players = totals.java.players + totals.bedrock.players;
+    const [r] = await this.rows<Record<string, number>>(sql`
+      with scored as (${this.scores(s, since)}),
+      fresh as (${this.fresh(s, await this.freshCandidates(s))})
+      select count(*)::int as scored,
+             ${sql.join(
+               ACTIVITY_GROUPS.map(
+                 (g, i) =>
+                   sql`count(*) filter (where sc.index >= ${sql.raw(String(g.min))} - 1e-9${
+                     i > 0 ? sql` and sc.index < ${sql.raw(String(ACTIVITY_GROUPS[i - 1]!.min))} - 1e-9` : sql``
+                   })::int as ${sql.identifier(g.group)}`,
+               ),
+               sql`, `,
+             )},
+             count(*) filter (where sc.index >= 2 - 1e-9 and not exists (select 1 from fresh f where f.uuid = sc.uuid))::int as regular_players,
+             (select count(*) from fresh where first_seen < ${at(s.to)})::int as fresh
+        from scored sc`);
+    const fresh = Number(r!.fresh);
+    const regular = Number(r!.regular_players);
+    const unscored = players - Number(r!.scored);
+    return {
+      ...this.window(s),
+      players,
+      new_players: fresh,
+      returning_players: players - fresh - regular,
+      regular_players: regular,
+      activity_groups: ACTIVITY_GROUPS.map((g) => ({
+        group: g.group,
+        min_index: g.min,
+        players: Number(r![g.group]) + (g.group === "inactive" ? unscored : 0),
+      })),
+    };
+  }
+
+  /**
+   * Who can be new in the window, from the month rows: a player first seen in the scope at or
+   * after its start has no month row before it, so their first row in the window's months has no
+   * `prev_at`; and the players with a session open (not in the month rows yet). A superset, which
+   * `fresh` then checks against `players` as before: a few probes instead of one per player first
+   * met on some server of a network since the window's start. Null (check everyone): the hours
+   * path, or too many to list.
+   */
+  private async freshCandidates(s: Scope): Promise<string[] | null> {
+    if (this.hoursOnly) return null;
+    const months = this.months(s);
+    const rows = await this.rows<{ uuid: string }>(sql`
+      select m.uuid::text as uuid from analytics_player_months m
+       where m.scope = ${s.scope} and m.month in (${sql.join(
+         months.map((m) => at(m.month)),
+         sql`, `,
+       )}) and m.prev_at is null
+       limit 20001`);
+    if (rows.length > 20000) return null;
+    return [...new Set([...rows.map((r) => r.uuid), ...(await this.openPlayers(s))])];
+  }
+
+  /** Players first seen in the scope at or after the window's start (uuid, first_seen). */
+  private fresh(s: Scope, only?: string[] | null) {
+    if (only && only.length === 0) return sql`select null::uuid as uuid, null::timestamptz as first_seen where false`;
+    const among = only ? sql`and p.uuid in (${idList(only)})` : sql``;
+    // The players first seen on some server since then (an index range) who were not seen on
+    // another of its servers before.
+    return sql`
+      select c.uuid, c.first_seen from (
+        select p.uuid, min(p.first_seen) as first_seen from players p
+         where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} ${among} group by p.uuid) c
+       where not exists (
+         select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)})`;
+  }
+
+  /**
+   * The activity index (uuid, index) of the players with time in the three weeks before the
+   * window's end. Hours whose four quarters are all in [since, to) and in one week (counted back
+   * from `to`) add up as one row; the few others (at the week boundaries and the edges) go
+   * quarter by quarter.
+   */
+  private scores(s: Scope, since: Date) {
+    const weekOf = (t: SQL) =>
+      sql`((${sql.raw(String(s.to.getTime() / 1000))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
+    const toMs = s.to.getTime();
+    const sinceMs = since.getTime();
+    const week = (t: number) => Math.floor((toMs - t) / WEEK_MS);
+    const split: Date[] = [];
+    const candidates = new Set<number>();
+    for (let k = 0; k <= 3; k++)
+      for (const t of [toMs - k * WEEK_MS - QUARTER_MS, toMs - k * WEEK_MS, toMs - k * WEEK_MS + QUARTER_MS])
+        candidates.add(Math.floor(t / HOUR_MS) * HOUR_MS);
+    for (const h of candidates) {
+      const qs = [0, 1, 2, 3].map((i) => h + i * QUARTER_MS);
+      const whole = qs.every((q) => q >= sinceMs && q < toMs) && qs.every((q) => week(q) === week(h));
+      if (!whole && h + HOUR_MS > sinceMs && h < toMs) split.push(new Date(h));
+    }
+    const splitList = sql.join(split.map(at), sql`, `);
+    const isSplit = split.length > 0 ? sql`h.hour in (${splitList})` : sql`false`;
+    const notSplit = split.length > 0 ? sql`h.hour not in (${splitList})` : sql`true`;
+    const quarter = sql`(h.hour + i * interval '15 minutes')`;
+    return sql`
+      with h3 as materialized (${this.hours({ ...s, from: since }, since)}),
+      weeks as (
+        select uuid, w, sum(ms)::float8 as ms from (
+          select h.uuid, ${weekOf(sql`h.hour`)} as w, (h.q0 + h.q1 + h.q2 + h.q3) as ms
+            from h3 h where ${notSplit}
+          union all
+          select h.uuid, ${weekOf(quarter)}, (array[h.q0, h.q1, h.q2, h.q3])[i + 1]
+            from h3 h cross join generate_series(0, 3) as i
+           where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(s.to)}) x
+         group by 1, 2)
+      select uuid, (5 - 5 * (sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) + (3 - count(*))) / 3)::float8 as index
+        from weeks group by uuid`;
+  }
+
+  private async activityFromHours(s: Scope, since: Date) {
     // Whole weeks back from `to` (every instant here is before it, so integer division is the floor).
     const weekOf = (t: SQL) =>
       sql`((${sql.raw(String(s.to.getTime() / 1000))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
@@ -253,25 +483,39 @@ export class AnalyticsService {
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
     const z = sql`${s.zone}`;
-    const rows = await this.rows<{ cohort: string; k: number; n: number }>(sql`
-      with firsts as (
-        select c.uuid, c.first_seen from (
-          select p.uuid, min(p.first_seen) as first_seen from players p
-           where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} and p.first_seen < ${at(s.to)}
-           group by p.uuid) c
-         where not exists (
-           select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)})),
-      cohort as (select uuid, date_trunc('week', first_seen at time zone ${z}) as wk from firsts),
-      active as (
-        select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
-          from (${this.hours(s)}) h cross join generate_series(0, 3) as i
-         where (h.seen >> i) & 1 = 1 and h.uuid in (select uuid from cohort)
-           and h.hour + i * interval '15 minutes' >= ${at(s.from)} and h.hour + i * interval '15 minutes' < ${at(s.to)})
-      select to_char(c.wk, 'YYYY-MM-DD') as cohort, 0 as k, count(*)::int as n from cohort c group by c.wk
-      union all
-      select to_char(c.wk, 'YYYY-MM-DD'), (extract(epoch from a.wk - c.wk) / 604800)::int as k, count(*)::int
-        from cohort c join active a on a.uuid = c.uuid and a.wk > c.wk group by c.wk, a.wk
-      order by 1, 2`);
+    // The cohorts first (players first seen in the window: few beside every player seen), then
+    // the hours of their players only, found by player.
+    const firsts = await this.rows<{ uuid: string; wk: string }>(sql`
+      select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${z}), 'YYYY-MM-DD') as wk
+        from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
+    const rows: { cohort: string; k: number; n: number }[] = [];
+    const size = new Map<string, number>();
+    for (const f of firsts) size.set(f.wk, (size.get(f.wk) ?? 0) + 1);
+    for (const [wk, n] of size) rows.push({ cohort: wk, k: 0, n });
+    for (let i = 0; i < firsts.length; i += 5000) {
+      const part = firsts.slice(i, i + 5000);
+      const back = await this.rows<{ cohort: string; k: number; n: number }>(sql`
+        with cohort as (
+          select x.uuid, date_trunc('week', x.wk::timestamp) as wk
+            from json_to_recordset(${JSON.stringify(part)}::json) as x(uuid uuid, wk text)),
+        active as (
+          select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
+            from (${this.hours(
+              s,
+              s.from,
+              part.map((f) => f.uuid),
+            )}) h cross join generate_series(0, 3) as i
+           where (h.seen >> i) & 1 = 1
+             and h.hour + i * interval '15 minutes' >= ${at(s.from)} and h.hour + i * interval '15 minutes' < ${at(s.to)})
+        select to_char(c.wk, 'YYYY-MM-DD') as cohort, (extract(epoch from a.wk - c.wk) / 604800)::int as k, count(*)::int as n
+          from cohort c join active a on a.uuid = c.uuid and a.wk > c.wk group by c.wk, a.wk`);
+      for (const r of back) {
+        const same = rows.find((x) => x.cohort === r.cohort && Number(x.k) === Number(r.k));
+        if (same) same.n += Number(r.n);
+        else rows.push({ cohort: r.cohort, k: Number(r.k), n: Number(r.n) });
+      }
+    }
+    rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
     const cohorts = new Map<string, { size: number; back: Map<number, number> }>();
@@ -376,43 +620,100 @@ export class AnalyticsService {
   async leaderboard(principal: Principal, teamId: string, q: WindowQuery & { limit?: number }) {
     const s = await this.resolve(principal, teamId, q);
     const limit = q.limit ?? 10;
-    const rows = await this.rows<{ uuid: string; ms: number; name: string | null }>(sql`
-      with pp as (select * from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit})
-      select pp.uuid::text as uuid, pp.ms,
-             (select p.name from players p where p.server_id in (${idList(s.ids)}) and p.uuid = pp.uuid
-               order by p.last_seen desc limit 1) as name
-        from pp order by pp.ms desc, pp.uuid`);
+    const top = await this.topPlayers(s, limit);
+    const names =
+      top.length === 0
+        ? []
+        : await this.rows<{ uuid: string; name: string | null }>(sql`
+            select distinct on (p.uuid) p.uuid::text as uuid, p.name from players p
+             where p.server_id in (${idList(s.ids)}) and p.uuid in (${idList(top.map((t) => t.uuid))})
+             order by p.uuid, p.last_seen desc`);
+    const nameOf = new Map(names.map((n) => [n.uuid, n.name]));
     return {
       ...this.window(s),
-      players: rows.map((r, i) => ({
+      players: top.map((r, i) => ({
         rank: i + 1,
         uuid: r.uuid,
-        name: r.name,
+        name: nameOf.get(r.uuid) ?? null,
         edition: FLOODGATE.test(r.uuid) ? ("bedrock" as const) : ("java" as const),
-        playtime_seconds: Math.round(Number(r.ms) / 1000),
+        playtime_seconds: Math.round(r.ms / 1000),
       })),
     };
   }
 
+  /**
+   * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
+   * summing every player: candidates are each touched month's top `n` players by the month's
+   * playtime and the players with a session open; their window playtime is summed from the hours.
+   * A player outside them played at most the sum of each month's `n`-th playtime in the window
+   * (closed sessions only): when the `limit`-th candidate played more, no one outside can enter
+   * the top, else `n` grows.
+   */
+  private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
+    if (this.hoursOnly) {
+      const rows = await this.rows<{ uuid: string; ms: number }>(sql`
+        select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
+      return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
+    }
+    const months = this.months(s);
+    const open = await this.openPlayers(s);
+    const w = inWindow(s);
+    for (let n = Math.max(50, 4 * limit); ; n *= 4) {
+      const rows = await this.rows<{ uuid: string | null; bound: number | null }>(sql`
+        ${sql.join(
+          months.map(
+            (m) => sql`
+              (select x.uuid::text as uuid, null::float8 as bound from (
+                 select uuid from analytics_player_months
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid limit ${n}) x)
+              union all
+              select null, coalesce((select ms from analytics_player_months
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
+          ),
+          sql` union all `,
+        )}`);
+      const bound = rows.reduce((acc, r) => acc + Number(r.bound ?? 0), 0);
+      const candidates = [...new Set([...rows.filter((r) => r.uuid !== null).map((r) => r.uuid!), ...open])];
+      if (candidates.length === 0) return [];
+      const exact = await this.rows<{ uuid: string; ms: number }>(sql`
+        select p.uuid::text as uuid, p.ms from (
+          select h.uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, candidates)}) h group by h.uuid) p
+         where p.ms > 0 order by p.ms desc, p.uuid`);
+      const last = exact[limit - 1];
+      if (bound === 0 || (last && Number(last.ms) > bound))
+        return exact.slice(0, limit).map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
+    }
+  }
+
   async editions(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const rows = await this.rows<{ bedrock: boolean; players: number; ms: number }>(sql`
-      select (p.uuid::text like '00000000-0000-0000-0009-%') as bedrock, count(*)::int as players, sum(p.ms)::float8 as ms
-        from (${this.perPlayer(s)}) p where p.seen group by 1`);
-    const of = (b: boolean) => rows.find((r) => r.bedrock === b) ?? { players: 0, ms: 0 };
-    const players = rows.reduce((a, r) => a + Number(r.players), 0);
-    const ms = rows.reduce((a, r) => a + Number(r.ms), 0);
+    const totals = await this.editionTotals(s);
+    let java = totals?.java;
+    let bedrock = totals?.bedrock;
+    if (!totals) {
+      const rows = await this.rows<{ bedrock: boolean; players: number; ms: number }>(sql`
+        select (p.uuid::text like '00000000-0000-0000-0009-%') as bedrock, count(*)::int as players, sum(p.ms)::float8 as ms
+          from (${this.perPlayer(s)}) p where p.seen group by 1`);
+      const of = (b: boolean) => {
+        const r = rows.find((x) => x.bedrock === b);
+        return { players: Number(r?.players ?? 0), ms: Number(r?.ms ?? 0) };
+      };
+      java = of(false);
+      bedrock = of(true);
+    }
+    const players = java!.players + bedrock!.players;
+    const ms = java!.ms + bedrock!.ms;
     const share = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10000) / 10000);
     return {
       ...this.window(s),
       editions: (["java", "bedrock"] as const).map((e) => {
-        const r = of(e === "bedrock");
+        const r = e === "bedrock" ? bedrock! : java!;
         return {
           edition: e,
-          players: Number(r.players),
-          player_share: share(Number(r.players), players),
-          playtime_seconds: Math.round(Number(r.ms) / 1000),
-          playtime_share: share(Number(r.ms), ms),
+          players: r.players,
+          player_share: share(r.players, players),
+          playtime_seconds: Math.round(r.ms / 1000),
+          playtime_share: share(r.ms, ms),
         };
       }),
     };

@@ -92,6 +92,18 @@ export async function rebuildDays(tx: Tx, all: { server_id: string; day: string 
  */
 export const HOLDERS: Holder[] = [
   {
+    // Made from the player-hour rows below (src/analytics/aggregates.ts `monthRows`).
+    table: "analytics_player_months",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select scope, month, ms, first_at, last_at from analytics_player_months
+             where team_id = ${teamId} and uuid = ${uuid} order by scope, month`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
     // First: the aggregates are taken apart from the sessions they were made of, before those go.
     table: "analytics_player_hours",
     export: ({ tx, uuid, servers }) =>

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
+import { rebuildPlayerMonths } from "../analytics/aggregates";
 import { rebuildDays } from "./holders";
 
 /**
@@ -45,6 +46,7 @@ export async function pruneTeamPlayerData(db: Db, maxRetentionDays: number, now 
     await tx.execute(
       sql`delete from analytics_player_hours h using (${list}) g where h.server_id = g.server_id and h.uuid = g.uuid`,
     );
+    await rebuildPlayerMonths(tx, list);
     // The team-wide rows go when the player is left on none of the team's servers; moderation
     // records (bans, their history, notes) stay until an erasure, as bans must.
     const teamWide = sql`

@@ -79,3 +79,36 @@ export const analyticsSessionLengths = pgTable(
   },
   (t) => [primaryKey({ columns: [t.serverId, t.slot, t.bucket] })],
 );
+
+/**
+ * Per scope (a server id, or `n:<team id>:<network name>`), UTC month and player, over closed
+ * sessions: milliseconds played, the first and the last quarter hour seen in the month, and the
+ * last quarter seen in the scope in any earlier month (`prev_at`). Made from the player-hour rows
+ * (`monthRows`, src/analytics/aggregates.ts), kept beside them at ingest. The per-player reads
+ * answer whole months from it and only the cut months' edges from the hours; `prev_at` lets a
+ * window spanning months count each player once without grouping (docs/analytics.md).
+ */
+export const analyticsPlayerMonths = pgTable(
+  "analytics_player_months",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    month: tz("month").notNull(),
+    uuid: uuid("uuid").notNull(),
+    ms: bigint("ms", { mode: "number" }).notNull().default(0),
+    firstAt: tz("first_at").notNull(),
+    lastAt: tz("last_at").notNull(),
+    prevAt: tz("prev_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scope, t.month, t.uuid] }),
+    // Counting a month's players seen in a window (index-only, in key order).
+    index("analytics_player_months_window_idx").on(t.scope, t.month, t.uuid, t.ms, t.firstAt, t.lastAt, t.prevAt),
+    // The leaderboard's candidates: a month's top players by playtime.
+    index("analytics_player_months_top_idx").on(t.scope, t.month, t.ms.desc(), t.uuid),
+    // One player's months (prev_at, erasure, retention).
+    index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month),
+  ],
+);
