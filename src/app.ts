@@ -11,6 +11,7 @@ import { edgePlugin, type Inflight } from "./http/edge";
 import { createLogger, type Logger } from "./lib/log";
 import { explainListenError } from "./lib/startup";
 import { loginBrowserRoutes } from "./ms-auth/browser";
+import { oidcRoutes } from "./oidc/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
 import { analyticsSocket } from "./realtime/socket";
@@ -52,6 +53,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(trpcDoor(appRouter, services))
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
+    .use(oidcRoutes(services))
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
     .use(analyticsSocket(services))

@@ -21,6 +21,8 @@ import { ClientsService } from "./clients/service";
 import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { MsAuthService } from "./ms-auth/service";
+import { OidcKeys } from "./oidc/keys";
+import { OidcService } from "./oidc/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
 import { Clock } from "./lib/clock";
@@ -266,6 +268,16 @@ export async function createServices(config: Config, database: Database, log: Lo
     clients,
     msAuth: new MsAuthService(db, loginRequests, links, clock, config, bus, assertions),
     assertions,
+    oidc: new OidcService(
+      db,
+      loginRequests,
+      links,
+      new OidcKeys(db, keyring),
+      clock,
+      config,
+      log.child({ component: "oidc" }),
+      bus,
+    ),
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,

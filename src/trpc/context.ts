@@ -20,6 +20,7 @@ import type { Metrics } from "../lib/metrics";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import type { SessionAssertions } from "../ms-auth/assertions";
 import type { MsAuthService } from "../ms-auth/service";
+import type { OidcService } from "../oidc/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
 import type { MonitoringService } from "../monitoring/service";
@@ -73,6 +74,8 @@ export interface Services {
   clients: ClientsService;
   /** The launcher backend's calls (start, poll, validate, revoke). */
   msAuth: MsAuthService;
+  /** "Sign in with Minecraft" for websites: the OpenID Provider and its client settings. */
+  oidc: OidcService;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */

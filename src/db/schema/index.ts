@@ -12,3 +12,4 @@ export * from "./networks";
 export * from "./player-directory";
 export * from "./analytics";
 export * from "./privacy";
+export * from "./oidc";

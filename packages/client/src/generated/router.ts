@@ -825,6 +825,46 @@ export type AppRouterRecord = {
       meta: object;
     }>;
   };
+  oidc: {
+    enable: TRPCMutationProcedure<{
+      input: {
+        client_id: string;
+        redirect_uris: Array<string>;
+        public?: boolean | undefined;
+        id_token_signed_response_alg?: undefined | "RS256" | "EdDSA";
+      };
+      output: {
+        redirect_uris: Array<string>;
+        public: boolean;
+        id_token_signed_response_alg: "RS256" | "EdDSA";
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        client_id: string;
+      };
+      output: {
+        redirect_uris: Array<string>;
+        public: boolean;
+        id_token_signed_response_alg: "RS256" | "EdDSA";
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    disable: TRPCMutationProcedure<{
+      input: {
+        client_id: string;
+      };
+      output: {
+        ok: true;
+      };
+      meta: object;
+    }>;
+  };
   servers: {
     create: TRPCMutationProcedure<{
       input: {
@@ -2248,7 +2288,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "client.oidc_enable" | "client.oidc_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2266,7 +2306,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "client.oidc_enable" | "client.oidc_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test";
           target: {
             type: string;
             id: string;
