@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Provider metadata (discovery)
+         * @description OpenID Connect Discovery 1.0: `issuer` is the service's PUBLIC_URL; the authorization, token and userinfo endpoints, `jwks_uri`, ID token algorithms (RS256, EdDSA), S256 PKCE and the token endpoint's client authentications (client_secret_basic, client_secret_post, none for public clients).
+         */
+        get: operations["oidc-discovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/config": {
         parameters: {
             query?: never;
@@ -670,7 +690,7 @@ export interface paths {
         };
         /**
          * A client app's OpenID Connect settings (404 when not enabled)
-         * @description A scoped API key needs `clients:read`.
+         * @description Any member of the team may read it (viewer or higher, or a team API key of that team). 404 when OpenID Connect is not enabled. A scoped API key needs `clients:read`.
          */
         get: operations["oidc-get"];
         put?: never;
@@ -681,7 +701,7 @@ export interface paths {
         post: operations["oidc-enable"];
         /**
          * Disable OpenID Connect for a client app: new authorization requests are refused
-         * @description A scoped API key needs `clients:write`.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). The authorization endpoint refuses this client until it is enabled again; codes not yet exchanged are refused at the token endpoint; access tokens already issued run out within the hour. 404 when it is not enabled. A scoped API key needs `clients:write`.
          */
         delete: operations["oidc-disable"];
         options?: never;
@@ -983,6 +1003,86 @@ export interface paths {
          * @description Only the invitee, signed in with the invited email, may act on an invitation: anyone else gets 404 as if it did not exist; a team API key gets 403.
          */
         post: operations["invitations-decline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization endpoint (browser): starts a player sign-in for a website
+         * @description OpenID Connect authorization code flow. Unknown client or a redirect_uri not registered exactly: a 400 page, never a redirect. Other errors redirect to the redirect_uri with `error`, `state` and `iss`. Otherwise a login request starts (the same Microsoft sign-in and consent page as a launcher's) and the browser goes to the identity provider; after consent it comes back to the redirect_uri with `code`, `state` and `iss`. Public clients must send an S256 `code_challenge`.
+         */
+        get: operations["oidc-authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public keys (JWKS) for verifying ID tokens
+         * @description The RSA (RS256) and Ed25519 (EdDSA) keys that sign ID tokens; select by the token's `kid`. Apart from /.well-known/jwks.json (the launcher assertions' keys). Cacheable for 5 minutes.
+         */
+        get: operations["oidc-jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token endpoint: exchange an authorization code for an ID token and an access token
+         * @description RFC 6749 section 4.1.3. Client authentication: HTTP Basic (client_secret_basic) or client_id and client_secret in the body (client_secret_post); a public client sends only client_id and its PKCE code_verifier. A code is valid for 60 seconds and once: a second redemption is refused and revokes the access token the first one issued. Errors are RFC 6749 JSON (`invalid_client` 401, `invalid_grant`, `invalid_request`, `unsupported_grant_type` 400).
+         */
+        post: operations["oidc-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in player (bearer access token from the token endpoint)
+         * @description OpenID Connect Core 5.3: `sub` (the Minecraft UUID) and `preferred_username` (the Minecraft name). 401 with `WWW-Authenticate: Bearer error=invalid_token` for an unknown, expired or revoked token. POST works the same.
+         */
+        get: operations["oidc-userinfo"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3788,6 +3888,64 @@ export interface operations {
                             use: "sig";
                             x: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "oidc-discovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider metadata */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorization_endpoint: string;
+                        issuer: string;
+                        jwks_uri: string;
+                        token_endpoint: string;
+                        userinfo_endpoint?: string;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -12487,6 +12645,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -12503,6 +12662,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "redirect_uris": [
+                     *         "https://blockworks.example/auth/callback/minecraft"
+                     *       ],
+                     *       "public": false,
+                     *       "id_token_signed_response_alg": "RS256",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OidcSettings"];
                 };
             };
@@ -12672,12 +12842,21 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "redirect_uris": [
+                 *         "https://blockworks.example/auth/callback/minecraft"
+                 *       ],
+                 *       "id_token_signed_response_alg": "RS256"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description How ID tokens for this client are signed: RS256 (default) or EdDSA (Ed25519).
@@ -12703,6 +12882,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "redirect_uris": [
+                     *         "https://blockworks.example/auth/callback/minecraft"
+                     *       ],
+                     *       "public": false,
+                     *       "id_token_signed_response_alg": "RS256",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["OidcSettings"];
                 };
             };
@@ -12932,6 +13122,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e */
                 client_id: string;
             };
             cookie?: never;
@@ -12948,6 +13139,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Ok"];
                 };
             };
@@ -15750,6 +15946,324 @@ export interface operations {
                      *       }
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "oidc-authorize": {
+        parameters: {
+            query: {
+                client_id: string;
+                code_challenge?: string;
+                code_challenge_method?: "S256";
+                nonce?: string;
+                redirect_uri: string;
+                response_type: "code";
+                scope: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider, or back to the redirect_uri with an error */
+            303: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "oidc-jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Web Key Set */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jwk-set+json": {
+                        keys: {
+                            /** @enum {string} */
+                            alg: "RS256" | "EdDSA";
+                            /** @enum {string} */
+                            crv?: "Ed25519";
+                            e?: string;
+                            kid: string;
+                            /** @enum {string} */
+                            kty: "RSA" | "OKP";
+                            n?: string;
+                            /** @enum {string} */
+                            use: "sig";
+                            x?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "oidc-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** Format: uuid */
+                    client_id?: string;
+                    client_secret?: string;
+                    code: string;
+                    code_verifier?: string;
+                    /** @enum {string} */
+                    grant_type: "authorization_code";
+                    redirect_uri: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The tokens */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        /** Format: int32 */
+                        expires_in: number;
+                        /** @description A JWS (RS256 or EdDSA, per the client's id_token_signed_response_alg): iss, sub (the Minecraft UUID), aud (client_id), exp, iat, auth_time, nonce (when sent), preferred_username (the Minecraft name) */
+                        id_token: string;
+                        scope: string;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                    };
+                };
+            };
+            /** @description The request is malformed or failed validation */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error */
+            default: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "oidc-userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's claims */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sub": "069a79f4-44e9-4726-a5be-fca90e38aaf5",
+                     *       "preferred_username": "Notch"
+                     *     }
+                     */
+                    "application/json": {
+                        preferred_username: string;
+                        /** Format: uuid */
+                        sub: string;
+                    };
+                };
+            };
+            /** @description No valid credential */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
