@@ -128,6 +128,7 @@ let errors = 0;
 for (let r = 0; r < rounds; r++) {
   const b = await run("browser");
   const o = await run("oidc");
+  console.error(`round ${r + 1}: browser ${b.rate.toFixed(1)}/s, oidc ${o.rate.toFixed(1)}/s`);
   browser.push(b.rate);
   oidc.push(o.rate);
   errors += b.errors + o.errors;
@@ -136,7 +137,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 // The token endpoint alone: codes prepared first, then redeemed at `concurrency`.
 const codes = [];
-for (let i = 0; codes.length < 400; i++)
+const wanted = Number(process.env.BENCH_CODES ?? 400);
+for (let i = 0; codes.length < wanted; i++)
   codes.push(...(await Promise.all(Array.from({ length: 8 }, (_, j) => oidcCode(app.url, `t${i}_${j}`)))));
 const t0 = performance.now();
 let next = 0;
