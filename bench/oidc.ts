@@ -136,7 +136,7 @@ for (let r = 0; r < rounds; r++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // The token endpoint alone: codes prepared first, then redeemed at `concurrency`.
-const codes = [];
+const codes: { code: string; verifier: string }[] = [];
 const wanted = Number(process.env.BENCH_CODES ?? 400);
 for (let i = 0; codes.length < wanted; i++)
   codes.push(...(await Promise.all(Array.from({ length: 8 }, (_, j) => oidcCode(app.url, `t${i}_${j}`)))));
