@@ -12,6 +12,7 @@ import { createLogger, type Logger } from "./lib/log";
 import { explainListenError } from "./lib/startup";
 import { playerAppsRoutes } from "./account/browser";
 import { loginBrowserRoutes } from "./ms-auth/browser";
+import { oidcRoutes } from "./oidc/browser";
 import { buildOpenApiDocument } from "./openapi";
 import { buildAsyncApiDocument } from "./realtime/asyncapi";
 import { analyticsSocket } from "./realtime/socket";
@@ -59,6 +60,7 @@ export function createApp(services: Services, inflight: Inflight = { count: 0 })
     .use(restDoor(appRouter, services))
     .use(loginBrowserRoutes(services))
     .use(playerAppsRoutes(services))
+    .use(oidcRoutes(services))
     .use(dashboardSessionRoutes(services))
     .use(wellKnownRoutes(services))
     .use(statusPagesPlugin(services))

@@ -679,6 +679,231 @@ const WELL_KNOWN_PATHS = {
   },
 };
 
+const oauthError = (description: string) => ({
+  description,
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: { type: "string", maxLength: 64 },
+          error_description: { type: "string", maxLength: 500 },
+        },
+      },
+      example: { error: "invalid_grant", error_description: "The authorization code was already used." },
+    },
+  },
+});
+
+/**
+ * "Sign in with Minecraft" for websites (src/oidc): the OpenID Provider. Its endpoints speak
+ * OAuth (form bodies, RFC 6749 errors) rather than the service's envelope, as relying-party
+ * libraries expect; docs/oidc.md is the guide.
+ */
+const OIDC_PATHS = {
+  "/.well-known/openid-configuration": {
+    get: {
+      operationId: "oidc-discovery",
+      tags: ["oidc"],
+      summary: "OpenID Provider metadata (discovery)",
+      description:
+        "OpenID Connect Discovery 1.0: `issuer` is the service's PUBLIC_URL; the authorization, token and userinfo endpoints, `jwks_uri`, ID token algorithms (RS256, EdDSA), S256 PKCE and the token endpoint's client authentications (client_secret_basic, client_secret_post, none for public clients).",
+      security: [],
+      responses: {
+        "200": {
+          description: "The provider metadata",
+          headers: { "Cache-Control": { schema: { type: "string", maxLength: 100 } } },
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["issuer", "authorization_endpoint", "token_endpoint", "jwks_uri"],
+                additionalProperties: true,
+                properties: {
+                  issuer: { type: "string", maxLength: 2048 },
+                  authorization_endpoint: { type: "string", maxLength: 2048 },
+                  token_endpoint: { type: "string", maxLength: 2048 },
+                  userinfo_endpoint: { type: "string", maxLength: 2048 },
+                  jwks_uri: { type: "string", maxLength: 2048 },
+                },
+              },
+            },
+          },
+        },
+        "429": { description: "Too many requests" },
+      },
+    },
+  },
+  "/oidc/jwks.json": {
+    get: {
+      operationId: "oidc-jwks",
+      tags: ["oidc"],
+      summary: "Public keys (JWKS) for verifying ID tokens",
+      description:
+        "The RSA (RS256) and Ed25519 (EdDSA) keys that sign ID tokens; select by the token's `kid`. Apart from /.well-known/jwks.json (the launcher assertions' keys). Cacheable for 5 minutes.",
+      security: [],
+      responses: {
+        "200": {
+          description: "A JSON Web Key Set",
+          headers: { "Cache-Control": { schema: { type: "string", maxLength: 100 } } },
+          content: {
+            "application/jwk-set+json": {
+              schema: {
+                type: "object",
+                required: ["keys"],
+                properties: {
+                  keys: {
+                    type: "array",
+                    maxItems: 100,
+                    items: {
+                      type: "object",
+                      required: ["kty", "kid", "alg", "use"],
+                      properties: {
+                        kty: { type: "string", enum: ["RSA", "OKP"] },
+                        kid: { type: "string", maxLength: 64 },
+                        alg: { type: "string", enum: ["RS256", "EdDSA"] },
+                        use: { type: "string", enum: ["sig"] },
+                        n: { type: "string", maxLength: 1024 },
+                        e: { type: "string", maxLength: 16 },
+                        crv: { type: "string", enum: ["Ed25519"] },
+                        x: { type: "string", maxLength: 64 },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        "429": { description: "Too many requests" },
+      },
+    },
+  },
+  "/oidc/authorize": {
+    get: {
+      operationId: "oidc-authorize",
+      tags: ["oidc"],
+      summary: "Authorization endpoint (browser): starts a player sign-in for a website",
+      description:
+        "OpenID Connect authorization code flow. Unknown client or a redirect_uri not registered exactly: a 400 page, never a redirect. Other errors redirect to the redirect_uri with `error`, `state` and `iss`. Otherwise a login request starts (the same Microsoft sign-in and consent page as a launcher's) and the browser goes to the identity provider; after consent it comes back to the redirect_uri with `code`, `state` and `iss`. Public clients must send an S256 `code_challenge`.",
+      security: [],
+      parameters: [
+        { name: "response_type", in: "query", required: true, schema: { type: "string", enum: ["code"] } },
+        { name: "client_id", in: "query", required: true, schema: { type: "string", format: "uuid", maxLength: 36 } },
+        { name: "redirect_uri", in: "query", required: true, schema: { type: "string", maxLength: 2048 } },
+        { name: "scope", in: "query", required: true, schema: { type: "string", maxLength: 200 } },
+        { name: "state", in: "query", required: false, schema: { type: "string", maxLength: 512 } },
+        { name: "nonce", in: "query", required: false, schema: { type: "string", maxLength: 512 } },
+        { name: "code_challenge", in: "query", required: false, schema: { type: "string", maxLength: 43 } },
+        {
+          name: "code_challenge_method",
+          in: "query",
+          required: false,
+          schema: { type: "string", enum: ["S256"] },
+        },
+      ],
+      responses: {
+        "303": {
+          description: "To the identity provider, or back to the redirect_uri with an error",
+          headers: { Location: { schema: { type: "string", maxLength: 4096 } } },
+        },
+        "400": html("Unknown client or unregistered redirect_uri"),
+        "429": html("Too many requests"),
+      },
+    },
+  },
+  "/oidc/token": {
+    post: {
+      operationId: "oidc-token",
+      tags: ["oidc"],
+      summary: "Token endpoint: exchange an authorization code for an ID token and an access token",
+      description:
+        "RFC 6749 section 4.1.3. Client authentication: HTTP Basic (client_secret_basic) or client_id and client_secret in the body (client_secret_post); a public client sends only client_id and its PKCE code_verifier. A code is valid for 60 seconds and once: a second redemption is refused and revokes the access token the first one issued. Errors are RFC 6749 JSON (`invalid_client` 401, `invalid_grant`, `invalid_request`, `unsupported_grant_type` 400).",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              required: ["grant_type", "code", "redirect_uri"],
+              properties: {
+                grant_type: { type: "string", enum: ["authorization_code"] },
+                code: { type: "string", maxLength: 200 },
+                redirect_uri: { type: "string", maxLength: 2048 },
+                code_verifier: { type: "string", minLength: 43, maxLength: 128 },
+                client_id: { type: "string", format: "uuid", maxLength: 36 },
+                client_secret: { type: "string", maxLength: 256 },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "200": {
+          description: "The tokens",
+          headers: { "Cache-Control": { schema: { type: "string", maxLength: 100 } } },
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["access_token", "token_type", "expires_in", "id_token", "scope"],
+                properties: {
+                  access_token: { type: "string", maxLength: 200 },
+                  token_type: { type: "string", enum: ["Bearer"] },
+                  expires_in: { type: "integer", format: "int32", minimum: 0, maximum: 86400 },
+                  id_token: {
+                    type: "string",
+                    maxLength: 4096,
+                    description:
+                      "A JWS (RS256 or EdDSA, per the client's id_token_signed_response_alg): iss, sub (the Minecraft UUID), aud (client_id), exp, iat, auth_time, nonce (when sent), preferred_username (the Minecraft name)",
+                  },
+                  scope: { type: "string", maxLength: 200 },
+                },
+              },
+            },
+          },
+        },
+        "400": oauthError("invalid_grant, invalid_request or unsupported_grant_type"),
+        "401": oauthError("invalid_client: the client authentication failed"),
+        "413": { description: STATUS_TEXT["413"] },
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+  "/oidc/userinfo": {
+    get: {
+      operationId: "oidc-userinfo",
+      tags: ["oidc"],
+      summary: "The signed-in player (bearer access token from the token endpoint)",
+      description:
+        "OpenID Connect Core 5.3: `sub` (the Minecraft UUID) and `preferred_username` (the Minecraft name). 401 with `WWW-Authenticate: Bearer error=invalid_token` for an unknown, expired or revoked token. POST works the same.",
+      security: [{ oidcAccessToken: [] }],
+      responses: {
+        "200": {
+          description: "The player's claims",
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["sub", "preferred_username"],
+                properties: {
+                  sub: { type: "string", format: "uuid", maxLength: 36 },
+                  preferred_username: { type: "string", maxLength: 16 },
+                },
+              },
+              example: { sub: "069a79f4-44e9-4726-a5be-fca90e38aaf5", preferred_username: "Notch" },
+            },
+          },
+        },
+        "401": oauthError("invalid_token"),
+        "429": { description: STATUS_TEXT["429"] },
+      },
+    },
+  },
+};
+
 /** Strings in responses: the longest text the service stores or makes (inputs are bounded lower). */
 const RESPONSE_STRING_MAX = 4096;
 
@@ -739,7 +964,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
           "A user access token (JWT from /auth/login) or a team API key (`mcp_key_...`). A key carries a role (owner > admin > moderator > viewer; keys get admin, moderator or viewer) or scopes, named on each operation as `x-api-key-scope`; it may be limited to some servers and may expire (401 `api_key_expired`).",
       },
     },
-    paths: { ...BROWSER_PATHS, ...DASHBOARD_SESSION_PATHS, ...WELL_KNOWN_PATHS } as never,
+    paths: { ...BROWSER_PATHS, ...DASHBOARD_SESSION_PATHS, ...WELL_KNOWN_PATHS, ...OIDC_PATHS } as never,
   }) as Json;
 
   const errorDoc = createDocument({
@@ -764,6 +989,11 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
     name: "mcp_player",
     description:
       "The player's apps page sign-in, set by `/account/apps/callback` after a Microsoft sign-in (HttpOnly, 15 minutes); its forms also carry a CSRF token.",
+  };
+  doc.components.securitySchemes.oidcAccessToken = {
+    type: "http",
+    scheme: "bearer",
+    description: "An access token from the OpenID Connect token endpoint (`mcp_oat_...`), for userinfo only.",
   };
   doc.webhooks = webhookEvents();
   // What the service sends: bounded as its responses are.

@@ -25,6 +25,8 @@ import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { DeviceCodes } from "./ms-auth/device";
 import { MsAuthService } from "./ms-auth/service";
+import { OidcKeys } from "./oidc/keys";
+import { OidcService } from "./oidc/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
 import { Clock } from "./lib/clock";
@@ -307,6 +309,16 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerApps: new PlayerAppsService([new MsAuthSessionSource(db, msAuth, clock)]),
     deviceCodes,
     assertions,
+    oidc: new OidcService(
+      db,
+      loginRequests,
+      links,
+      new OidcKeys(db, keyring),
+      clock,
+      config,
+      log.child({ component: "oidc" }),
+      bus,
+    ),
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,

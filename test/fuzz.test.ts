@@ -149,6 +149,8 @@ const SPECIAL: Record<string, Special> = {
   "POST /client/apps/{client_id}/secret": clientOps,
   "POST /client/apps/{client_id}/modules/ms-auth": clientOps,
   "DELETE /client/apps/{client_id}/modules/ms-auth": clientOps,
+  "POST /client/apps/{client_id}/modules/oidc": clientOps,
+  "DELETE /client/apps/{client_id}/modules/oidc": clientOps,
   "PATCH /server/servers/{server_id}": serverOps,
   "DELETE /server/servers/{server_id}": serverOps,
   "POST /server/servers/{server_id}/agent-token": serverOps,

@@ -23,6 +23,8 @@ export const AUDIT_ACTIONS = {
   "client.secret_rotate": "A client's secret was rotated",
   "client.ms_auth_enable": "The ms_auth module was enabled, or its redirect URI changed",
   "client.ms_auth_disable": "The ms_auth module was disabled",
+  "client.oidc_enable": "OpenID Connect was enabled for a client, or its redirect URIs or settings changed",
+  "client.oidc_disable": "OpenID Connect was disabled for a client",
   "server.create": "A server was registered (never its agent token)",
   "server.update": "A server's name, address or kind changed",
   "server.delete": "A server was deleted with its data",

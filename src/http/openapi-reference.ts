@@ -268,6 +268,13 @@ const msAuthModule = {
   created_at: T0,
   updated_at: T0,
 };
+const oidcSettings = {
+  redirect_uris: ["https://blockworks.example/auth/callback/minecraft"],
+  public: false,
+  id_token_signed_response_alg: "RS256",
+  created_at: T0,
+  updated_at: T0,
+};
 const creds = { client_id: CLIENT, client_secret: CLIENT_SECRET };
 const status = {
   online: true,
@@ -976,6 +983,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   },
   "clients.getMsAuth": { request: { client_id: CLIENT }, response: msAuthModule },
   "clients.disableMsAuth": { request: { client_id: CLIENT }, response: ok },
+  "oidc.enable": {
+    request: {
+      client_id: CLIENT,
+      redirect_uris: ["https://blockworks.example/auth/callback/minecraft"],
+      id_token_signed_response_alg: "RS256",
+    },
+    response: oidcSettings,
+  },
+  "oidc.get": { request: { client_id: CLIENT }, response: oidcSettings },
+  "oidc.disable": { request: { client_id: CLIENT }, response: ok },
 
   "msAuth.start": {
     request: { ...creds, client_state: "launcher-7f3a" },
@@ -1650,6 +1667,10 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     "Enables the `ms_auth` module, or changes its post_login_redirect_uri (answers the module either way). The redirect URI must be absolute, without credentials or fragment: https, http on a loopback host (127.0.0.1, [::1], localhost) for desktop launchers, or a private-use scheme in reverse-domain form (com.example.launcher:/callback); 400 otherwise. Owner or admin; 20 per minute per token.",
   "clients.getMsAuth": `${VIEWER} 404 when the module is not enabled.`,
   "clients.disableMsAuth": `${ADMIN} /client/ms-auth/start answers 400 for this client until the module is enabled again. 404 when it is not enabled.`,
+  "oidc.enable":
+    "Enables Sign in with Minecraft (OpenID Connect) for the client app, or replaces its settings (answers them either way). Each redirect URI is compared exactly at the authorization endpoint; the rules are those of post_login_redirect_uri (https, http on loopback, or a private-use scheme). `public: true` for a client without a secret (PKCE S256 required); otherwise the token endpoint takes the client app's secret (client_secret_basic or client_secret_post). Owner or admin; 20 per minute per token.",
+  "oidc.get": `${VIEWER} 404 when OpenID Connect is not enabled.`,
+  "oidc.disable": `${ADMIN} The authorization endpoint refuses this client until it is enabled again; codes not yet exchanged are refused at the token endpoint; access tokens already issued run out within the hour. 404 when it is not enabled.`,
   "servers.create":
     "Registers a server (201) of kind `single`, or `network` with a network_name (400 without it); 409 when the team has the most servers allowed. The platform starts pinging host:port. The agent token is in this answer only; put it in the server agent's configuration. Admin or higher in the team.",
   "servers.list": "The team is chosen by the `x-team-id` header. Viewer or higher in that team.",

@@ -4,6 +4,10 @@ import type { IdentityConfig } from "../identity/types";
 import type { Keyring } from "../lib/keyring";
 
 export const SESSION_PREFIX = "mcp_sess_";
+export const OIDC_CODE_PREFIX = "mcp_code_";
+export const OIDC_ACCESS_PREFIX = "mcp_oat_";
+/** How long an authorization code may wait for its exchange (RFC 6749 recommends at most 10 minutes). */
+export const OIDC_CODE_TTL_SECONDS = 60;
 
 /**
  * Values the flow must be able to recompute but never stores: keyed MACs of a request or
@@ -52,6 +56,16 @@ export class LoginLinks {
    */
   sessionToken(sessionId: string) {
     return SESSION_PREFIX + this.keyring.mac("session", sessionId);
+  }
+
+  /** An OpenID Connect authorization code: like a session token, a keyed MAC of its grant's id. */
+  oidcCode(grantId: string) {
+    return OIDC_CODE_PREFIX + this.keyring.mac("oidc-code", grantId);
+  }
+
+  /** The access token the code is exchanged for (userinfo's bearer token). */
+  oidcAccessToken(grantId: string) {
+    return OIDC_ACCESS_PREFIX + this.keyring.mac("oidc-access", grantId);
   }
 
   csrfToken(requestId: string, browserSecret: string) {

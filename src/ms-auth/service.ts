@@ -90,7 +90,8 @@ export class MsAuthService {
     // follows an approval is answered without reading the request back.
     requests.onWritten((row, sessionId) => {
       const status = row.status as LoginStatus;
-      if (!FINAL_STATUSES.includes(status) || (status === "authorized" && !sessionId)) return;
+      // An OpenID Connect request is the relying party's, answered by the token endpoint.
+      if (row.oidc || !FINAL_STATUSES.includes(status) || (status === "authorized" && !sessionId)) return;
       const out = this.answerFor(status, row, sessionId);
       this.endedPolls.set(row.id, { clientId: row.clientId, out }, this.endedPolls.epoch);
     });
@@ -169,7 +170,8 @@ export class MsAuthService {
     const epoch = this.endedPolls.epoch;
     // One statement: the request and its session, if any.
     const found = await this.requests.loadWithSession(requestId);
-    if (!found || found.row.clientId !== client.app.id) throw new AppError("not_found", UNKNOWN_REQUEST);
+    if (!found || found.row.clientId !== client.app.id || found.row.oidc)
+      throw new AppError("not_found", UNKNOWN_REQUEST);
     const row = await this.requests.current(found.row);
     if (!row) throw new AppError("not_found", UNKNOWN_REQUEST);
     const status = row.status as LoginStatus;
@@ -306,7 +308,7 @@ export class MsAuthService {
   /** Spec section 7: start answers 401 when the auth request has expired. */
   private async resumable(client: VerifiedClient, requestId: string): Promise<LoginRequestRow> {
     const row = await this.requests.loadCurrent(requestId);
-    if (!row || row.clientId !== client.app.id) throw new AppError("not_found", UNKNOWN_REQUEST);
+    if (!row || row.clientId !== client.app.id || row.oidc) throw new AppError("not_found", UNKNOWN_REQUEST);
     if (row.status === "expired")
       throw new AppError("auth_request_expired", "This auth request has expired; call start without auth_request_id.");
     if (row.status !== "pending" && row.status !== "authenticated")

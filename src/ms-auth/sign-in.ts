@@ -5,7 +5,8 @@ import type { DenialCode } from "../identity/types";
 import type { Clock } from "../lib/clock";
 import type { Logger } from "../lib/log";
 import { sha256 } from "../lib/secrets";
-import type { LoginLinks } from "./links";
+import type { OidcRequest } from "../db/schema";
+import { type LoginLinks, OIDC_CODE_TTL_SECONDS } from "./links";
 import type { LoginRequestRow, LoginRequestStore, TransitionResult } from "./store";
 
 /**
@@ -83,8 +84,17 @@ export class SignInFlow {
     return this.requests.send(row, { type: "DENY", error });
   }
 
-  /** Approve: authorized with a fresh session, written in the same statement as the status change. */
+  /**
+   * Approve: authorized with a fresh session (or, for an OpenID Connect request, its grant),
+   * written in the same statement as the status change.
+   */
   approve(row: LoginRequestRow) {
+    if (row.oidc)
+      return this.requests.send(row, { type: "APPROVE" }, undefined, {
+        codeHash: sha256(this.links.oidcCode(row.id)),
+        codeExpiresAt: new Date(this.clock.now() + OIDC_CODE_TTL_SECONDS * 1000),
+        accessTokenHash: sha256(this.links.oidcAccessToken(row.id)),
+      });
     const id = crypto.randomUUID();
     return this.requests.send(row, { type: "APPROVE" }, undefined, {
       id,
@@ -111,6 +121,7 @@ export class SignInFlow {
   }
 
   async redirectTarget(row: LoginRequestRow): Promise<string | null> {
+    if (row.oidc) return this.oidcRedirect(row, row.oidc);
     const module = (await this.clients.withMsAuth(row.clientId))?.msAuth;
     if (!module) return null;
     const url = new URL(module.postLoginRedirectUri);
@@ -119,6 +130,23 @@ export class SignInFlow {
     if (row.status === "denied" || row.status === "expired")
       url.searchParams.set("error", row.context.error ?? row.status);
     if (row.clientState !== null) url.searchParams.set("state", row.clientState);
+    return url.toString();
+  }
+
+  /**
+   * The relying party's registered redirect URI (checked when the request was made) with the
+   * code, or an OAuth error (RFC 6749 section 4.1.2.1), and `iss` (RFC 9207).
+   */
+  private oidcRedirect(row: LoginRequestRow, oidc: OidcRequest): string | null {
+    const url = new URL(oidc.redirectUri);
+    if (row.status === "authorized") url.searchParams.set("code", this.links.oidcCode(row.id));
+    else if (row.status === "denied" || row.status === "expired") {
+      const why = row.context.error ?? row.status;
+      url.searchParams.set("error", why === "upstream_unavailable" ? "temporarily_unavailable" : "access_denied");
+      url.searchParams.set("error_description", `The sign-in ended: ${why}`);
+    } else return null;
+    if (oidc.state !== undefined) url.searchParams.set("state", oidc.state);
+    url.searchParams.set("iss", this.config.PUBLIC_URL);
     return url.toString();
   }
 }

@@ -8,7 +8,7 @@ import {
   type LoginStatus,
 } from "../../machines/login-request";
 import type { Db } from "../db/client";
-import { loginRequests, sessions } from "../db/schema";
+import { loginRequests, type OidcRequest, sessions } from "../db/schema";
 import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { Metrics } from "../lib/metrics";
@@ -16,6 +16,13 @@ import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
 import { BoundedCache } from "../lib/bounded-cache";
 
 export type LoginRequestRow = typeof loginRequests.$inferSelect;
+
+/** The OpenID Connect grant an approval creates with it (same id as the request); the rest comes from the request. */
+export interface NewGrant {
+  codeHash: string;
+  codeExpiresAt: Date;
+  accessTokenHash: string;
+}
 
 /** The session an approval creates with it; the rest of its row comes from the request. */
 export interface NewSession {
@@ -44,6 +51,7 @@ export class LoginRequestStore {
   private readonly updateQuery;
   private readonly approveQuery;
   private readonly insertWithCodeQuery;
+  private readonly grantQuery;
   private readonly written: ((row: LoginRequestRow, sessionId: string | null) => void)[] = [];
   /** Rows as this instance last wrote them: see `loadForSend`. */
   private readonly recent: BoundedCache<string, LoginRequestRow>;
@@ -79,6 +87,7 @@ export class LoginRequestStore {
         expiresAt: sql.placeholder("expiresAt"),
         clientState: sql.placeholder("clientState"),
         flow: sql.placeholder("flow"),
+        oidc: sql`${sql.placeholder("oidc")}::jsonb`,
       })
       .returning()
       .prepare("login_request_insert");
@@ -136,6 +145,27 @@ export class LoginRequestStore {
       .select({ id: session.id })
       .from(session)
       .prepare("login_request_update_with_session");
+    // The same for an OpenID Connect request: the grant instead of a session, from what the
+    // authorization request asked for (kept on the request).
+    const updatedOidc = db.$with("u", { id: sql<string>`id`.as("id") }).as(sql`
+      update login_requests
+         set status = ${p("status")}, context = ${p("context")}::jsonb,
+             version = ${p("nextVersion")}, updated_at = ${p("updatedAt")}::timestamptz
+       where id = ${p("id")} and version = ${p("version")} and oidc is not null
+      returning id, client_id, identity_provider, oidc`);
+    const grant = db.$with("g", { id: sql<string>`id`.as("id") }).as(sql`
+      insert into oidc_grants (id, client_id, mc_uuid, mc_username, code_hash, code_expires_at, access_token_hash,
+                               redirect_uri, code_challenge, nonce, scope, identity_provider)
+      select u.id, u.client_id, ${p("mcUuid")}, ${p("mcUsername")}, ${p("codeHash")},
+             ${p("codeExpiresAt")}::timestamptz, ${p("accessTokenHash")}, u.oidc->>'redirectUri',
+             u.oidc->>'codeChallenge', u.oidc->>'nonce', u.oidc->>'scope', coalesce(u.identity_provider, 'microsoft')
+        from u
+      returning id`);
+    this.grantQuery = db
+      .with(updatedOidc, grant)
+      .select({ id: grant.id })
+      .from(grant)
+      .prepare("login_request_update_with_grant");
   }
 
   async create(values: {
@@ -144,6 +174,7 @@ export class LoginRequestStore {
     ttlSeconds: number;
     clientState: string | null;
     flow?: "browser" | "device";
+    oidc?: OidcRequest;
   }) {
     const [row] = await this.insertQuery.execute({
       id: values.id,
@@ -151,6 +182,7 @@ export class LoginRequestStore {
       expiresAt: new Date(this.clock.now() + values.ttlSeconds * 1000),
       clientState: values.clientState,
       flow: values.flow ?? "browser",
+      oidc: values.oidc ? JSON.stringify(values.oidc) : null,
     });
     return row!;
   }
@@ -185,6 +217,7 @@ export class LoginRequestStore {
       browserHash: null,
       identityProvider: null,
       flow: "device",
+      oidc: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -247,7 +280,7 @@ export class LoginRequestStore {
     row: LoginRequestRow,
     event: LoginEvent,
     patch: Partial<Pick<LoginRequestRow, "browserHash" | "identityProvider">> = {},
-    session?: NewSession,
+    session?: NewSession | NewGrant,
   ): Promise<TransitionResult | null> {
     let current: LoginRequestRow | null = row;
     for (let attempt = 0; attempt < MAX_ATTEMPTS && current; attempt++) {
@@ -269,8 +302,11 @@ export class LoginRequestStore {
         updatedAt: this.clock.date(),
         ...(own ? patch : {}),
       };
-      const landed =
-        own && session ? await this.writeWithSession(seen, updated, session) : await this.write(seen, updated);
+      const landed = !(own && session)
+        ? await this.write(seen, updated)
+        : "codeHash" in session
+          ? await this.writeWithGrant(seen, updated, session)
+          : await this.writeWithSession(seen, updated, session);
       if (landed) {
         // Counted by the instance whose write ended the request: once per request.
         if (this.metrics && FINAL_STATUSES.includes(next.status))
@@ -281,7 +317,8 @@ export class LoginRequestStore {
         if (own) this.announce(updated);
         if (FINAL_STATUSES.includes(next.status)) this.recent.delete(updated.id);
         else this.recent.set(updated.id, updated, this.recent.epoch);
-        for (const listener of this.written) listener(updated, own && session ? session.id : null);
+        const sessionId = own && session && "id" in session ? session.id : null;
+        for (const listener of this.written) listener(updated, sessionId);
         return { row: updated, applied: own };
       }
       current = await this.load(seen.id);
@@ -325,6 +362,25 @@ export class LoginRequestStore {
       mcUsername: ctx.mcUsername ?? null,
       expiresAt: s.expiresAt.toISOString(),
       textures: ctx.textures ? JSON.stringify(ctx.textures) : null,
+    });
+    return rows.length === 1;
+  }
+
+  /** `writeWithSession` for an OpenID Connect request: the status change and its grant in one statement. */
+  private async writeWithGrant(seen: LoginRequestRow, updated: LoginRequestRow, g: NewGrant): Promise<boolean> {
+    const ctx = updated.context as LoginContext;
+    const rows = await this.grantQuery.execute({
+      status: updated.status,
+      context: JSON.stringify(updated.context),
+      nextVersion: updated.version,
+      updatedAt: updated.updatedAt.toISOString(),
+      id: seen.id,
+      version: seen.version,
+      mcUuid: ctx.mcUuid ?? null,
+      mcUsername: ctx.mcUsername ?? null,
+      codeHash: g.codeHash,
+      codeExpiresAt: g.codeExpiresAt.toISOString(),
+      accessTokenHash: g.accessTokenHash,
     });
     return rows.length === 1;
   }

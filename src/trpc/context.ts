@@ -28,6 +28,7 @@ import type { MsAuthDiagnostics } from "../ms-auth/diagnostics";
 import type { LoginLinks } from "../ms-auth/links";
 import type { DeviceCodes } from "../ms-auth/device";
 import type { MsAuthService } from "../ms-auth/service";
+import type { OidcService } from "../oidc/service";
 import type { SignInFlow } from "../ms-auth/sign-in";
 import type { LoginRequestStore } from "../ms-auth/store";
 import type { MonitoringService } from "../monitoring/service";
@@ -89,6 +90,8 @@ export interface Services {
   playerApps: PlayerAppsService;
   /** The device flow's user codes: issued at start, claimed at /device, guessing limited. */
   deviceCodes: DeviceCodes;
+  /** "Sign in with Minecraft" for websites: the OpenID Provider and its client settings. */
+  oidc: OidcService;
   /** Signed session assertions and their keys (/.well-known/jwks.json). */
   assertions: SessionAssertions;
   /** The browser's half of a login: callback, consent, decision. */

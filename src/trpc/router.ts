@@ -3,6 +3,7 @@ import { healthRouter } from "../health/router";
 import { invitationsRouter, teamsRouter } from "../teams/router";
 import { clientsRouter } from "../clients/router";
 import { msAuthRouter } from "../ms-auth/router";
+import { oidcRouter } from "../oidc/router";
 import { serversRouter } from "../servers/router";
 import { networksRouter } from "../networks/router";
 import { incidentsRouter } from "../incidents/router";
@@ -26,6 +27,7 @@ export const appRouter = router({
   invitations: invitationsRouter,
   clients: clientsRouter,
   msAuth: msAuthRouter,
+  oidc: oidcRouter,
   servers: serversRouter,
   networks: networksRouter,
   incidents: incidentsRouter,

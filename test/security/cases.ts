@@ -310,6 +310,28 @@ export const SECURITY_CASES: Record<string, SecurityCase> = {
     outsider: 404,
     request: async (f) => ({ method: "DELETE", path: `/client/apps/${await fixtureClient(f, true)}/modules/ms-auth` }),
   },
+  "POST /client/apps/{client_id}/modules/oidc": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({
+      method: "POST",
+      path: `/client/apps/${await fixtureClient(f)}/modules/oidc`,
+      body: { redirect_uris: ["https://site.example.com/cb"] },
+    }),
+  },
+  "GET /client/apps/{client_id}/modules/oidc": {
+    access: "team:viewer",
+    outsider: 404,
+    request: async (f) => ({ method: "GET", path: `/client/apps/${await fixtureClient(f, false, true)}/modules/oidc` }),
+  },
+  "DELETE /client/apps/{client_id}/modules/oidc": {
+    access: "team:admin",
+    outsider: 404,
+    request: async (f) => ({
+      method: "DELETE",
+      path: `/client/apps/${await fixtureClient(f, false, true)}/modules/oidc`,
+    }),
+  },
 
   "POST /server/servers": {
     access: "team:admin",
@@ -1015,6 +1037,7 @@ async function networkReq(
 async function fixtureClient(
   { server, people, team }: Parameters<SecurityCase["request"]>[0],
   withModule = false,
+  withOidc = false,
 ): Promise<string> {
   const post = (path: string, body: unknown) =>
     fetch(server.url + path, {
@@ -1031,6 +1054,10 @@ async function fixtureClient(
   if (withModule)
     await post(`/client/apps/${created.app.client_id}/modules/ms-auth`, {
       post_login_redirect_uri: "https://l.example.com/cb",
+    });
+  if (withOidc)
+    await post(`/client/apps/${created.app.client_id}/modules/oidc`, {
+      redirect_uris: ["https://site.example.com/cb"],
     });
   return created.app.client_id;
 }

@@ -13,6 +13,16 @@ import {
 import type { PlayerTextures } from "../../../machines/login-request";
 import { teams } from "./teams";
 
+/** What an OpenID Connect authorization request asked for, kept on its login request until the code is issued. */
+export interface OidcRequest {
+  redirectUri: string;
+  scope: string;
+  state?: string;
+  nonce?: string;
+  /** S256 challenge (the only method offered). */
+  codeChallenge?: string;
+}
+
 /** A team's launcher application. `id` is the public client_id. */
 export const clientApps = pgTable(
   "client_apps",
@@ -63,6 +73,8 @@ export const loginRequests = pgTable(
     version: integer("version").notNull().default(0),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     clientState: text("client_state"),
+    /** Set when the request came from the OpenID Connect authorization endpoint (src/oidc). */
+    oidc: jsonb("oidc").$type<OidcRequest>(),
     /** SHA-256 of the cookie that binds the browser which completed sign-in. */
     browserHash: text("browser_hash"),
     /** Which identity provider authenticated the player: set with the profile (see IdentityProvider). */

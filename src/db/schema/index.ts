@@ -14,3 +14,4 @@ export * from "./analytics";
 export * from "./privacy";
 export * from "./alerts";
 export * from "./status-pages";
+export * from "./oidc";

@@ -850,11 +850,51 @@ export type AppRouterRecord = {
         checked_at: string;
         status: "error" | "ok" | "info" | "warning";
         checks: Array<{
-          id: "identity_provider" | "client_secret" | "redirect_uri" | "client_secret_expiry" | "token_endpoint" | "minecraft_api_access" | "ms_auth_module";
+          id: "identity_provider" | "redirect_uri" | "client_secret" | "client_secret_expiry" | "token_endpoint" | "minecraft_api_access" | "ms_auth_module";
           status: "error" | "ok" | "info" | "warning";
           summary: string;
           action?: undefined | string;
         }>;
+      };
+      meta: object;
+    }>;
+  };
+  oidc: {
+    enable: TRPCMutationProcedure<{
+      input: {
+        client_id: string;
+        redirect_uris: Array<string>;
+        public?: boolean | undefined;
+        id_token_signed_response_alg?: undefined | "RS256" | "EdDSA";
+      };
+      output: {
+        redirect_uris: Array<string>;
+        public: boolean;
+        id_token_signed_response_alg: "RS256" | "EdDSA";
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    get: TRPCQueryProcedure<{
+      input: {
+        client_id: string;
+      };
+      output: {
+        redirect_uris: Array<string>;
+        public: boolean;
+        id_token_signed_response_alg: "RS256" | "EdDSA";
+        created_at: string;
+        updated_at: string;
+      };
+      meta: object;
+    }>;
+    disable: TRPCMutationProcedure<{
+      input: {
+        client_id: string;
+      };
+      output: {
+        ok: true;
       };
       meta: object;
     }>;
@@ -2579,7 +2619,7 @@ export type AppRouterRecord = {
         team_id: string;
         actor_id?: undefined | string;
         actor_kind?: undefined | "user" | "agent" | "api_key" | "system";
-        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
+        action?: undefined | "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "client.oidc_enable" | "client.oidc_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
         target_type?: undefined | string;
         target_id?: undefined | string;
         since?: undefined | string;
@@ -2597,7 +2637,7 @@ export type AppRouterRecord = {
             id: null | string;
             name: string;
           };
-          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
+          action: "team.create" | "team.update" | "team.delete" | "team.transfer" | "team.two_factor_requirement" | "member.invite" | "member.invite_revoke" | "member.invite_decline" | "member.add" | "member.update" | "member.remove" | "api_key.create" | "api_key.revoke" | "client.create" | "client.update" | "client.delete" | "client.secret_rotate" | "client.ms_auth_enable" | "client.ms_auth_disable" | "client.oidc_enable" | "client.oidc_disable" | "server.create" | "server.update" | "server.delete" | "server.agent_token_rotate" | "server.down" | "server.up" | "player.ban" | "player.unban" | "player.kick" | "incident.create" | "incident.update" | "maintenance.create" | "maintenance.update" | "maintenance.delete" | "network.ban" | "network.unban" | "network.rank_create" | "network.rank_update" | "network.rank_delete" | "player.note_add" | "player.note_delete" | "player.export" | "player.erase" | "player.opt_out" | "player.opt_in" | "team.privacy" | "rank.create" | "rank.update" | "rank.delete" | "announcement.create" | "announcement.update" | "announcement.delete" | "webhook.create" | "webhook.update" | "webhook.delete" | "webhook.secret_rotate" | "webhook.resume" | "webhook.redeliver" | "webhook.send_test" | "alert_rule.create" | "alert_rule.update" | "alert_rule.delete" | "status_page.create" | "status_page.update" | "status_page.publish" | "status_page.unpublish" | "status_page.delete";
           target: {
             type: string;
             id: string;
