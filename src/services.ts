@@ -26,6 +26,7 @@ import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { DeviceCodes } from "./ms-auth/device";
 import { MsAuthService } from "./ms-auth/service";
 import { OidcKeys } from "./oidc/keys";
+import { OidcGrantSource } from "./oidc/player-grants";
 import { OidcService } from "./oidc/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
@@ -306,7 +307,10 @@ export async function createServices(config: Config, database: Database, log: Lo
     msAuthDiagnostics: new MsAuthDiagnostics(db, config, links.identity, clock),
     loginLinks: links,
     // One source per kind of hold an app can have on a player; an OpenID Provider's grants join here.
-    playerApps: new PlayerAppsService([new MsAuthSessionSource(db, msAuth, clock)]),
+    playerApps: new PlayerAppsService([
+      new MsAuthSessionSource(db, msAuth, clock),
+      new OidcGrantSource(db, clock, webhooks),
+    ]),
     deviceCodes,
     assertions,
     oidc: new OidcService(

@@ -89,7 +89,8 @@ describe("device flow pages in a real browser", () => {
       expect(consent).toContain("you go back to the device that showed you the code");
       expect(consent).toContain("your Minecraft name (Deck_Player)");
       expect(consent).toContain("your Minecraft UUID");
-      expect(consent).toContain("Sign out in Blocky Launcher to end it at any time.");
+      expect(consent).toContain("Withdraw it at any time on your apps page, or sign out in Blocky Launcher.");
+      expect(await page.getByRole("link", { name: "your apps page" }).getAttribute("href")).toEndWith("/account/apps");
       expect((await poll(server, client, started.auth_request_id)).body.status).toBe("authenticated");
       problems.push(...(await checkEverywhere(page, "consent page")));
       await shot(page, "device-consent");

@@ -43,7 +43,9 @@ describe("ms_auth login flow over REST", () => {
     // Who asks (and where the player goes next), what is shared, how to revoke.
     expect(s.html).toContain('you go back to <span class="host">com.example.launcher</span>');
     expect(s.html).toContain("<li>your Minecraft UUID</li>");
-    expect(s.html).toContain("Sign out in Blocky Launcher to end it at any time.");
+    expect(s.html).toMatch(
+      /Withdraw it at any time on <a href="[^"]*\/account\/apps">your apps page<\/a>, or sign out in (<!-- -->)?Blocky Launcher/,
+    );
     expect(s.html).toMatch(/name="csrf_token" value="[A-Za-z0-9_-]{43}"/);
     expect((await poll(server, client, started.auth_request_id)).body).toEqual({
       status: "authenticated",

@@ -251,6 +251,27 @@ describe("the token endpoint refuses", () => {
     expect(after.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
+  test("the player's apps page lists the website's grant; revoking it ends its access token at once", async () => {
+    const { code, verifier } = await codeFor(server, confidential, "GrantHolder");
+    const res = await tokenRequest(
+      server,
+      { grant_type: "authorization_code", code, redirect_uri: confidential.redirectUri, code_verifier: verifier },
+      { authorization: basic(confidential.clientId, confidential.secret) },
+    );
+    expect(res.status).toBe(200);
+    const tokens = await res.json();
+    const userinfo = () =>
+      fetch(`${server.url}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const info = await (await userinfo()).json();
+    expect(info.preferred_username).toBe("GrantHolder");
+    const apps = await server.services.playerApps.list(info.sub);
+    expect(apps.map((a) => [a.clientId, a.kinds])).toEqual([[confidential.clientId, ["oidc_grant"]]]);
+    expect(apps[0]!.redirectHost).toBe(new URL(confidential.redirectUri).host);
+    expect(await server.services.playerApps.revoke(info.sub, confidential.clientId)).toBe(1);
+    expect((await userinfo()).status).toBe(401);
+    expect(await server.services.playerApps.list(info.sub)).toEqual([]);
+  });
+
   test("a wrong PKCE verifier, a missing one, and a different redirect_uri", async () => {
     const { code, verifier } = await codeFor(server, confidential);
     const creds = { client_id: confidential.clientId, client_secret: confidential.secret };

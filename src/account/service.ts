@@ -8,7 +8,7 @@ export interface PlayerApp extends PlayerAppGrant {
 
 /**
  * The player's view of the apps that hold a session or grant for them, over every source
- * (launcher sessions today; add an OpenID Provider's grants as one more source), and the
+ * (launcher sessions and websites' OpenID Connect grants), and the
  * revocation that ends all of an app's holds at once.
  */
 export class PlayerAppsService {

@@ -102,6 +102,7 @@ export function loginBrowserRoutes(services: Services) {
         playerName: row.context.mcUsername ?? "",
         action: "/client/ms-auth/authorize",
         fields: { auth_request_id: row.id, csrf_token: login.csrfToken(row.id, browser) },
+        revokeUrl: `${config.PUBLIC_URL}/account/apps`,
         sessionDays: Math.round(config.SESSION_TTL_SECONDS / 86_400),
       },
       redirectSource(target),
