@@ -115,6 +115,7 @@ const USER2 = "c8f3e2d5-6b7a-4f4c-9d0e-1b2c3d4e5f60";
 const CLIENT = "9d4b6c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e";
 const SERVER = "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10";
 const ALERT_RULE = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
+const STATUS_PAGE = "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f";
 const KEY = "e1d2c3b4-a596-4786-9a0b-1c2d3e4f5a6b";
 const INVITATION = "6e7f8a9b-0c1d-4e2f-8a3b-4c5d6e7f8a9b";
 const REQUEST = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d";
@@ -184,6 +185,24 @@ const passkeyAssertion = {
 };
 const member = { user_id: USER2, email: "grace@example.com", role: "admin", joined_at: T1 };
 const owner = { user_id: USER, email: "ada@example.com", role: "owner", joined_at: T0 };
+const statusPage = {
+  page_id: STATUS_PAGE,
+  team_id: TEAM,
+  slug: "blockworks",
+  title: "Blockworks",
+  description: "Live status of the Blockworks network",
+  host_name: null,
+  published: true,
+  server_ids: [],
+  network_names: ["Blockworks"],
+  show: { players: true, version: true, motd: true, latency: false },
+  logo_url: null,
+  accent_color: "#2f6fde",
+  theme: "auto",
+  url: "https://mc.blockworks.example/status/blockworks",
+  created_at: T0,
+  updated_at: T0,
+};
 const alertRule = {
   id: ALERT_RULE,
   team_id: TEAM,
@@ -1410,6 +1429,59 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     response: note,
   },
   "playerDirectory.deleteNote": { headers: teamSel, request: { uuid: JEB, note_id: NOTE }, response: ok },
+
+  "statusPages.create": {
+    request: {
+      team_id: TEAM,
+      slug: "blockworks",
+      title: "Blockworks",
+      description: "Live status of the Blockworks network",
+      network_names: ["Blockworks"],
+      show: { players: true, version: true, motd: true, latency: false },
+      published: true,
+    },
+    response: statusPage,
+  },
+  "statusPages.list": { request: { team_id: TEAM }, response: { pages: [statusPage] } },
+  "statusPages.get": { request: { team_id: TEAM, page_id: STATUS_PAGE }, response: statusPage },
+  "statusPages.update": {
+    request: { team_id: TEAM, page_id: STATUS_PAGE, host_name: "status.blockworks.example", theme: "dark" },
+    response: { ...statusPage, host_name: "status.blockworks.example", theme: "dark", updated_at: T1 },
+  },
+  "statusPages.publish": { request: { team_id: TEAM, page_id: STATUS_PAGE }, response: statusPage },
+  "statusPages.unpublish": {
+    request: { team_id: TEAM, page_id: STATUS_PAGE },
+    response: { ...statusPage, published: false, updated_at: T1 },
+  },
+  "statusPages.delete": { request: { team_id: TEAM, page_id: STATUS_PAGE }, response: ok },
+  "statusPages.widget": {
+    request: { slug: "blockworks" },
+    response: {
+      slug: "blockworks",
+      title: "Blockworks",
+      url: "https://mc.blockworks.example/status/blockworks",
+      generated_at: T1,
+      servers: [
+        {
+          server_id: SERVER,
+          name: "Lobby",
+          status: "up",
+          players_online: 31,
+          players_max: 200,
+          version: "1.21.4",
+          motd: "§6Blockworks Network §7· §apick a game",
+          uptime: { "24h": 1, "7d": 0.9986, "30d": 0.9991 },
+          checked_at: T1,
+          incident: null,
+          badges: {
+            status: `https://mc.blockworks.example/status/blockworks/badges/${SERVER}/status.svg`,
+            players: `https://mc.blockworks.example/status/blockworks/badges/${SERVER}/players.svg`,
+            "uptime-24h": `https://mc.blockworks.example/status/blockworks/badges/${SERVER}/uptime-24h.svg`,
+          },
+        },
+      ],
+    },
+  },
 
   "alerts.list": { request: { team_id: TEAM }, response: { rules: [alertRule] } },
   "alerts.get": { request: { team_id: TEAM, rule_id: ALERT_RULE }, response: alertRule },
