@@ -128,7 +128,8 @@ export const HOUR_TIER_EVERY_MS = 60_000;
  * tiers in ONE statement a flush: a multi-row upsert per tier, merging by adding counts and sums
  * and taking least / greatest, so several instances holding parts of the same minute merge
  * exactly. The hourly rows are the minute sums added up per hour; the periodic flush sends them
- * every HOUR_TIER_EVERY_MS (summing meanwhile), a full `flush()` every time.
+ * every HOUR_TIER_EVERY_MS (summing meanwhile), and at once when past hours' readings arrive (a
+ * backfill); a full `flush()` every time.
  *
  * Durability: a crash loses what was summed since the last flush (at most one flush interval;
  * for the hourly tier at most HOUR_TIER_EVERY_MS); `flush()` on a graceful stop loses nothing.
@@ -212,7 +213,9 @@ export class MetricBuffer {
   }
 
   private async flushOnce(all: boolean) {
-    const writeHours = all || this.now() - this.hoursWrittenAt >= HOUR_TIER_EVERY_MS;
+    // Readings of past hours (an agent's backfill) are history someone is waiting to see: the
+    // hourly tier goes with them at once.
+    const writeHours = all || this.pendingHours.size > 0 || this.now() - this.hoursWrittenAt >= HOUR_TIER_EVERY_MS;
     if (this.size === 0 && (this.hoursDue.size === 0 || !writeHours)) {
       // Nothing held back: the hourly tier is as current as it can be.
       if (this.hoursDue.size === 0) this.hoursWrittenAt = this.now();
