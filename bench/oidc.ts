@@ -112,7 +112,7 @@ if (only !== "token") {
 // The token endpoint alone: codes prepared first, then redeemed at `concurrency`, once each.
 async function prepare(n: number) {
   const codes: { code: string; verifier: string }[] = [];
-  for (let i = 0; codes.length < n; i++)
+  while (codes.length < n)
     codes.push(
       ...(await Promise.all(
         Array.from({ length: concurrency }, (_, j) => oidcCode(app.url, client, `t${codes.length}_${j}`)),

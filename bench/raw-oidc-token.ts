@@ -99,7 +99,9 @@ const server = Bun.serve({
 process.once("SIGTERM", async () => {
   server.stop(true);
   if (process.env.BENCH_RAW_TIMING)
-    console.error(`raw token: ${timing.n} requests, query ${(timing.query / timing.n).toFixed(2)} ms, sign ${(timing.sign / timing.n).toFixed(2)} ms (wall, each)`);
+    console.error(
+      `raw token: ${timing.n} requests, query ${(timing.query / timing.n).toFixed(2)} ms, sign ${(timing.sign / timing.n).toFixed(2)} ms (wall, each)`,
+    );
   await close();
   process.exit(0);
 });
