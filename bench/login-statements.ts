@@ -6,6 +6,7 @@
  * tasks (counter flushes, queue polls) are not charged to the flows.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node_modules/.bin/bun bench/login-statements.ts
+ *   BENCH_FLOW=oidc DATABASE_URL=... node_modules/.bin/bun bench/login-statements.ts   # the OIDC flow (authorize .. token)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import type { Socket } from "bun";
 import { freePort } from "../test/shared";
 import { launcherClient, loginFlow } from "./lib/login-flow";
+import { enableOidc, oidcFlow } from "./lib/oidc-flow";
 import { benchDatabase, startTarget } from "./lib/targets";
 
 if (!process.env.DATABASE_URL) throw new Error("set DATABASE_URL: this counts PostgreSQL statements");
@@ -126,9 +128,11 @@ const app = await startTarget("src/main.ts", {
   PASSWORD_MEMORY_KIB: "4096",
   PASSWORD_TIME_COST: "1",
 });
-const { creds } = await launcherClient(app.url);
+const { creds, accessToken } = await launcherClient(app.url);
+const oidcClient = process.env.BENCH_FLOW === "oidc" ? await enableOidc(app.url, creds, accessToken) : undefined;
+const flow = (name: string) => (oidcClient ? oidcFlow(app.url, oidcClient, name) : loginFlow(app.url, creds, name));
 // Warm: prepared statements, caches.
-for (let i = 0; i < 3; i++) await loginFlow(app.url, creds, `Warm${i}`);
+for (let i = 0; i < 3; i++) await flow(`Warm${i}`);
 await Bun.sleep(500);
 
 const snapshot = () => new Map(counts);
@@ -140,7 +144,7 @@ const diff = (a: Map<string, number>, b: Map<string, number>) => {
 const t0 = performance.now();
 const before = snapshot();
 const tx0 = transactions;
-for (let i = 0; i < FLOWS; i++) await loginFlow(app.url, creds, `Player${i}`);
+for (let i = 0; i < FLOWS; i++) await flow(`Player${i}`);
 await Bun.sleep(300);
 const during = diff(before, snapshot());
 const txFlows = transactions - tx0;
@@ -164,6 +168,6 @@ for (const [k, v] of during) {
 rows.sort((a, b) => b[1] - a[1]);
 for (const [k, per] of rows) console.log(`${per.toFixed(2).padStart(6)}  ${k}`);
 console.log(
-  `\n${FLOWS} flows: ${(total / FLOWS).toFixed(2)} statements per flow (idle window subtracted), ${(txFlows / FLOWS).toFixed(2)} explicit transactions per flow`,
+  `\n${FLOWS} ${oidcClient ? "OIDC" : "browser"} flows: ${(total / FLOWS).toFixed(2)} statements per flow (idle window subtracted), ${(txFlows / FLOWS).toFixed(2)} explicit transactions per flow`,
 );
 process.exit(0);

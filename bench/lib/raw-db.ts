@@ -1,6 +1,7 @@
 /**
  * The raw baselines' database: ONE connection pool of postgres.js with prepared statements when
- * DATABASE_URL is set, else the app's PGlite directory opened directly. No drizzle, no app code.
+ * DATABASE_URL is set, else the app's PGlite directory opened directly, its repeated statements
+ * prepared under a name as postgres.js does (src/db/pglite-statements.ts). No drizzle, no services.
  */
 import { join } from "node:path";
 import postgres from "postgres";
@@ -19,6 +20,8 @@ export async function openRawDb(dataDir: string): Promise<{
     };
   }
   const { PGlite } = await import("@electric-sql/pglite");
+  const { withNamedStatements } = await import("../../src/db/pglite-statements");
   const pg = await PGlite.create(join(dataDir, "pglite"));
-  return { query: async (text, params) => (await pg.query<Row>(text, params)).rows, close: () => pg.close() };
+  const query = withNamedStatements(pg, pg.query.bind(pg));
+  return { query: async (text, params) => (await query<Row>(text, params)).rows, close: () => pg.close() };
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite, type PGliteOptions, types } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { withNamedStatements } from "./pglite-statements";
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
@@ -100,7 +101,7 @@ async function createPglite(dataDir: string): Promise<PGlite> {
   const client = await PGlite.create(dataDir, options);
   // Startup derives array parsers from element parsers; drizzle wants these arrays as text.
   Object.assign(client.parsers, DRIZZLE_PARSERS);
-  client.query = withoutParsers(client.query.bind(client));
+  client.query = withNamedStatements(client, withoutParsers(client.query.bind(client)));
   const transaction = client.transaction.bind(client);
   client.transaction = ((fn) =>
     transaction((tx) => {

@@ -1,0 +1,112 @@
+import { parse, type PGlite, protocol } from "@electric-sql/pglite";
+
+type QueryFn = PGlite["query"];
+type QueryOptions = NonNullable<Parameters<QueryFn>[2]>;
+
+/** The members of PGlite's base class that its own `query` uses (public at run time, not typed). */
+interface PgliteInternals {
+  _checkReady(): Promise<void>;
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+  _runExclusiveQuery<T>(fn: () => Promise<T>): Promise<T>;
+  serializers: Record<number, (v: unknown) => string>;
+}
+
+interface Statement {
+  name: string;
+  paramTypes: number[];
+}
+
+/** Texts seen once are remembered (up to this many) so that a text seen again is prepared. */
+const SEEN_LIMIT = 4096;
+/** Each named statement keeps its plan in the WASM heap, which never shrinks: a fixed budget. */
+const STATEMENT_LIMIT = 256;
+/** PostgreSQL's answers that a named statement no longer fits: re-prepared once, on the plain path. */
+const STALE = new Set(["0A000", "26000"]);
+
+/**
+ * PGlite's `query` parses, plans and describes every statement on every call (six protocol
+ * round trips into the WASM instance). Repeated statements with parameters are here prepared
+ * once under a name, as PostgreSQL drivers do with a server, and each call is one Bind, Describe,
+ * Execute and Sync in one round trip; measured 5x cheaper per statement in a bare PGlite.
+ * Transactions keep PGlite's own path; a text seen once, or past the budget, also does.
+ * Results, parsers, serializers, errors and the sync to the file system are PGlite's own.
+ */
+export function withNamedStatements(client: PGlite, plain: QueryFn): QueryFn {
+  const pg = client as unknown as PgliteInternals & PGlite;
+  const seen = new Set<string>();
+  const statements = new Map<string, Statement>();
+  const { serialize } = protocol;
+  const noSync = { syncToFs: false } as const;
+  let made = 0;
+
+  const prepare = async (text: string): Promise<Statement> => {
+    const name = `mcp_s${made++}`;
+    const described = await pg.execProtocolStream(
+      concat(serialize.parse({ name, text, types: [] }), serialize.describe({ type: "S", name }), serialize.sync()),
+      noSync,
+    );
+    const st = { name, paramTypes: parse.parseDescribeStatementResults(described) };
+    statements.set(text, st);
+    return st;
+  };
+
+  return (async (text: string, params?: unknown[], options?: QueryOptions) => {
+    if (!params?.length || options?.blob || options?.paramTypes || options?.serializers) {
+      return plain(text, params, options);
+    }
+    let st = statements.get(text);
+    if (!st) {
+      if (statements.size >= STATEMENT_LIMIT || !seen.has(text)) {
+        if (seen.size >= SEEN_LIMIT) seen.clear();
+        seen.add(text);
+        return plain(text, params, options);
+      }
+    }
+    await pg._checkReady();
+    try {
+      return await pg._runExclusiveTransaction(() =>
+        pg._runExclusiveQuery(async () => {
+          st ??= statements.get(text) ?? (await prepare(text));
+          const values = params.map((v, i) => {
+            if (v === null || v === undefined) return null;
+            const ser = pg.serializers[st!.paramTypes[i]!];
+            return ser ? ser(v) : String(v);
+          });
+          let messages: Awaited<ReturnType<PGlite["execProtocolStream"]>>;
+          try {
+            messages = await pg.execProtocolStream(
+              concat(
+                serialize.bind({ statement: st.name, values }),
+                serialize.describe({ type: "P" }),
+                serialize.execute({}),
+                serialize.sync(),
+              ),
+              noSync,
+            );
+          } catch (e) {
+            throw Object.assign(e as Error, { query: text, params, queryOptions: options });
+          }
+          if (!pg.isInTransaction()) await pg.syncToFs();
+          return parse.parseResults(messages, pg.parsers, options)[0];
+        }),
+      );
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code && STALE.has(code) && statements.has(text)) {
+        statements.delete(text);
+        return plain(text, params, options);
+      }
+      throw e;
+    }
+  }) as QueryFn;
+}
+
+function concat(...parts: Uint8Array[]) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
