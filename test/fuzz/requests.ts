@@ -500,6 +500,25 @@ export function mutations(creds: Credentials): Record<string, Mutation> {
           tag(req, `form sent as ${body.kind === "json" ? "json" : (body.contentType ?? "(none)")}`, { body }),
         );
     },
+    // The browser routes read cookies (the apps page's sign-in, the device form's, the consent's): forged and broken ones.
+    "cookie noise": (req) =>
+      fc
+        .tuple(
+          fc.constantFrom("mcp_player", "mcp_apps_state", "mcp_device", "mcp_dashboard_refresh", "mcp_auth_x"),
+          fc.oneof(
+            headerNoise,
+            fc.constantFrom(
+              `${Buffer.from(JSON.stringify({ uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch", exp: 9e15 })).toString("base64url")}.AAAA`,
+              `${Buffer.from("{").toString("base64url")}.x`,
+              "a.b.c",
+              ".",
+              "%ZZ",
+              '"x',
+              "x".repeat(2000),
+            ),
+          ),
+        )
+        .map(([name, v]) => tag(req, `cookie ${name}`, { headers: { ...req.headers, cookie: `${name}=${v}` } })),
     "bad bearer": (req) =>
       bearerNoise(creds.expired).map((auth) =>
         tag(req, `bad bearer`, { headers: { ...req.headers, authorization: auth } }),
