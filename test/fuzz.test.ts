@@ -484,6 +484,26 @@ describe("fuzzing what is not a procedure: the OAuth forms, client authenticatio
     };
   });
 
+  // What the fuzzer found, kept as a fixed example: it was a 500 before its fix.
+  test("regression: a path segment that does not percent-decode on a status route is a 404, not a 500", async () => {
+    const { slug, serverId } = status;
+    for (const path of [
+      "/status/%",
+      "/status/%ZZ",
+      "/status/%E0%A4%A/feed.atom",
+      `/status/${slug}/badges/%/status.svg`,
+      `/status/${slug}/badges/${serverId}/%.svg`,
+      `/status/%/badges/${serverId}/status.svg`,
+    ]) {
+      const res = await fetch(`${server.url}${path}`);
+      const text = await res.text();
+      expect(`${path}: ${res.status}`).toBe(`${path}: 404`);
+      expect(plainViolation(res, text)).toBeNull();
+    }
+    // The page route's 404 is the page for people; the feed's and the badges' are the envelope.
+    expect((await fetch(`${server.url}/status/%`)).headers.get("content-type")).toStartWith("text/html");
+  });
+
   for (const op of undocumented) {
     test(op.key, async () => {
       const special = SPECIAL[op.key] ?? {};
