@@ -1075,9 +1075,11 @@ export function buildOpenApiDocument(router: AnyTRPCRouter, baseUrl: string): Js
           (own && !Array.isArray(own) && (own as Record<string, string>)[status]) ||
           STATUS_TEXT[status] ||
           res.description;
+        // A route outside the procedures keeps the error body it declares (an HTML page, an OAuth
+        // error of RFC 6749): only those that declare none answer the envelope.
         res.content = route
           ? { "application/json": { ...errorContent["application/json"], example: errorExample(status, route.access) } }
-          : errorContent;
+          : (res.content ?? errorContent);
         if (status === "409" && idempotent) {
           res.description += IN_PROGRESS;
           // Where the operation itself never conflicts, the key in use is the only 409 it answers.

@@ -14,6 +14,17 @@ import {
 } from "./fuzz/requests";
 import type { Hints } from "./fuzz/schema";
 import { clientIn, gameServerIn, makeWorld, type World } from "./fuzz/world";
+import {
+  clientAuthNoise,
+  OUTSIDE_ROUTES,
+  type StatusFixture,
+  statusRequest,
+  undocumentedOperations,
+} from "./fuzz/outside";
+import { STACK_TRACE } from "./fuzz/check";
+import { eq } from "drizzle-orm";
+import { oidcGrants, loginRequests } from "../src/db/schema";
+import { sha256 } from "../src/lib/secrets";
 
 /**
  * Walks every operation of the live /openapi.json with generated requests, valid ones built
@@ -200,12 +211,42 @@ const SPECIAL: Record<string, Special> = {
       return { session_id: (await server.services.tokens.verify(res.body.access_token))!.sid };
     },
   },
+  // A fresh authorization code (a whole sign-in with consent) per request, with its PKCE verifier,
+  // so the valid requests redeem one; the client's own id, secret and redirect URI.
+  "POST /oidc/token": {
+    hints: (w) => ({
+      grant_type: ["authorization_code"],
+      code: fresh("code"),
+      code_verifier: fresh("code_verifier"),
+      redirect_uri: [w.oidc.client.redirectUri],
+      client_id: [w.oidc.client.clientId],
+      client_secret: [w.oidc.client.secret],
+    }),
+    prepare: async (w) => {
+      const { code, verifier } = await w.oidc.code();
+      return { code, code_verifier: verifier };
+    },
+  },
+  "GET /oidc/authorize": { hints: oidcAuthorizeHints },
+  "POST /oidc/authorize": { hints: oidcAuthorizeHints },
   // The right password, changed to itself: the valid requests reach the change; it goes last.
   "POST /auth/password": {
     hints: () => ({ current_password: [account.password], new_password: [account.password] }),
     last: true,
   },
 };
+
+/** A request of the fixture's OpenID Connect client, with an S256 challenge. */
+function oidcAuthorizeHints(w: World): Hints {
+  return {
+    response_type: ["code"],
+    client_id: [w.oidc.client.clientId],
+    redirect_uri: [w.oidc.client.redirectUri],
+    scope: ["openid profile", "openid"],
+    code_challenge: [new Bun.CryptoHasher("sha256").update("v".repeat(43)).digest("base64url")],
+    code_challenge_method: ["S256"],
+  };
+}
 
 /** Routes about the caller's own sign-ins and password: fuzzed as their own account. */
 const ACCOUNT_OPS = new Set([
@@ -226,7 +267,7 @@ async function revokeThrowawayKeys(w: World) {
 async function dropThrowawayApps(w: World) {
   const res = await api(server, "GET", `/client/apps?team_id=${w.team.teamId}`, { token: owner(w).token });
   for (const a of res.body.apps ?? [])
-    if (a.client_id !== w.client.clientId)
+    if (a.client_id !== w.client.clientId && a.client_id !== w.oidc.client.clientId)
       await api(server, "DELETE", `/client/apps/${a.client_id}`, { token: owner(w).token });
 }
 
@@ -264,7 +305,9 @@ function credentials(op: Operation, w: World): Credentials {
       ? [account.token]
       : op.path.startsWith("/agent/")
         ? [w.gameServer.agentToken]
-        : [owner(w).token, owner(w).token, w.team.keys.admin];
+        : op.path === "/oidc/userinfo"
+          ? [w.oidc.accessToken]
+          : [owner(w).token, owner(w).token, w.team.keys.admin];
   return { bearer, expired: w.expiredToken };
 }
 
@@ -278,18 +321,25 @@ interface Tally {
   redirect: number;
   clientError: number;
 }
-const tally = new Map<string, Tally>(walk.map((o) => [o.key, { sent: 0, ok: 0, redirect: 0, clientError: 0 }]));
+const undocumented = undocumentedOperations(doc);
+const tally = new Map<string, Tally>(
+  [...walk, ...undocumented].map((o) => [o.key, { sent: 0, ok: 0, redirect: 0, clientError: 0 }]),
+);
+const count = (key: string, status: number) => {
+  if (!tally.has(key)) tally.set(key, { sent: 0, ok: 0, redirect: 0, clientError: 0 });
+  const t = tally.get(key)!;
+  t.sent++;
+  if (status < 300) t.ok++;
+  else if (status < 400) t.redirect++;
+  else t.clientError++;
+};
 
 async function send(op: Operation, req: FuzzRequest, filled: Record<string, string>) {
   const fill = (s: string) => s.replace(/FRESH\.(\w+)/g, (m, name) => filled[name] ?? m);
   const { url, init } = materialize(server.url, op, req, fill);
   const res = await fetch(url, init);
   const text = await res.text();
-  const t = tally.get(op.key)!;
-  t.sent++;
-  if (res.status < 300) t.ok++;
-  else if (res.status < 400) t.redirect++;
-  else t.clientError++;
+  count(op.key, res.status);
   return { status: res.status, headers: res.headers, text, url, init };
 }
 
@@ -385,6 +435,208 @@ describe("fuzzing every operation of /openapi.json", () => {
       await property(op, hostileRequest(op, valid, creds), HOSTILE_RUNS);
     }, 120_000);
   }
+});
+
+/** What every answer outside the procedures keeps: no 5xx, no stack trace, its request id; errors as HTML or the envelope. */
+function plainViolation(res: Response, text: string): string | null {
+  if (res.status >= 500) return `${res.status}: ${text.slice(0, 300)}`;
+  if (STACK_TRACE.test(text)) return `a stack trace in the body: ${text.slice(0, 300)}`;
+  const id = res.headers.get("x-request-id");
+  if (!id) return `no x-request-id on ${res.status}`;
+  if (res.status >= 400 && text !== "") {
+    const type = res.headers.get("content-type") ?? "";
+    if (type.startsWith("text/html")) return null;
+    if (!type.includes("application/json")) return `error ${res.status} as ${type}: ${text.slice(0, 200)}`;
+    const body = JSON.parse(text);
+    if (typeof body?.error?.code !== "string" || body.error.request_id !== id)
+      return `error ${res.status} outside the envelope: ${text.slice(0, 200)}`;
+  }
+  return null;
+}
+
+describe("fuzzing what is not a procedure: the OAuth forms, client authentication, status pages, wrong methods", () => {
+  let status: StatusFixture;
+  beforeAll(async () => {
+    const slug = `fuzz-${crypto.randomUUID().slice(0, 8)}`;
+    const made = await api(server, "POST", `/teams/${world.team.teamId}/status-pages`, {
+      token: owner(world).token,
+      body: {
+        slug,
+        title: "Fuzzed",
+        host_name: `${slug}.fuzz.test`,
+        server_ids: [world.gameServer.serverId],
+        show: { players: true, version: true, motd: true, latency: true },
+        published: true,
+      },
+    });
+    expect(made.status).toBe(201);
+    const hidden = await api(server, "POST", `/teams/${world.team.teamId}/status-pages`, {
+      token: owner(world).token,
+      body: { slug: `${slug}-hidden`, title: "Unpublished Zephyr", server_ids: [world.gameServer.serverId] },
+    });
+    expect(hidden.status).toBe(201);
+    status = {
+      slug,
+      host: `${slug}.fuzz.test`,
+      serverId: world.gameServer.serverId,
+      hiddenSlug: `${slug}-hidden`,
+      hiddenTitle: "Unpublished Zephyr",
+    };
+  });
+
+  // What the fuzzer found, kept as a fixed example: it was a 500 before its fix.
+  test("regression: a path segment that does not percent-decode on a status route is a 404, not a 500", async () => {
+    const { slug, serverId } = status;
+    for (const path of [
+      "/status/%",
+      "/status/%ZZ",
+      "/status/%E0%A4%A/feed.atom",
+      `/status/${slug}/badges/%/status.svg`,
+      `/status/${slug}/badges/${serverId}/%.svg`,
+      `/status/%/badges/${serverId}/status.svg`,
+    ]) {
+      const res = await fetch(`${server.url}${path}`);
+      const text = await res.text();
+      expect(`${path}: ${res.status}`).toBe(`${path}: 404`);
+      expect(plainViolation(res, text)).toBeNull();
+    }
+    // The page route's 404 is the page for people; the feed's and the badges' are the envelope.
+    expect((await fetch(`${server.url}/status/%`)).headers.get("content-type")).toStartWith("text/html");
+  });
+
+  for (const op of undocumented) {
+    test(op.key, async () => {
+      const special = SPECIAL[op.key] ?? {};
+      const hints = { ...baseHints(world), ...special.hints?.(world) };
+      const creds = credentials(op, world);
+      const valid = validRequest(doc, op, hints, creds);
+      await property(op, valid, VALID_RUNS);
+      await property(op, hostileRequest(op, valid, creds), HOSTILE_RUNS);
+    }, 120_000);
+  }
+
+  test("token endpoint: malformed Basic, wrong or another client's secret, unknown client: RFC 6749 401/400, and the code stays unredeemed", async () => {
+    const tokenOp = walk.find((o) => o.key === "POST /oidc/token")!;
+    const c = world.oidc.client;
+    const db = server.services.database.db;
+    const { code, verifier } = await world.oidc.code();
+    const grantOf = async () =>
+      (
+        await db
+          .select()
+          .from(oidcGrants)
+          .where(eq(oidcGrants.codeHash, sha256(code)))
+      )[0]!;
+    const before = await grantOf();
+    expect(before.codeUsedAt).toBeNull();
+    await fc.assert(
+      fc.asyncProperty(clientAuthNoise(c, world.oidc.otherClient), async ({ authorization, creds }) => {
+        const form = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: c.redirectUri });
+        form.set("code_verifier", verifier);
+        for (const [k, v] of Object.entries(creds)) form.set(k, v);
+        const res = await fetch(`${server.url}/oidc/token`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            ...(authorization !== undefined && { authorization }),
+          },
+          body: form,
+        });
+        const text = await res.text();
+        count("POST /oidc/token (client authentication)", res.status);
+        const wrong = violation(tokenOp, { status: res.status, headers: res.headers, text }, undefined);
+        if (wrong) throw new Error(`[${authorization}] ${form} -> ${wrong}`);
+        // Every one of these is a refusal: a wrong secret must never redeem the code.
+        if (res.status < 400) throw new Error(`[${authorization}] ${form} -> ${res.status} ${text.slice(0, 200)}`);
+        if (res.status === 400 && JSON.parse(text).error === "invalid_grant")
+          throw new Error(`[${authorization}] ${form} -> invalid_grant before the client was authenticated`);
+      }),
+      { numRuns: RUNS * 2, seed: SEED, endOnFailure: true },
+    );
+    // Nothing was written: the code is as it was, and its client still redeems it.
+    expect(await grantOf()).toEqual(before);
+    const res = await fetch(`${server.url}/oidc/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: c.redirectUri,
+        code_verifier: verifier,
+        client_id: c.clientId,
+        client_secret: c.secret,
+      }),
+    });
+    expect(res.status).toBe(200);
+  }, 120_000);
+
+  test("status pages and their Host-header twins: hostile slugs, server ids, badge names, hosts and headers", async () => {
+    const db = server.services.database.db;
+    const rows = async () => [
+      (await db.select({ id: loginRequests.id }).from(loginRequests)).length,
+      (await db.select({ id: oidcGrants.id }).from(oidcGrants)).length,
+    ];
+    const before = await rows();
+    await fc.assert(
+      fc.asyncProperty(statusRequest(status), async (r) => {
+        const res = await fetch(`${server.url}${r.path}`, { method: r.method, headers: r.headers, redirect: "manual" });
+        const text = await res.text();
+        count(`status pages (${r.route})`, res.status);
+        const where = `${r.label} ${r.path.slice(0, 200)} ${JSON.stringify(r.headers).slice(0, 300)}`;
+        const wrong = plainViolation(res, text);
+        if (wrong) throw new Error(`${where} -> ${wrong}`);
+        if (![200, 304, 400, 404].includes(res.status)) throw new Error(`${where} -> unexpected ${res.status}`);
+        if (text.includes(status.hiddenTitle)) throw new Error(`${where} -> the unpublished page shows`);
+        // A status route answers 200 for the published page only (a host's other paths are the service as usual).
+        if (res.status === 200 && !r.route.startsWith("host-") && !r.published)
+          throw new Error(`${where} -> 200 for a page that is not the published one: ${text.slice(0, 200)}`);
+        if (res.status === 200 && r.method === "GET" && r.published) {
+          const type = res.headers.get("content-type") ?? "";
+          const want =
+            r.route.endsWith("page") || r.route === "host-root"
+              ? "text/html"
+              : r.route.endsWith("feed")
+                ? "application/atom+xml"
+                : "image/svg+xml";
+          if (!type.startsWith(want)) throw new Error(`${where} -> 200 as ${type}`);
+        }
+        // The unpublished page's own address is a 404 page, not an error envelope.
+        if (r.route === "page" && r.method === "GET" && r.slug === status.hiddenSlug && res.status !== 404)
+          throw new Error(`${where} -> ${res.status} for the unpublished page`);
+      }),
+      { numRuns: RUNS * 8, seed: SEED, endOnFailure: true },
+    );
+    // Reading pages writes nothing (login requests and grants as witnesses).
+    expect(await rows()).toEqual(before);
+  }, 180_000);
+
+  test("methods no route takes: a clean 404 or 405 with the request id, never a 5xx or a stack trace", async () => {
+    const slug = status.slug;
+    const problems: string[] = [];
+    for (const [pattern, allowed] of Object.entries(OUTSIDE_ROUTES)) {
+      const path = pattern.replace("{slug}", slug).replace("{server_id}", status.serverId);
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"].filter((m) => !allowed.includes(m))) {
+        for (const [type, body] of [
+          ["application/x-www-form-urlencoded", "a=1"],
+          ["application/json", '{"a":1}'],
+          ["text/plain", "\u0000"],
+        ] as const) {
+          const res = await fetch(`${server.url}${path}`, {
+            method,
+            headers: { "content-type": type, authorization: `Bearer ${owner(world).token}` },
+            ...(method !== "GET" && { body }),
+            redirect: "manual",
+          });
+          const text = await res.text();
+          count(`${method} (no such route)`, res.status);
+          const wrong =
+            plainViolation(res, text) ?? (res.status === 404 || res.status === 405 ? null : `${res.status}`);
+          if (wrong) problems.push(`${method} ${path} (${type}): ${wrong}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
 });
 
 afterAll(() => {

@@ -138,7 +138,10 @@ const BADGE_PATH = /^\/badges\/([0-9a-fA-F-]{36})\/([a-z0-9-]+\.svg)$/;
  */
 export function statusPagesPlugin(services: Pick<Services, "publishedPages">) {
   const pages: PublishedPages = services.publishedPages;
-  const bySlug = (slug: string) => (SLUG.test(slug) ? pages.get(slug.toLowerCase()) : Promise.resolve(null));
+  // Elysia hands a path parameter it cannot percent-decode (`/status/%`) as null, not a string.
+  const bySlug = (slug: string | null) =>
+    typeof slug === "string" && SLUG.test(slug) ? pages.get(slug.toLowerCase()) : Promise.resolve(null);
+  const str = (v: string | null | undefined) => (typeof v === "string" ? v : "");
   // Before routing, so a page's own host name answers at `/` before the dashboard would.
   const hosts = new Elysia({ name: "status-page-hosts" })
     .onRequest(async ({ request }) => {
@@ -158,10 +161,10 @@ export function statusPagesPlugin(services: Pick<Services, "publishedPages">) {
   return new Elysia({ name: "status-pages" })
     .use(hosts)
     .get("/status/:slug", async ({ request, params }) =>
-      page(request, await bySlug(params.slug), `/status/${params.slug.toLowerCase()}`),
+      page(request, await bySlug(params.slug), `/status/${str(params.slug).toLowerCase()}`),
     )
     .get("/status/:slug/feed.atom", async ({ request, params }) => feed(request, await bySlug(params.slug)))
     .get("/status/:slug/badges/:server/:file", async ({ request, params }) =>
-      badge(request, await bySlug(params.slug), params.server, params.file),
+      badge(request, await bySlug(params.slug), str(params.server), str(params.file)),
     );
 }

@@ -29,6 +29,54 @@ export function responseValidators(doc: Doc): (op: Operation) => ValidateFunctio
   };
 }
 
+/** RFC 6749 section 5.2 and RFC 6750 section 3.1: the only error codes an OAuth endpoint answers. */
+const OAUTH_ERRORS = new Set([
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "invalid_scope",
+  "invalid_token",
+  "insufficient_scope",
+]);
+
+/** Whether the operation declares this status as an OAuth error (`{error, error_description}`), not the envelope. */
+export function oauthStatus(op: Operation, status: number): boolean {
+  const schema = op.spec.responses?.[String(status)]?.content?.["application/json"]?.schema;
+  return schema?.properties?.error?.type === "string";
+}
+
+/**
+ * An OAuth endpoint's refusal, as relying-party libraries read it: JSON of `error` (a registered
+ * code) and `error_description` only, never cached; a 401 says how to authenticate (Basic at the
+ * token endpoint, Bearer with `error="invalid_token"` at userinfo).
+ */
+function oauthViolation(op: Operation, res: Sent): string | null {
+  if (!(res.headers.get("content-type") ?? "").includes("application/json"))
+    return `OAuth error ${res.status} is not JSON: ${res.text.slice(0, 200)}`;
+  let body: any;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return `OAuth error ${res.status} does not parse: ${res.text.slice(0, 200)}`;
+  }
+  if (typeof body?.error !== "string" || !OAUTH_ERRORS.has(body.error))
+    return `OAuth error ${res.status} without a registered code: ${res.text.slice(0, 200)}`;
+  const extra = Object.keys(body).filter((k) => k !== "error" && k !== "error_description");
+  if (extra.length) return `OAuth error with other keys (${extra}): ${res.text.slice(0, 200)}`;
+  if (typeof body.error_description !== "string" || !/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(body.error_description))
+    return `error_description is not RFC 6749's printable ASCII: ${res.text.slice(0, 200)}`;
+  if (!/no-store/.test(res.headers.get("cache-control") ?? "")) return `OAuth error ${res.status} may be cached`;
+  if (res.status === 401) {
+    const challenge = res.headers.get("www-authenticate") ?? "";
+    const bearer = (op.spec.security ?? []).some((s: object) => "oidcAccessToken" in s);
+    if (bearer ? !/^Bearer error="invalid_token"/.test(challenge) : !/^Basic /.test(challenge))
+      return `401 with WWW-Authenticate "${challenge}"`;
+  }
+  return null;
+}
+
 /** The invariants every response must keep, whatever was sent. Returns what is wrong, or null. */
 export function violation(op: Operation, res: Sent, validate: ValidateFunction | undefined): string | null {
   const requestId = res.headers.get("x-request-id");
@@ -36,6 +84,7 @@ export function violation(op: Operation, res: Sent, validate: ValidateFunction |
   if (STACK_TRACE.test(res.text)) return `a stack trace in the body: ${res.text.slice(0, 300)}`;
   if (!requestId) return `no x-request-id header on ${res.status}: ${res.text.slice(0, 200)}`;
   if (op.html) return null;
+  if (res.status >= 400 && oauthStatus(op, res.status)) return oauthViolation(op, res);
   const isJson = (res.headers.get("content-type") ?? "").includes("application/json");
   if (res.status >= 400) {
     if (!isJson) return `error ${res.status} is not JSON: ${res.text.slice(0, 200)}`;

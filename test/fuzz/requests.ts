@@ -28,7 +28,8 @@ export function operations(doc: Doc): Operation[] {
         spec,
         success,
         html: html && Boolean(ok),
-        bearer: (spec.security ?? []).some((s: object) => "bearerAuth" in s),
+        // The service's own bearer (tokens, keys) or an OpenID Connect access token (userinfo).
+        bearer: (spec.security ?? []).some((s: object) => "bearerAuth" in s || "oidcAccessToken" in s),
       });
     }
   }
@@ -264,6 +265,34 @@ function setAt(root: unknown, path: (string | number)[], fn: (parent: any, key: 
 
 type Mutation = (req: FuzzRequest) => fc.Arbitrary<FuzzRequest> | null;
 
+/** The fields of a form-encoded body (the OAuth endpoints' and the browser forms'), undefined for any other. */
+function formBody(req: FuzzRequest): [string, string][] | undefined {
+  return req.body?.kind === "raw" &&
+    typeof req.body.text === "string" &&
+    req.body.contentType === "application/x-www-form-urlencoded"
+    ? [...new URLSearchParams(req.body.text)]
+    : undefined;
+}
+
+const asForm = (req: FuzzRequest, label: string, text: string): FuzzRequest =>
+  tag(req, label, { body: { kind: "raw", text, contentType: "application/x-www-form-urlencoded" } });
+
+/** Percent-encoding a form decoder must survive: broken escapes, encoded NUL, overlong and lone surrogate UTF-8. */
+const RAW_FORM_VALUES = [
+  "%",
+  "%ZZ",
+  "%E0%A4%A",
+  "%C0%AF",
+  "%ED%A0%80",
+  "%00",
+  "%FF%FE",
+  "a%2",
+  "+%2B+",
+  "=",
+  "&&",
+  ";",
+];
+
 const tag = (req: FuzzRequest, label: string, patch: Partial<FuzzRequest>): FuzzRequest => ({
   ...req,
   ...patch,
@@ -414,6 +443,82 @@ export function mutations(creds: Credentials): Record<string, Mutation> {
             body: { kind: "raw", text: new Uint8Array(bytes), contentType: "application/json" },
           }),
         ),
+    "form field hostile": (req) => {
+      const fields = formBody(req);
+      if (!fields) return null;
+      const names = [...fields.map(([k]) => k), "access_token", "client_secret", "__proto__"];
+      return fc.tuple(fc.constantFrom(...names), nastyString).map(([name, v]) => {
+        const form = new URLSearchParams(fields.filter(([k]) => k !== name));
+        form.append(name, v);
+        return asForm(req, `form hostile: ${name}`, form.toString());
+      });
+    },
+    "form raw encoding": (req) => {
+      const fields = formBody(req);
+      if (!fields) return null;
+      return fc
+        .tuple(fc.constantFrom(...fields.map(([k]) => k), "x"), fc.constantFrom(...RAW_FORM_VALUES))
+        .map(([name, raw]) => {
+          const rest = new URLSearchParams(fields.filter(([k]) => k !== name)).toString();
+          return asForm(req, `form raw ${name}=${raw}`, `${rest}${rest ? "&" : ""}${name}=${raw}`);
+        });
+    },
+    "form field repeated, missing or oversized": (req) => {
+      const fields = formBody(req);
+      if (!fields?.length) return null;
+      return fc
+        .tuple(
+          fc.constantFrom(...fields.map(([k]) => k)),
+          fc.constantFrom("repeated", "missing", "empty", "oversized"),
+          fc.integer({ min: 300, max: 40_000 }),
+        )
+        .map(([name, how, size]) => {
+          const form = new URLSearchParams(fields.filter(([k]) => k !== name || how === "repeated"));
+          if (how === "repeated") form.append(name, fields.find(([k]) => k === name)![1]);
+          if (how === "empty") form.append(name, "");
+          if (how === "oversized") form.append(name, "é".repeat(size));
+          return asForm(req, `form ${name} ${how}`, form.toString());
+        });
+    },
+    "form as another type": (req) => {
+      const fields = formBody(req);
+      if (!fields) return null;
+      const text = new URLSearchParams(fields).toString();
+      return fc
+        .constantFrom(
+          { kind: "json" as const, value: Object.fromEntries(fields) },
+          { kind: "raw" as const, text, contentType: "text/plain" },
+          { kind: "raw" as const, text, contentType: "multipart/form-data; boundary=x" },
+          { kind: "raw" as const, text, contentType: undefined },
+          {
+            kind: "raw" as const,
+            text: new Uint8Array([0xff, 0xfe, 0x00, 0x3d]),
+            contentType: "application/x-www-form-urlencoded",
+          },
+        )
+        .map((body) =>
+          tag(req, `form sent as ${body.kind === "json" ? "json" : (body.contentType ?? "(none)")}`, { body }),
+        );
+    },
+    // The browser routes read cookies (the apps page's sign-in, the device form's, the consent's): forged and broken ones.
+    "cookie noise": (req) =>
+      fc
+        .tuple(
+          fc.constantFrom("mcp_player", "mcp_apps_state", "mcp_device", "mcp_dashboard_refresh", "mcp_auth_x"),
+          fc.oneof(
+            headerNoise,
+            fc.constantFrom(
+              `${Buffer.from(JSON.stringify({ uuid: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Notch", exp: 9e15 })).toString("base64url")}.AAAA`,
+              `${Buffer.from("{").toString("base64url")}.x`,
+              "a.b.c",
+              ".",
+              "%ZZ",
+              '"x',
+              "x".repeat(2000),
+            ),
+          ),
+        )
+        .map(([name, v]) => tag(req, `cookie ${name}`, { headers: { ...req.headers, cookie: `${name}=${v}` } })),
     "bad bearer": (req) =>
       bearerNoise(creds.expired).map((auth) =>
         tag(req, `bad bearer`, { headers: { ...req.headers, authorization: auth } }),
@@ -466,6 +571,10 @@ export function mutations(creds: Credentials): Record<string, Mutation> {
 }
 
 const BODY_MUTATIONS = new Set([
+  "form field hostile",
+  "form raw encoding",
+  "form field repeated, missing or oversized",
+  "form as another type",
   "field wrong type",
   "field missing",
   "string field hostile",

@@ -1,6 +1,7 @@
 import type { RunningServer } from "../../src/app";
 import { api, newUser, type TestUser } from "../helpers";
 import { fullLogin, start, type TestClient } from "../ms-auth-helpers";
+import { browserAuthorize } from "../oidc-helpers";
 import { enableTotp } from "../two-factor-helpers";
 import { makePeople, makeTeam, type People, type TeamFixture } from "../security/fixture";
 
@@ -44,6 +45,83 @@ export interface World {
   noteId: string;
   announcementId: string;
   bannedUuid: string;
+  /** "Sign in with Minecraft": a confidential OpenID Connect client in the fixture team, one in the outsider's */
+  oidc: OidcWorld;
+}
+
+export interface OidcClientFixture {
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+}
+
+export interface OidcWorld {
+  client: OidcClientFixture;
+  otherClient: OidcClientFixture;
+  /** a live access token of `client` (userinfo answers for it), and one of `otherClient` */
+  accessToken: string;
+  otherAccessToken: string;
+  /** a fresh authorization code of the client (a whole browser sign-in and consent) with its PKCE verifier */
+  code(c?: OidcClientFixture, username?: string): Promise<{ code: string; verifier: string }>;
+}
+
+/** OpenID Connect enabled on a client app of the team, confidential, with one registered redirect URI. */
+async function oidcClientIn(server: RunningServer, owner: TestUser, teamId: string): Promise<OidcClientFixture> {
+  const created = await post(server, owner.token, "/client/apps", {
+    team_id: teamId,
+    name: "website",
+    title: "Blocky Website",
+    description: "The Blocky community site.",
+  });
+  const redirectUri = "http://127.0.0.1:9/cb";
+  await post(server, owner.token, `/client/apps/${created.app.client_id}/modules/oidc`, {
+    redirect_uris: [redirectUri],
+  });
+  return { clientId: created.app.client_id, secret: created.client_secret, redirectUri };
+}
+
+/** What a relying party and a player's browser do: authorize with PKCE, sign in, approve; the code comes back. */
+export async function oidcCode(
+  server: RunningServer,
+  c: OidcClientFixture,
+  username = "Steve",
+): Promise<{ code: string; verifier: string }> {
+  const verifier = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const challenge = new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
+  const params = new URLSearchParams({
+    response_type: "code",
+    client_id: c.clientId,
+    redirect_uri: c.redirectUri,
+    scope: "openid profile",
+    state: "world",
+    nonce: "world",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  });
+  const back = await browserAuthorize(server, `${server.url}/oidc/authorize?${params}`, { username });
+  const code = back.searchParams.get("code");
+  if (!code) throw new Error(`fixture authorization code: ${back}`);
+  return { code, verifier };
+}
+
+/** Redeems a code at the token endpoint with client_secret_basic; the access token. */
+export async function oidcRedeem(server: RunningServer, c: OidcClientFixture, code: string, verifier: string) {
+  const res = await fetch(`${server.url}/oidc/token`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString("base64")}`,
+    },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: c.redirectUri,
+      code_verifier: verifier,
+    }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`fixture token: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 async function post(
@@ -88,13 +166,17 @@ export async function gameServerIn(server: RunningServer, owner: TestUser, teamI
 export async function makeWorld(server: RunningServer): Promise<World> {
   const people = await makePeople(server);
   const team = await makeTeam(server, people);
-  const [client, otherClient, gameServer, sessionUser, twoFactorUser] = await Promise.all([
+  const [client, otherClient, gameServer, sessionUser, twoFactorUser, oidcClient, oidcOther] = await Promise.all([
     clientIn(server, people.owner, team.teamId),
     clientIn(server, people.outsider, team.otherTeamId),
     gameServerIn(server, people.owner, team.teamId),
     newUser(server, "session"),
     newUser(server, "two-factor"),
+    oidcClientIn(server, people.owner, team.teamId),
+    oidcClientIn(server, people.outsider, team.otherTeamId),
   ]);
+  const mine = await oidcCode(server, oidcClient, "Steve");
+  const theirs = await oidcCode(server, oidcOther, "Alex");
   const { recoveryCodes } = await enableTotp(server, twoFactorUser);
   const login = await fullLogin(server, client);
   const pending = await start(server, client, "fuzz");
@@ -169,5 +251,12 @@ export async function makeWorld(server: RunningServer): Promise<World> {
     bannedUuid: ban.uuid,
     playerUuid,
     noteId: note.note_id,
+    oidc: {
+      client: oidcClient,
+      otherClient: oidcOther,
+      accessToken: await oidcRedeem(server, oidcClient, mine.code, mine.verifier),
+      otherAccessToken: await oidcRedeem(server, oidcOther, theirs.code, theirs.verifier),
+      code: (c = oidcClient, username = "Steve") => oidcCode(server, c, username),
+    },
   };
 }
