@@ -30031,7 +30031,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The page's address: `/status/<slug>`; letters, digits and inner hyphens */
+                /**
+                 * @description The page's address: `/status/<slug>`; letters, digits and inner hyphens
+                 * @example blockworks
+                 */
                 slug: string;
             };
             cookie?: never;
@@ -30048,6 +30051,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "generated_at": "2026-03-14T10:02:11.204Z",
+                     *       "servers": [
+                     *         {
+                     *           "server_id": "5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10",
+                     *           "name": "Lobby",
+                     *           "status": "up",
+                     *           "players_online": 31,
+                     *           "players_max": 200,
+                     *           "version": "1.21.4",
+                     *           "motd": "§6Blockworks Network §7· §apick a game",
+                     *           "uptime": {
+                     *             "24h": 1,
+                     *             "7d": 0.9986,
+                     *             "30d": 0.9991
+                     *           },
+                     *           "checked_at": "2026-03-14T10:02:11.204Z",
+                     *           "incident": null,
+                     *           "badges": {
+                     *             "status": "https://mc.blockworks.example/status/blockworks/badges/5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10/status.svg",
+                     *             "players": "https://mc.blockworks.example/status/blockworks/badges/5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10/players.svg",
+                     *             "uptime-24h": "https://mc.blockworks.example/status/blockworks/badges/5b0e1c1e-3f7d-4a55-9c43-8f0f4f1f2a10/uptime-24h.svg"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** Format: date-time */
                         generated_at: string;
@@ -35770,6 +35804,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -35786,6 +35821,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "pages": [
+                     *         {
+                     *           "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *           "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *           "slug": "blockworks",
+                     *           "title": "Blockworks",
+                     *           "description": "Live status of the Blockworks network",
+                     *           "host_name": null,
+                     *           "published": true,
+                     *           "server_ids": [],
+                     *           "network_names": [
+                     *             "Blockworks"
+                     *           ],
+                     *           "show": {
+                     *             "players": true,
+                     *             "version": true,
+                     *             "motd": true,
+                     *             "latency": false
+                     *           },
+                     *           "logo_url": null,
+                     *           "accent_color": "#2f6fde",
+                     *           "theme": "auto",
+                     *           "url": "https://mc.blockworks.example/status/blockworks",
+                     *           "created_at": "2026-03-14T09:26:53.589Z",
+                     *           "updated_at": "2026-03-14T09:26:53.589Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         pages: {
                             accent_color: string;
@@ -35988,12 +36054,30 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "slug": "blockworks",
+                 *       "title": "Blockworks",
+                 *       "description": "Live status of the Blockworks network",
+                 *       "network_names": [
+                 *         "Blockworks"
+                 *       ],
+                 *       "show": {
+                 *         "players": true,
+                 *         "version": true,
+                 *         "motd": true,
+                 *         "latency": false
+                 *       },
+                 *       "published": true
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @default #2f6fde
@@ -36073,6 +36157,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "description": "Live status of the Blockworks network",
+                     *       "host_name": null,
+                     *       "published": true,
+                     *       "server_ids": [],
+                     *       "network_names": [
+                     *         "Blockworks"
+                     *       ],
+                     *       "show": {
+                     *         "players": true,
+                     *         "version": true,
+                     *         "motd": true,
+                     *         "latency": false
+                     *       },
+                     *       "logo_url": null,
+                     *       "accent_color": "#2f6fde",
+                     *       "theme": "auto",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": {
                         accent_color: string;
                         /** Format: date-time */
@@ -36333,7 +36444,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f */
                 page_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -36350,6 +36463,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "description": "Live status of the Blockworks network",
+                     *       "host_name": null,
+                     *       "published": true,
+                     *       "server_ids": [],
+                     *       "network_names": [
+                     *         "Blockworks"
+                     *       ],
+                     *       "show": {
+                     *         "players": true,
+                     *         "version": true,
+                     *         "motd": true,
+                     *         "latency": false
+                     *       },
+                     *       "logo_url": null,
+                     *       "accent_color": "#2f6fde",
+                     *       "theme": "auto",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": {
                         accent_color: string;
                         /** Format: date-time */
@@ -36544,7 +36684,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f */
                 page_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -36561,6 +36703,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["Ok"];
                 };
             };
@@ -36724,13 +36871,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f */
                 page_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "host_name": "status.blockworks.example",
+                 *       "theme": "dark"
+                 *     }
+                 */
                 "application/json": {
                     /** @example #2f6fde */
                     accent_color?: string;
@@ -36786,6 +36941,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "description": "Live status of the Blockworks network",
+                     *       "host_name": "status.blockworks.example",
+                     *       "published": true,
+                     *       "server_ids": [],
+                     *       "network_names": [
+                     *         "Blockworks"
+                     *       ],
+                     *       "show": {
+                     *         "players": true,
+                     *         "version": true,
+                     *         "motd": true,
+                     *         "latency": false
+                     *       },
+                     *       "logo_url": null,
+                     *       "accent_color": "#2f6fde",
+                     *       "theme": "dark",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         accent_color: string;
                         /** Format: date-time */
@@ -37030,7 +37212,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f */
                 page_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -37048,6 +37232,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "description": "Live status of the Blockworks network",
+                     *       "host_name": null,
+                     *       "published": true,
+                     *       "server_ids": [],
+                     *       "network_names": [
+                     *         "Blockworks"
+                     *       ],
+                     *       "show": {
+                     *         "players": true,
+                     *         "version": true,
+                     *         "motd": true,
+                     *         "latency": false
+                     *       },
+                     *       "logo_url": null,
+                     *       "accent_color": "#2f6fde",
+                     *       "theme": "auto",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": {
                         accent_color: string;
                         /** Format: date-time */
@@ -37314,7 +37525,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @example 2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f */
                 page_id: string;
+                /** @example 3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d */
                 team_id: string;
             };
             cookie?: never;
@@ -37332,6 +37545,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "page_id": "2d4e6f80-9a1b-4c3d-8e5f-6a7b8c9d0e1f",
+                     *       "team_id": "3f1c9a52-8d4e-4b7a-9c21-5e6f7a8b9c0d",
+                     *       "slug": "blockworks",
+                     *       "title": "Blockworks",
+                     *       "description": "Live status of the Blockworks network",
+                     *       "host_name": null,
+                     *       "published": false,
+                     *       "server_ids": [],
+                     *       "network_names": [
+                     *         "Blockworks"
+                     *       ],
+                     *       "show": {
+                     *         "players": true,
+                     *         "version": true,
+                     *         "motd": true,
+                     *         "latency": false
+                     *       },
+                     *       "logo_url": null,
+                     *       "accent_color": "#2f6fde",
+                     *       "theme": "auto",
+                     *       "url": "https://mc.blockworks.example/status/blockworks",
+                     *       "created_at": "2026-03-14T09:26:53.589Z",
+                     *       "updated_at": "2026-03-14T10:02:11.204Z"
+                     *     }
+                     */
                     "application/json": {
                         accent_color: string;
                         /** Format: date-time */
