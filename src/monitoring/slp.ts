@@ -191,7 +191,9 @@ export function serverListPing(
           else finish(new PingError("bad answer: the connection closed before a status answer"));
         },
         error(_s, err) {
-          finish(socketError(err, address, port));
+          // The same for one that resets it then.
+          if (json !== undefined) finish(null, answered - asked);
+          else finish(socketError(err, address, port));
         },
       },
     }).then(
