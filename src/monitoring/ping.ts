@@ -62,7 +62,7 @@ async function srvTarget(host: string, timeoutMs: number): Promise<{ host: strin
 
 /**
  * The MOTD clean and with its `§` codes, from the description (a string or a chat component), as
- * minecraft-server-util gave them. The last few are kept: a server's description rarely changes,
+ * minecraft-server-util gave them. The last ones are kept: a server's description rarely changes,
  * and formatting one walks it a character at a time.
  */
 const motds = new Map<string, { raw: string; clean: string }>();
@@ -74,8 +74,11 @@ function motdOf(description: unknown): { raw: string; clean: string } {
   if (!m) {
     const parsed = parse(description as Parameters<typeof parse>[0]);
     m = { raw: format(parsed), clean: clean(parsed) };
-    if (motds.size >= 1000) motds.delete(motds.keys().next().value!);
-    motds.set(key, m);
+    // Bounded: at most 1,000 of at most 4 KiB (a server's answer is what it likes).
+    if (key.length <= 4096) {
+      if (motds.size >= 1000) motds.delete(motds.keys().next().value!);
+      motds.set(key, m);
+    }
   }
   return m;
 }
