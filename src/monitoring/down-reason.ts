@@ -20,8 +20,9 @@ const NAME_CODES = new Set(["ENOTFOUND", "ENODATA", "EAI_NONAME", "EAI_NODATA", 
 const UNREACHABLE_CODES = new Set(["EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN", "ENETDOWN", "EADDRNOTAVAIL"]);
 const TIMEOUT_CODES = new Set(["ETIMEDOUT", "ETIMEOUT"]);
 /**
- * minecraft-server-util's own timer says "Server is offline or unreachable"; the pinger's
- * address lookup timer says "Address lookup timed out".
+ * The pinger's timers: the status exchange's ("timed out: no status answer within ...", code
+ * ETIMEDOUT) and the address lookup's ("Address lookup timed out"). "offline or unreachable" is
+ * what minecraft-server-util, the client before, said on its timeout.
  */
 const TIMEOUT_TEXT = /offline or unreachable|timed out/i;
 

@@ -1,7 +1,8 @@
 import { Resolver } from "node:dns/promises";
-import { status } from "minecraft-server-util";
+import { clean, format, parse } from "minecraft-motd-util";
 import { literalAddress, type OutboundPolicy, OutboundRefused, resolveAllowed } from "../lib/address-guard";
 import { type DownReason, downReason } from "./down-reason";
+import { PingError, serverListPing } from "./slp";
 
 export interface PingResult {
   online: boolean;
@@ -59,6 +60,29 @@ async function srvTarget(host: string, timeoutMs: number): Promise<{ host: strin
   }
 }
 
+/**
+ * The MOTD clean and with its `§` codes, from the description (a string or a chat component), as
+ * minecraft-server-util gave them. The last ones are kept: a server's description rarely changes,
+ * and formatting one walks it a character at a time.
+ */
+const motds = new Map<string, { raw: string; clean: string }>();
+function motdOf(description: unknown): { raw: string; clean: string } {
+  if (typeof description !== "string" && (typeof description !== "object" || description === null))
+    throw new PingError(`bad answer: a description of type ${description === null ? "null" : typeof description}`);
+  const key = typeof description === "string" ? description : JSON.stringify(description);
+  let m = motds.get(key);
+  if (!m) {
+    const parsed = parse(description as Parameters<typeof parse>[0]);
+    m = { raw: format(parsed), clean: clean(parsed) };
+    // Bounded: at most 1,000 of at most 4 KiB (a server's answer is what it likes).
+    if (key.length <= 4096) {
+      if (motds.size >= 1000) motds.delete(motds.keys().next().value!);
+      motds.set(key, m);
+    }
+  }
+  return m;
+}
+
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -89,18 +113,28 @@ export async function ping(host: string, port: number, timeoutMs: number, policy
     const to = literalAddress(host)
       ? { address: await resolveAllowed(host, policy), port }
       : await within(timeoutMs, target(host, port, timeoutMs, policy));
-    const r = await status(to.address, to.port, { timeout: timeoutMs, enableSRV: false });
+    const r = await serverListPing(to.address, to.port, timeoutMs);
+    const { json } = r;
+    // What minecraft-server-util required of an answer: players, a version and a description.
+    if (
+      typeof json.players !== "object" ||
+      json.players === null ||
+      typeof json.version !== "object" ||
+      json.version === null
+    )
+      throw new PingError("bad answer: the status has no players or no version");
+    const motd = motdOf(json.description);
     return {
       online: true,
-      latencyMs: Math.max(0, Math.round(r.roundTripLatency)),
-      playersOnline: count(r.players.online),
-      playersMax: count(r.players.max),
-      version: clip(String(r.version.name ?? ""), 200),
-      motd: clip(r.motd.clean, 500),
-      motdRaw: clip(r.motd.raw, 500),
+      latencyMs: Math.max(0, Math.round(r.latencyMs)),
+      playersOnline: count(json.players.online),
+      playersMax: count(json.players.max),
+      version: clip(String(json.version.name ?? ""), 200),
+      motd: clip(motd.clean, 500),
+      motdRaw: clip(motd.raw, 500),
       error: null,
       reason: null,
-      sample: players(r.players.sample),
+      sample: players(json.players.sample),
     };
   } catch (err) {
     return {

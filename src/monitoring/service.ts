@@ -12,6 +12,7 @@ import { MetricBuffer } from "./buffer";
 import { pruneHistory } from "./retention";
 import { PLANNED_STOP_SECONDS } from "./planned";
 import { rowsOf } from "../db/rows";
+import { preparedStatement } from "../db/prepared";
 import { metricHistory, uptimeStats, type MetricName, type MetricsWindow, type UptimeWindow } from "./stats";
 
 export interface Target {
@@ -155,7 +156,15 @@ export class MonitoringService {
     /** Where samples are summed for the metric buckets (flushed by its own background task). */
     readonly buffer: MetricBuffer = new MetricBuffer(db, log),
     private readonly observed: Metrics | null = null,
-  ) {}
+  ) {
+    this.stillLeasedQuery = preparedStatement(
+      db,
+      "pinger_still_leased",
+      ["server_id"],
+      sql`select x.server_id from json_to_recordset(${sql.placeholder("rows")}::json) as x(server_id uuid, lease timestamptz)
+           where x.lease = (select next_check_at from servers where id = x.server_id)`,
+    );
+  }
 
   private get intervalMs() {
     return this.config.PING_INTERVAL_SECONDS * 1000;
@@ -565,11 +574,15 @@ export class MonitoringService {
   /** Of these results, the servers whose row still carries the lease each was checked under. */
   private async stillLeased(batch: PendingWrite[]): Promise<Set<string>> {
     const rows = JSON.stringify(batch.map(({ serverId, token }) => ({ server_id: serverId, lease: token })));
-    const result = await this.db.execute(sql`
-      select x.server_id from json_to_recordset(${rows}::json) as x(server_id uuid, lease timestamptz)
-       where x.lease = (select next_check_at from servers where id = x.server_id)`);
-    return new Set(rowsOf<{ server_id: string }>(result).map((r) => r.server_id));
+    const result = await this.stillLeasedQuery.execute({ rows });
+    return new Set(result.map((r) => r.server_id as string));
   }
+
+  /**
+   * Prepared (once per connection): it runs once per shared write of results with nothing new,
+   * the statement most checks cost, and PostgreSQL would otherwise parse and plan it every time.
+   */
+  private readonly stillLeasedQuery;
 
   /** Writes samples and statuses (see `storeMany`); whether each stored server flipped, by id. */
   private async writeMany(batch: PendingWrite[]): Promise<Map<string, boolean>> {
