@@ -27,6 +27,14 @@ export const when = (iso: string) =>
     minute: "2-digit",
   });
 
+/** "Fri 27 Nov, 10:01 – 13:02": the end names its day only when it is another day. */
+export function period(from: string, to: string, show: (at: string, timeOnly: boolean) => string) {
+  const sameDay = show(from, false).replace(show(from, true), "") === show(to, false).replace(show(to, true), "");
+  return `${show(from, false)} – ${show(to, sameDay)}`;
+}
+const whenOrTime = (at: string, timeOnly: boolean) =>
+  timeOnly ? new Date(at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }) : when(at);
+
 /** "2 h 5 min": how long an incident lasted (or has lasted). */
 function lasted(from: string, to: string | null) {
   const mins = Math.max(0, Math.round(((to ? Date.parse(to) : Date.now()) - Date.parse(from)) / 60_000));
@@ -153,10 +161,10 @@ function IncidentCard({ incident: i, expanded = false }: { incident: Incident; e
         <StatusBadge status={i.status} />
       </div>
       <p className="incident-meta">
-        <span className={`kind kind-${i.kind}`}>{KIND_LABEL[i.kind]}</span> · {about} · {when(i.started_at)}
+        <span className={`kind kind-${i.kind}`}>{KIND_LABEL[i.kind]}</span> · {about} ·{" "}
         {i.ended_at
-          ? ` – ${when(i.ended_at)} (${lasted(i.started_at, i.ended_at)})`
-          : ` · for ${lasted(i.started_at, null)}`}
+          ? `${period(i.started_at, i.ended_at, whenOrTime)} (${lasted(i.started_at, i.ended_at)})`
+          : `${when(i.started_at)} · for ${lasted(i.started_at, null)}`}
       </p>
       {i.reason && <p className="muted">Why: {i.reason.replaceAll("_", " ")}</p>}
       <button
@@ -215,7 +223,8 @@ function Timeline({ incident: i }: { incident: Incident }) {
           </ol>
         )}
       </Q>
-      {canWrite && <UpdateForm incident={i} />}
+      {/* The history is kept as it was: updates go to incidents still open. */}
+      {canWrite && !i.ended_at && <UpdateForm incident={i} />}
     </>
   );
 }
@@ -224,7 +233,7 @@ function UpdateForm({ incident: i }: { incident: Incident }) {
   const { team } = useCurrent();
   const team_id = team!.team_id;
   const qc = useQueryClient();
-  const [status, setStatus] = useState<Status>(i.ended_at ? "resolved" : i.status);
+  const [status, setStatus] = useState<Status>(i.status);
   const [message, setMessage] = useState("");
   const intent = useIntent();
   const outcome = useOutcome(() => {
@@ -251,8 +260,7 @@ function UpdateForm({ incident: i }: { incident: Incident }) {
         <Field label="Status" error={errs.status}>
           {(id, d) => (
             <select id={id} aria-describedby={d} value={status} onChange={(e) => setStatus(e.target.value as Status)}>
-              {/* An ended incident takes a postscript, not a reopening. */}
-              {(i.ended_at ? (["resolved"] as const) : STATUSES).map((s) => (
+              {STATUSES.map((s) => (
                 <option key={s} value={s}>
                   {STATUS_LABEL[s]}
                 </option>

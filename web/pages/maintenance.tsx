@@ -4,16 +4,15 @@ import { errorMessage, fieldErrors, forTeam, trpc } from "../api";
 import { fromWallClock, nextRunsIn, wallClock } from "../cron";
 import { useCurrent } from "../current";
 import { TargetSelect, targetOf, useTargets } from "../target-select";
+import { period } from "./incidents";
 import { ConfirmButton, Empty, Field, Q, SubmitButton, TextField, useIntent, useOutcome } from "../ui";
 
 /** A moment on the team's clock ("Mon 30 Nov, 04:00"), as maintenance is planned on it. */
-const inZone = (at: string | Date, timeZone: string) => {
+const inZone = (at: string | Date, timeZone: string, timeOnly = false) => {
   try {
     return new Date(at).toLocaleString(undefined, {
       timeZone,
-      weekday: "short",
-      day: "numeric",
-      month: "short",
+      ...(!timeOnly && { weekday: "short", day: "numeric", month: "short" }),
       hour: "2-digit",
       minute: "2-digit",
     });
@@ -106,17 +105,20 @@ export function MaintenanceSection() {
                     {targets.name(w)} ·{" "}
                     {w.schedule
                       ? `every “${w.schedule}” for ${minutes(w.duration_minutes ?? 0)}`
-                      : `one-off, ${inZone(w.starts_at!, w.time_zone)} – ${inZone(w.ends_at!, w.time_zone)}`}
+                      : `once, ${period(w.starts_at!, w.ends_at!, (at, t) => inZone(at, w.time_zone, t))}`}
                   </p>
                   {w.message && <p>{w.message}</p>}
-                  <p>
-                    {w.active
-                      ? `Running until ${inZone(w.active.ends_at, w.time_zone)}.`
-                      : w.next
-                        ? `Next: ${inZone(w.next.starts_at, w.time_zone)} – ${inZone(w.next.ends_at, w.time_zone)}.`
-                        : "Over: it will not run again."}
-                    {w.schedule && <NextRuns schedule={w.schedule} zone={w.time_zone} skip={1} />}
-                  </p>
+                  {/* A one-off window's times are above; a repeating one says when it runs next. */}
+                  {(w.active || w.schedule || !w.next) && (
+                    <p>
+                      {w.active
+                        ? `Running until ${inZone(w.active.ends_at, w.time_zone)}.`
+                        : w.next
+                          ? `Next: ${period(w.next.starts_at, w.next.ends_at, (at, t) => inZone(at, w.time_zone, t))}.`
+                          : "Over: it will not run again."}
+                      {w.schedule && <NextRuns schedule={w.schedule} zone={w.time_zone} skip={1} />}
+                    </p>
+                  )}
                   {canWrite && (
                     <div className="actions">
                       <button
