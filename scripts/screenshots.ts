@@ -125,13 +125,11 @@ async function operationsPages(page: Page, size: string) {
 
 if (ONLY.length > 0) {
   for (const [size, viewport] of Object.entries(SIZES)) {
-    for (const colorScheme of ["light", "dark"] as const) {
-      const context = await browser.newContext({ viewport, colorScheme });
-      const page = await context.newPage();
-      await signIn(page);
-      await operationsPages(page, colorScheme === "dark" ? `dark-${size}` : size);
-      await context.close();
-    }
+    const context = await browser.newContext({ viewport, colorScheme: "light" });
+    const page = await context.newPage();
+    await signIn(page);
+    await operationsPages(page, size);
+    await context.close();
   }
   await browser.close();
   await demo.stop();
