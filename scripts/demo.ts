@@ -398,6 +398,7 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
         published: true,
       },
     });
+    await operations(base, token, teamId, now);
     for (const a of agents.values()) {
       await a.heartbeat();
       await a.pollConfig();
@@ -536,7 +537,58 @@ export async function emptyReads(baseUrl: string, email = DEMO_EMAIL, password =
       "webhook deliveries: one delivered",
     );
   }
+  const incidents = (await get("/server/incidents?state=resolved", asTeam)).incidents as unknown[];
+  expect(incidents.length > 0, "incidents: one resolved");
+  expect((await get("/server/maintenance", asTeam)).windows.length > 0, "maintenance windows");
+  expect((await get(`/teams/${teamId}/alert-rules`)).rules.length > 0, "alert rules");
   return missing;
+}
+
+/**
+ * What the incidents and alert rules pages show: a network incident posted by hand and resolved
+ * (earlier than any crash a test causes, so that one is the newest), maintenance planned for
+ * tomorrow (never running while the demo is used for tests) and an alert rule on TPS.
+ */
+async function operations(base: string, token: string, teamId: string, now: number) {
+  const asTeam = { "x-team-id": teamId };
+  const incident = (
+    await call(base, "POST", "/server/incidents", {
+      token,
+      headers: asTeam,
+      body: {
+        network_name: NETWORK,
+        title: "Lag spikes on the network",
+        status: "investigating",
+        message: "Players report rubber-banding on every server; we are looking into it.",
+        started_at: new Date(now - 3 * HOUR).toISOString(),
+      },
+    })
+  ).body;
+  for (const [status, message] of [
+    ["identified", "A chunk pregeneration task on Survival was starving the proxy host of CPU."],
+    ["resolved", "The task is paused until the nightly window; TPS is back to 20 everywhere."],
+  ])
+    await call(base, "POST", `/server/incidents/${incident.incident_id}/updates`, {
+      token,
+      headers: asTeam,
+      body: { status, message },
+    });
+  const start = Math.ceil((now + DAY) / HOUR) * HOUR;
+  await call(base, "POST", "/server/maintenance", {
+    token,
+    headers: asTeam,
+    body: {
+      network_name: NETWORK,
+      title: "Upgrade to 1.21.5",
+      message: "The network restarts on the new version; expect an hour of downtime.",
+      starts_at: new Date(start).toISOString(),
+      ends_at: new Date(start + HOUR).toISOString(),
+    },
+  });
+  await call(base, "POST", `/teams/${teamId}/alert-rules`, {
+    token,
+    body: { name: "Low TPS", network_name: NETWORK, metric: "tps", op: "below", threshold: 15, duration_seconds: 120 },
+  });
 }
 
 /** Ranks and announcements on every server, as a team sets them up on the dashboard. */

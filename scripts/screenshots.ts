@@ -6,6 +6,7 @@
  * and signs in as the demo's owner.
  *
  *   bun scripts/screenshots.ts
+ *   bun scripts/screenshots.ts incidents alerts   # only these pages, the others left as they are
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -66,7 +67,9 @@ await fetch(`${base}/server/players`, {
   headers: { authorization: `Bearer ${bot.key}`, "x-server-id": survival.serverId },
 });
 
-rmSync(OUT, { recursive: true, force: true });
+// Named pages only (the operations pages: incidents with maintenance, alert rules), or everything afresh.
+const ONLY = process.argv.slice(2);
+if (ONLY.length === 0) rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const browser = await launchChromium();
 
@@ -98,6 +101,41 @@ const SERVER_TABS = [
   ["moderation", 'table[aria-label="Bans"]'],
   ["settings", '[data-testid="agent-command"]'],
 ] as const;
+
+/** The incidents page (the demo's resolved incident opened, its maintenance below) and the alert rules. */
+async function operationsPages(page: Page, size: string) {
+  if (ONLY.length === 0 || ONLY.includes("incidents")) {
+    await page.goto(`${base}/#/incidents`);
+    const incident = page.getByTestId("incident").filter({ hasText: "Lag spikes on the network" });
+    await incident.getByRole("button", { name: /^Timeline of / }).click();
+    await incident
+      .getByRole("list", { name: /^Timeline of / })
+      .locator("li")
+      .nth(2)
+      .waitFor();
+    await page.getByTestId("maintenance-window").first().waitFor();
+    await shoot(page, `incidents-${size}`);
+  }
+  if (ONLY.length === 0 || ONLY.includes("alerts")) {
+    await page.goto(`${base}/#/alerts`);
+    await page.getByTestId("alert-rule").first().waitFor();
+    await shoot(page, `alerts-${size}`);
+  }
+}
+
+if (ONLY.length > 0) {
+  for (const [size, viewport] of Object.entries(SIZES)) {
+    const context = await browser.newContext({ viewport, colorScheme: "light" });
+    const page = await context.newPage();
+    await signIn(page);
+    await operationsPages(page, size);
+    await context.close();
+  }
+  await browser.close();
+  await demo.stop();
+  await stopAll();
+  process.exit(0);
+}
 
 for (const [size, viewport] of Object.entries(SIZES)) {
   const context = await browser.newContext({ viewport, colorScheme: "light" });
@@ -155,6 +193,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
   await page.goto(`${base}/#/account`);
   await page.getByRole("table", { name: "Signed-in devices" }).waitFor();
   await shoot(page, `account-${size}`);
+  await operationsPages(page, size);
   await page.goto(`${base}/#/status-pages`);
   await page.getByRole("table", { name: "Status pages" }).waitFor();
   await shoot(page, `status-pages-${size}`);

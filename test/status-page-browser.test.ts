@@ -75,7 +75,9 @@ describe("status page in a browser", () => {
               expect(await page.locator("li.server").count()).toBe(4);
               expect(await page.locator("ol.bars").first().locator("li").count()).toBe(90);
               expect(await page.getByRole("heading", { name: "Incident history" }).count()).toBe(1);
-              expect(await page.locator("li.inc h3").first().textContent()).toBe("BedWars was down");
+              expect(await page.locator('section[aria-labelledby="incidents-h"] li.inc h3').first().textContent()).toBe(
+                "BedWars was down",
+              );
               expect(await page.locator(".motd .mc-c6").first().textContent()).toContain("Blockworks Network");
               // Keyboard: the first bar takes focus and shows its figures.
               await page.locator("ol.bars li").last().focus();

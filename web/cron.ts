@@ -53,3 +53,40 @@ export function nextRuns(expr: string, count = 3, from = new Date()): Date[] | n
   }
   return out;
 }
+
+/** A time's wall clock in `timeZone`, as a Date whose UTC fields are that wall clock. */
+export function wallClock(at: Date, timeZone: string): Date {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "numeric",
+    day: "numeric",
+    hour: "numeric",
+    minute: "numeric",
+    second: "numeric",
+  }).formatToParts(at);
+  const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  return new Date(Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second")));
+}
+
+/** The moment a wall clock time (UTC fields of `wall`) happens in `timeZone` (the later offset in a gap or overlap). */
+export function fromWallClock(wall: Date, timeZone: string): Date {
+  const offset = (at: Date) => wallClock(at, timeZone).getTime() - Math.floor(at.getTime() / 1000) * 1000;
+  const guess = new Date(wall.getTime() - offset(wall));
+  return new Date(wall.getTime() - offset(guess));
+}
+
+/**
+ * The next runs of a five-field cron expression read in `timeZone` (a maintenance window's
+ * schedule is read in the team's time zone): matched on the wall clock, then placed in time.
+ */
+export function nextRunsIn(expr: string, timeZone: string, count = 3, from = new Date()): Date[] | null {
+  let wall: Date;
+  try {
+    wall = wallClock(from, timeZone);
+  } catch {
+    return null;
+  }
+  return nextRuns(expr, count, wall)?.map((w) => fromWallClock(w, timeZone)) ?? null;
+}

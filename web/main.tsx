@@ -4,9 +4,11 @@ import { createRoot } from "react-dom/client";
 import { queryClient, session, trpc } from "./api";
 import { connection } from "./connection";
 import { type Current, CurrentCtx } from "./current";
+import { AlertRulesPage } from "./pages/alerts";
 import { AuditPage } from "./pages/audit";
 import { AuthPage } from "./pages/auth";
 import { ClientPage, ClientsPage } from "./pages/clients";
+import { IncidentsPage } from "./pages/incidents";
 import { PlayerPage, PlayersPage } from "./pages/players";
 import { ServerPage } from "./pages/server";
 import { NetworkPage } from "./pages/network";
@@ -86,6 +88,8 @@ function Shell() {
     ["networks", "Networks"],
     ["players", "Players"],
     ["clients", "Client apps"],
+    ["incidents", "Incidents"],
+    ["alerts", "Alerts"],
     ["status-pages", "Status pages"],
     ["team", "Team"],
     ...(canAudit ? [["audit", "Audit"]] : []),
@@ -102,6 +106,8 @@ function Shell() {
   else if (page === "players") body = <PlayersPage key={team!.team_id} />;
   else if (page === "clients" && id) body = <ClientPage key={id} clientId={id} />;
   else if (page === "clients") body = <ClientsPage />;
+  else if (page === "incidents") body = <IncidentsPage key={team!.team_id} />;
+  else if (page === "alerts") body = <AlertRulesPage key={team!.team_id} />;
   else if (page === "status-pages") body = <StatusPagesPage key={team!.team_id} />;
   else if (page === "team") body = <TeamPage />;
   else if (page === "audit" && canAudit) body = <AuditPage key={team!.team_id} />;
