@@ -113,8 +113,9 @@ async function main() {
     select s, true, 31, 25, 100, 'Paper 1.21.1', 'Bench · join us', '§aBench §r· §6join us', now(), now() - interval '3 days'
       from unnest(${list}::uuid[]) as s`);
   await database.db.execute(sql`
-    insert into server_incidents (server_id, started_at, ended_at, reason)
-    select s, now() - make_interval(days => d), now() - make_interval(days => d) + interval '14 minutes', 'connection_refused'
+    insert into server_incidents (server_id, team_id, started_at, ended_at, reason)
+    select s, (select team_id from servers where id = s), now() - make_interval(days => d),
+           now() - make_interval(days => d) + interval '14 minutes', 'connection_refused'
       from unnest(${list}::uuid[]) as s, generate_series(1, 89, 9) as d`);
   await database.close();
 

@@ -220,6 +220,11 @@ export interface DemoOptions {
   /** Progress and, with `verbose`, every simulated happening. */
   print?: (line: string) => void;
   verbose?: boolean;
+  /**
+   * Names the demo's accounts and status page apart (`<tag>-demo@…`, `<tag>-blockworks`), for a
+   * second demo on a service that already has one (tests sharing one PostgreSQL database).
+   */
+  tag?: string;
 }
 
 export interface Demo {
@@ -248,6 +253,10 @@ export interface Demo {
 export async function runDemo(opts: DemoOptions): Promise<Demo> {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const days = opts.days ?? 30;
+  const tagged = (name: string) => (opts.tag ? `${opts.tag}-${name}` : name);
+  const ownerEmail = tagged(DEMO_EMAIL);
+  const viewerEmail = tagged(DEMO_VIEWER_EMAIL);
+  const statusSlug = tagged(DEMO_STATUS_SLUG);
   const rng = random(opts.seed ?? 20261125);
   const print = opts.print ?? (() => {});
   const say = opts.verbose ? print : () => {};
@@ -259,21 +268,21 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
   try {
     // --- Accounts, team, members, API key -------------------------------------------------------
     await Promise.all(
-      [DEMO_EMAIL, DEMO_VIEWER_EMAIL].map((email) =>
+      [ownerEmail, viewerEmail].map((email) =>
         call(base, "POST", "/auth/signup", { body: { email, password: DEMO_PASSWORD } }),
       ),
     );
     const { access_token: token } = (
-      await call(base, "POST", "/auth/login", { body: { email: DEMO_EMAIL, password: DEMO_PASSWORD } })
+      await call(base, "POST", "/auth/login", { body: { email: ownerEmail, password: DEMO_PASSWORD } })
     ).body;
     const teamId: string = (await call(base, "POST", "/teams", { token, body: { name: "Blockworks" } })).body.team_id;
     const team = `/teams/${teamId}`;
     // Membership is an invitation the viewer accepts, signed in as themself.
     const invitation = (
-      await call(base, "POST", `${team}/members`, { token, body: { email: DEMO_VIEWER_EMAIL, role: "viewer" } })
+      await call(base, "POST", `${team}/members`, { token, body: { email: viewerEmail, role: "viewer" } })
     ).body;
     const { access_token: viewerToken } = (
-      await call(base, "POST", "/auth/login", { body: { email: DEMO_VIEWER_EMAIL, password: DEMO_PASSWORD } })
+      await call(base, "POST", "/auth/login", { body: { email: viewerEmail, password: DEMO_PASSWORD } })
     ).body;
     await call(base, "POST", `/invitations/${invitation.invitation_id}/accept`, { token: viewerToken });
     await call(base, "POST", `${team}/api-keys`, { token, body: { name: "deploy-bot", role: "admin" } });
@@ -388,7 +397,7 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
     await call(base, "POST", `${team}/status-pages`, {
       token,
       body: {
-        slug: DEMO_STATUS_SLUG,
+        slug: statusSlug,
         title: "Blockworks",
         description: "Live status of the Blockworks network and its friends",
         server_ids: standaloneIds,
@@ -417,8 +426,8 @@ export async function runDemo(opts: DemoOptions): Promise<Demo> {
       );
 
     return {
-      statusSlug: DEMO_STATUS_SLUG,
-      email: DEMO_EMAIL,
+      statusSlug,
+      email: ownerEmail,
       password: DEMO_PASSWORD,
       teamId,
       clientId,

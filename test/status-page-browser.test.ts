@@ -23,7 +23,8 @@ beforeAll(async () => {
     PING_INTERVAL_SECONDS: "5",
     METRICS_FLUSH_MS: "1000",
   });
-  demo = await runDemo({ baseUrl: srv.url, live: false, incidents: false });
+  // Tagged: on PostgreSQL the suite shares one database, where demo.test.ts runs its own demo.
+  demo = await runDemo({ baseUrl: srv.url, live: false, incidents: false, tag: "status" });
   if (hasChromium) browser = await launchChromium();
 }, 300_000);
 afterAll(async () => {
@@ -145,7 +146,7 @@ describe("dashboard: status pages", () => {
         await page.getByRole("link", { name: "Status pages" }).click();
         const table = page.getByRole("table", { name: "Status pages" });
         await table.waitFor();
-        expect(await table.textContent()).toContain("/status/blockworks");
+        expect(await table.textContent()).toContain(`/status/${demo.statusSlug}`);
         expect(await table.textContent()).toContain("published");
         expect(await checkEverywhere(page, "status pages")).toEqual([]);
         for (const [size, viewport] of Object.entries(VIEWPORTS)) {
