@@ -71,9 +71,20 @@ describe("the dashboard in a real browser", () => {
         // The server's validation error appears beside the field. The new client's page settles
         // first (a refetch re-renders the module form and would reset a field filled before it).
         await page.waitForLoadState("networkidle");
-        await page.getByLabel("Post-login redirect URI").fill("http://example.com/callback");
-        expect(await page.getByLabel("Post-login redirect URI").inputValue()).toBe("http://example.com/callback");
-        await page.getByRole("button", { name: "Enable module" }).click();
+        // On a loaded machine a late refetch can still reset the field between fill and click:
+        // the form is then refused by the browser (required field) and no request goes out. Try again.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          await page.getByLabel("Post-login redirect URI").fill("http://example.com/callback");
+          await page.getByRole("button", { name: "Enable module" }).click();
+          const shown = await page
+            .locator(".field-error")
+            .waitFor({ timeout: 15_000 })
+            .then(
+              () => true,
+              () => false,
+            );
+          if (shown) break;
+        }
         await expect(page.locator(".field-error").textContent()).resolves.toContain("post_login_redirect_uri");
 
         await page.getByLabel("Post-login redirect URI").fill(`http://127.0.0.1:${launcher.port}/callback`);
