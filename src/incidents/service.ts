@@ -3,8 +3,9 @@ import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import { AppError } from "../lib/errors";
 import type { TeamEventSink } from "../lib/events";
-import { type Principal, reachesServer, requireAtLeast } from "../auth/principal";
-import { teamRoleOf } from "../teams/access";
+import { type Principal, reachesServer } from "../auth/principal";
+import { requireTeamRole } from "../teams/access";
+import { requireServerOrNetwork } from "../servers/access";
 import { audit, type Tx } from "../audit/entry";
 import { serversUnderMaintenance } from "../maintenance/windows";
 import {
@@ -264,12 +265,6 @@ export class IncidentsService {
     private readonly events: TeamEventSink,
   ) {}
 
-  private async role(principal: Principal, teamId: string, min: "viewer" | "admin") {
-    const role = await teamRoleOf(this.db, principal, teamId);
-    if (role === undefined) throw new AppError("forbidden", "You are not a member of this team.");
-    return requireAtLeast(role, min);
-  }
-
   /** A key limited to some servers sees their incidents only (no network's). */
   private visible(principal: Principal, r: Row) {
     if (principal.kind === "user" || !principal.serverIds) return true;
@@ -283,7 +278,7 @@ export class IncidentsService {
   }
 
   async list(principal: Principal, teamId: string, q: TIncidentsQuery) {
-    await this.role(principal, teamId, "viewer");
+    await requireTeamRole(this.db, principal, teamId, "viewer");
     const where = [sql`i.team_id = ${teamId}`];
     if (q.server_id) where.push(sql`i.server_id = ${q.server_id}`);
     if (q.network_name)
@@ -302,7 +297,7 @@ export class IncidentsService {
   }
 
   async get(principal: Principal, teamId: string, id: string) {
-    await this.role(principal, teamId, "viewer");
+    await requireTeamRole(this.db, principal, teamId, "viewer");
     const row = await this.load(principal, teamId, id);
     return incidentOut(row, await this.updates(this.db, id));
   }
@@ -314,25 +309,8 @@ export class IncidentsService {
   }
 
   async create(principal: Principal, teamId: string, input: TCreateIncident) {
-    await this.role(principal, teamId, "admin");
-    if ((input.server_id === undefined) === (input.network_name === undefined))
-      throw new AppError("bad_request", "Give exactly one of server_id and network_name.");
-    if (input.server_id) {
-      const found = rowsOf(
-        await this.db.execute(sql`select 1 from servers where id = ${input.server_id} and team_id = ${teamId}`),
-      );
-      if (found.length === 0 || !reachesServer(principal, input.server_id))
-        throw new AppError("not_found", "Server not found.");
-    } else {
-      if (principal.kind === "api_key" && principal.serverIds)
-        throw new AppError("forbidden", "This API key is limited to some servers: it cannot post for a network.");
-      const found = rowsOf(
-        await this.db.execute(
-          sql`select 1 from servers where team_id = ${teamId} and kind = 'network' and network_name = ${input.network_name!}`,
-        ),
-      );
-      if (found.length === 0) throw new AppError("not_found", "Network not found.");
-    }
+    await requireTeamRole(this.db, principal, teamId, "admin");
+    await requireServerOrNetwork(this.db, principal, teamId, input, "post an incident");
     const author = authorOf(principal);
     const resolved = input.status === "resolved";
     const id = await this.db.transaction(async (tx) => {
@@ -368,7 +346,7 @@ export class IncidentsService {
   }
 
   async addUpdate(principal: Principal, teamId: string, id: string, input: TIncidentUpdate) {
-    await this.role(principal, teamId, "admin");
+    await requireTeamRole(this.db, principal, teamId, "admin");
     const before = await this.load(principal, teamId, id);
     const author = authorOf(principal);
     const at = new Date().toISOString();

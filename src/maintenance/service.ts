@@ -2,8 +2,9 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import { AppError } from "../lib/errors";
-import { type Principal, reachesServer, requireAtLeast } from "../auth/principal";
-import { teamRoleOf } from "../teams/access";
+import { type Principal, reachesServer } from "../auth/principal";
+import { requireTeamRole } from "../teams/access";
+import { requireServerOrNetwork } from "../servers/access";
 import { audit } from "../audit/entry";
 import { MAX_WINDOWS_PER_TEAM, type TCreateWindow, type TUpdateWindow } from "./schemas";
 import { CRON_SHAPE, cronOf, occurrenceAt, occurrencesBetween, upcomingMaintenance, type WindowRow } from "./windows";
@@ -93,12 +94,6 @@ const SELECT = sql`select w.*, t.time_zone from maintenance_windows w join teams
 export class MaintenanceService {
   constructor(private readonly db: Db) {}
 
-  private async role(principal: Principal, teamId: string, min: "viewer" | "admin") {
-    const role = await teamRoleOf(this.db, principal, teamId);
-    if (role === undefined) throw new AppError("forbidden", "You are not a member of this team.");
-    return requireAtLeast(role, min);
-  }
-
   private visible(principal: Principal, w: Row) {
     if (principal.kind === "user" || !principal.serverIds) return true;
     return w.server_id !== null && reachesServer(principal, w.server_id);
@@ -117,7 +112,7 @@ export class MaintenanceService {
   }
 
   async list(principal: Principal, teamId: string) {
-    await this.role(principal, teamId, "viewer");
+    await requireTeamRole(this.db, principal, teamId, "viewer");
     const rows = rowsOf<Row>(
       await this.db.execute(
         sql`${SELECT} where w.team_id = ${teamId} order by w.created_at, w.id limit ${MAX_WINDOWS_PER_TEAM}`,
@@ -128,32 +123,15 @@ export class MaintenanceService {
   }
 
   async upcoming(principal: Principal, teamId: string, q: { days: number; server_id?: string; network_name?: string }) {
-    await this.role(principal, teamId, "viewer");
+    await requireTeamRole(this.db, principal, teamId, "viewer");
     if (principal.kind === "api_key" && principal.serverIds && (!q.server_id || !reachesServer(principal, q.server_id)))
       throw new AppError("forbidden", "This API key is limited to some servers: name one of them in server_id.");
     return upcomingMaintenance(this.db, teamId, { days: q.days, serverId: q.server_id, networkName: q.network_name });
   }
 
   async create(principal: Principal, teamId: string, input: TCreateWindow) {
-    await this.role(principal, teamId, "admin");
-    if ((input.server_id === undefined) === (input.network_name === undefined))
-      throw new AppError("bad_request", "Give exactly one of server_id and network_name.");
-    if (input.server_id) {
-      const found = rowsOf(
-        await this.db.execute(sql`select 1 from servers where id = ${input.server_id} and team_id = ${teamId}`),
-      );
-      if (found.length === 0 || !reachesServer(principal, input.server_id))
-        throw new AppError("not_found", "Server not found.");
-    } else {
-      if (principal.kind === "api_key" && principal.serverIds)
-        throw new AppError("forbidden", "This API key is limited to some servers: it cannot set a network's window.");
-      const found = rowsOf(
-        await this.db.execute(
-          sql`select 1 from servers where team_id = ${teamId} and kind = 'network' and network_name = ${input.network_name!}`,
-        ),
-      );
-      if (found.length === 0) throw new AppError("not_found", "Network not found.");
-    }
+    await requireTeamRole(this.db, principal, teamId, "admin");
+    await requireServerOrNetwork(this.db, principal, teamId, input, "set a maintenance window");
     const when = {
       starts_at: input.starts_at ?? null,
       ends_at: input.ends_at ?? null,
@@ -191,7 +169,7 @@ export class MaintenanceService {
   }
 
   async update(principal: Principal, teamId: string, input: TUpdateWindow) {
-    await this.role(principal, teamId, "admin");
+    await requireTeamRole(this.db, principal, teamId, "admin");
     const before = await this.load(principal, teamId, input.window_id);
     const pick = <K extends keyof TUpdateWindow>(k: K, cur: unknown) => (input[k] === undefined ? cur : input[k]);
     const next = {
@@ -227,7 +205,7 @@ export class MaintenanceService {
   }
 
   async delete(principal: Principal, teamId: string, id: string) {
-    await this.role(principal, teamId, "admin");
+    await requireTeamRole(this.db, principal, teamId, "admin");
     const before = await this.load(principal, teamId, id);
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`delete from maintenance_windows where id = ${id}`);

@@ -112,3 +112,35 @@ export async function serverRoleOf(db: Db, principal: Principal, serverId: strin
   // A member locked out by the team's two-factor requirement reaches nothing of it.
   return row?.locked ? undefined : row?.role;
 }
+
+/**
+ * What a team's incident or maintenance window is about: exactly one of a server of the team
+ * (one a limited key reaches) or a network of it (never for a key limited to some servers: a
+ * network is more than those). 400 for neither or both, 404 for one the team does not have.
+ */
+export async function requireServerOrNetwork(
+  db: Db,
+  principal: Principal,
+  teamId: string,
+  target: { server_id?: string; network_name?: string },
+  forWhat: string,
+): Promise<void> {
+  if ((target.server_id === undefined) === (target.network_name === undefined))
+    throw new AppError("bad_request", "Give exactly one of server_id and network_name.");
+  if (target.server_id !== undefined) {
+    const [found] = await db
+      .select({ id: servers.id })
+      .from(servers)
+      .where(and(eq(servers.id, target.server_id), eq(servers.teamId, teamId)));
+    if (!found || !reachesServer(principal, target.server_id)) throw new AppError("not_found", "Server not found.");
+    return;
+  }
+  if (principal.kind === "api_key" && principal.serverIds)
+    throw new AppError("forbidden", `This API key is limited to some servers: it cannot ${forWhat} for a network.`);
+  const [member] = await db
+    .select({ id: servers.id })
+    .from(servers)
+    .where(and(eq(servers.teamId, teamId), eq(servers.kind, "network"), eq(servers.networkName, target.network_name!)))
+    .limit(1);
+  if (!member) throw new AppError("not_found", "Network not found.");
+}
