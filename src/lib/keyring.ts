@@ -25,22 +25,12 @@ export class Keyring {
    * it, so a sealed value copied onto another row does not open. Format: `v1.<iv>.<ciphertext+tag>`.
    */
   seal(plaintext: string, context: string): string {
-    const iv = randomBytes(12);
-    const c = createCipheriv("aes-256-gcm", this.sealKey, iv);
-    c.setAAD(Buffer.from(context));
-    const body = Buffer.concat([c.update(plaintext, "utf8"), c.final(), c.getAuthTag()]);
-    return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`;
+    return sealBytes(this.sealKey, Buffer.from(plaintext, "utf8"), context);
   }
 
   /** The plaintext of `seal(plaintext, context)`; throws when the value, key or context differ. */
   open(sealed: string, context: string): string {
-    const [v, ivText, bodyText] = sealed.split(".");
-    if (v !== "v1" || !ivText || !bodyText) throw new Error("not a sealed value");
-    const body = Buffer.from(bodyText, "base64url");
-    const d = createDecipheriv("aes-256-gcm", this.sealKey, Buffer.from(ivText, "base64url"));
-    d.setAAD(Buffer.from(context));
-    d.setAuthTag(body.subarray(body.length - 16));
-    return Buffer.concat([d.update(body.subarray(0, body.length - 16)), d.final()]).toString("utf8");
+    return openBytes(this.sealKey, sealed, context).toString("utf8");
   }
 
   /**
@@ -64,4 +54,26 @@ export class Keyring {
     const b = Buffer.from(expected);
     return a.length === b.length && timingSafeEqual(a, b);
   }
+}
+
+/**
+ * AES-256-GCM under `key` with `context` authenticated beside it: `v1.<iv>.<ciphertext+tag>`.
+ * The one sealing format of the service (sealed secrets, stored private signing keys).
+ */
+export function sealBytes(key: Buffer, plaintext: Buffer, context: string): string {
+  const iv = randomBytes(12);
+  const c = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(context));
+  const body = Buffer.concat([c.update(plaintext), c.final(), c.getAuthTag()]);
+  return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`;
+}
+
+/** The bytes `sealBytes(key, bytes, context)` sealed; throws when the value, key or context differ. */
+export function openBytes(key: Buffer, sealed: string, context: string): Buffer {
+  const [v, ivText, bodyText] = sealed.split(".");
+  if (v !== "v1" || !ivText || !bodyText) throw new Error("not a sealed value");
+  const body = Buffer.from(bodyText, "base64url");
+  const d = createDecipheriv("aes-256-gcm", key, Buffer.from(ivText, "base64url"))
+    .setAAD(Buffer.from(context))
+    .setAuthTag(body.subarray(body.length - 16));
+  return Buffer.concat([d.update(body.subarray(0, body.length - 16)), d.final()]);
 }

@@ -1,18 +1,11 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createPrivateKey,
-  generateKeyPairSync,
-  type KeyObject,
-  randomBytes,
-} from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { asc, desc, inArray, lte, sql } from "drizzle-orm";
 import { calculateJwkThumbprint, type JWK, SignJWT } from "jose";
 import type { Db } from "../db/client";
 import { assertionKeys } from "../db/schema";
 import { BoundedCache } from "../lib/bounded-cache";
 import type { Clock } from "../lib/clock";
-import type { Keyring } from "../lib/keyring";
+import { type Keyring, openBytes, sealBytes } from "../lib/keyring";
 import type { Bus } from "../realtime/bus";
 import type { TextureClaims } from "./textures";
 
@@ -299,19 +292,10 @@ export class SessionAssertions {
   }
 
   private seal(kid: string, der: Buffer): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.sealKey, iv).setAAD(Buffer.from(kid));
-    const body = Buffer.concat([cipher.update(der), cipher.final(), cipher.getAuthTag()]);
-    return `v1.${iv.toString("base64url")}.${body.toString("base64url")}`;
+    return sealBytes(this.sealKey, der, kid);
   }
 
   private unseal(kid: string, sealed: string): Buffer {
-    const [version, iv, body] = sealed.split(".");
-    if (version !== "v1" || !iv || !body) throw new Error(`assertion key ${kid}: unknown sealing format`);
-    const raw = Buffer.from(body, "base64url");
-    const decipher = createDecipheriv("aes-256-gcm", this.sealKey, Buffer.from(iv, "base64url"))
-      .setAAD(Buffer.from(kid))
-      .setAuthTag(raw.subarray(raw.length - 16));
-    return Buffer.concat([decipher.update(raw.subarray(0, raw.length - 16)), decipher.final()]);
+    return openBytes(this.sealKey, sealed, kid);
   }
 }
