@@ -408,42 +408,9 @@ export class AnalyticsService {
   }
 
   private async activityFromHours(s: Scope, since: Date) {
-    // Whole weeks back from `to` (every instant here is before it, so integer division is the floor).
-    const weekOf = (t: SQL) =>
-      sql`((${sql.raw(String(s.to.getTime() / 1000))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
-    // Hours whose four quarters are all in [since, to) and in one week (counted back from `to`)
-    // add up as one row; the few others (at the week boundaries and the edges) go quarter by quarter.
-    const toMs = s.to.getTime();
-    const sinceMs = since.getTime();
-    const week = (t: number) => Math.floor((toMs - t) / WEEK_MS);
-    const split: Date[] = [];
-    const candidates = new Set<number>();
-    for (let k = 0; k <= 3; k++)
-      for (const t of [toMs - k * WEEK_MS - QUARTER_MS, toMs - k * WEEK_MS, toMs - k * WEEK_MS + QUARTER_MS])
-        candidates.add(Math.floor(t / HOUR_MS) * HOUR_MS);
-    for (const h of candidates) {
-      const qs = [0, 1, 2, 3].map((i) => h + i * QUARTER_MS);
-      const whole = qs.every((q) => q >= sinceMs && q < toMs) && qs.every((q) => week(q) === week(h));
-      if (!whole && h + HOUR_MS > sinceMs && h < toMs) split.push(new Date(h));
-    }
-    const splitList = sql.join(split.map(at), sql`, `);
-    const isSplit = split.length > 0 ? sql`h.hour in (${splitList})` : sql`false`;
-    const notSplit = split.length > 0 ? sql`h.hour not in (${splitList})` : sql`true`;
-    const quarter = sql`(h.hour + i * interval '15 minutes')`;
     const rows = await this.rows<{ uuid: string; first_seen: string | null; index: number }>(sql`
       with seen as (select uuid from (${this.perPlayer(s)}) p where p.seen),
-      h3 as materialized (${this.hours({ ...s, from: since }, since)}),
-      weeks as (
-        select uuid, w, sum(ms)::float8 as ms from (
-          select h.uuid, ${weekOf(sql`h.hour`)} as w, (h.q0 + h.q1 + h.q2 + h.q3) as ms
-            from h3 h where ${notSplit}
-          union all
-          select h.uuid, ${weekOf(quarter)}, (array[h.q0, h.q1, h.q2, h.q3])[i + 1]
-            from h3 h cross join generate_series(0, 3) as i
-           where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(s.to)}) x
-         group by 1, 2),
-      scores as (
-        select uuid, sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) as sum, count(*) as n from weeks group by uuid),
+      scored as (${this.scores(s, since)}),
       -- First seen in the scope at or after the window's start: the players first seen on some
       -- server since then (an index range) who were not seen on another of its servers before.
       fresh as (
@@ -452,9 +419,9 @@ export class AnalyticsService {
            where p.server_id in (${idList(s.ids)}) and p.first_seen >= ${at(s.from)} group by p.uuid) c
          where not exists (
            select 1 from players o where o.server_id in (${idList(s.ids)}) and o.uuid = c.uuid and o.first_seen < ${at(s.from)}))
-      select seen.uuid::text as uuid, f.first_seen::text as first_seen,
-             (5 - 5 * (coalesce(sc.sum, 0) + (3 - coalesce(sc.n, 0))) / 3)::float8 as index
-        from seen left join scores sc on sc.uuid = seen.uuid left join fresh f on f.uuid = seen.uuid`);
+      -- A player with no time in the three weeks scores 0 (5 - 5 * 3 / 3).
+      select seen.uuid::text as uuid, f.first_seen::text as first_seen, coalesce(sc.index, 0)::float8 as index
+        from seen left join scored sc on sc.uuid = seen.uuid left join fresh f on f.uuid = seen.uuid`);
     let fresh = 0;
     let regular = 0;
     const groups = new Map<string, number>(ACTIVITY_GROUPS.map((g) => [g.group, 0]));
