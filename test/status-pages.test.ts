@@ -289,6 +289,7 @@ describe("status pages: what the public reads", () => {
       body: {
         server_id: f.serverId,
         title: "World backup",
+        message: "The world is copied off site; the server restarts once.",
         starts_at: new Date(soon).toISOString(),
         ends_at: new Date(soon + 3_600_000).toISOString(),
       },
@@ -298,11 +299,15 @@ describe("status pages: what the public reads", () => {
     const html = (await api(server, "GET", `/status/${s}`)).text;
     expect(html).toContain("World backup");
     expect(html).toContain("Chunk loading slow");
+    expect(html).toContain("The world is copied off site; the server restarts once.");
     expect(html).toContain("A plugin chunk cache; patch coming.");
     expect(html).not.toContain("Not for this page");
     const atom = await (await fetch(`${server.url}/status/${s}/feed.atom`)).text();
     expect(atom).toContain("Chunk loading slow (ongoing)");
     expect(atom).toContain("World backup");
+    expect(atom).toContain("The world is copied off site; the server restarts once.");
+    // A run of a window is an entry with an id of its own that is a valid IRI.
+    expect(atom).toContain(`<id>${server.url}/status/${s}#maintenance-${window.body.window_id}-${soon}</id>`);
     expect(atom).not.toContain("Not for this page");
   });
 

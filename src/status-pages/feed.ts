@@ -26,11 +26,12 @@ export function atomFeed(view: PublicView, pageUrl: string): string {
   }
   for (const m of view.maintenance)
     entries.push({
-      id: `urn:uuid:${m.id}`,
+      // One entry per run of a window: the page's address with the window and the run's start.
+      id: `${pageUrl}#maintenance-${m.windowId}-${Date.parse(m.startsAt)}`,
       title: `Maintenance: ${m.title}`,
       updated: m.startsAt,
       published: m.startsAt,
-      text: `${timeLabel(m.startsAt)} to ${timeLabel(m.endsAt)}${m.serverNames.length ? `: ${m.serverNames.join(", ")}` : ""}.`,
+      text: `${timeLabel(m.startsAt)} to ${timeLabel(m.endsAt)}${m.serverNames.length ? `: ${m.serverNames.join(", ")}` : ""}.${m.message ? `\n${m.message}` : ""}`,
     });
   entries.sort((a, b) => b.updated.localeCompare(a.updated));
   const updated = entries[0]?.updated ?? page.updatedAt.toISOString();

@@ -65,8 +65,12 @@ export interface PublicIncident {
 
 /** A planned maintenance window as the public sees it. */
 export interface PublicMaintenance {
+  /** The window and this occurrence's start: a repeating window has one per run. */
   id: string;
+  windowId: string;
   title: string;
+  /** What the team tells players about it (may be empty). */
+  message: string;
   serverNames: string[];
   startsAt: string;
   endsAt: string;
@@ -148,7 +152,9 @@ export async function pageMaintenance(
     .filter((o) => (o.server_id ? names.has(o.server_id) : o.network_name !== null && networks.has(o.network_name)))
     .map((o) => ({
       id: `${o.window_id}:${o.starts_at}`,
+      windowId: o.window_id,
       title: o.title,
+      message: o.message ?? "",
       serverNames: [o.server_id ? names.get(o.server_id)! : o.network_name!],
       startsAt: o.starts_at,
       endsAt: o.ends_at,

@@ -94,7 +94,8 @@ function incidentHtml(i: PublicIncident): string {
 }
 
 function maintenanceHtml(m: PublicMaintenance): string {
-  return `<li class="inc"><h3>${esc(m.title)}${m.active ? " (in progress)" : ""}</h3><p>${esc(timeLabel(m.startsAt))} to ${esc(timeLabel(m.endsAt))}${m.serverNames.length ? `: ${esc(m.serverNames.join(", "))}` : ""}</p></li>`;
+  const message = m.message ? `<p>${esc(m.message)}</p>` : "";
+  return `<li class="inc"><h3>${esc(m.title)}${m.active ? " (in progress)" : ""}</h3><p>${esc(timeLabel(m.startsAt))} to ${esc(timeLabel(m.endsAt))}${m.serverNames.length ? `: ${esc(m.serverNames.join(", "))}` : ""}</p>${message}</li>`;
 }
 
 const BASE_CSS = `
