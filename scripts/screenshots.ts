@@ -8,7 +8,7 @@
  *   bun scripts/screenshots.ts
  *   bun scripts/screenshots.ts incidents alerts   # only these pages, the others left as they are
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { launchChromium } from "../test/dashboard-driver";
@@ -67,9 +67,10 @@ await fetch(`${base}/server/players`, {
   headers: { authorization: `Bearer ${bot.key}`, "x-server-id": survival.serverId },
 });
 
-// Named pages only (the operations pages: incidents with maintenance, alert rules), or everything afresh.
+// Named pages only (the operations pages: incidents with maintenance, alert rules), or every page
+// this script shoots. Nothing else is removed: other shots in the folder come from browser tests
+// (the device flow, the consent page, the reconnecting banner).
 const ONLY = process.argv.slice(2);
-if (ONLY.length === 0) rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 const browser = await launchChromium();
 
