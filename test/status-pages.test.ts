@@ -168,6 +168,8 @@ describe("status pages: what the public reads", () => {
     expect(html).not.toContain("Players");
     expect(html).not.toContain("Latency");
     expect(html.match(/<li tabindex="0" class="/g)).toHaveLength(90);
+    // Checked on a few days only: the figure says so rather than claim a month.
+    expect(html).toMatch(/uptime since checks began \(\d days?\)/);
     expect(html).toContain("Incident history");
     expect(html).toContain("Survival &lt;One&gt; was down");
     // No maintenance windows: no such section at all.

@@ -69,6 +69,8 @@ function serverHtml(s: PublicServer, show: PublicView["page"]["show"]): string {
     );
   if (show.version) facts.push(`<div><dt>Version</dt><dd data-field="version">${esc(s.version ?? "–")}</dd></div>`);
   const uptime30 = s.uptime["30d"];
+  // Days of the last 30 with checks: a server added last week has no month to claim.
+  const checkedDays = s.days.slice(-30).filter((b) => b.up + b.down > 0).length;
   const bars = s.days
     .map((b) => `<li tabindex="0" class="${barClass(b)}"><span class="tip">${esc(barText(b))}</span></li>`)
     .join("");
@@ -79,7 +81,7 @@ ${facts.length ? `<dl class="facts">${facts.join("")}</dl>` : ""}
 ${show.motd && s.motd ? `<p class="motd">${motdHtml(s.motd)}</p>` : ""}
 <p class="incident" data-field="incident"${s.incident ? "" : " hidden"}>${s.incident ? `Down since ${esc(timeLabel(s.incident.startedAt))} (${durationLabel(s.incident.durationSeconds)} so far)` : ""}</p>
 <ol class="bars" aria-label="${name}: uptime per day, last 90 days">${bars}</ol>
-<p class="scale"><span>90 days ago</span><span>${uptime30 === null ? "No checks in 30 days" : `${percent(uptime30)} uptime over 30 days`}</span><span>Today</span></p>
+<p class="scale"><span>90 days ago</span><span>${uptimeLabel(uptime30, checkedDays)}</span><span>Today</span></p>
 </li>`;
 }
 
@@ -91,6 +93,13 @@ function incidentHtml(i: PublicIncident): string {
     ? `<ol class="updates">${i.updates.map((u) => `<li><strong>${esc(u.status)}</strong> ${esc(timeLabel(u.at))}: ${esc(u.message)}</li>`).join("")}</ol>`
     : "";
   return `<li class="inc${i.ongoing ? " ongoing" : ""}"><h3>${esc(i.title)}</h3><p>${when}</p>${updates}</li>`;
+}
+
+/** The figure under the bars: over 30 days, or over the days checked when fewer. */
+function uptimeLabel(uptime30: number | null, checkedDays: number): string {
+  if (uptime30 === null) return "No checks in 30 days";
+  if (checkedDays >= 30) return `${percent(uptime30)} uptime over 30 days`;
+  return `${percent(uptime30)} uptime since checks began (${checkedDays} ${checkedDays === 1 ? "day" : "days"})`;
 }
 
 function maintenanceHtml(m: PublicMaintenance): string {
