@@ -13,6 +13,13 @@ const WINDOWS: Window[] = ["24h", "7d", "30d"];
 const hours = (s: number) => `${(s / 3600).toFixed(1)} h`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const time = (iso: string) => new Date(iso).toLocaleString();
+/** The time alone today, the day and time before: what fits a phone's column. */
+const shortTime = (iso: string) => {
+  const d = new Date(iso);
+  return d.toDateString() === new Date().toDateString()
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+};
 const span = (s: number) => (s < 3600 ? `${Math.round(s / 60)} min` : hours(s));
 
 /** One network: who is online across it, its servers' shares, its sessions, bans and ranks (docs/networks.md). */
@@ -37,7 +44,8 @@ export function NetworkPage({ name }: { name: string }) {
               {d.online.length === 0 ? (
                 <p className="muted">Nobody is online on this network.</p>
               ) : (
-                <table className="stack" aria-label="Players online">
+                // Not stacked on a phone: three short columns fit, and a busy network lists many.
+                <table aria-label="Players online">
                   <thead>
                     <tr>
                       <th>Player</th>
@@ -54,7 +62,9 @@ export function NetworkPage({ name }: { name: string }) {
                         <td data-label="On">
                           <a href={`#/servers/${p.server_id}`}>{p.server_name}</a>
                         </td>
-                        <td data-label="Since">{time(p.since)}</td>
+                        <td data-label="Since" title={time(p.since)}>
+                          {shortTime(p.since)}
+                        </td>
                       </tr>
                     ))}
                   </tbody>
@@ -169,7 +179,9 @@ function Sessions({ name }: { name: string }) {
                       <td data-label="Player" title={s.uuid}>
                         {s.name ?? s.uuid}
                       </td>
-                      <td data-label="Joined">{time(s.joined_at)}</td>
+                      <td data-label="Joined" title={time(s.joined_at)}>
+                        {shortTime(s.joined_at)}
+                      </td>
                       <td data-label="Length">
                         {s.online ? `online, ${span(s.duration_seconds)}` : span(s.duration_seconds)}
                       </td>
