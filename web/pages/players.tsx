@@ -5,6 +5,9 @@ import { useCurrent } from "../current";
 import { ConfirmButton, ErrorState, Field, Loading, PageHeading, Q, SubmitButton, TextField, useToast } from "../ui";
 import { DURATIONS, expiresIn } from "../ban-form";
 import { hours } from "./server-players";
+
+/** Players a page: each is a card on a phone, so a long page is a long scroll. */
+const PAGE = 20;
 import { PlayerPrivacyActions } from "./player-privacy";
 
 type Sort = "last_seen" | "playtime" | "sessions" | "name";
@@ -69,7 +72,7 @@ export function PlayersPage() {
   const [order, setOrder] = useState<"asc" | "desc">("desc");
   const [serverId, setServerId] = useState("");
   const mod = useModeration(serverId);
-  const input = { limit: 50, sort, order, ...(q.trim() && { q: q.trim() }) };
+  const input = { limit: PAGE, sort, order, ...(q.trim() && { q: q.trim() }) };
   const pages = useInfiniteQuery(
     trpc.playerDirectory.list.infiniteQueryOptions(input, {
       ...forTeam(teamId),
