@@ -264,7 +264,7 @@ describe("metric history", () => {
     expect(h1).toMatchObject({ tpsN: 4, tpsSum: sums(tps1).sum, tpsMin: 7.125, tpsMax: 20, playersSum: 17 });
   });
 
-  test("the periodic flush writes the minute tier every time and the hourly tier every HOUR_TIER_EVERY_MS, with exactly the same sums", async () => {
+  test("the periodic flush writes the minute tier every time, and the hourly tier with an hour's first readings and then every HOUR_TIER_EVERY_MS, with exactly the same sums", async () => {
     const f = await newServer(srv);
     alignClock(3600_000);
     const buffer = srv.services.monitoring.buffer;
@@ -272,24 +272,30 @@ describe("metric history", () => {
     await buffer.flush();
     const hourRows = () =>
       srv.services.database.db.select().from(serverMetricsHour).where(eq(serverMetricsHour.serverId, f.serverId));
+    // The hour's first readings of this server go to the hourly tier at once: a 7d view of a
+    // server checked a moment ago shows the check.
     await heartbeat(f, { tps: 20, players_online: 2 });
     await buffer.flush(false);
+    expect(await hourRows()).toMatchObject([{ tpsN: 1, tpsSum: 20, playersSum: 2 }]);
+    // Later ones of the same hour wait for the hourly tier's turn.
     await heartbeat(f, { tps: 10, players_online: 6 });
     await buffer.flush(false);
-    expect(await minuteRows(srv, f.serverId)).toMatchObject([{ tpsN: 2, tpsSum: 30, playersSum: 8 }]);
-    expect(await hourRows()).toEqual([]);
+    await heartbeat(f, { tps: 12, players_online: 3 });
+    await buffer.flush(false);
+    expect(await minuteRows(srv, f.serverId)).toMatchObject([{ tpsN: 3, tpsSum: 42, playersSum: 11 }]);
+    expect(await hourRows()).toMatchObject([{ tpsN: 1, tpsSum: 20 }]);
     srv.services.clock.advance(HOUR_TIER_EVERY_MS);
     await heartbeat(f, { tps: 15, players_online: 1 });
     await buffer.flush(false);
-    expect(await hourRows()).toMatchObject([{ tpsN: 3, tpsSum: 45, tpsMin: 10, tpsMax: 20, playersSum: 9 }]);
+    expect(await hourRows()).toMatchObject([{ tpsN: 4, tpsSum: 57, tpsMin: 10, tpsMax: 20, playersSum: 12 }]);
     const minutes = await minuteRows(srv, f.serverId);
-    expect(minutes.reduce((a, r) => a + Number(r.tpsSum), 0)).toBe(45);
+    expect(minutes.reduce((a, r) => a + Number(r.tpsSum), 0)).toBe(57);
     // A full flush (a graceful stop, pingDue) sends what the hourly tier holds back at once.
     await heartbeat(f, { tps: 5 });
     await buffer.flush(false);
-    expect(await hourRows()).toMatchObject([{ tpsN: 3 }]);
+    expect(await hourRows()).toMatchObject([{ tpsN: 4 }]);
     await buffer.flush();
-    expect(await hourRows()).toMatchObject([{ tpsN: 4, tpsSum: 50, tpsMin: 5 }]);
+    expect(await hourRows()).toMatchObject([{ tpsN: 5, tpsSum: 62, tpsMin: 5 }]);
   });
 
   test("ping results stored together land in the buckets: per server, the minute sums are those of its samples", async () => {

@@ -58,7 +58,7 @@ describe("servers", () => {
     expect(read.text).not.toContain(body.agent_token);
   });
 
-  test("bad input is a 400 naming the field: ports 0 and 70000, network without network_name, single with one, a bad host", async () => {
+  test("bad input is a 400 naming the field: ports 0 and 70000, network without network_name or named . or .., single with one, a bad host", async () => {
     const owner = await newUser(server);
     const teamId = await newTeam(server, owner);
     const base = { team_id: teamId, name: "S", host: "mc.example.com", port: 25565, kind: "single" };
@@ -68,6 +68,9 @@ describe("servers", () => {
       [{ port: 25565.5 }, "port"],
       [{ kind: "network" }, "network_name"],
       [{ kind: "network", network_name: "" }, "network_name"],
+      // A URL drops these as path segments: the network's page could never be asked for.
+      [{ kind: "network", network_name: "." }, "network_name"],
+      [{ kind: "network", network_name: " .. " }, "network_name"],
       [{ kind: "single", network_name: "Skyblock" }, "network_name"],
       [{ kind: "proxy" }, "kind"],
       [{ host: "http://mc.example.com" }, "host"],

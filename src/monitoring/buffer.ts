@@ -145,6 +145,13 @@ export class MetricBuffer {
   /** Hourly sums of readings already in the minute tier, waiting for the hourly tier's turn. */
   private hoursDue = new Map<string, Acc>();
   private hoursWrittenAt: number;
+  /**
+   * The (server, hour) rows this buffer has written to the hourly tier, with their hour: the
+   * first readings of an hour (a new server, or the clock past the hour) go at the next flush
+   * rather than up to HOUR_TIER_EVERY_MS later, so a 7d or 30d view never shows a server checked
+   * for a minute as never checked. One write more per server and hour.
+   */
+  private hoursStored = new Map<string, number>();
   private flushing: Promise<void> | undefined;
   private again = false;
   private againAll = false;
@@ -215,7 +222,15 @@ export class MetricBuffer {
   private async flushOnce(all: boolean) {
     // Readings of past hours (an agent's backfill) are history someone is waiting to see: the
     // hourly tier goes with them at once.
-    const writeHours = all || this.pendingHours.size > 0 || this.now() - this.hoursWrittenAt >= HOUR_TIER_EVERY_MS;
+    const hourKey = (a: Acc) => `${a.serverId}|${floorTo(a.bucket, TIERS.hour.seconds)}`;
+    let newHour = false;
+    for (const a of this.pending.values())
+      if (!this.hoursStored.has(hourKey(a))) {
+        newHour = true;
+        break;
+      }
+    const writeHours =
+      all || newHour || this.pendingHours.size > 0 || this.now() - this.hoursWrittenAt >= HOUR_TIER_EVERY_MS;
     if (this.size === 0 && (this.hoursDue.size === 0 || !writeHours)) {
       // Nothing held back: the hourly tier is as current as it can be.
       if (this.hoursDue.size === 0) this.hoursWrittenAt = this.now();
@@ -262,6 +277,12 @@ export class MetricBuffer {
       if (writeHours) {
         this.hoursDue = new Map();
         this.hoursWrittenAt = this.now();
+        const thisHour = floorTo(this.now(), TIERS.hour.seconds);
+        for (const [key, hour] of this.hoursStored) if (hour < thisHour) this.hoursStored.delete(key);
+        for (const a of batch.values()) {
+          const hour = floorTo(a.bucket, TIERS.hour.seconds);
+          if (hour >= thisHour) this.hoursStored.set(hourKey(a), hour);
+        }
       } else for (const a of [...batch.values(), ...oldHours.values()]) addTo(this.hoursDue, a);
     } catch (err) {
       // Nothing was stored: keep the sums (with whatever arrived since) for the next flush.

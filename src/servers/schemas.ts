@@ -20,7 +20,14 @@ export const ZHost = z
     "must be a host name or an IP address, without scheme or port",
   );
 export const ZPort = z.number().int().min(1).max(65535);
-const ZNetworkName = z.string().trim().min(1).max(64);
+// "." and ".." cannot be a network's name: a URL drops such a path segment, so its page
+// (`/server/networks/{network_name}`) could never be asked for.
+const ZNetworkName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .refine((v) => v !== "." && v !== "..", { message: 'network_name cannot be "." or ".."' });
 
 export const ZPingStatus = z.object({
   online: z.boolean().nullable().meta({ description: "null until the first check" }),

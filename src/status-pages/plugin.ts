@@ -11,7 +11,7 @@ const MAX_AGE = `public, max-age=${PAGE_TTL_MS / 1000}`;
 const KINDS = new Set<string>(BADGE_KINDS);
 
 /** Answers an artefact: 304 when the client holds this version, gzip when it takes it. */
-function send(request: Request, a: Artefact, type: string, extra: Record<string, string> = {}): Response {
+function send(request: Request, a: Artefact, type: string, extra: Record<string, string>, id?: string): Response {
   const headers: Record<string, string> = {
     "content-type": type,
     etag: a.etag,
@@ -20,6 +20,9 @@ function send(request: Request, a: Artefact, type: string, extra: Record<string,
     "x-content-type-options": "nosniff",
     ...extra,
   };
+  // Set with the rest (the fast routes' request id), not on the finished response: changing a
+  // response's headers after the fact costs Bun a copy of them.
+  if (id) headers["x-request-id"] = id;
   if (notModified(request, a.etag)) return new Response(null, { status: 304, headers });
   if (a.gzip && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
     headers["content-encoding"] = "gzip";
@@ -41,30 +44,44 @@ const notFoundPage = () =>
 
 const notFound = () => new AppError("not_found", "There is no published status page here.");
 
-function page(request: Request, v: PageVersion | null, base: string): Response {
+function page(request: Request, v: PageVersion | null, base: string, id?: string): Response {
   if (!v) return notFoundPage();
   const a = v.html(base);
-  return send(request, a, "text/html; charset=utf-8", {
-    "content-security-policy": a.csp!,
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-  });
+  return send(
+    request,
+    a,
+    "text/html; charset=utf-8",
+    { "content-security-policy": a.csp!, "x-frame-options": "DENY", "referrer-policy": "no-referrer" },
+    id,
+  );
 }
 
-function feed(request: Request, v: PageVersion | null): Response {
+const FEED_HEADERS = { "access-control-allow-origin": "*" };
+
+function feed(request: Request, v: PageVersion | null, id?: string): Response {
   if (!v) throw notFound();
-  return send(request, v.atom(), "application/atom+xml; charset=utf-8", { "access-control-allow-origin": "*" });
+  return send(request, v.atom(), "application/atom+xml; charset=utf-8", FEED_HEADERS, id);
+}
+
+const BADGE_HEADERS = {
+  "access-control-allow-origin": "*",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
+};
+
+/** A badge's artefact by its server and file name (`uptime-30d.svg`); null when there is none. */
+function badgeOf(v: PageVersion, serverId: string, file: string): Artefact | null {
+  const kind = file.endsWith(".svg") ? file.slice(0, -4) : "";
+  return KINDS.has(kind) ? v.badge(serverId.toLowerCase(), kind as BadgeKind) : null;
+}
+
+function sendBadge(request: Request, a: Artefact, id?: string): Response {
+  return send(request, a, "image/svg+xml; charset=utf-8", BADGE_HEADERS, id);
 }
 
 function badge(request: Request, v: PageVersion | null, serverId: string, file: string): Response {
-  const kind = file.endsWith(".svg") ? file.slice(0, -4) : "";
-  if (!v || !KINDS.has(kind)) throw notFound();
-  const a = v.badge(serverId.toLowerCase(), kind as BadgeKind);
+  const a = v && badgeOf(v, serverId, file);
   if (!a) throw notFound();
-  return send(request, a, "image/svg+xml; charset=utf-8", {
-    "access-control-allow-origin": "*",
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
-  });
+  return sendBadge(request, a);
 }
 
 type BunRoute = (request: Request & { params: Record<string, string> }) => Response | Promise<Response>;
@@ -81,9 +98,7 @@ export function statusFastRoutes(
   app: () => { fetch(request: Request): Response | Promise<Response> },
 ): Record<string, { GET: BunRoute }> {
   const { publishedPages: pages, log, metrics } = services;
-  const answered = (request: Request, route: string, res: Response, start: number) => {
-    const id = crypto.randomUUID();
-    res.headers.set("x-request-id", id);
+  const answered = (request: Request, route: string, res: Response, start: number, id: string) => {
     if (metrics) metrics.request("status", route, request.method, res.status, (performance.now() - start) / 1000);
     if (log.enabled("info"))
       log.info("request", {
@@ -98,23 +113,26 @@ export function statusFastRoutes(
   const route =
     (
       pattern: string,
-      answer: (request: Request, v: PageVersion, params: Record<string, string>) => Response | null,
+      answer: (request: Request, v: PageVersion, params: Record<string, string>, id: string) => Response | null,
     ): BunRoute =>
     (request) => {
       const start = performance.now();
       const v = request.method === "GET" ? pages.peek(request.params.slug!) : undefined;
-      const res = v ? answer(request, v, request.params) : null;
-      return res ? answered(request, pattern, res, start) : app().fetch(request);
+      if (!v) return app().fetch(request);
+      const id = crypto.randomUUID();
+      const res = answer(request, v, request.params, id);
+      return res ? answered(request, pattern, res, start, id) : app().fetch(request);
     };
   return {
     // Per method, so they take the place of the router's own GET for these paths.
-    "/status/:slug": { GET: route("/status/:slug", (request, v, p) => page(request, v, `/status/${p.slug}`)) },
-    "/status/:slug/feed.atom": { GET: route("/status/:slug/feed.atom", (request, v) => feed(request, v)) },
+    "/status/:slug": {
+      GET: route("/status/:slug", (request, v, p, id) => page(request, v, `/status/${p.slug}`, id)),
+    },
+    "/status/:slug/feed.atom": { GET: route("/status/:slug/feed.atom", (request, v, _p, id) => feed(request, v, id)) },
     "/status/:slug/badges/:server/:file": {
-      GET: route("/status/:slug/badges/:server/:file", (request, v, p) => {
-        const kind = p.file!.endsWith(".svg") ? p.file!.slice(0, -4) : "";
-        if (!KINDS.has(kind) || !v.badge(p.server!.toLowerCase(), kind as BadgeKind)) return null;
-        return badge(request, v, p.server!, p.file!);
+      GET: route("/status/:slug/badges/:server/:file", (request, v, p, id) => {
+        const a = badgeOf(v, p.server!, p.file!);
+        return a ? sendBadge(request, a, id) : null;
       }),
     },
   };

@@ -91,6 +91,10 @@ export function validRequest(doc: Doc, op: Operation, hints: Hints, creds: Crede
       bearer: creds.bearer.length ? fc.constantFrom(...creds.bearer) : fc.constant(undefined),
       body: body ? valueArb(doc, body.schema, hints) : fc.constant(undefined),
     })
+    // A path segment "." or ".." (or its %2E spelling) is resolved away by every URL parser
+    // before the request is sent (`/server/networks/.` is `/server/networks/`): no client can
+    // ask for it, so it names nothing (network names refuse these two).
+    .filter(({ pathParams }) => Object.values(pathParams).every((v) => v !== "." && v !== ".."))
     .map(({ pathParams, query, headers, bearer, body: value }) => ({
       label: "valid",
       pathParams: Object.fromEntries(Object.entries(pathParams).map(([k, v]) => [k, pctEncode(v)])),
