@@ -83,34 +83,36 @@ function paramsArb(
 /** A request built from the operation's declared parameters and body, with fixture values where they fit. */
 export function validRequest(doc: Doc, op: Operation, hints: Hints, creds: Credentials): fc.Arbitrary<FuzzRequest> {
   const body = bodySchema(doc, op);
-  return fc
-    .record({
-      pathParams: paramsArb(doc, params(op, "path"), hints, true),
-      query: paramsArb(doc, params(op, "query"), hints, false),
-      headers: paramsArb(doc, params(op, "header"), hints, true),
-      bearer: creds.bearer.length ? fc.constantFrom(...creds.bearer) : fc.constant(undefined),
-      body: body ? valueArb(doc, body.schema, hints) : fc.constant(undefined),
-    })
-    // A path segment "." or ".." (or its %2E spelling) is resolved away by every URL parser
-    // before the request is sent (`/server/networks/.` is `/server/networks/`): no client can
-    // ask for it, so it names nothing (network names refuse these two).
-    .filter(({ pathParams }) => Object.values(pathParams).every((v) => v !== "." && v !== ".."))
-    .map(({ pathParams, query, headers, bearer, body: value }) => ({
-      label: "valid",
-      pathParams: Object.fromEntries(Object.entries(pathParams).map(([k, v]) => [k, pctEncode(v)])),
-      query,
-      headers: { ...headers, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
-      body:
-        value === undefined
-          ? undefined
-          : body!.form
-            ? {
-                kind: "raw" as const,
-                text: new URLSearchParams(value as Record<string, string>).toString(),
-                contentType: "application/x-www-form-urlencoded",
-              }
-            : { kind: "json" as const, value },
-    }));
+  return (
+    fc
+      .record({
+        pathParams: paramsArb(doc, params(op, "path"), hints, true),
+        query: paramsArb(doc, params(op, "query"), hints, false),
+        headers: paramsArb(doc, params(op, "header"), hints, true),
+        bearer: creds.bearer.length ? fc.constantFrom(...creds.bearer) : fc.constant(undefined),
+        body: body ? valueArb(doc, body.schema, hints) : fc.constant(undefined),
+      })
+      // A path segment "." or ".." (or its %2E spelling) is resolved away by every URL parser
+      // before the request is sent (`/server/networks/.` is `/server/networks/`): no client can
+      // ask for it, so it names nothing (network names refuse these two).
+      .filter(({ pathParams }) => Object.values(pathParams).every((v) => v !== "." && v !== ".."))
+      .map(({ pathParams, query, headers, bearer, body: value }) => ({
+        label: "valid",
+        pathParams: Object.fromEntries(Object.entries(pathParams).map(([k, v]) => [k, pctEncode(v)])),
+        query,
+        headers: { ...headers, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+        body:
+          value === undefined
+            ? undefined
+            : body!.form
+              ? {
+                  kind: "raw" as const,
+                  text: new URLSearchParams(value as Record<string, string>).toString(),
+                  contentType: "application/x-www-form-urlencoded",
+                }
+              : { kind: "json" as const, value },
+      }))
+  );
 }
 
 // --- hostile material ---
