@@ -222,8 +222,8 @@ async function bareWindow(): Promise<number> {
 /**
  * The same window with gamedig's TCP status (`protocol-minecraftvanilla`: the Server List Ping
  * over TCP only; its `minecraft` type also waits on two UDP queries), one attempt, the given port
- * only: the baseline the issue names. It skips the ping and pong that time the latency (one
- * round trip the pinger's client makes after the status), so it does a little less per check.
+ * only: the baseline the issue names. Both time the latency by the TCP connection, neither sends
+ * a ping/pong after the status: the same exchange.
  */
 async function gamedigWindow(): Promise<number> {
   let next = 0;

@@ -87,7 +87,15 @@ export function withNamedStatements(client: PGlite, plain: QueryFn): QueryFn {
             throw Object.assign(e as Error, { query: text, params, queryOptions: options });
           }
           if (!pg.isInTransaction()) await pg.syncToFs();
-          return parse.parseResults(messages, pg.parsers, options)[0];
+          // The instance's parsers only: drizzle sends its own with every query (the same ones,
+          // installed on the instance at startup), and PGlite would merge the two into a fresh
+          // object per query, a copy of every type's parser (16% of the service's CPU on a run
+          // of token requests).
+          return parse.parseResults(
+            messages,
+            pg.parsers,
+            options?.rowMode ? { rowMode: options.rowMode } : undefined,
+          )[0];
         }),
       );
     } catch (e) {

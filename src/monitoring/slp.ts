@@ -1,8 +1,13 @@
 /**
  * The Server List Ping of a Java Edition server (the status a client's server list shows), over
- * one TCP connection: the handshake and the status request in one write, the status answer (a
- * VarInt-framed JSON string), then a ping whose pong times the round trip. A few hundred bytes
- * each way, parsed where they land: no stream wrapper, no per-field promise, one timer.
+ * one TCP connection: the handshake and the status request in one write, then the status answer
+ * (a VarInt-framed JSON string). A few hundred bytes each way, parsed where they land: no stream
+ * wrapper, no per-field promise, one timer.
+ *
+ * The latency is the TCP connection's round trip (the handshake's SYN to its SYN-ACK), as
+ * gamedig, and so Uptime Kuma, measure it: the network's share of what a player's server list
+ * shows. No ping/pong follows the status: it would time the same round trip again, at the price
+ * of a third packet each way for the server and for us.
  *
  * The protocol (https://minecraft.wiki/w/Java_Edition_protocol/Server_List_Ping) has not changed
  * since 1.7; servers older than that (the legacy 0xFE ping) are not asked.
@@ -17,7 +22,7 @@ export interface StatusAnswer {
   /** The status JSON as the server sent it (description, players, version, favicon...). */
   // biome-ignore lint/suspicious/noExplicitAny: the server's JSON, read field by field by the caller.
   json: any;
-  /** The ping-pong round trip in milliseconds; the status exchange's when the server closed before its pong. */
+  /** The TCP connection's round trip in milliseconds (connecting, up to the connection open). */
   latencyMs: number;
 }
 
@@ -95,7 +100,6 @@ function packet(buf: Buffer): { id: number; start: number; end: number } | null 
   return { id: id[0], start: id[1], end: at + length };
 }
 
-let payloads = 0;
 
 /**
  * One status exchange with `address` (an IP address: the caller resolved and checked it) and
@@ -113,13 +117,10 @@ export function serverListPing(
     let socket: Bun.Socket<undefined> | undefined;
     let settled = false;
     let buf: Buffer | null = null;
+    const connecting = performance.now();
+    let connected = 0;
     // biome-ignore lint/suspicious/noExplicitAny: see StatusAnswer.json.
-    let json: any;
-    let asked = 0;
-    let answered = 0;
-    let sent = 0;
-    let payload = 0;
-    const finish = (err: PingError | null, latency?: number) => {
+    const finish = (err: PingError | null, json?: any, latency?: number) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -135,39 +136,23 @@ export function serverListPing(
       () => finish(new PingError(`timed out: no status answer within ${timeoutMs} ms`, "ETIMEDOUT")),
       timeoutMs,
     );
-    const onData = (s: Bun.Socket<undefined>, chunk: Buffer) => {
+    const onData = (_s: Bun.Socket<undefined>, chunk: Buffer) => {
       if (settled) return;
       buf = buf ? Buffer.concat([buf, chunk]) : chunk;
       try {
         const p = packet(buf);
         if (!p) return;
-        if (json === undefined) {
-          if (p.id !== 0x00) throw new PingError(`bad answer: packet ${p.id} where a status was expected`);
-          const str = readVarInt(buf, p.start);
-          if (!str || str[1] + str[0] > p.end) throw new PingError("bad answer: the status string overruns its packet");
-          answered = performance.now();
-          try {
-            json = JSON.parse(buf.toString("utf8", str[1], str[1] + str[0]));
-          } catch {
-            throw new PingError("bad answer: the status is not JSON");
-          }
-          if (json === null || typeof json !== "object") throw new PingError("bad answer: the status is not an object");
-          buf = p.end < buf.length ? buf.subarray(p.end) : null;
-          // The ping: 8 bytes the pong returns.
-          payload = ++payloads >>> 0;
-          const ping = Buffer.allocUnsafe(10);
-          ping[0] = 9;
-          ping[1] = 0x01;
-          ping.writeUInt32BE(0, 2);
-          ping.writeUInt32BE(payload, 6);
-          sent = performance.now();
-          s.write(ping);
-          if (buf) onData(s, Buffer.alloc(0));
-          return;
+        if (p.id !== 0x00) throw new PingError(`bad answer: packet ${p.id} where a status was expected`);
+        const str = readVarInt(buf, p.start);
+        if (!str || str[1] + str[0] > p.end) throw new PingError("bad answer: the status string overruns its packet");
+        let json: unknown;
+        try {
+          json = JSON.parse(buf.toString("utf8", str[1], str[1] + str[0]));
+        } catch {
+          throw new PingError("bad answer: the status is not JSON");
         }
-        if (p.id !== 0x01 || p.end - p.start !== 8 || buf.readUInt32BE(p.start + 4) !== payload)
-          throw new PingError("bad answer: the pong does not match the ping");
-        finish(null, performance.now() - sent);
+        if (json === null || typeof json !== "object") throw new PingError("bad answer: the status is not an object");
+        finish(null, json, connected - connecting);
       } catch (err) {
         finish(err instanceof PingError ? err : new PingError(`bad answer: ${(err as Error).message}`));
       }
@@ -180,20 +165,16 @@ export function serverListPing(
           socket = s;
           if (settled) s.terminate();
           else {
-            asked = performance.now();
+            connected = performance.now();
             s.write(request(host, port));
           }
         },
         data: onData,
         close() {
-          // A server that answers the status and closes without a pong is up: the status round trip stands in.
-          if (json !== undefined) finish(null, answered - asked);
-          else finish(new PingError("bad answer: the connection closed before a status answer"));
+          finish(new PingError("bad answer: the connection closed before a status answer"));
         },
         error(_s, err) {
-          // The same for one that resets it then.
-          if (json !== undefined) finish(null, answered - asked);
-          else finish(socketError(err, address, port));
+          finish(socketError(err, address, port));
         },
       },
     }).then(
