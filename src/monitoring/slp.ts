@@ -100,7 +100,6 @@ function packet(buf: Buffer): { id: number; start: number; end: number } | null 
   return { id: id[0], start: id[1], end: at + length };
 }
 
-
 /**
  * One status exchange with `address` (an IP address: the caller resolved and checked it) and
  * `port`. `host` is what the handshake names as the address the client connected to. Rejects
