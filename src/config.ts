@@ -336,6 +336,8 @@ const ConfigSchema = z
      * key), per instance; one more answers 429 with Retry-After.
      */
     EXPENSIVE_READS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1000).default(2),
+    /** PGlite: how often its maintenance runs (src/db/pglite-maintenance.ts: autovacuum's work, which PGlite lacks). */
+    PGLITE_MAINTENANCE_SECONDS: z.coerce.number().int().min(5).max(86_400).default(60),
     /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /**

@@ -25,6 +25,7 @@ import { LoginLinks } from "./ms-auth/links";
 import { KEY_REFRESH_SECONDS, SessionAssertions } from "./ms-auth/assertions";
 import { DeviceCodes } from "./ms-auth/device";
 import { MsAuthService } from "./ms-auth/service";
+import { PgliteMaintenance } from "./db/pglite-maintenance";
 import { OidcKeys } from "./oidc/keys";
 import { OidcGrantSource } from "./oidc/player-grants";
 import { OidcService } from "./oidc/service";
@@ -264,6 +265,16 @@ export async function createServices(config: Config, database: Database, log: Lo
   auth.twoFactor = twoFactor;
   const publishedPages = new PublishedPages(db, log.child({ component: "status-pages" }), config.PUBLIC_URL);
   const statusPages = new StatusPagesService(db, { publicUrl: config.PUBLIC_URL });
+  const oidc = new OidcService(
+    db,
+    loginRequests,
+    links,
+    new OidcKeys(db, keyring),
+    clock,
+    config,
+    log.child({ component: "oidc" }),
+    bus,
+  );
   // A deleted team's pages are gone with it: no cached version of them is served after.
   const teams = new TeamsService(db, async (teamId) => {
     publishedPages.teamDeleted(teamId);
@@ -313,16 +324,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     ]),
     deviceCodes,
     assertions,
-    oidc: new OidcService(
-      db,
-      loginRequests,
-      links,
-      new OidcKeys(db, keyring),
-      clock,
-      config,
-      log.child({ component: "oidc" }),
-      bus,
-    ),
+    oidc,
     devIdp,
     signIn: new SignInFlow(loginRequests, clients, links, clock, config, log),
     loginRequests,
@@ -389,6 +391,14 @@ export async function createServices(config: Config, database: Database, log: Lo
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),
       ...(redis ? [closeOnStop("redis", () => redis.close())] : []),
+      closeOnStop("oidc-signer", () => oidc.close()),
+      ...(database.kind === "pglite"
+        ? [
+            every("pglite-maintenance", config.PGLITE_MAINTENANCE_SECONDS, log, () =>
+              new PgliteMaintenance(db, log.child({ component: "pglite-maintenance" })).run(),
+            ),
+          ]
+        : []),
       every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
         playerHistory.sweep(),
       ),
