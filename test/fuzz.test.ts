@@ -548,7 +548,19 @@ describe("fuzzing what is not a procedure: the OAuth forms, client authenticatio
         if (wrong) throw new Error(`[${authorization}] ${form} -> ${wrong}`);
         // Every one of these is a refusal: a wrong secret must never redeem the code.
         if (res.status < 400) throw new Error(`[${authorization}] ${form} -> ${res.status} ${text.slice(0, 200)}`);
-        if (res.status === 400 && JSON.parse(text).error === "invalid_grant")
+        // The other registered client with its own id and secret is authenticated, and the code
+        // is not its own: invalid_grant (RFC 6749 section 5.2). Every other mix fails before that.
+        const o = world.oidc.otherClient;
+        const otherBasic = `Basic ${Buffer.from(`${encodeURIComponent(o.clientId)}:${encodeURIComponent(o.secret)}`).toString("base64")}`;
+        const asOther =
+          (authorization === otherBasic &&
+            creds.client_secret === undefined &&
+            (creds.client_id === undefined || creds.client_id === o.clientId)) ||
+          (authorization === undefined && creds.client_id === o.clientId && creds.client_secret === o.secret);
+        const error = res.status === 400 ? JSON.parse(text).error : null;
+        if (asOther && error !== "invalid_grant")
+          throw new Error(`[${authorization}] ${form} -> ${res.status} ${text.slice(0, 200)}, not invalid_grant`);
+        if (!asOther && error === "invalid_grant")
           throw new Error(`[${authorization}] ${form} -> invalid_grant before the client was authenticated`);
       }),
       { numRuns: RUNS * 2, seed: SEED, endOnFailure: true },

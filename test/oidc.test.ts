@@ -392,6 +392,22 @@ describe("the authorization endpoint", () => {
     }
   });
 
+  test("a state or nonce with a control character (a NUL cannot even be stored) is invalid_request, not a 500", async () => {
+    for (const extra of [{ nonce: "n\u0000" }, { nonce: "n\u0007x" }, { nonce: "n\u007f" }]) {
+      const res = await fetch(authorizationUrl(server, confidential, extra).url, { redirect: "manual" });
+      expect(res.status).toBe(303);
+      const back = new URL(res.headers.get("location")!);
+      expect(back.searchParams.get("error")).toBe("invalid_request");
+      expect(back.searchParams.get("state")).toBe("st-123");
+    }
+    const nul = authorizationUrl(server, confidential);
+    const u = new URL(nul.url);
+    u.searchParams.set("state", "\u0000");
+    const res = await fetch(u, { redirect: "manual" });
+    expect(res.status).toBe(303);
+    expect(new URL(res.headers.get("location")!).searchParams.get("error")).toBe("invalid_request");
+  });
+
   test("a player who denies on the consent page: access_denied to the relying party", async () => {
     const { url } = authorizationUrl(server, confidential);
     const back = await browserAuthorize(server, url, { decision: "deny" });

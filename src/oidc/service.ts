@@ -37,6 +37,9 @@ const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** An OAuth error (RFC 6749 section 5.2): `error` is the registered code, the status the endpoint's. */
+/** A control character (C0 or DEL): no state or nonce has one, and a NUL cannot even be stored. */
+const CONTROL = /[\x00-\x1f\x7f]/;
+
 export class OAuthError extends Error {
   constructor(
     readonly error: string,
@@ -231,6 +234,10 @@ export class OidcService {
     const nonce = q.get("nonce") ?? undefined;
     if ((state?.length ?? 0) > 512 || (nonce?.length ?? 0) > 512)
       return fail("invalid_request", "state and nonce are at most 512 characters.");
+    // RFC 6749 appendix A.5 allows state only visible ASCII; control characters are refused
+    // in both (other characters pass, as relying parties send them).
+    if (CONTROL.test(state ?? "") || CONTROL.test(nonce ?? ""))
+      return fail("invalid_request", "state and nonce may not contain control characters.");
     const challenge = q.get("code_challenge") ?? undefined;
     const method = q.get("code_challenge_method") ?? (challenge ? "plain" : undefined);
     if (challenge !== undefined) {

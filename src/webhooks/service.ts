@@ -91,8 +91,12 @@ export const deliveryOut = (d: DeliveryRow & { eventType: string }) => ({
 /** `OPT_IN_EVENT_TYPES` as a SQL array literal. */
 const OPT_IN = sql.raw(`array[${OPT_IN_EVENT_TYPES.map((t) => `'${t}'`).join(",")}]::text[]`);
 
-/** Events wait at most this long (or until this many) to be written together. */
-const QUEUE_WAIT_MS = 2;
+/**
+ * Events wait at most this long (or until this many) to be written together. Nobody waits on
+ * them (`emit` returns at once; deliveries are seconds apart anyway), and at a few hundred
+ * sign-ins a second 2 ms wrote one statement per event: 10 ms writes a few at a time.
+ */
+const QUEUE_WAIT_MS = 10;
 const QUEUE_BATCH = 500;
 
 /**
