@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
@@ -473,7 +473,13 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   let months: AnalyticsService;
   let hours: AnalyticsService;
   let principal: Principal;
+  // The shared server's sweep closes sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
+  // last news: these open ones (months old) would close between the two services' reads of a
+  // window. Held for this block, started again after it.
+  const sweep = () => server.services.background.find((t) => t.name === "player-session-sweep")!;
+  afterAll(() => sweep().start());
   beforeAll(async () => {
+    await sweep().stop();
     n1 = await newServer(server, { kind: "network", network_name: "Atlas", name: "Lobby" });
     const res = await api(server, "POST", "/server/servers", {
       token: n1.owner.token,

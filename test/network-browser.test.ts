@@ -59,14 +59,16 @@ describe("the network page in a real browser", () => {
       const send = (token: string, e: Record<string, unknown>) =>
         agentApi(server, token, "POST", "/agent/events", { events: [{ event_id: eventId(), ...e }] });
       const notch = crypto.randomUUID();
-      const t0 = Date.now() - 3600_000;
+      // Within the last PLAYER_SESSION_TIMEOUT_SECONDS (300): the shared server's sweep closes
+      // an open session with older news, which would take Notch off the online list mid-test.
+      const t0 = Date.now() - 180_000;
       const at = (s: number) => new Date(t0 + s * 1000).toISOString();
       await send(lobby.agentToken, { type: "join", uuid: notch, name: "Notch", at: at(0) });
-      await send(survival.token, { type: "join", uuid: notch, name: "Notch", at: at(300) });
-      await send(lobby.agentToken, { type: "leave", uuid: notch, at: at(301) });
+      await send(survival.token, { type: "join", uuid: notch, name: "Notch", at: at(120) });
+      await send(lobby.agentToken, { type: "leave", uuid: notch, at: at(121) });
       const jeb = crypto.randomUUID();
       await send(lobby.agentToken, { type: "join", uuid: jeb, name: "jeb_", at: at(10) });
-      await send(lobby.agentToken, { type: "leave", uuid: jeb, at: at(1210) });
+      await send(lobby.agentToken, { type: "leave", uuid: jeb, at: at(100) });
 
       const context = await browser!.newContext({ viewport: { width: 1280, height: 860 } });
       const page = await context.newPage();
@@ -82,9 +84,9 @@ describe("the network page in a real browser", () => {
         expect(await online.getByRole("row").count()).toBe(2);
         expect(await online.getByRole("row", { name: /Notch/ }).textContent()).toContain("Survival");
         await page.getByRole("heading", { name: "Online now: 1" }).waitFor();
-        // Lobby: 300 s + 1200 s; Survival: the running session.
+        // Lobby: 121 s + 90 s; Survival: the running session.
         const lobbyRow = page.locator('tr[data-server="Lobby"]');
-        expect(await lobbyRow.textContent()).toContain("0.4 h");
+        expect(await lobbyRow.textContent()).toContain("0.1 h");
         expect(await lobbyRow.textContent()).toContain("2 (67%)");
         const hops = page.locator(`tr[data-session="Notch"] ol.hops li`);
         expect(await hops.allTextContents()).toEqual(["Lobby", "Survival"]);
