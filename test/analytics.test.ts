@@ -6,7 +6,7 @@ import { AnalyticsService } from "../src/analytics/service";
 import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
-import { sharedServer } from "./harness";
+import { holdSessionSweeps, sharedServer } from "./harness";
 import { api, expectError, newUser } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -473,13 +473,13 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   let months: AnalyticsService;
   let hours: AnalyticsService;
   let principal: Principal;
-  // The shared server's sweep closes sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
+  // The test servers' sweeps close sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
   // last news: these open ones (months old) would close between the two services' reads of a
   // window. Held for this block, started again after it.
-  const sweep = () => server.services.background.find((t) => t.name === "player-session-sweep")!;
-  afterAll(() => sweep().start());
+  let release = () => {};
+  afterAll(() => release());
   beforeAll(async () => {
-    await sweep().stop();
+    release = await holdSessionSweeps();
     n1 = await newServer(server, { kind: "network", network_name: "Atlas", name: "Lobby" });
     const res = await api(server, "POST", "/server/servers", {
       token: n1.owner.token,

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import type { RunningServer } from "../src/app";
-import { devIdp, freePort, tempDir, testEnv, usingPostgres } from "./harness";
+import { devIdp, freePort, holdSessionSweeps, tempDir, testEnv, usingPostgres } from "./harness";
 import { api } from "./helpers";
 import { decide, newClient, poll, signIn, start, type SignInResult } from "./ms-auth-helpers";
 import { agentApi, newServer } from "./servers-fixture";
@@ -83,7 +83,11 @@ let sql: postgres.Sql | undefined;
 /** The run's database, read directly: what the service stored, not what it answers. */
 const db = () => (sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} }));
 
+/** Starts again the test servers' session sweeps a test held (see holdSessionSweeps). */
+let releaseSweeps = () => {};
+
 afterAll(async () => {
+  releaseSweeps();
   for (const p of processes) await p.stop();
   await sql?.end();
 });
@@ -232,6 +236,9 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
   }, 30_000);
 
   test("killed in the middle of agent event batches: after every batch is sent again, each event counts exactly once", async () => {
+    // Its players' events are a day old: the other test servers' session sweeps on this database
+    // would close the open ones before they are counted.
+    releaseSweeps = await holdSessionSweeps();
     const svc = await service();
     const f = await newServer(svc.target);
     const batches = buildBatches(200);

@@ -115,6 +115,23 @@ export async function stopTestServer(server: RunningServer) {
   if (entry?.dir) rmSync(entry.dir, { recursive: true, force: true });
 }
 
+/**
+ * Holds the player-session sweep of every test server of this run (each closes, across the whole
+ * database, any open session silent for PLAYER_SESSION_TIMEOUT_SECONDS) while a test reads open
+ * sessions it wrote with past times; the function returned starts them again. Only servers still
+ * running then are started.
+ */
+export async function holdSessionSweeps(): Promise<() => void> {
+  const held = owned.flatMap((o) => {
+    const task = o.server.services.background.find((t) => t.name === "player-session-sweep");
+    return task ? [{ server: o.server, task }] : [];
+  });
+  await Promise.all(held.map((h) => h.task.stop()));
+  return () => {
+    for (const h of held) if (owned.some((o) => o.server === h.server)) h.task.start();
+  };
+}
+
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
   while (owned.length > 0) await stopTestServer(owned[0]!.server);

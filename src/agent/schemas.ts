@@ -40,6 +40,17 @@ const base = {
   }),
 };
 
+/**
+ * Text the agent read from a log or a crash report, kept as read except a lone UTF-16 surrogate,
+ * which becomes U+FFFD as a text column would store it (the crash report goes into jsonb, which
+ * refuses one: a batch is not refused for one broken line). A NUL is refused with every input.
+ */
+const logText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .overwrite((s) => s.toWellFormed());
+
 export const ZAgentEvent = z.discriminatedUnion("type", [
   z.object({ ...base, type: z.literal("join"), uuid: ZPlayerUuid, name: ZPlayerName }),
   z.object({ ...base, type: z.literal("leave"), uuid: ZPlayerUuid, name: ZPlayerName.optional() }),
@@ -56,7 +67,7 @@ export const ZAgentEvent = z.discriminatedUnion("type", [
   z.object({
     ...base,
     type: z.literal("server_stopping"),
-    line: z.string().max(300).optional().meta({
+    line: logText(300).optional().meta({
       description: 'The log line that announced the stop ("Stopping the server", a restart script\'s line)',
     }),
   }),
@@ -64,10 +75,10 @@ export const ZAgentEvent = z.discriminatedUnion("type", [
   z.object({
     ...base,
     type: z.literal("crash_report"),
-    file: z.string().min(1).max(200).meta({ description: "The report's file name in crash-reports/" }),
-    description: z.string().max(500).meta({ description: "The report's Description: line" }),
+    file: logText(200).min(1).meta({ description: "The report's file name in crash-reports/" }),
+    description: logText(500).meta({ description: "The report's Description: line" }),
     lines: z
-      .array(z.string().max(500))
+      .array(logText(500))
       .max(30)
       .meta({ description: "The first lines after the description: the exception and the top of its stack" }),
   }),
