@@ -265,6 +265,7 @@ export async function createServices(config: Config, database: Database, log: Lo
   auth.twoFactor = twoFactor;
   const publishedPages = new PublishedPages(db, log.child({ component: "status-pages" }), config.PUBLIC_URL);
   const statusPages = new StatusPagesService(db, { publicUrl: config.PUBLIC_URL });
+  const pgliteMaintenance = new PgliteMaintenance(db, log.child({ component: "pglite-maintenance" }));
   const oidc = new OidcService(
     db,
     loginRequests,
@@ -391,13 +392,8 @@ export async function createServices(config: Config, database: Database, log: Lo
       }),
       ...(batched ? [flushTask(batched, config.RATE_LIMIT_FLUSH_MS, log)] : []),
       ...(redis ? [closeOnStop("redis", () => redis.close())] : []),
-      closeOnStop("oidc-signer", () => oidc.close()),
       ...(database.kind === "pglite"
-        ? [
-            every("pglite-maintenance", config.PGLITE_MAINTENANCE_SECONDS, log, () =>
-              new PgliteMaintenance(db, log.child({ component: "pglite-maintenance" })).run(),
-            ),
-          ]
+        ? [every("pglite-maintenance", config.PGLITE_MAINTENANCE_SECONDS, log, () => pgliteMaintenance.run())]
         : []),
       every("player-session-sweep", Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2), log, () =>
         playerHistory.sweep(),

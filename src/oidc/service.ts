@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import { SignJWT } from "jose";
 import { audit } from "../audit/entry";
 import type { Principal } from "../auth/principal";
 import type { Config } from "../config";
@@ -18,7 +19,6 @@ import type { LoginRequestStore } from "../ms-auth/store";
 import type { Bus } from "../realtime/bus";
 import { requireResourceRole } from "../teams/access";
 import type { IdTokenAlg, OidcKeys } from "./keys";
-import { IdTokenSigner } from "./signer";
 
 type OidcRow = typeof oidcClients.$inferSelect;
 type AppRow = typeof clientApps.$inferSelect;
@@ -79,7 +79,6 @@ export class OidcService {
   private readonly replayQuery;
   private readonly userinfoQuery;
   private readonly developmentProviderOn: boolean;
-  private readonly signer: IdTokenSigner;
 
   constructor(
     private readonly db: Db,
@@ -92,7 +91,6 @@ export class OidcService {
     private readonly bus?: Bus,
   ) {
     this.cache = new BoundedCache(10_000, 10_000, () => clock.now());
-    this.signer = new IdTokenSigner(log);
     this.developmentProviderOn = identityProviderOf(config) === "development";
     this.clientQuery = db
       .select({ app: clientApps, oidc: oidcClients })
@@ -178,11 +176,6 @@ export class OidcService {
 
   jwks() {
     return this.keys.jwks();
-  }
-
-  /** Ends the ID token signer's thread (on shutdown). */
-  close() {
-    this.signer.close();
   }
 
   /** The client with its OpenID Connect settings; null when unknown or not enabled. Cached. */
@@ -313,16 +306,18 @@ export class OidcService {
       throw new OAuthError("invalid_grant", "This sign-in was made with the development identity provider.");
     const iat = Math.floor(now / 1000);
     const key = await this.keys.signingKey(client.oidc.idTokenAlg);
-    const idToken = await this.signer.sign(key, {
-      iss: this.issuer,
-      sub: grant.mcUuid,
-      aud: client.app.id,
-      iat,
-      exp: iat + ID_TOKEN_TTL_SECONDS,
+    const idToken = await new SignJWT({
       auth_time: Math.floor(grant.createdAt.getTime() / 1000),
       ...(grant.nonce !== null && { nonce: grant.nonce }),
       preferred_username: grant.mcUsername,
-    });
+    })
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
+      .setIssuer(this.issuer)
+      .setSubject(grant.mcUuid)
+      .setAudience(client.app.id)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
+      .sign(key.key);
     return {
       access_token: this.links.oidcAccessToken(grant.id),
       token_type: "Bearer",
