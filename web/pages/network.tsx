@@ -150,7 +150,7 @@ function Sessions({ name }: { name: string }) {
   const cursor = cursors.at(-1);
   const sessions = useQuery(
     trpc.networks.sessions.queryOptions(
-      { network_name: name, limit: 20, ...(cursor && { cursor }) },
+      { network_name: name, limit: 10, ...(cursor && { cursor }) },
       forTeam(team!.team_id),
     ),
   );

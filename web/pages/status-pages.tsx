@@ -104,7 +104,9 @@ export function StatusPagesPage() {
                     </td>
                     <td data-label="Shows">
                       {p.server_ids.length === 1 ? "1 server" : `${p.server_ids.length} servers`}
-                      {p.network_names.length ? `, networks ${p.network_names.join(", ")}` : ""}
+                      {p.network_names.length
+                        ? `, ${p.network_names.length === 1 ? "network" : "networks"} ${p.network_names.join(", ")}`
+                        : ""}
                       <div className="muted">
                         {SHOWN.filter(([k]) => p.show[k])
                           .map(([, l]) => l.split(" (")[0])

@@ -610,7 +610,9 @@ function Devices() {
                       <td data-label="Signed in">{when(x.created_at)}</td>
                       <td data-label="Last used">{when(x.last_used_at)}</td>
                       <td data-label="Actions">
-                        {!x.current && (
+                        {x.current ? (
+                          <span className="muted">Sign out at the top of the page</span>
+                        ) : (
                           <ConfirmButton
                             label="Revoke"
                             name={`Revoke ${device}${x.address ? ` at ${x.address}` : ""}`}
