@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
 
 /**
@@ -24,4 +24,16 @@ export function preparedStatement<C extends string>(
   for (const c of columns) selection[c] = (q as unknown as Record<string, SQL.Aliased>)[c]!;
   const prepared = db.with(q).select(selection).from(q).prepare(name);
   return prepared as typeof prepared & { execute(values?: Record<string, unknown>): Promise<Record<C, unknown>[]> };
+}
+
+/**
+ * `column = $name` as a condition on a row already found by a unique key, written so no index
+ * can serve it. Beside a unique key (`id = $1 and team_id = $2`), an index on `column` looks
+ * just as selective to the planner while a table has no statistics (PGlite's first minute, a
+ * new PostgreSQL table), and a prepared statement can keep a plan that reads every row of one
+ * team or client: measured on redeeming OpenID Connect codes, 0.07 -> 0.7 ms within 2,000
+ * sign-ins of one client. The value is never null here, so the answer is the same as `=`'s.
+ */
+export function sameAs(column: AnyColumn, name: string, type: "uuid" | "text"): SQL {
+  return sql`${column} is not distinct from ${sql.placeholder(name)}::${sql.raw(type)}`;
 }

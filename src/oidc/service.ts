@@ -5,6 +5,7 @@ import { audit } from "../audit/entry";
 import type { Principal } from "../auth/principal";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
+import { sameAs } from "../db/prepared";
 import { clientApps, oidcClients, oidcGrants } from "../db/schema";
 import { identityProviderOf } from "../identity/chain";
 import { BoundedCache } from "../lib/bounded-cache";
@@ -99,6 +100,8 @@ export class OidcService {
       .where(eq(oidcClients.clientId, sql.placeholder("id")))
       .limit(1)
       .prepare("oidc_client_by_id");
+    // The code by its hash alone (a unique index); the client checked on the row found.
+    const sameClient = sameAs(oidcGrants.clientId, "clientId", "uuid");
     this.redeemQuery = db
       .update(oidcGrants)
       .set({
@@ -108,7 +111,7 @@ export class OidcService {
       .where(
         and(
           eq(oidcGrants.codeHash, sql.placeholder("codeHash")),
-          eq(oidcGrants.clientId, sql.placeholder("clientId")),
+          sameClient,
           isNull(oidcGrants.codeUsedAt),
           isNull(oidcGrants.revokedAt),
         ),
@@ -119,13 +122,7 @@ export class OidcService {
     this.replayQuery = db
       .update(oidcGrants)
       .set({ revokedAt: sql`coalesce(${oidcGrants.revokedAt}, ${sql.placeholder("now")}::timestamptz)` })
-      .where(
-        and(
-          eq(oidcGrants.codeHash, sql.placeholder("codeHash")),
-          eq(oidcGrants.clientId, sql.placeholder("clientId")),
-          isNotNull(oidcGrants.codeUsedAt),
-        ),
-      )
+      .where(and(eq(oidcGrants.codeHash, sql.placeholder("codeHash")), sameClient, isNotNull(oidcGrants.codeUsedAt)))
       .returning({ id: oidcGrants.id })
       .prepare("oidc_code_replay");
     this.userinfoQuery = db

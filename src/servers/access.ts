@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { sameAs } from "../db/prepared";
 import { servers, teamMembers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { ZUuid } from "../lib/schemas";
@@ -31,7 +32,8 @@ const NOT_FOUND = "Server not found.";
  */
 function buildGate(db: Db) {
   // A key reaches the servers of its own team; a user, those of the teams they are a member of.
-  const ofKeyTeam = and(eq(servers.id, sql.placeholder("serverId")), eq(servers.teamId, sql.placeholder("teamId")));
+  // The server by its key; the team checked on the row found (`sameAs`: servers_team_idx would not be used).
+  const ofKeyTeam = and(eq(servers.id, sql.placeholder("serverId")), sameAs(servers.teamId, "teamId", "uuid"));
   const membership = and(eq(teamMembers.teamId, servers.teamId), eq(teamMembers.userId, sql.placeholder("userId")));
   const byId = eq(servers.id, sql.placeholder("serverId"));
   // The team's two-factor requirement, answered in the same statement as the membership.
