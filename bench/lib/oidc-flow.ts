@@ -19,12 +19,13 @@ export async function enableOidc(
   base: string,
   creds: { client_id: string; client_secret: string },
   accessToken: string,
+  alg: "RS256" | "EdDSA" = "RS256",
 ): Promise<OidcBenchClient> {
   await call(
     base,
     "POST",
     `/client/apps/${creds.client_id}/modules/oidc`,
-    { redirect_uris: [REDIRECT_URI] },
+    { redirect_uris: [REDIRECT_URI], id_token_signed_response_alg: alg },
     accessToken,
   );
   return {

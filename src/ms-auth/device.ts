@@ -6,6 +6,7 @@ import type { Clock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { RateLimiter, RateLimitPolicy } from "../lib/rate-limit";
 import { sha256 } from "../lib/secrets";
+import { DeviceQrCodes } from "./device-qr";
 import type { Bus } from "../realtime/bus";
 
 /**
@@ -73,7 +74,7 @@ export interface DeviceCodePolicies {
 export class DeviceCodes {
   private readonly claimQuery;
   private readonly throttle: LoginThrottle;
-  private qr?: Promise<typeof import("qrcode")>;
+  private qr?: Promise<DeviceQrCodes>;
 
   constructor(
     private readonly db: Db,
@@ -102,8 +103,12 @@ export class DeviceCodes {
     return this.publicUrl + DEVICE_PATH;
   }
 
+  private get completePrefix() {
+    return `${this.verificationUri}?code=`;
+  }
+
   verificationUriComplete(code: string) {
-    return `${this.verificationUri}?code=${formatUserCode(code)}`;
+    return this.completePrefix + formatUserCode(code);
   }
 
   /**
@@ -129,13 +134,15 @@ export class DeviceCodes {
     throw new AppError("conflict", "Could not issue a device code; try again.");
   }
 
-  /** The QR code of `text` as an SVG document. The library is loaded on first use only. */
-  async qrSvg(text: string): Promise<string> {
-    this.qr ??= import("qrcode");
-    const qr = await this.qr;
-    // One fixed mask: choosing the "best" of the eight costs eight penalty passes over the symbol
-    // (most of the encoding time), and every mask decodes the same.
-    return qr.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2, maskPattern: 2 });
+  /**
+   * The QR code of the code's `verification_uri_complete` as an SVG document. The library is
+   * loaded, and the differences each code character makes taken from it, on first use only.
+   */
+  async qrSvg(code: string): Promise<string> {
+    this.qr ??= import("qrcode").then((qr) =>
+      DeviceQrCodes.build(qr, this.completePrefix, "XXXX-XXXX", USER_CODE_ALPHABET),
+    );
+    return (await this.qr).svg(formatUserCode(code));
   }
 
   /** 429 (AppError `rate_limited`) while this address, or everyone, has had too many wrong codes. */

@@ -151,7 +151,7 @@ export class MsAuthService {
       user_code: formatUserCode(code),
       verification_uri: this.device.verificationUri,
       verification_uri_complete: complete,
-      qr_code_svg: await this.device.qrSvg(complete),
+      qr_code_svg: await this.device.qrSvg(code),
     };
   }
 
