@@ -26,9 +26,11 @@ export const networkSessions = pgTable(
     leftAt: tz("left_at"),
   },
   (t) => [
-    // The network's sessions newest first (the sessions page and its cursor) and a player's latest.
+    // The network's sessions newest first (the sessions page and its cursor), and a player's in the same
+    // order (its latest at a join: with the id, the index alone answers `order by joined_at desc,
+    // id desc limit 1`; without it the planner took the time index and read the network's sessions).
     index("network_sessions_time_idx").on(t.teamId, t.networkName, t.joinedAt, t.id),
-    index("network_sessions_player_idx").on(t.teamId, t.networkName, t.uuid, t.joinedAt),
+    index("network_sessions_player_idx").on(t.teamId, t.networkName, t.uuid, t.joinedAt, t.id),
   ],
 );
 
