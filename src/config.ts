@@ -337,7 +337,7 @@ const ConfigSchema = z
      */
     EXPENSIVE_READS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1000).default(2),
     /** PGlite: how often its maintenance runs (src/db/pglite-maintenance.ts: autovacuum's work, which PGlite lacks). */
-    PGLITE_MAINTENANCE_SECONDS: z.coerce.number().int().min(5).max(86_400).default(60),
+    PGLITE_MAINTENANCE_SECONDS: z.coerce.number().int().min(5).max(86_400).default(10),
     /** One-hour metric buckets (and closed player sessions) are kept this long. */
     SAMPLE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /**
