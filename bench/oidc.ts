@@ -53,7 +53,8 @@ let app = await startTarget(
 const { creds, accessToken } = await launcherClient(app.url);
 // BENCH_ALG=EdDSA: the client asks for EdDSA ID tokens (id_token_signed_response_alg) instead of RS256.
 const alg = process.env.BENCH_ALG === "EdDSA" ? "EdDSA" : "RS256";
-if (alg === "EdDSA" && only !== "flows") throw new Error("BENCH_ALG=EdDSA measures the flows only: set BENCH_ONLY=flows");
+if (alg === "EdDSA" && only !== "flows")
+  throw new Error("BENCH_ALG=EdDSA measures the flows only: set BENCH_ONLY=flows");
 const client = await enableOidc(app.url, creds, accessToken, alg);
 const load0 = loadavg()[0]!;
 
