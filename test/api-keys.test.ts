@@ -4,7 +4,7 @@ import type { RunningServer } from "../src/app";
 import { apiKeys } from "../src/db/schema";
 import { CLOSE } from "../src/realtime/socket";
 import { sharedServer } from "./harness";
-import { api, expectError, newApiKey, trpcClient } from "./helpers";
+import { api, expectError, newApiKey, newTeam, trpcClient } from "./helpers";
 import { newServer, type ServerFixture } from "./servers-fixture";
 import { closeCode, WsClient } from "./ws-helpers";
 
@@ -179,5 +179,20 @@ describe("scoped, expiring API keys limited to servers", () => {
     expect((await api(server, "DELETE", `/server/bans/${uuid}`, as)).status).toBe(200);
     expectError(await api(server, "POST", "/server/ranks", { ...as, body: { name: "vip" } }), 403, "forbidden");
     expectError(await api(server, "DELETE", `/server/servers/${fx.serverId}`, { token: key }), 403, "forbidden");
+  });
+
+  test("a key of another team reaches none of this team's servers: 404, as if they did not exist", async () => {
+    const otherTeam = await newTeam(server, fx.owner);
+    const { key } = await newApiKey(server, fx.owner, otherTeam, { scopes: ["servers:read", "moderation:write"] });
+    expectError(await api(server, "GET", `/server/servers/${fx.serverId}`, { token: key }), 404, "not_found");
+    expectError(
+      await api(server, "POST", "/server/bans", {
+        token: key,
+        headers: { "x-server-id": fx.serverId },
+        body: { uuid: crypto.randomUUID(), name: "Griefer" },
+      }),
+      404,
+      "not_found",
+    );
   });
 });

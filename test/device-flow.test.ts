@@ -3,7 +3,9 @@ import { eq } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { deviceCodes } from "../src/db/schema";
 import { offlineUuid } from "../src/identity/protocol";
+import QRCode from "qrcode";
 import { normalizeUserCode, USER_CODE_ALPHABET } from "../src/ms-auth/device";
+import { QR_OPTIONS } from "../src/ms-auth/device-qr";
 import { sha256 } from "../src/lib/secrets";
 import { devIdp, sharedServer, startTestServer, stopTestServer, usingPostgres } from "./harness";
 import { freshDatabase } from "./shared";
@@ -101,6 +103,13 @@ describe("device flow over REST, with the development provider", () => {
     expect(started.verification_uri_complete).toBe(`${server.url}/device?code=${started.user_code}`);
     expect(started.qr_code_svg).toStartWith("<svg");
     expect(started.qr_code_svg).toContain("</svg>");
+    // The QR code is verification_uri_complete's, as the library encodes it from scratch.
+    expect(started.qr_code_svg).toBe(
+      await QRCode.toString([{ data: new TextEncoder().encode(started.verification_uri_complete), mode: "byte" }], {
+        type: "svg",
+        ...QR_OPTIONS,
+      }),
+    );
     expect(started).toMatchObject({ interval: 2, expires_in: 600 });
     // Only the code's hash is stored.
     const stored = await server.services.database.db

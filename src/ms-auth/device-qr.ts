@@ -68,26 +68,25 @@ export class DeviceQrCodes {
 
   /** The SVG document of the symbol, byte for byte what `qrcode`'s `toString` gives for the same text. */
   svg(code: string): string {
-    const bits = this.bits(code);
+    const data = this.modules(code);
     const size = this.size;
     const margin = QR_OPTIONS.margin;
-    const dark = (i: number) => (bits[i >>> 5]! >>> (i & 31)) & 1;
-    // qrcode's lib/renderer/svg-tag.js, on the bitset: a run of dark modules per `h`.
+    // qrcode's lib/renderer/svg-tag.js: a run of dark modules per `h`.
     let path = "";
     let moveBy = 0;
     let newRow = false;
     let lineLength = 0;
-    for (let i = 0, n = size * size; i < n; i++) {
+    for (let i = 0; i < data.length; i++) {
       const col = i % size;
       if (!col && !newRow) newRow = true;
-      if (dark(i)) {
+      if (data[i]) {
         lineLength++;
-        if (!(i > 0 && col > 0 && dark(i - 1))) {
+        if (!(i > 0 && col > 0 && data[i - 1])) {
           path += newRow ? `M${col + margin} ${0.5 + (i - col) / size + margin}` : `m${moveBy} 0`;
           moveBy = 0;
           newRow = false;
         }
-        if (!(col + 1 < size && dark(i + 1))) {
+        if (!(col + 1 < size && data[i + 1])) {
           path += `h${lineLength}`;
           lineLength = 0;
         }
