@@ -125,4 +125,34 @@ describe("the network page in a real browser", () => {
     },
     120_000,
   );
+
+  test.skipIf(!hasChromium)(
+    "a busy network lists its first 12 players online, and all of them on asking",
+    async () => {
+      const network = "Busy";
+      const lobby = await newServer(server, { name: "Hub", kind: "network", network_name: network });
+      const at = new Date(Date.now() - 60_000).toISOString();
+      const names = Array.from({ length: 14 }, (_, i) => `Player${String(i).padStart(2, "0")}`);
+      const joined = await agentApi(server, lobby.agentToken, "POST", "/agent/events", {
+        events: names.map((name) => ({ event_id: eventId(), type: "join", uuid: crypto.randomUUID(), name, at })),
+      });
+      expect(joined.status).toBe(200);
+      const context = await browser!.newContext({ viewport: { width: 390, height: 844 } });
+      const page = await context.newPage();
+      try {
+        await signIn(page, lobby.owner);
+        await page.goto(`${server.url}/#/networks/${network}`);
+        await page.getByRole("heading", { name: "Online now: 14" }).waitFor();
+        const rows = page.getByRole("table", { name: "Players online" }).getByRole("row");
+        expect(await rows.count()).toBe(1 + 12);
+        await page.getByRole("button", { name: "Show all 14" }).click();
+        expect(await rows.count()).toBe(1 + 14);
+        await page.getByRole("button", { name: "Show the first 12" }).click();
+        expect(await rows.count()).toBe(1 + 12);
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -21,11 +21,14 @@ const shortTime = (iso: string) => {
     : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 };
 const span = (s: number) => (s < 3600 ? `${Math.round(s / 60)} min` : hours(s));
+/** Players online listed before "Show all": a busy network's list would fill a phone's screens. */
+const ONLINE_SHOWN = 12;
 
 /** One network: who is online across it, its servers' shares, its sessions, bans and ranks (docs/networks.md). */
 export function NetworkPage({ name }: { name: string }) {
   const { team } = useCurrent();
   const [window, setWindow] = useState<Window>("7d");
+  const [allOnline, setAllOnline] = useState(false);
   const page = useQuery({
     ...trpc.networks.get.queryOptions({ network_name: name, window }, forTeam(team!.team_id)),
     refetchInterval: 30_000,
@@ -54,7 +57,7 @@ export function NetworkPage({ name }: { name: string }) {
                     </tr>
                   </thead>
                   <tbody>
-                    {d.online.map((p) => (
+                    {(allOnline ? d.online : d.online.slice(0, ONLINE_SHOWN)).map((p) => (
                       <tr key={p.uuid}>
                         <td data-label="Player" title={p.uuid}>
                           {p.name}
@@ -69,6 +72,11 @@ export function NetworkPage({ name }: { name: string }) {
                     ))}
                   </tbody>
                 </table>
+              )}
+              {d.online.length > ONLINE_SHOWN && (
+                <button type="button" onClick={() => setAllOnline(!allOnline)} aria-expanded={allOnline}>
+                  {allOnline ? `Show the first ${ONLINE_SHOWN}` : `Show all ${d.online.length}`}
+                </button>
               )}
             </section>
             <section className="card" aria-labelledby="net-servers-h">
