@@ -53,10 +53,9 @@ async function dump(teamId: string) {
     hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
       from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId}
       order by 1, 2, 3`),
-    lengths: await q(sql`select l.server_id::text, l.slot::text, bucket, sessions from analytics_session_lengths l
-      join servers sv on sv.id = l.server_id where sv.team_id = ${teamId} and sessions > 0 order by 1, 2, 3`),
-    slots: await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text from analytics_slots
-      where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0) order by 1, 2`),
+    slots:
+      await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
+      where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
     months: await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
   };

@@ -11,7 +11,7 @@ export const QUARTER_MS = 15 * 60 * 1000;
 
 /**
  * Session length buckets, upper bounds in seconds (the last is open-ended). Documented in
- * docs/analytics.md; changing them needs a rebuild of `analytics_session_lengths`.
+ * docs/analytics.md; changing them needs new `analytics_slots` columns and a rebuild.
  */
 export const LENGTH_BUCKETS = [
   { label: "under 5 min", below: 300 },
@@ -23,11 +23,18 @@ export const LENGTH_BUCKETS = [
   { label: "4 h or more", below: null },
 ] as const;
 const bucketOf = (len: string) =>
-  sql.raw(
-    `(case ${LENGTH_BUCKETS.filter((b) => b.below !== null)
-      .map((b, i) => `when ${len} < ${b.below} then ${i}`)
-      .join(" ")} else ${LENGTH_BUCKETS.length - 1} end)::smallint`,
-  );
+  `(case ${LENGTH_BUCKETS.filter((b) => b.below !== null)
+    .map((b, i) => `when ${len} < ${b.below} then ${i}`)
+    .join(" ")} else ${LENGTH_BUCKETS.length - 1} end)`;
+
+/** The slot columns counting sessions by length bucket (LENGTH_BUCKETS' order). */
+export const LENGTH_COLUMNS = LENGTH_BUCKETS.map((_, i) => `len${i}`);
+/** The slot columns `slotRows` adds up beside `online_ms` and `start_level`. */
+const SLOT_SUMS = sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].join(", "));
+
+/** Floodgate (Bedrock) UUIDs are `00000000-0000-0000-0009-…`: a range, compared without casting to text. */
+export const BEDROCK = (col: string) =>
+  sql.raw(`(${col} between '00000000-0000-0000-0009-000000000000' and '00000000-0000-0000-0009-ffffffffffff')`);
 
 /** A session as the aggregates see it: [a, b) on one server. */
 export interface Span {
@@ -45,7 +52,7 @@ const ms = (t: string) => `round(extract(epoch from ${t}) * 1000)`;
  * length), and whether the session started there. A session that lasts no time has one piece.
  */
 const pieces = (src: SQL) => sql`
-  select s.server_id, s.uuid, s.a, q.q,
+  select s.server_id, s.uuid, s.a, s.b, q.q,
          (${sql.raw(ms("least(s.b, q.q + interval '15 minutes')"))} - ${sql.raw(ms("greatest(s.a, q.q)"))})::int as ms,
          (s.a >= q.q) as started
     from (${src}) s,
@@ -62,22 +69,27 @@ export const hourRows = (src: SQL) => sql`
             from (${pieces(src)}) p) x
    group by server_id, date_bin('1 hour', q, ${ORIGIN}), uuid`;
 
-/** Per (team, scope, slot) rows of `src`: player time and sessions open at the slot's first instant. */
+/**
+ * Per (team, scope, slot) rows of `src`: player time in it (and the Bedrock players' part), sessions
+ * open at the slot's first instant, and the sessions starting in it by length bucket.
+ */
 export const slotRows = (src: SQL) => sql`
-  select sv.team_id, sc.scope, p.q as slot, sum(p.ms)::bigint as online_ms, (count(*) filter (where p.a < p.q))::int as start_level
+  select sv.team_id, sc.scope, p.q as slot, sum(p.ms)::bigint as online_ms, (count(*) filter (where p.a < p.q))::int as start_level,
+         coalesce(sum(p.ms) filter (where ${BEDROCK("p.uuid")}), 0)::bigint as bedrock_ms,
+         ${sql.raw(
+           LENGTH_COLUMNS.map(
+             (c, i) =>
+               `(count(*) filter (where p.started and ${bucketOf("extract(epoch from p.b - p.a)")} = ${i}))::int as ${c}`,
+           ).join(", "),
+         )}
     from (${pieces(src)}) p
     join servers sv on sv.id = p.server_id
     cross join lateral (
       select p.server_id::text as scope
       union all
       select 'n:' || sv.team_id || ':' || sv.network_name where sv.network_name is not null) sc
-   where p.ms > 0 or p.a < p.q
+   where p.ms > 0 or p.a < p.q or p.started
    group by sv.team_id, sc.scope, p.q`;
-
-export const lengthRows = (src: SQL) => sql`
-  select server_id, date_bin('15 minutes', a, ${ORIGIN}) as slot,
-         ${bucketOf("extract(epoch from b - a)")} as bucket, count(*)::int as sessions
-    from (${src}) s group by 1, 2, 3`;
 
 /**
  * Adds closed sessions to the analytics aggregates, in the caller's transaction (the one that
@@ -107,17 +119,13 @@ export async function addSessions(tx: Tx, spans: Span[]) {
           ms = analytics_player_months.ms + excluded.ms,
           first_at = least(analytics_player_months.first_at, excluded.first_at),
           last_at = greatest(analytics_player_months.last_at, excluded.last_at)
-        returning 1),
-      sl as (
-        insert into analytics_session_lengths (server_id, slot, bucket, sessions)
-        ${lengthRows(src)}
-        on conflict (server_id, slot, bucket) do update set sessions = analytics_session_lengths.sessions + excluded.sessions
         returning 1)
-      insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)
-      select team_id, scope, slot, online_ms, start_level, 0, slot from (${slotRows(src)}) r
+      insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
+      select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
       on conflict (scope, slot) do update set
         online_ms = analytics_slots.online_ms + excluded.online_ms,
-        start_level = analytics_slots.start_level + excluded.start_level
+        start_level = analytics_slots.start_level + excluded.start_level,
+        ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = analytics_slots.${c} + excluded.${c}`).join(", "))}
       returning scope, slot::text as slot`),
   );
   await setPrevMonths(
@@ -272,12 +280,8 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
     where sv.team_id = ${teamId} and s.uuid = ${uuid}::uuid and s.left_at is not null`;
   const touched = rowsOf<{ scope: string; slot: string }>(
     await tx.execute(sql`
-      with sl as (
-        update analytics_session_lengths l set sessions = l.sessions - x.sessions
-          from (${lengthRows(src)}) x
-         where l.server_id = x.server_id and l.slot = x.slot and l.bucket = x.bucket
-        returning 1)
-      update analytics_slots a set online_ms = a.online_ms - x.online_ms, start_level = a.start_level - x.start_level
+      update analytics_slots a set online_ms = a.online_ms - x.online_ms, start_level = a.start_level - x.start_level,
+        ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = a.${c} - x.${c}`).join(", "))}
         from (${slotRows(src)}) x
        where a.scope = x.scope and a.slot = x.slot
       returning a.scope, a.slot::text as slot`),
@@ -286,11 +290,10 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
-  await tx.execute(sql`delete from analytics_session_lengths l using servers sv
-     where sv.id = l.server_id and sv.team_id = ${teamId} and l.sessions <= 0`);
   await recomputePeaks(tx, touched, uuid);
   await tx.execute(
-    sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0`,
+    sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0
+      and ${sql.raw(LENGTH_COLUMNS.join(" + "))} <= 0`,
   );
 }
 
@@ -305,7 +308,6 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
      join servers sv on sv.id = s.server_id where s.left_at is not null ${mine}`;
   const teamOnly = teamId ? sql`where team_id = ${teamId}` : sql``;
   await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
-  await tx.execute(sql`delete from analytics_session_lengths h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
   await tx.execute(
@@ -315,9 +317,8 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
-  await tx.execute(sql`insert into analytics_session_lengths (server_id, slot, bucket, sessions) ${lengthRows(src)}`);
-  await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at)
-    select team_id, scope, slot, online_ms, start_level, start_level, slot from (${slotRows(src)}) r`);
+  await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
+    select team_id, scope, slot, online_ms, start_level, start_level, slot, ${SLOT_SUMS} from (${slotRows(src)}) r`);
   await tx.execute(sql`${ALL_PEAKS} ${teamId ? sql`and a.team_id = ${teamId}` : sql``}`);
 }
 

@@ -39,8 +39,10 @@ export const analyticsPlayerHours = pgTable(
 
 /**
  * Per scope (a server id, or `n:<team id>:<network name>`) and 15-minute slot, over closed
- * sessions: player time in it (for the heatmap), how many sessions were open at its first instant,
- * and the most open at once inside it with the first instant that level was reached (for peaks).
+ * sessions: player time in it (for the heatmap; the Bedrock players' part for editions), how many
+ * sessions were open at its first instant, the most open at once inside it with the first instant
+ * that level was reached (for peaks), and the sessions that started in it per length bucket
+ * (`len0`..`len6`, LENGTH_BUCKETS' order, for session lengths).
  */
 export const analyticsSlots = pgTable(
   "analytics_slots",
@@ -54,6 +56,14 @@ export const analyticsSlots = pgTable(
     startLevel: integer("start_level").notNull().default(0),
     peak: integer("peak").notNull().default(0),
     peakAt: tz("peak_at").notNull(),
+    bedrockMs: bigint("bedrock_ms", { mode: "number" }).notNull().default(0),
+    len0: integer("len0").notNull().default(0),
+    len1: integer("len1").notNull().default(0),
+    len2: integer("len2").notNull().default(0),
+    len3: integer("len3").notNull().default(0),
+    len4: integer("len4").notNull().default(0),
+    len5: integer("len5").notNull().default(0),
+    len6: integer("len6").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.scope, t.slot] }),
@@ -64,20 +74,6 @@ export const analyticsSlots = pgTable(
     // heap, a page per row). Not online_ms: its updates at ingest stay free of this index.
     index("analytics_slots_window_idx").on(t.scope, t.slot, t.peak, t.peakAt),
   ],
-);
-
-/** Closed sessions per server, 15-minute slot of their start and length bucket (docs/analytics.md). */
-export const analyticsSessionLengths = pgTable(
-  "analytics_session_lengths",
-  {
-    serverId: uuid("server_id")
-      .notNull()
-      .references(() => servers.id, { onDelete: "cascade" }),
-    slot: tz("slot").notNull(),
-    bucket: smallint("bucket").notNull(),
-    sessions: integer("sessions").notNull().default(0),
-  },
-  (t) => [primaryKey({ columns: [t.serverId, t.slot, t.bucket] })],
 );
 
 /**
