@@ -74,9 +74,13 @@ describe("agent batches at the same time", () => {
       slots:
         await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
         where team_id = ${a.teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
+      activity:
+        await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
+        where team_id = ${a.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
     });
     const kept = await dump();
     expect(kept.slots.length).toBeGreaterThan(0);
+    expect(kept.activity.length).toBeGreaterThan(0);
     await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
     expect(await dump()).toEqual(kept);
   }, 60_000);

@@ -58,6 +58,9 @@ async function dump(teamId: string) {
       where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
     months: await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
+    activity:
+      await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
+      where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
   };
 }
 
@@ -259,17 +262,18 @@ describe("a window cut mid-hour", () => {
     const s = await newServer(server);
     const [Z, V, W] = [P(51), P(52), P(53)];
     await play(s, [
-      // Across the boundary 7 days before `to` (2026-06-22T00:30Z): the quarter starting at it is
-      // the earlier week's, so 75 minutes there and 45 in the last week.
-      [Z, "Z", "2026-06-21T23:30:00Z", "2026-06-22T01:30:00Z"],
+      // Across Monday 2026-06-22T00:00Z, a boundary of the index's weeks (they end on the last
+      // Monday 00:00 UTC at or before `to`, 2026-06-29T00:00Z): an hour in the earlier week, two
+      // in the later.
+      [Z, "Z", "2026-06-21T23:00:00Z", "2026-06-22T02:00:00Z"],
       // Only in quarters before `from`: not seen in the window.
       [W, "W", "2026-06-22T00:00:00Z", "2026-06-22T00:20:00Z"],
-      // New; 15 minutes before `to`, 15 after.
+      // New; 15 minutes before `to`, 15 after, all after the index's end.
       [V, "V", "2026-06-29T00:15:00Z", "2026-06-29T00:45:00Z"],
     ]);
     const q = { server_id: s.serverId, tz: "UTC", from: "2026-06-22T00:30:00Z", to: "2026-06-29T00:30:00Z" };
-    // Z: 5 - 5/3 (1/(π/2 · 75/60 + 1) + 1/(π/2 · 45/60 + 1) + 1) = 2.006 (regular; the two hours
-    // in one week would give 1.26). V: 15 minutes, 0.47 (inactive).
+    // Z: 5 - 5/3 (1/(π/2 + 1) + 1/(π/2 · 2 + 1) + 1) = 2.28 (regular; the three hours in one week
+    // would give 1.37). V: no time before the index's end, 0 (inactive).
     const r = await ok(s, "activity", q);
     expect(r).toMatchObject({ players: 2, new_players: 1, regular_players: 1, returning_players: 0 });
     expect(r.activity_groups.map((g: any) => [g.group, g.players])).toEqual([
@@ -281,11 +285,11 @@ describe("a window cut mid-hour", () => {
     ]);
     const board = await ok(s, "leaderboard", q);
     expect(board.players.map((p: any) => [p.name, p.playtime_seconds])).toEqual([
-      ["Z", 3600],
+      ["Z", 5400],
       ["V", 900],
     ]);
     const editions = await ok(s, "editions", q);
-    expect(editions.editions[0]).toMatchObject({ edition: "java", players: 2, playtime_seconds: 4500 });
+    expect(editions.editions[0]).toMatchObject({ edition: "java", players: 2, playtime_seconds: 6300 });
   });
 });
 
@@ -532,6 +536,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   ];
 
   test("each window: leaderboard, editions, activity and retention as from the hours alone", async () => {
+    let scored = 0;
     for (const [from, to] of windows)
       for (const scope of [{ network: "Atlas" }, { server_id: n1.serverId }, { server_id: n2.serverId }])
         for (const tz of ["UTC", "Asia/Kolkata"]) {
@@ -544,15 +549,40 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
             label,
             await hours.editions(principal, n1.teamId, q),
           ]);
-          expect([label, await months.activity(principal, n1.teamId, q)]).toEqual([
-            label,
-            await hours.activity(principal, n1.teamId, q),
-          ]);
+          const activity = await months.activity(principal, n1.teamId, q);
+          expect([label, activity]).toEqual([label, await hours.activity(principal, n1.teamId, q)]);
+          scored += activity.activity_groups.filter((g) => g.group !== "inactive").reduce((a, g) => a + g.players, 0);
           expect([label, await months.retention(principal, n1.teamId, q)]).toEqual([
             label,
             await hours.retention(principal, n1.teamId, q),
           ]);
         }
+    // Players in groups above inactive were compared, not only empty groups.
+    expect(scored).toBeGreaterThan(10);
+  });
+
+  test("activity over three weeks ending on a Monday: the groups from the week's counts, by hand", async () => {
+    // [2026-09-28, 2026-10-19): .Br 2 h 20 min in the first week (new), B 3 h 30 min in the second,
+    // A 2 h 30 min in the third: one week of play each, 5 - 5/3 (1/(π/2 · p/1h + 1) + 2) = 1.31,
+    // 1.41, 1.33 (irregular). C's leave and join at one instant (the leave first) left a session
+    // open since 2026-10-02T18:00: 54, 168 and 168 hours, 4.97 (very active, counted at read time).
+    const q = { network: "Atlas", from: "2026-09-28T00:00:00Z", to: "2026-10-19T00:00:00Z", tz: "UTC" };
+    const r = await months.activity(principal, n1.teamId, q);
+    expect(await hours.activity(principal, n1.teamId, q)).toEqual(r);
+    expect(r).toMatchObject({ players: 4, new_players: 1, regular_players: 1, returning_players: 2 });
+    expect(r.activity_groups.map((g) => [g.group, g.players])).toEqual([
+      ["very_active", 1],
+      ["active", 0],
+      ["regular", 0],
+      ["irregular", 3],
+      ["inactive", 0],
+    ]);
+    // The week's kept counts hold closed sessions only: the three irregular players.
+    const [kept] = rowsOf<Record<string, number>>(
+      await db().execute(sql`select very_active, active, regular, irregular from analytics_activity_weeks
+        where team_id = ${n1.teamId} and scope like 'n:%' and week = '2026-10-19T00:00:00Z'`),
+    );
+    expect(kept).toEqual({ very_active: 0, active: 0, regular: 0, irregular: 3 });
   });
 
   test("a hand count across a month boundary: September 2 to October 1 on the network", async () => {

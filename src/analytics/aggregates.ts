@@ -101,6 +101,7 @@ export async function addSessions(tx: Tx, spans: Span[]) {
   await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
   const src = sql`select x.server_id, x.uuid, x.a, x.b from json_to_recordset(${JSON.stringify(spans)}::json)
     as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)`;
+  await moveActivity(tx, hourRows(src), 1);
   const touched = rowsOf<{ scope: string; slot: string }>(
     await tx.execute(sql`
       with hr as materialized (${hourRows(src)}),
@@ -286,6 +287,12 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
        where a.scope = x.scope and a.slot = x.slot
       returning a.scope, a.slot::text as slot`),
   );
+  await moveActivity(
+    tx,
+    sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+     where sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`,
+    -1,
+  );
   await tx.execute(sql`
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
@@ -310,6 +317,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
@@ -317,6 +325,8 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
+  await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
+    ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
     select team_id, scope, slot, online_ms, start_level, start_level, slot, ${SLOT_SUMS} from (${slotRows(src)}) r`);
   await tx.execute(sql`${ALL_PEAKS} ${teamId ? sql`and a.team_id = ${teamId}` : sql``}`);
@@ -340,3 +350,91 @@ export const ALL_PEAKS = sql.raw(`
      set peak = a.start_level + greatest(0, b.lvl)::int, peak_at = case when b.lvl > 0 then b.at else a.slot end
     from best b
    where a.scope = b.scope and a.slot = b.slot`);
+
+/**
+ * The activity index's weeks: Monday 00:00 UTC to Monday 00:00 UTC. `analytics_activity_weeks`
+ * holds, per scope and such a Monday (`week`, the index's end), how many players had the index in
+ * each group over the three weeks before it (docs/analytics.md, "Activity index").
+ */
+export const MONDAY = sql.raw(`timestamptz '2000-01-03 00:00:00+00'`);
+export const ACTIVITY_THRESHOLD_MS = 3_600_000;
+/** The group floors, highest first; an index below the last is inactive (not counted). */
+export const ACTIVITY_FLOORS = [
+  { group: "very_active", min: 3.75 },
+  { group: "active", min: 3 },
+  { group: "regular", min: 2 },
+  { group: "irregular", min: 1 },
+] as const;
+
+/** The index from three weekly sums `ms` (a week without play has 0 and scores 1): its group, or null. */
+const groupOf = (index: string) =>
+  sql.raw(
+    `(case ${ACTIVITY_FLOORS.map((f, i) => `when ${index} >= ${f.min} - 1e-9 then ${i}`).join(" ")} else null end)`,
+  );
+const indexOf = (ms: string) => `(5 - 5 * sum(1 / (pi() / 2 * (${ms})::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)) / 3)`;
+
+/** Per-scope rows of player-hour rows (`src`: server_id, hour, uuid, ms): the server's and its network's. */
+const scopesOf = (h: string) => `
+    join servers sv on sv.id = ${h}.server_id
+    cross join lateral (
+      select ${h}.server_id::text as scope
+      union all
+      select 'n:' || sv.team_id || ':' || sv.network_name where sv.network_name is not null) sc`;
+
+/**
+ * Moves `analytics_activity_weeks` by player-hour rows about to be added (sign 1) or removed
+ * (sign -1): for each player, scope and index end those rows touch (the three Mondays after each
+ * of their weeks), the group before from the hour rows as they are, the group after with the
+ * change; a player leaving a group is one less there, entering one is one more. Call it before
+ * the hour rows change, in their transaction (the networks' locks keep two closers apart).
+ */
+export async function moveActivity(tx: Tx, rows: SQL, sign: 1 | -1) {
+  await tx.execute(sql`
+    with d0 as materialized (
+      select d.server_id, d.hour, d.uuid, ${sql.raw(String(sign))} * (d.q0 + d.q1 + d.q2 + d.q3)::bigint as ms from (${rows}) d),
+    dw as materialized (
+      select sv.team_id, sc.scope, d0.uuid, date_bin('7 days', d0.hour, ${MONDAY}) as week, sum(d0.ms) as ms
+        from d0 ${sql.raw(scopesOf("d0"))}
+       group by 1, 2, 3, 4),
+    ends as (select distinct dw.team_id, dw.scope, dw.uuid, dw.week + k * interval '7 days' as e from dw, generate_series(1, 3) k),
+    old as (
+      select sc.scope, h.uuid, date_bin('7 days', h.hour, ${MONDAY}) as week, sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms
+        from (select distinct uuid from dw) p
+        join analytics_player_hours h on h.uuid = p.uuid ${sql.raw(scopesOf("h"))}
+       where h.hour >= (select min(week) - interval '14 days' from dw) and h.hour < (select max(week) + interval '21 days' from dw)
+         and exists (select 1 from dw where dw.scope = sc.scope and dw.uuid = h.uuid)
+       group by 1, 2, 3),
+    w as (
+      select e.team_id, e.scope, e.uuid, e.e, coalesce(o.ms, 0) as before, coalesce(o.ms, 0) + coalesce(d.ms, 0) as after
+        from ends e
+        cross join lateral (select e.e - k * interval '7 days' as week from generate_series(1, 3) k) k
+        left join old o on o.scope = e.scope and o.uuid = e.uuid and o.week = k.week
+        left join dw d on d.scope = e.scope and d.uuid = e.uuid and d.week = k.week),
+    g as (
+      select team_id, scope, e, ${groupOf(indexOf("before"))} as g0, ${groupOf(indexOf("after"))} as g1
+        from w group by team_id, scope, uuid, e),
+    moves as (
+      select team_id, scope, e, g0 as g, -1 as n from g where g0 is distinct from g1 and g0 is not null
+      union all
+      select team_id, scope, e, g1, 1 from g where g0 is distinct from g1 and g1 is not null)
+    insert into analytics_activity_weeks as a (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
+    select team_id, scope, e, ${sql.raw(ACTIVITY_FLOORS.map((_, i) => `coalesce(sum(n) filter (where g = ${i}), 0)`).join(", "))}
+      from moves group by 1, 2, 3
+    on conflict (scope, week) do update set
+      ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} = a.${f.group} + excluded.${f.group}`).join(", "))}`);
+}
+
+/** `analytics_activity_weeks` rows from whole histories of player-hour rows `src` (a rebuild, the migration). */
+export const activityRows = (src: SQL) => sql`
+  select team_id, scope, e, ${sql.raw(ACTIVITY_FLOORS.map((_, i) => `count(*) filter (where g = ${i})`).join(", "))}
+    from (
+      select pw.team_id, pw.scope, pw.week + k * interval '7 days' as e,
+             ${groupOf(`(5 - 5 * (sum(1 / (pi() / 2 * pw.ms::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)) + (3 - count(*))) / 3)`)} as g
+        from (
+          select sv.team_id, sc.scope, h.uuid, date_bin('7 days', h.hour, ${MONDAY}) as week, sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms
+            from (${src}) h ${sql.raw(scopesOf("h"))}
+           group by 1, 2, 3, 4) pw
+        cross join generate_series(1, 3) k
+       group by pw.team_id, pw.scope, pw.uuid, pw.week + k * interval '7 days') x
+   where g is not null
+   group by 1, 2, 3`;

@@ -8,22 +8,29 @@ import { iso } from "../lib/schemas";
 import { validTimeZone } from "../lib/time-zone";
 import { type Principal, reachesServer } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
-import { BEDROCK, hourRows, LENGTH_BUCKETS, LENGTH_COLUMNS, ORIGIN, QUARTER_MS } from "./aggregates";
+import {
+  ACTIVITY_FLOORS,
+  ACTIVITY_THRESHOLD_MS,
+  BEDROCK,
+  hourRows,
+  LENGTH_BUCKETS,
+  LENGTH_COLUMNS,
+  ORIGIN,
+  QUARTER_MS,
+} from "./aggregates";
 
 const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
 /** The longest window a read may ask for. */
 export const MAX_WINDOW_DAYS = 400;
 export const DEFAULT_WINDOW_DAYS = 30;
-/** Activity index: the weekly playtime that scores 1/(π/2 + 1) for a week, and the group floors. */
-export const ACTIVITY_THRESHOLD_MS = 3_600_000;
-export const ACTIVITY_GROUPS = [
-  { group: "very_active", min: 3.75 },
-  { group: "active", min: 3 },
-  { group: "regular", min: 2 },
-  { group: "irregular", min: 1 },
-  { group: "inactive", min: 0 },
-] as const;
+/** Activity index groups, highest first (the floors but the last are kept per week, aggregates.ts). */
+export const ACTIVITY_GROUPS = [...ACTIVITY_FLOORS, { group: "inactive", min: 0 }] as const;
+/** The group of an index: its place in ACTIVITY_GROUPS. */
+const groupIndex = (index: number) => ACTIVITY_GROUPS.findIndex((g) => index >= g.min - 1e-9);
+/** The activity index's end for a window ending at `to`: the last Monday 00:00 UTC at or before it. */
+const MONDAY_MS = Date.UTC(2000, 0, 3);
+const indexEnd = (to: Date) => new Date(to.getTime() - ((((to.getTime() - MONDAY_MS) % WEEK_MS) + WEEK_MS) % WEEK_MS));
 const FLOODGATE = /^00000000-0000-0000-0009-/;
 
 export interface WindowQuery {
@@ -273,43 +280,48 @@ export class AnalyticsService {
 
   async activity(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const since = new Date(s.to.getTime() - 3 * WEEK_MS);
-    // A window of three weeks or more: every player who played in the index's three weeks was
-    // seen in it, so the players seen are counted from the month rows and only those three
-    // weeks are summed per player; a shorter window, or one inside a month, reads the hours.
+    const end = indexEnd(s.to);
+    const since = new Date(end.getTime() - 3 * WEEK_MS);
+    // A window holding the index's three weeks: every player with time in them was seen in it, so
+    // the groups come from the week's counts kept at ingest and the players seen from the month
+    // rows; only the players online and the new ones are scored here. Otherwise, or inside one
+    // month, every player seen is scored from the hours.
     const totals = s.from.getTime() <= since.getTime() ? await this.editionTotals(s) : null;
-    if (!totals) return this.activityFromHours(s, since);
+    if (!totals) return this.activityFromHours(s, end);
     const players = totals.java.players + totals.bedrock.players;
-    const [r] = await this.rows<Record<string, number>>(sql`
-      with scored as (${this.scores(s, since)}),
-      fresh as (${this.fresh(s, await this.freshCandidates(s))})
-      select count(*)::int as scored,
-             ${sql.join(
-               ACTIVITY_GROUPS.map(
-                 (g, i) =>
-                   sql`count(*) filter (where sc.index >= ${sql.raw(String(g.min))} - 1e-9${
-                     i > 0 ? sql` and sc.index < ${sql.raw(String(ACTIVITY_GROUPS[i - 1]!.min))} - 1e-9` : sql``
-                   })::int as ${sql.identifier(g.group)}`,
-               ),
-               sql`, `,
-             )},
-             count(*) filter (where sc.index >= 2 - 1e-9 and not exists (select 1 from fresh f where f.uuid = sc.uuid))::int as regular_players,
-             (select count(*) from fresh where first_seen < ${at(s.to)})::int as fresh
-        from scored sc`);
-    const fresh = Number(r!.fresh);
-    const regular = Number(r!.regular_players);
-    const unscored = players - Number(r!.scored);
+    const [kept] = await this.rows<Record<string, number>>(sql`
+      select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
+       where scope = ${s.scope} and week = ${at(end)}`);
+    const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
+    const fresh = await this.rows<{ uuid: string }>(sql`
+      select f.uuid::text as uuid from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
+    const open = end.getTime() > s.from.getTime() ? await this.openPlayers(s) : [];
+    const scored = [...new Set([...open, ...fresh.map((f) => f.uuid)])];
+    const index = new Map<string, { all: number; closed: number }>();
+    if (scored.length > 0)
+      for (const r of await this.rows<{ uuid: string; index: number; closed_index: number }>(
+        sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, scored)}) x`,
+      ))
+        index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
+    // The counts hold closed sessions: a session still open moves its player to the group with it.
+    for (const u of open) {
+      const x = index.get(u);
+      if (!x) continue;
+      const [g0, g1] = [groupIndex(x.closed), groupIndex(x.all)];
+      if (g0 === g1) continue;
+      counts[g0]!--;
+      counts[g1]!++;
+    }
+    counts[counts.length - 1] = players - counts.slice(0, -1).reduce((a, b) => a + b, 0);
+    const freshRegular = fresh.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length;
+    const regular = counts[0]! + counts[1]! + counts[2]! - freshRegular;
     return {
       ...this.window(s),
       players,
-      new_players: fresh,
-      returning_players: players - fresh - regular,
+      new_players: fresh.length,
+      returning_players: players - fresh.length - regular,
       regular_players: regular,
-      activity_groups: ACTIVITY_GROUPS.map((g) => ({
-        group: g.group,
-        min_index: g.min,
-        players: Number(r![g.group]) + (g.group === "inactive" ? unscored : 0),
-      })),
+      activity_groups: ACTIVITY_GROUPS.map((g, i) => ({ group: g.group, min_index: g.min, players: counts[i]! })),
     };
   }
 
@@ -350,17 +362,20 @@ export class AnalyticsService {
   }
 
   /**
-   * The activity index (uuid, index) of the players with time in the three weeks before the
-   * window's end. Hours whose four quarters are all in [since, to) and in one week (counted back
-   * from `to`) add up as one row; the few others (at the week boundaries and the edges) go
-   * quarter by quarter.
+   * The activity index at `end` (uuid, index, and closed_index: without the sessions still open)
+   * of the players with time in the three weeks before it (of `uuids` only, when given). Hours
+   * whose four quarters are all in [since, end) and in one week (counted back from `end`) add up
+   * as one row; the few others (at the week boundaries and the edges) go quarter by quarter.
+   * With `end` a Monday 00:00 UTC every hour is whole.
    */
-  private scores(s: Scope, since: Date) {
+  private scores(s: Scope, end: Date, uuids?: string[]) {
+    const since = new Date(end.getTime() - 3 * WEEK_MS);
+    // Week k holds the quarters starting in [end - 7(k+1) days, end - 7k days).
     const weekOf = (t: SQL) =>
-      sql`((${sql.raw(String(s.to.getTime() / 1000))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
-    const toMs = s.to.getTime();
+      sql`((${sql.raw(String(end.getTime() / 1000 - 1))} - extract(epoch from ${t})::bigint) / ${sql.raw(String(WEEK_MS / 1000))})::int`;
+    const toMs = end.getTime();
     const sinceMs = since.getTime();
-    const week = (t: number) => Math.floor((toMs - t) / WEEK_MS);
+    const week = (t: number) => Math.floor((toMs - 1 - t) / WEEK_MS);
     const split: Date[] = [];
     const candidates = new Set<number>();
     for (let k = 0; k <= 3; k++)
@@ -375,25 +390,26 @@ export class AnalyticsService {
     const isSplit = split.length > 0 ? sql`h.hour in (${splitList})` : sql`false`;
     const notSplit = split.length > 0 ? sql`h.hour not in (${splitList})` : sql`true`;
     const quarter = sql`(h.hour + i * interval '15 minutes')`;
+    const indexOf = (ms: string) =>
+      sql.raw(`(5 - 5 * (sum(1 / (pi() / 2 * (${ms} / ${ACTIVITY_THRESHOLD_MS}) + 1)) + (3 - count(*))) / 3)::float8`);
     return sql`
-      with h3 as materialized (${this.hours({ ...s, from: since }, since)}),
+      with h3 as materialized (${this.hours({ ...s, from: since }, since, uuids, end)}),
       weeks as (
-        select uuid, w, sum(ms)::float8 as ms from (
-          select h.uuid, ${weekOf(sql`h.hour`)} as w, (h.q0 + h.q1 + h.q2 + h.q3) as ms
+        select uuid, w, sum(ms)::float8 as ms, coalesce(sum(ms) filter (where not open), 0)::float8 as closed from (
+          select h.uuid, ${weekOf(sql`h.hour`)} as w, (h.q0 + h.q1 + h.q2 + h.q3) as ms, h.open
             from h3 h where ${notSplit}
           union all
-          select h.uuid, ${weekOf(quarter)}, (array[h.q0, h.q1, h.q2, h.q3])[i + 1]
+          select h.uuid, ${weekOf(quarter)}, (array[h.q0, h.q1, h.q2, h.q3])[i + 1], h.open
             from h3 h cross join generate_series(0, 3) as i
-           where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(s.to)}) x
+           where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(end)}) x
          group by 1, 2)
-      select uuid, (5 - 5 * (sum(1 / (pi() / 2 * (ms / ${ACTIVITY_THRESHOLD_MS}) + 1)) + (3 - count(*))) / 3)::float8 as index
-        from weeks group by uuid`;
+      select uuid, ${indexOf("ms")} as index, ${indexOf("closed")} as closed_index from weeks group by uuid`;
   }
 
-  private async activityFromHours(s: Scope, since: Date) {
+  private async activityFromHours(s: Scope, end: Date) {
     const rows = await this.rows<{ uuid: string; first_seen: string | null; index: number }>(sql`
       with seen as (select uuid from (${this.perPlayer(s)}) p where p.seen),
-      scored as (${this.scores(s, since)}),
+      scored as (${this.scores(s, end)}),
       -- First seen in the scope at or after the window's start: the players first seen on some
       -- server since then (an index range) who were not seen on another of its servers before.
       fresh as (

@@ -108,3 +108,25 @@ export const analyticsPlayerMonths = pgTable(
     index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month),
   ],
 );
+
+/**
+ * Per scope and Monday 00:00 UTC (`week`, the activity index's end): the players whose index over
+ * the three weeks before it is in each group from irregular up (the inactive are the players seen
+ * less these). Kept at ingest from the player-hour rows (`moveActivity`), so the activity read
+ * counts groups without scoring every player (docs/analytics.md, "Activity index").
+ */
+export const analyticsActivityWeeks = pgTable(
+  "analytics_activity_weeks",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    week: tz("week").notNull(),
+    veryActive: integer("very_active").notNull().default(0),
+    active: integer("active").notNull().default(0),
+    regular: integer("regular").notNull().default(0),
+    irregular: integer("irregular").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.week] }), index("analytics_activity_weeks_team_idx").on(t.teamId)],
+);
