@@ -98,6 +98,14 @@ await Promise.all(
 const ingestMs = performance.now() - t;
 const perEvent = statements / EVENTS;
 // What the aggregates hold, to compare two builds' runs: the same events must give the same sums.
+// Session lengths per server: their own table in builds before drizzle/0033, the server scopes'
+// slot columns since.
+const [lengthsTable] = await q<{ t: string | null }>(sql`select to_regclass('analytics_session_lengths')::text as t`);
+const lengths = lengthsTable?.t
+  ? sql`select sum(sessions * (bucket + 1)) from analytics_session_lengths`
+  : sql.raw(
+      `select sum(${[0, 1, 2, 3, 4, 5, 6].map((i) => `len${i} * ${i + 1}`).join(" + ")}) from analytics_slots where scope not like 'n:%'`,
+    );
 const [check] = await q<{ n: number; ns: number; slots: number; sums: string }>(sql`
   select (select count(*) from player_sessions where left_at is not null)::int as n,
          (select count(*) from network_sessions where left_at is not null)::int as ns,
@@ -107,7 +115,7 @@ const [check] = await q<{ n: number; ns: number; slots: number; sums: string }>(
            (select count(*) || ',' || sum(playtime_us) || ',' || sum(joins) from player_days),
            (select sum(online_ms) || ',' || sum(start_level) || ',' || sum(peak) from analytics_slots),
            (select sum(q0 + q1 + q2 + q3) || ',' || sum(joins) from analytics_player_hours),
-           (select sum(sessions * (bucket + 1)) from analytics_session_lengths),
+           (${lengths}),
            (select sum(play_seconds) || ',' || sum(sessions) from team_players),
            (select sum(extract(epoch from left_at - joined_at)) from network_sessions)) as sums`);
 

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { bigint, index, integer, pgTable, primaryKey, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { servers } from "./servers";
 import { teams } from "./teams";
@@ -106,6 +107,9 @@ export const analyticsPlayerMonths = pgTable(
     index("analytics_player_months_top_idx").on(t.scope, t.month, t.ms.desc(), t.uuid),
     // One player's months (prev_at, erasure, retention).
     index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month),
+    // Who can be new in a window: the rows of a player's first month in the scope (few beside a
+    // month's players, so the read needs not walk the whole month).
+    index("analytics_player_months_first_idx").on(t.scope, t.month, t.uuid).where(sql`prev_at is null`),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "analytics_player_months_first_idx" ON "analytics_player_months" USING btree ("scope","month","uuid") WHERE prev_at is null;
