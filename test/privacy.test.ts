@@ -77,7 +77,9 @@ describe("export and erasure", () => {
     const lobby = await sibling(s);
     const steve = crypto.randomUUID();
     const alex = crypto.randomUUID();
-    const t0 = Date.now() - 3 * 86_400_000;
+    // 10:00 UTC three days ago: every session below stays inside its UTC day (from 21:00 on, the
+    // day's sessions crossed midnight and made a fifth player-day).
+    const t0 = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 3 * 86_400_000 + 10 * 3_600_000;
     await send(s, [
       ...session(steve, "Steve", t0, t0 + 3600_000),
       ...session(alex, "Alex", t0 + 600_000, t0 + 1800_000),

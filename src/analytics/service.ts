@@ -11,7 +11,6 @@ import { requireTeamRole } from "../teams/access";
 import {
   ACTIVITY_FLOORS,
   ACTIVITY_THRESHOLD_MS,
-  BEDROCK,
   hourRows,
   LENGTH_BUCKETS,
   LENGTH_COLUMNS,
@@ -58,6 +57,8 @@ const idList = (ids: string[]) =>
   );
 
 const HOUR_MS = 3_600_000;
+/** Many UUIDs as one array parameter (thousands of candidates: one parameter each cost more than the query). */
+const uuidArray = (uuids: string[]) => sql`${`{${uuids.join(",")}}`}::uuid[]`;
 
 /**
  * The quarter bits of an hour row that lie in [from, to): a mask for `seen`, and the row's
@@ -153,7 +154,7 @@ export class AnalyticsService {
   /** Open sessions of the scope as spans ending now (or at the window's end). */
   private openSrc(s: Scope, uuids?: string[]) {
     const end = new Date(Math.min(s.now.getTime(), s.to.getTime()));
-    const only = uuids ? sql`and s.uuid in (${idList(uuids)})` : sql``;
+    const only = uuids ? sql`and s.uuid = any(${uuidArray(uuids)})` : sql``;
     return sql`select s.server_id, s.uuid, s.joined_at as a, ${at(end)} as b from player_sessions s
       where s.server_id in (${idList(s.ids)}) and s.left_at is null and s.joined_at <= ${at(end)} ${only}`;
   }
@@ -161,10 +162,18 @@ export class AnalyticsService {
   /** Hour rows of the scope touching the window: the aggregate, plus the open sessions cut the same way. */
   private hours(s: Scope, from = s.from, uuids?: string[], to = s.to) {
     const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
-    const only = uuids ? sql`and uuid in (${idList(uuids)})` : sql``;
+    // Given players: each one's rows by `analytics_player_hours_player_idx` (an index-only range per
+    // player), not the scope's whole window filtered by a list.
+    const closed = uuids
+      ? sql`select h.hour, h.uuid, h.q0, h.q1, h.q2, h.q3, h.seen, false as open
+          from unnest(${uuidArray(uuids)}) as c(uuid)
+          cross join lateral (
+            select hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
+             where uuid = c.uuid and hour >= ${at(lo)} and hour < ${at(to)} and server_id in (${idList(s.ids)}) offset 0) h`
+      : sql`select hour, uuid, q0, q1, q2, q3, seen, false as open from analytics_player_hours
+          where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(to)}`;
     return sql`
-      select hour, uuid, q0, q1, q2, q3, seen, false as open from analytics_player_hours
-       where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(to)} ${only}
+      ${closed}
       union all
       select hour, uuid, q0, q1, q2, q3, seen, true from (${hourRows(this.openSrc(s, uuids))}) o
        where hour >= ${at(lo)} and hour < ${at(to)}`;
@@ -214,16 +223,25 @@ export class AnalyticsService {
   private async closedTotals(s: Scope) {
     const months = this.months(s);
     if (this.hoursOnly || months.some((m) => m.cut === "both")) return null;
-    // A count per month with a filter, not a group by edition: a hash aggregate on the edition
-    // took half the time again at 175,000 rows a month.
-    const terms: SQL[] = months.map((m, i) => {
+    // Counts per month and edition, each an index-only range of a narrow index (the month rows'
+    // `last_at`, `first_at` and `prev_at` indexes): no grouping by player or edition.
+    const terms: SQL[] = [];
+    months.forEach((m, i) => {
       const seen =
-        m.cut === "none" ? sql`true` : m.cut === "tail" ? sql`m.last_at >= ${at(m.a)}` : sql`m.first_at < ${at(m.b)}`;
-      const first = i === 0 ? sql`true` : sql`(m.prev_at is null or m.prev_at < ${at(s.from)})`;
-      return sql`
-        select count(*)::int as players, (count(*) filter (where ${BEDROCK("m.uuid")}))::int as bedrock, 0::float8, 0::float8
-          from analytics_player_months m
-         where m.scope = ${s.scope} and m.month = ${at(m.month)} and ${seen} and ${first}`;
+        m.cut === "none"
+          ? sql``
+          : m.cut === "tail"
+            ? sql`and m.last_at >= ${at(m.a)}`
+            : sql`and m.first_at < ${at(m.b)}`;
+      // In a later month, only players not seen earlier in the window: no earlier month in the
+      // scope, or last seen before the window (two ranges of the prev_at index).
+      const firsts = i === 0 ? [sql``] : [sql`and m.prev_at is null`, sql`and m.prev_at < ${at(s.from)}`];
+      for (const bedrock of [false, true])
+        for (const first of firsts)
+          terms.push(sql`
+            select count(*)::int, ${bedrock ? sql`count(*)::int` : sql`0`}, 0::float8, 0::float8
+              from analytics_player_months m
+             where m.scope = ${s.scope} and m.month = ${at(m.month)} and m.bedrock = ${sql.raw(String(bedrock))} ${seen} ${first}`);
     });
     terms.push(sql`
       select 0, 0, coalesce(sum(online_ms), 0)::float8, coalesce(sum(bedrock_ms), 0)::float8
@@ -350,7 +368,7 @@ export class AnalyticsService {
   /** Players first seen in the scope at or after the window's start (uuid, first_seen). */
   private fresh(s: Scope, only?: string[] | null) {
     if (only && only.length === 0) return sql`select null::uuid as uuid, null::timestamptz as first_seen where false`;
-    const among = only ? sql`and p.uuid in (${idList(only)})` : sql``;
+    const among = only ? sql`and p.uuid = any(${uuidArray(only)})` : sql``;
     // The players first seen on some server since then (an index range) who were not seen on
     // another of its servers before.
     return sql`
@@ -609,10 +627,11 @@ export class AnalyticsService {
   /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
    * summing every player: candidates are each touched month's top `n` players by the month's
-   * playtime and the players with a session open; their window playtime is summed from the hours.
-   * A player outside them played at most the sum of each month's `n`-th playtime in the window
-   * (closed sessions only): when the `limit`-th candidate played more, no one outside can enter
-   * the top, else `n` grows.
+   * playtime and the players with a session open. A player outside them played at most the sum of
+   * each month's `n`-th playtime (closed sessions only): when the `limit`-th candidate played more,
+   * no one outside can enter the top, else `n` grows. A candidate's window playtime is at most
+   * its playtime in the months it is among the top of, plus the `n`-th of the others: candidates
+   * are summed from the hours in that order, and only while that bound can still reach the top.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     if (this.hoursOnly) {
@@ -621,32 +640,54 @@ export class AnalyticsService {
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
     }
     const months = this.months(s);
-    const open = await this.openPlayers(s);
+    const open = new Set(await this.openPlayers(s));
     const w = inWindow(s);
+    const exact = new Map<string, number>();
+    const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
+    const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
     for (let n = Math.max(50, 4 * limit); ; n *= 4) {
-      const rows = await this.rows<{ uuid: string | null; bound: number | null }>(sql`
+      const rows = await this.rows<{ m: number; uuid: string | null; ms: number }>(sql`
         ${sql.join(
           months.map(
-            (m) => sql`
-              (select x.uuid::text as uuid, null::float8 as bound from (
-                 select uuid from analytics_player_months
+            (m, i) => sql`
+              (select ${sql.raw(String(i))} as m, x.uuid::text as uuid, x.ms::float8 as ms from (
+                 select uuid, ms from analytics_player_months
                   where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid limit ${n}) x)
               union all
-              select null, coalesce((select ms from analytics_player_months
+              select ${sql.raw(String(i))}, null, coalesce((select ms from analytics_player_months
                   where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
           ),
           sql` union all `,
         )}`);
-      const bound = rows.reduce((acc, r) => acc + Number(r.bound ?? 0), 0);
-      const candidates = [...new Set([...rows.filter((r) => r.uuid !== null).map((r) => r.uuid!), ...open])];
-      if (candidates.length === 0) return [];
-      const exact = await this.rows<{ uuid: string; ms: number }>(sql`
-        select p.uuid::text as uuid, p.ms from (
-          select h.uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, candidates)}) h group by h.uuid) p
-         where p.ms > 0 order by p.ms desc, p.uuid`);
-      const last = exact[limit - 1];
-      if (bound === 0 || (last && Number(last.ms) > bound))
-        return exact.slice(0, limit).map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
+      const nth = months.map((_, i) => Number(rows.find((r) => Number(r.m) === i && r.uuid === null)?.ms ?? 0));
+      const bound = nth.reduce((a, b) => a + b, 0);
+      const mine = new Map<string, number[]>();
+      for (const r of rows) {
+        if (r.uuid === null) continue;
+        const ms = mine.get(r.uuid) ?? [...nth];
+        ms[Number(r.m)] = Number(r.ms);
+        mine.set(r.uuid, ms);
+      }
+      for (const u of open) if (!mine.has(u)) mine.set(u, [...nth]);
+      if (mine.size === 0) return [];
+      const pending = [...mine]
+        .filter(([u]) => !exact.has(u))
+        .map(([u, ms]) => ({ uuid: u, most: open.has(u) ? Number.POSITIVE_INFINITY : ms.reduce((a, b) => a + b, 0) }))
+        .sort((a, b) => b.most - a.most);
+      for (let at0 = 0; at0 < pending.length; ) {
+        const floor = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
+        const next = pending.slice(at0, at0 + 500).filter((p) => p.most >= floor);
+        if (next.length === 0) break;
+        at0 += 500;
+        const uuids = next.map((p) => p.uuid);
+        for (const u of uuids) exact.set(u, 0);
+        for (const r of await this.rows<{ uuid: string; ms: number }>(sql`
+          select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, uuids)}) h group by h.uuid`))
+          exact.set(r.uuid, Number(r.ms));
+      }
+      const best = top();
+      const last = best[limit - 1];
+      if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
     }
   }
 

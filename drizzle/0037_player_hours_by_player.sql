@@ -1,0 +1,2 @@
+DROP INDEX "analytics_player_hours_uuid_idx";--> statement-breakpoint
+CREATE INDEX "analytics_player_hours_player_idx" ON "analytics_player_hours" USING btree ("uuid","hour","server_id","q0","q1","q2","q3","seen");
