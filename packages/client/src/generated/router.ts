@@ -2180,7 +2180,7 @@ export type AppRouterRecord = {
         players: Array<{
           uuid: string;
           name: string;
-          edition: "java" | "bedrock";
+          edition: "bedrock" | "java";
           first_seen: string;
           last_seen: string;
           online: boolean;
@@ -2202,7 +2202,7 @@ export type AppRouterRecord = {
         players: Array<{
           uuid: string;
           name: string;
-          edition: "java" | "bedrock";
+          edition: "bedrock" | "java";
           last_seen: string;
         }>;
       };
@@ -2215,7 +2215,7 @@ export type AppRouterRecord = {
       output: {
         uuid: string;
         name: string;
-        edition: "java" | "bedrock";
+        edition: "bedrock" | "java";
         first_seen: string;
         last_seen: string;
         online: boolean;
@@ -2762,7 +2762,7 @@ export type AppRouterRecord = {
           rank: number;
           uuid: string;
           name: null | string;
-          edition: "java" | "bedrock";
+          edition: "bedrock" | "java";
           playtime_seconds: number;
         }>;
         from: string;
@@ -2805,7 +2805,7 @@ export type AppRouterRecord = {
       };
       output: {
         editions: Array<{
-          edition: "java" | "bedrock";
+          edition: "bedrock" | "java";
           players: number;
           player_share: number;
           playtime_seconds: number;
