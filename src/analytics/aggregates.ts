@@ -108,11 +108,6 @@ export async function addSessions(tx: Tx, spans: Span[]) {
     await tx.execute(sql`
       with hr as materialized (${hourRows(src)}),
       ${activityMoves(sql`select * from hr`, 1)},
-      pwk as (
-        insert into analytics_player_weeks (team_id, scope, week, uuid, ms)
-        select team_id, scope, week, uuid, ms from dw
-        on conflict (scope, week, uuid) do update set ms = analytics_player_weeks.ms + excluded.ms
-        returning 1),
       ph as (
         insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins)
         select server_id, hour, uuid, q0, q1, q2, q3, seen, joins from hr
@@ -170,8 +165,8 @@ export const monthRows = (src: SQL) => sql`
    group by sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid`;
 
 /**
- * Makes the month and week rows of the players of `pairs` (columns server_id, uuid) in those
- * servers' teams again from their hour rows left (after retention deleted some of them).
+ * Makes the month rows of the players of `pairs` (columns server_id, uuid) in those servers' teams
+ * again from their hour rows left (after retention deleted some of them).
  */
 export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const who = sql`select distinct sv.team_id, g.uuid from (${pairs}) g join servers sv on sv.id = g.server_id`;
@@ -183,19 +178,7 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
       monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
       join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
     )}`);
-  await tx.execute(
-    sql`delete from analytics_player_weeks w using (${who}) t where w.team_id = t.team_id and w.uuid = t.uuid`,
-  );
-  await tx.execute(sql`insert into analytics_player_weeks (team_id, scope, week, uuid, ms)
-    ${weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
-      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`)}`);
 }
-
-/** Per (team, scope, week, player) rows of player-hour rows `src`, in the shape of `analytics_player_weeks`. */
-export const weekRows = (src: SQL) => sql`
-  select sv.team_id, sc.scope, date_bin('7 days', h.hour, ${MONDAY}) as week, h.uuid, sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms
-    from (${src}) h ${sql.raw(scopesOf("h"))}
-   group by 1, 2, 3, 4`;
 
 /** Month rows (`monthRows`) of whole players' histories, with each row's `prev_at`. */
 const withPrev = (rows: SQL) => sql`
@@ -317,7 +300,6 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
-  await tx.execute(sql`delete from analytics_player_weeks where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await recomputePeaks(tx, touched, uuid);
   await tx.execute(
     sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0
@@ -339,7 +321,6 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
   await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
-  await tx.execute(sql`delete from analytics_player_weeks ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
@@ -347,8 +328,6 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
-  await tx.execute(sql`insert into analytics_player_weeks (team_id, scope, week, uuid, ms)
-    ${weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})

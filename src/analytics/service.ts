@@ -626,13 +626,12 @@ export class AnalyticsService {
 
   /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
-   * summing every player: candidates are each touched UTC week's top `n` players by the week's
-   * playtime (`analytics_player_weeks`) and the players with a session open. A player outside them
-   * played at most the sum of each week's `n`-th playtime (closed sessions only): when the
-   * `limit`-th candidate played more, no one outside can enter the top, else `n` grows. A
-   * candidate's window playtime is at most its playtime in the weeks it is among the top of, plus
-   * the `n`-th of the others: candidates are summed from the hours in that order, and only while
-   * that bound can still reach the top.
+   * summing every player: candidates are each touched month's top `n` players by the month's
+   * playtime and the players with a session open. A player outside them played at most the sum of
+   * each month's `n`-th playtime (closed sessions only): when the `limit`-th candidate played more,
+   * no one outside can enter the top, else `n` grows. A candidate's window playtime is at most
+   * its playtime in the months it is among the top of, plus the `n`-th of the others: candidates
+   * are summed from the hours in that order, and only while that bound can still reach the top.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     if (this.hoursOnly) {
@@ -640,13 +639,7 @@ export class AnalyticsService {
         select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
     }
-    // The UTC weeks the window touches (the first may start before it, the last end after it), or
-    // for a window of more than ten weeks its UTC months: the bound sums a term per period.
-    let weeks: Date[] = [];
-    for (let w = indexEnd(s.from).getTime(); w < s.to.getTime(); w += WEEK_MS) weeks.push(new Date(w));
-    const byMonth = weeks.length > 10;
-    if (byMonth) weeks = this.months(s).map((m) => m.month);
-    const [table, key] = byMonth ? ["analytics_player_months", "month"] : ["analytics_player_weeks", "week"];
+    const months = this.months(s);
     const open = new Set(await this.openPlayers(s));
     const w = inWindow(s);
     const exact = new Map<string, number>();
@@ -655,18 +648,18 @@ export class AnalyticsService {
     for (let n = Math.max(50, 4 * limit); ; n *= 4) {
       const rows = await this.rows<{ m: number; uuid: string | null; ms: number }>(sql`
         ${sql.join(
-          weeks.map(
+          months.map(
             (m, i) => sql`
               (select ${sql.raw(String(i))} as m, x.uuid::text as uuid, x.ms::float8 as ms from (
-                 select uuid, ms from ${sql.raw(table)}
-                  where scope = ${s.scope} and ${sql.raw(key)} = ${at(m)} order by ms desc nulls last, uuid limit ${n}) x)
+                 select uuid, ms from analytics_player_months
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid limit ${n}) x)
               union all
-              select ${sql.raw(String(i))}, null, coalesce((select ms from ${sql.raw(table)}
-                  where scope = ${s.scope} and ${sql.raw(key)} = ${at(m)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
+              select ${sql.raw(String(i))}, null, coalesce((select ms from analytics_player_months
+                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
           ),
           sql` union all `,
         )}`);
-      const nth = weeks.map((_, i) => Number(rows.find((r) => Number(r.m) === i && r.uuid === null)?.ms ?? 0));
+      const nth = months.map((_, i) => Number(rows.find((r) => Number(r.m) === i && r.uuid === null)?.ms ?? 0));
       const bound = nth.reduce((a, b) => a + b, 0);
       const mine = new Map<string, number[]>();
       for (const r of rows) {

@@ -158,29 +158,3 @@ export const analyticsActivityWeeks = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scope, t.week] }), index("analytics_activity_weeks_team_idx").on(t.teamId)],
 );
-
-/**
- * Per scope, week (Monday 00:00 UTC) and player, over closed sessions: milliseconds played. Made
- * from the player-hour rows the same statement adds (`addSessions`). The leaderboard takes its
- * candidates from each week's top players: a window of 30 days cuts two weeks at most, where it
- * cuts two months about in half most of the time, and the bound on everyone else is much tighter.
- */
-export const analyticsPlayerWeeks = pgTable(
-  "analytics_player_weeks",
-  {
-    teamId: uuid("team_id")
-      .notNull()
-      .references(() => teams.id, { onDelete: "cascade" }),
-    scope: text("scope").notNull(),
-    week: tz("week").notNull(),
-    uuid: uuid("uuid").notNull(),
-    ms: bigint("ms", { mode: "number" }).notNull().default(0),
-  },
-  (t) => [
-    primaryKey({ columns: [t.scope, t.week, t.uuid] }),
-    // A week's top players by playtime.
-    index("analytics_player_weeks_top_idx").on(t.scope, t.week, t.ms.desc(), t.uuid),
-    // One player's weeks (erasure, retention).
-    index("analytics_player_weeks_uuid_idx").on(t.uuid, t.teamId),
-  ],
-);
