@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { rebuildAggregates } from "../src/analytics/aggregates";
 import type { RunningServer } from "../src/app";
 import { rowsOf } from "../src/db/rows";
 import { playerSummary } from "../src/player-history/summary";
@@ -403,6 +404,22 @@ describe("retention", () => {
     const result = await server.services.monitoring.retention();
     expect(result.forgotten_players).toBeGreaterThanOrEqual(1);
     expect(await whereHeld(old)).toEqual({});
+    // The per-player aggregates left (the month rows, the activity groups) are what a rebuild from
+    // the hours left makes.
+    const aggregates = async () => ({
+      months: rowsOf(
+        await db().execute(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
+          from analytics_player_months where team_id = ${s.teamId} order by 1, 2, 3`),
+      ),
+      activity: rowsOf(
+        await db().execute(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
+          where team_id = ${s.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
+      ),
+    });
+    const kept = await aggregates();
+    expect(kept.months.length).toBeGreaterThan(0);
+    await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
+    expect(await aggregates()).toEqual(kept);
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(2);
     const days = rowsOf<{ players: number }>(
       await db().execute(sql`select players from server_days where server_id = ${s.serverId} order by day`),
