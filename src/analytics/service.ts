@@ -163,13 +163,15 @@ export class AnalyticsService {
   private hours(s: Scope, from = s.from, uuids?: string[], to = s.to) {
     const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
     // Given players: each one's rows by `analytics_player_hours_player_idx` (an index-only range per
-    // player), not the scope's whole window filtered by a list.
+    // player), not the scope's whole window filtered by a list. The servers are checked outside
+    // the probe: given them inside, PGlite's planner walked the primary key's window per player.
     const closed = uuids
       ? sql`select h.hour, h.uuid, h.q0, h.q1, h.q2, h.q3, h.seen, false as open
           from unnest(${uuidArray(uuids)}) as c(uuid)
           cross join lateral (
-            select hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
-             where uuid = c.uuid and hour >= ${at(lo)} and hour < ${at(to)} and server_id in (${idList(s.ids)}) offset 0) h`
+            select server_id, hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
+             where uuid = c.uuid and hour >= ${at(lo)} and hour < ${at(to)} offset 0) h
+         where h.server_id in (${idList(s.ids)})`
       : sql`select hour, uuid, q0, q1, q2, q3, seen, false as open from analytics_player_hours
           where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(to)}`;
     return sql`
