@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { rebuildAggregates } from "../src/analytics/aggregates";
+import { indexEnd, rebuildAggregates } from "../src/analytics/aggregates";
 import { AnalyticsService } from "../src/analytics/service";
 import type { Principal } from "../src/auth/principal";
 import { openDatabase } from "../src/db/client";
@@ -141,8 +141,7 @@ const ids = sql.raw(serverIds.map((i) => `'${i}'::uuid`).join(", "));
 const F = sql.raw(`timestamptz '${from.toISOString()}'`);
 const T = sql.raw(`timestamptz '${to.toISOString()}'`);
 // The activity index's end: the last Monday 00:00 UTC at or before the window's end.
-const indexEnd = new Date(to.getTime() - ((to.getTime() - Date.UTC(2000, 0, 3)) % (7 * 86_400_000)));
-const IE = sql.raw(`timestamptz '${indexEnd.toISOString()}'`);
+const IE = sql.raw(`timestamptz '${indexEnd(to).toISOString()}'`);
 const overlap = sql`s.server_id in (${ids}) and s.joined_at < ${T} and (s.left_at > ${F} or s.joined_at >= ${F})`;
 const playedMs = sql`(round(extract(epoch from least(s.left_at, ${T})) * 1000) - round(extract(epoch from greatest(s.joined_at, ${F})) * 1000))`;
 

@@ -359,7 +359,13 @@ export const ALL_PEAKS = sql.raw(`
  * holds, per scope and such a Monday (`week`, the index's end), how many players had the index in
  * each group over the three weeks before it (docs/analytics.md, "Activity index").
  */
-export const MONDAY = sql.raw(`timestamptz '2000-01-03 00:00:00+00'`);
+const MONDAY_MS = Date.UTC(2000, 0, 3);
+export const MONDAY = sql.raw(`timestamptz '${new Date(MONDAY_MS).toISOString()}'`);
+/** The activity index's end for a window ending at `to`: the last Monday 00:00 UTC at or before it. */
+export const indexEnd = (to: Date) => {
+  const week = 7 * 86_400_000;
+  return new Date(to.getTime() - ((((to.getTime() - MONDAY_MS) % week) + week) % week));
+};
 export const ACTIVITY_THRESHOLD_MS = 3_600_000;
 /** The group floors, highest first; an index below the last is inactive (not counted). */
 export const ACTIVITY_FLOORS = [
@@ -374,8 +380,11 @@ const groupOf = (index: string) =>
   sql.raw(
     `(case ${ACTIVITY_FLOORS.map((f, i) => `when ${index} >= ${f.min} - 1e-9 then ${i}`).join(" ")} else null end)`,
   );
-/** The index from a player's weekly sums, one row per week with play (a week without scores 1). */
-const indexOf = (ms: string) =>
+/**
+ * The index from a player's weekly sums `ms`, aggregated over one row per week with play (a week
+ * without scores 1): the one formula of the ingest, the rebuild and the reads.
+ */
+export const indexOf = (ms: string) =>
   `(5 - 5 * (coalesce(sum(1 / (pi() / 2 * (${ms})::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)), 0) + (3 - count(${ms}))) / 3)`;
 
 /** Per-scope rows of player-hour rows (`src`: server_id, hour, uuid, ms): the server's and its network's. */
@@ -444,7 +453,7 @@ export const activityRows = (src: SQL) => sql`
   select team_id, scope, e, ${sql.raw(ACTIVITY_FLOORS.map((_, i) => `count(*) filter (where g = ${i})`).join(", "))}
     from (
       select pw.team_id, pw.scope, pw.week + k * interval '7 days' as e,
-             ${groupOf(`(5 - 5 * (sum(1 / (pi() / 2 * pw.ms::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)) + (3 - count(*))) / 3)`)} as g
+             ${groupOf(indexOf("pw.ms"))} as g
         from (
           select sv.team_id, sc.scope, h.uuid, date_bin('7 days', h.hour, ${MONDAY}) as week, sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms
             from (${src}) h ${sql.raw(scopesOf("h"))}

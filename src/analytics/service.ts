@@ -10,8 +10,9 @@ import { type Principal, reachesServer } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
 import {
   ACTIVITY_FLOORS,
-  ACTIVITY_THRESHOLD_MS,
   hourRows,
+  indexEnd,
+  indexOf,
   LENGTH_BUCKETS,
   LENGTH_COLUMNS,
   ORIGIN,
@@ -27,9 +28,6 @@ export const DEFAULT_WINDOW_DAYS = 30;
 export const ACTIVITY_GROUPS = [...ACTIVITY_FLOORS, { group: "inactive", min: 0 }] as const;
 /** The group of an index: its place in ACTIVITY_GROUPS. */
 const groupIndex = (index: number) => ACTIVITY_GROUPS.findIndex((g) => index >= g.min - 1e-9);
-/** The activity index's end for a window ending at `to`: the last Monday 00:00 UTC at or before it. */
-const MONDAY_MS = Date.UTC(2000, 0, 3);
-const indexEnd = (to: Date) => new Date(to.getTime() - ((((to.getTime() - MONDAY_MS) % WEEK_MS) + WEEK_MS) % WEEK_MS));
 const FLOODGATE = /^00000000-0000-0000-0009-/;
 
 export interface WindowQuery {
@@ -262,10 +260,10 @@ export class AnalyticsService {
    * sessions together: `closedTotals`, then the players with a session open added (their open
    * time, and themselves when the closed sessions did not count them). Null as `closedTotals`.
    */
-  private async editionTotals(s: Scope) {
+  private async editionTotals(s: Scope, open?: string[]) {
     const closed = await this.closedTotals(s);
     if (!closed) return null;
-    const open = await this.openPlayers(s);
+    open ??= await this.openPlayers(s);
     if (open.length > 0) {
       const w = inWindow(s);
       const rows = await this.rows<{ uuid: string; open_ms: number; closed_seen: boolean; open_seen: boolean }>(sql`
@@ -306,7 +304,9 @@ export class AnalyticsService {
     // the groups come from the week's counts kept at ingest and the players seen from the month
     // rows; only the players online and the new ones are scored here. Otherwise, or inside one
     // month, every player seen is scored from the hours.
-    const totals = s.from.getTime() <= since.getTime() ? await this.editionTotals(s) : null;
+    // The players online, read once for the totals, the new-player candidates and the scores.
+    const open = s.from.getTime() <= since.getTime() ? await this.openPlayers(s) : [];
+    const totals = s.from.getTime() <= since.getTime() ? await this.editionTotals(s, open) : null;
     if (!totals) return this.activityFromHours(s, end);
     const players = totals.java.players + totals.bedrock.players;
     const [kept] = await this.rows<Record<string, number>>(sql`
@@ -314,8 +314,7 @@ export class AnalyticsService {
        where scope = ${s.scope} and week = ${at(end)}`);
     const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
     const fresh = await this.rows<{ uuid: string }>(sql`
-      select f.uuid::text as uuid from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
-    const open = end.getTime() > s.from.getTime() ? await this.openPlayers(s) : [];
+      select f.uuid::text as uuid from (${this.fresh(s, await this.freshCandidates(s, open))}) f where f.first_seen < ${at(s.to)}`);
     const scored = [...new Set([...open, ...fresh.map((f) => f.uuid)])];
     const index = new Map<string, { all: number; closed: number }>();
     if (scored.length > 0)
@@ -353,7 +352,7 @@ export class AnalyticsService {
    * met on some server of a network since the window's start. Null (check everyone): the hours
    * path, or too many to list.
    */
-  private async freshCandidates(s: Scope): Promise<string[] | null> {
+  private async freshCandidates(s: Scope, open?: string[]): Promise<string[] | null> {
     if (this.hoursOnly) return null;
     const months = this.months(s);
     const rows = await this.rows<{ uuid: string }>(sql`
@@ -364,7 +363,7 @@ export class AnalyticsService {
        )}) and m.prev_at is null
        limit 20001`);
     if (rows.length > 20000) return null;
-    return [...new Set([...rows.map((r) => r.uuid), ...(await this.openPlayers(s))])];
+    return [...new Set([...rows.map((r) => r.uuid), ...(open ?? (await this.openPlayers(s)))])];
   }
 
   /** Players first seen in the scope at or after the window's start (uuid, first_seen). */
@@ -410,8 +409,6 @@ export class AnalyticsService {
     const isSplit = split.length > 0 ? sql`h.hour in (${splitList})` : sql`false`;
     const notSplit = split.length > 0 ? sql`h.hour not in (${splitList})` : sql`true`;
     const quarter = sql`(h.hour + i * interval '15 minutes')`;
-    const indexOf = (ms: string) =>
-      sql.raw(`(5 - 5 * (sum(1 / (pi() / 2 * (${ms} / ${ACTIVITY_THRESHOLD_MS}) + 1)) + (3 - count(*))) / 3)::float8`);
     return sql`
       with h3 as materialized (${this.hours({ ...s, from: since }, since, uuids, end)}),
       weeks as (
@@ -423,7 +420,8 @@ export class AnalyticsService {
             from h3 h cross join generate_series(0, 3) as i
            where ${isSplit} and ${quarter} >= ${at(since)} and ${quarter} < ${at(end)}) x
          group by 1, 2)
-      select uuid, ${indexOf("ms")} as index, ${indexOf("closed")} as closed_index from weeks group by uuid`;
+      select uuid, ${sql.raw(indexOf("ms"))}::float8 as index, ${sql.raw(indexOf("closed"))}::float8 as closed_index
+        from weeks group by uuid`;
   }
 
   private async activityFromHours(s: Scope, end: Date) {
