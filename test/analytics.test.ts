@@ -275,7 +275,13 @@ describe("a window cut mid-hour", () => {
     // Z: 5 - 5/3 (1/(π/2 + 1) + 1/(π/2 · 2 + 1) + 1) = 2.28 (regular; the three hours in one week
     // would give 1.37). V: no time before the index's end, 0 (inactive).
     const r = await ok(s, "activity", q);
-    expect(r).toMatchObject({ players: 2, new_players: 1, regular_players: 1, returning_players: 0 });
+    expect(r).toMatchObject({
+      players: 2,
+      new_players: 1,
+      regular_players: 1,
+      returning_players: 0,
+      index_at: "2026-06-29T00:00:00.000Z",
+    });
     expect(r.activity_groups.map((g: any) => [g.group, g.players])).toEqual([
       ["very_active", 0],
       ["active", 0],
@@ -569,7 +575,13 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
     const q = { network: "Atlas", from: "2026-09-28T00:00:00Z", to: "2026-10-19T00:00:00Z", tz: "UTC" };
     const r = await months.activity(principal, n1.teamId, q);
     expect(await hours.activity(principal, n1.teamId, q)).toEqual(r);
-    expect(r).toMatchObject({ players: 4, new_players: 1, regular_players: 1, returning_players: 2 });
+    expect(r).toMatchObject({
+      players: 4,
+      new_players: 1,
+      regular_players: 1,
+      returning_players: 2,
+      index_at: "2026-10-19T00:00:00.000Z",
+    });
     expect(r.activity_groups.map((g) => [g.group, g.players])).toEqual([
       ["very_active", 1],
       ["active", 0],

@@ -53,6 +53,10 @@ export const ZActivity = z.object({
     .array(z.object({ group: z.string(), min_index: z.number(), players: z.number().int() }))
     .max(5)
     .meta({ description: "Players seen in the window by activity index at its end (docs/analytics.md)" }),
+  index_at: ZTimestamp.meta({
+    description:
+      "Where the activity index is taken: the last Monday 00:00 UTC at or before the window's end; it counts the three UTC weeks before it",
+  }),
 });
 
 export const ZRetention = z.object({

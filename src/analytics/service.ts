@@ -341,6 +341,7 @@ export class AnalyticsService {
       returning_players: players - fresh.length - regular,
       regular_players: regular,
       activity_groups: ACTIVITY_GROUPS.map((g, i) => ({ group: g.group, min_index: g.min, players: counts[i]! })),
+      index_at: iso(end),
     };
   }
 
@@ -461,6 +462,7 @@ export class AnalyticsService {
         min_index: g.min,
         players: groups.get(g.group)!,
       })),
+      index_at: iso(end),
     };
   }
 

@@ -701,6 +701,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
         { group: "irregular", min_index: 1, players: 77 },
         { group: "inactive", min_index: 0, players: 45 },
       ],
+      index_at: "2026-03-02T00:00:00.000Z",
     },
   },
   "analytics.retention": {

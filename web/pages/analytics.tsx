@@ -151,6 +151,16 @@ function Activity({ q, file }: { q: Query<Out<"activity">>; file: string }) {
               <p>
                 {a.players} players: {a.new_players} new, {a.returning_players} returning, {a.regular_players} regular.
               </p>
+              <p className="muted">
+                Activity index as of{" "}
+                {new Date(a.index_at).toLocaleDateString(undefined, {
+                  weekday: "short",
+                  day: "numeric",
+                  month: "short",
+                  timeZone: "UTC",
+                })}
+                , 00:00 UTC: the three weeks before it (play since then counts from next Monday).
+              </p>
               <table>
                 <caption className="sr-only">Players seen in the window by activity index</caption>
                 <thead>

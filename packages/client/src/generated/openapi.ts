@@ -5772,7 +5772,8 @@ export interface operations {
                      *           "min_index": 0,
                      *           "players": 45
                      *         }
-                     *       ]
+                     *       ],
+                     *       "index_at": "2026-03-02T00:00:00.000Z"
                      *     }
                      */
                     "application/json": {
@@ -5785,6 +5786,11 @@ export interface operations {
                         }[];
                         /** Format: date-time */
                         from: string;
+                        /**
+                         * Format: date-time
+                         * @description Where the activity index is taken: the last Monday 00:00 UTC at or before the window's end; it counts the three UTC weeks before it
+                         */
+                        index_at: string;
                         /**
                          * Format: int64
                          * @description First seen (in this server or network) inside the window

@@ -2673,6 +2673,7 @@ export type AppRouterRecord = {
           min_index: number;
           players: number;
         }>;
+        index_at: string;
         from: string;
         to: string;
         time_zone: string;
