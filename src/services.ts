@@ -3,7 +3,7 @@ import { type BackgroundTask, every } from "./lib/background";
 import type { Services } from "./trpc/context";
 import { IdempotencyStore } from "./idempotency/store";
 import { Keyring } from "./lib/keyring";
-import { createDevProvider, DbGrantStore, inProcessTransport } from "./identity/dev-provider";
+import { createDevProvider, DbGrantStore, inProcessTransport, MemoryGrantStore } from "./identity/dev-provider";
 import { AuditService } from "./audit/service";
 import { AuthService } from "./auth/service";
 import { LoginSessions } from "./auth/sessions";
@@ -174,10 +174,16 @@ export async function createServices(config: Config, database: Database, log: Lo
   const idempotency = new IdempotencyStore(db, keyring, clock);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
   // /dev-idp, and the chain calls its handler directly rather than through a loopback socket
-  // (unless DEV_IDP_CHAIN_IN_PROCESS=false).
+  // (unless DEV_IDP_CHAIN_IN_PROCESS=false). Its single-use marks are shared through PostgreSQL
+  // by every instance; an embedded database has one process, so they stay in its memory there
+  // (a code's mark lives 5 minutes: room for 600 sign-ins a second).
   const devIdp =
     config.DEV_IDP_ENABLED && !config.DEV_IDP_URL
-      ? createDevProvider({ basePath: "/dev-idp", keyring, store: new DbGrantStore(db) })
+      ? createDevProvider({
+          basePath: "/dev-idp",
+          keyring,
+          store: database.kind === "postgres" ? new DbGrantStore(db) : new MemoryGrantStore(180_000),
+        })
       : undefined;
   const links = new LoginLinks(
     keyring,

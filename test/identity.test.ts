@@ -574,6 +574,19 @@ describe("the provider keeps no sign-in state of its own", () => {
     expect(await store.claim("d", 3_000)).toBe(true);
     expect(store.size).toBe(1);
   });
+
+  test("the memory store drops expired marks as claims come, not only at its cap, and a live mark still refuses", async () => {
+    let now = 0;
+    const store = new MemoryGrantStore(1_000, () => now);
+    for (let i = 0; i < 100; i++) {
+      now = i * 10;
+      expect(await store.claim(`code:${i}`, now + 50)).toBe(true);
+    }
+    // Marks made at 940..990 live past 990; the 95 before them are gone.
+    expect(store.size).toBe(5);
+    expect(await store.claim("code:99", now + 50)).toBe(false);
+    expect(await store.claim("code:0", now + 50)).toBe(true);
+  });
 });
 
 describe("upstream failures", () => {

@@ -117,3 +117,21 @@ export async function fullLogin(server: RunningServer, c: TestClient, username =
   expect(polled.body.status).toBe("authorized");
   return { id: started.auth_request_id, token: polled.body.svc_session_token as string };
 }
+
+/** Redeems a development provider's code at `tokenUrl` again: refused, as already redeemed. */
+export async function expectCodeRedeemed(tokenUrl: string, code: string) {
+  const again = await fetch(tokenUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: "dev-client" }),
+  });
+  expect(again.status).toBe(400);
+  expect(await again.json()).toMatchObject({
+    error: "invalid_grant",
+    error_description: expect.stringContaining("redeemed"),
+  });
+}
+
+/** The grant id (`g`) a development provider's code carries; its single-use mark is `code:<g>`. */
+export const codeGrant = (code: string): string =>
+  JSON.parse(Buffer.from(code.slice("dev_code_".length).split(".")[0]!, "base64url").toString()).g;

@@ -163,12 +163,16 @@ export interface GrantStore {
   claim(key: string, expiresAt: number): Promise<boolean>;
 }
 
-/** For the standalone server: one process, so memory is shared enough. */
+/**
+ * One process: the standalone server, and the service on its embedded database (which one process
+ * owns). Marks are kept in the order made; the expired ones at the front are dropped as claims
+ * come, so memory follows the sign-ins of the last few minutes, up to `maxEntries`.
+ */
 export class MemoryGrantStore implements GrantStore {
   private readonly marks = new Map<string, number>();
 
   constructor(
-    /** A developer's machine never needs more, and a flood cannot grow memory past it. */
+    /** A flood cannot grow memory past it: at the cap, claims fail (closed) until marks expire. */
     private readonly maxEntries = 10_000,
     private readonly now: () => number = Date.now,
   ) {}
@@ -179,6 +183,10 @@ export class MemoryGrantStore implements GrantStore {
 
   async claim(key: string, expiresAt: number): Promise<boolean> {
     const now = this.now();
+    for (const [k, exp] of this.marks) {
+      if (exp > now) break;
+      this.marks.delete(k);
+    }
     const existing = this.marks.get(key);
     if (existing !== undefined && existing > now) return false;
     if (this.marks.size >= this.maxEntries) {
