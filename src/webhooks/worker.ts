@@ -63,6 +63,8 @@ export class DeliveryWorker {
   /** The claim (and start) under way, if any: one at a time. */
   private filling: Promise<unknown> | undefined;
   private again = false;
+  /** Drains under way: they claim in turn themselves, and kicks wait for them. */
+  private draining = 0;
   private stopped = false;
   /** Attempts this instance has made since it started (tests and benches read it). */
   attempts = 0;
@@ -117,7 +119,7 @@ export class DeliveryWorker {
   /** Look for due deliveries now (something was just queued, or a slot freed). */
   kick() {
     if (this.stopped || !this.timer) return;
-    if (this.filling) {
+    if (this.filling || this.draining) {
       this.again = true;
       return;
     }
@@ -134,15 +136,34 @@ export class DeliveryWorker {
 
   /** Runs every due delivery now and waits for them (tests and operators use it instead of waiting). */
   async drain(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      // A background claim in flight may hold the very rows this one would find (skip locked):
-      // wait for it, or this drain ends before what it claimed has run.
-      if (this.filling) await this.filling;
-      const started = await this.fill();
-      total += started;
-      if (started === 0 && this.inflight.size === 0 && this.queue.length === 0 && !this.filling) return total;
-      if (this.inflight.size) await Promise.race([...this.inflight]);
+    // The timer's kicks wait while this runs (`again`): a drain that waited for a moment with no
+    // claim under way never saw one once each claim outlasted the poll interval, as the kick
+    // that came meanwhile started the next claim as soon as one ended.
+    this.draining++;
+    try {
+      let total = 0;
+      for (;;) {
+        // A background claim in flight may hold the very rows this one would find (skip locked):
+        // wait for it, or this drain ends before what it claimed has run.
+        while (this.filling) await this.filling;
+        const own = this.fill();
+        this.filling = own;
+        let started: number;
+        try {
+          started = await own;
+        } finally {
+          this.filling = undefined;
+        }
+        total += started;
+        if (started === 0 && this.inflight.size === 0 && this.queue.length === 0) return total;
+        if (this.inflight.size) await Promise.race([...this.inflight]);
+      }
+    } finally {
+      this.draining--;
+      if (this.again && this.draining === 0) {
+        this.again = false;
+        this.kick();
+      }
     }
   }
 
