@@ -6,7 +6,7 @@ import { AnalyticsService } from "../src/analytics/service";
 import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
-import { holdSessionSweeps, sharedServer } from "./harness";
+import { holdSessionSweeps, sharedServer, usingPostgres } from "./harness";
 import { api, expectError, newUser } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -43,6 +43,17 @@ async function ok(s: ServerFixture, path: string, query: Record<string, string>)
 const cell = (heat: any, weekday: string, hour: number) =>
   heat.days.find((d: any) => d.weekday === weekday).hours[hour].average_online;
 
+/** A network of two servers in a new team: the first as `newServer` made it, the second added to it. */
+async function networkOfTwo(network: string, first: string, second: string): Promise<[ServerFixture, ServerFixture]> {
+  const a = await newServer(server, { kind: "network", network_name: network, name: first });
+  const res = await api(server, "POST", "/server/servers", {
+    token: a.owner.token,
+    body: { team_id: a.teamId, name: second, host: "127.0.0.1", port: 9, kind: "network", network_name: network },
+  });
+  expect(`${res.status} ${res.text}`).toStartWith("201");
+  return [a, { ...a, serverId: res.body.server_id, agentToken: res.body.agent_token }];
+}
+
 const P = (n: number) => `0f0f0f0f-0000-4000-8000-${String(n).padStart(12, "0")}`;
 const BEDROCK = "00000000-0000-0000-0009-000000000001";
 
@@ -56,7 +67,8 @@ async function dump(teamId: string) {
     slots:
       await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
       where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
-    months: await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
+    months:
+      await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
     activity:
       await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
@@ -306,20 +318,7 @@ describe("a network: players counted once across its servers", () => {
   const day = { network: "Realm", tz: "UTC", from: "2026-05-04T00:00:00Z", to: "2026-05-05T00:00:00Z" };
   const lobbyDay = () => ({ server_id: n1.serverId, tz: "UTC", from: day.from, to: day.to });
   beforeAll(async () => {
-    n1 = await newServer(server, { kind: "network", network_name: "Realm", name: "Lobby" });
-    const res = await api(server, "POST", "/server/servers", {
-      token: n1.owner.token,
-      body: {
-        team_id: n1.teamId,
-        name: "Survival",
-        host: "127.0.0.1",
-        port: 9,
-        kind: "network",
-        network_name: "Realm",
-      },
-    });
-    expect(res.status).toBe(201);
-    n2 = { ...n1, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    [n1, n2] = await networkOfTwo("Realm", "Lobby", "Survival");
     await play(n1, [
       [X, "X", "2026-05-04T10:00:00Z", "2026-05-04T11:00:00Z"],
       [Y, "Y", "2026-05-04T10:30:00Z", "2026-05-04T11:30:00Z"],
@@ -392,13 +391,7 @@ describe("a network: players counted once across its servers", () => {
 
 describe("new to a network, not to its server", () => {
   test("a player first seen on one server before the window and on another inside it is not new to the network", async () => {
-    const a = await newServer(server, { kind: "network", network_name: "Isles", name: "Hub" });
-    const res = await api(server, "POST", "/server/servers", {
-      token: a.owner.token,
-      body: { team_id: a.teamId, name: "Farm", host: "127.0.0.1", port: 9, kind: "network", network_name: "Isles" },
-    });
-    expect(res.status).toBe(201);
-    const b = { ...a, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    const [a, b] = await networkOfTwo("Isles", "Hub", "Farm");
     const [K, L] = [P(61), P(62)];
     await play(a, [[K, "K", "2026-07-01T10:00:00Z", "2026-07-01T11:00:00Z"]]);
     await play(b, [
@@ -489,13 +482,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   afterAll(() => release());
   beforeAll(async () => {
     release = await holdSessionSweeps();
-    n1 = await newServer(server, { kind: "network", network_name: "Atlas", name: "Lobby" });
-    const res = await api(server, "POST", "/server/servers", {
-      token: n1.owner.token,
-      body: { team_id: n1.teamId, name: "Mines", host: "127.0.0.1", port: 9, kind: "network", network_name: "Atlas" },
-    });
-    expect(res.status).toBe(201);
-    n2 = { ...n1, serverId: res.body.server_id, agentToken: res.body.agent_token };
+    [n1, n2] = await networkOfTwo("Atlas", "Lobby", "Mines");
     // Later months first: the earlier sessions arrive afterwards (prev_at of later months moves).
     await play(n1, [
       [A, "A", "2026-09-03T10:00:00Z", "2026-09-03T12:10:00Z"],
@@ -616,6 +603,8 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
     const kept = await dump(n1.teamId);
     expect(kept.months.length).toBeGreaterThan(0);
     expect(kept.months.some((r) => r.prev_at !== null)).toBe(true);
+    // A's August (on Mines, before September's rows arrived) is in September's prev_ms.
+    expect(kept.months.some((r) => r.prev_ms !== "0" && r.pair_ms !== r.ms)).toBe(true);
     await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
     expect(await dump(n1.teamId)).toEqual(kept);
     await db().transaction(async (tx) => {
@@ -630,5 +619,158 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
     const q = { network: "Atlas", from: windows[0]![0]!, to: windows[0]![1]!, tz: "UTC" };
     expect(await months.leaderboard(principal, n1.teamId, q)).toEqual(await hours.leaderboard(principal, n1.teamId, q));
     expect(await months.editions(principal, n1.teamId, q)).toEqual(await hours.editions(principal, n1.teamId, q));
+  });
+});
+
+describe("the leaderboard past its first candidates: 400 players over four months", () => {
+  let w1: ServerFixture;
+  let w2: ServerFixture;
+  let months: AnalyticsService;
+  let hours: AnalyticsService;
+  let principal: Principal;
+  const clock = new Clock();
+  clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
+
+  beforeAll(async () => {
+    [w1, w2] = await networkOfTwo("Wide", "W1", "W2");
+    // 6,000 sessions of 400 players from August to November: player p plays more the lower p is
+    // (so a month's top players are mostly a window's, as on a real server), lengths up to 4 hours.
+    await db().execute(sql`
+      insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
+      select case when g % 2 = 0 then ${w1.serverId}::uuid else ${w2.serverId}::uuid end,
+             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(1000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
+        from generate_series(1, 6000) g
+        cross join lateral (select
+          ((hashint4(g) & 2147483647) % 400) * ((hashint4(g * 3) & 2147483647) % 400) / 400 as p,
+          timestamptz '2026-08-01T00:00:00Z' + (g::float8 / 6000) * interval '122 days' as j,
+          ((hashint4(g * 13) & 2147483647) % 14400) * interval '1 second' as l) x`);
+    await db().execute(sql`
+      insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
+      select server_id, uuid, 'w' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
+        from player_sessions where server_id in (${w1.serverId}::uuid, ${w2.serverId}::uuid) group by 1, 2`);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    months = new AnalyticsService(db(), clock);
+    hours = new AnalyticsService(db(), clock, true);
+    principal = {
+      kind: "api_key",
+      keyId: "wide",
+      teamId: w1.teamId,
+      role: "viewer",
+      scopes: null,
+      serverIds: null,
+      exp: null,
+    };
+  });
+
+  const windows = [
+    ["2026-09-15T18:30:00Z", "2026-10-15T18:30:00Z"],
+    ["2026-08-20T00:00:00Z", "2026-10-10T00:00:00Z"],
+    ["2026-08-31T12:00:00Z", "2026-11-02T00:00:00Z"],
+    ["2026-08-05T00:00:00Z", "2026-11-25T00:00:00Z"],
+    ["2026-10-03T00:00:00Z", "2026-10-10T00:00:00Z"],
+    ["2026-09-01T00:00:00Z", "2026-11-01T00:00:00Z"],
+  ];
+
+  const compare = async () => {
+    for (const [from, to] of windows)
+      for (const scope of [{ network: "Wide" }, { server_id: w2.serverId }])
+        for (const limit of [1, 5, 25]) {
+          const q = { ...scope, from, to, tz: "UTC", limit };
+          const m = await months.leaderboard(principal, w1.teamId, q);
+          expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.leaderboard(principal, w1.teamId, q)]);
+          expect(m.players).toHaveLength(limit);
+        }
+  };
+
+  test("each window and limit: the same top as summing every player's hours", async () => {
+    await compare();
+  });
+
+  test("the heatmap in zones with DST, half and quarter hours: the same cells as converting every quarter in SQL", async () => {
+    // The reference: every quarter of the window placed by PostgreSQL's own zone data.
+    const reference = async (scope: string, from: string, to: string, zone: string) => {
+      const rows = rowsOf<{ dow: number; hour: number; ms: number; quarters: number }>(
+        await db().execute(sql`
+          select extract(isodow from g at time zone ${zone})::int as dow, extract(hour from g at time zone ${zone})::int as hour,
+                 coalesce(sum(a.online_ms), 0)::float8 as ms, count(*)::int as quarters
+            from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '15 minutes', interval '15 minutes') g
+            left join analytics_slots a on a.scope = ${scope} and a.slot = g
+           group by 1, 2`),
+      );
+      const days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+      return days.map((weekday, d) => ({
+        weekday,
+        hours: Array.from({ length: 24 }, (_, hour) => {
+          const c = rows.find((r) => r.dow === d + 1 && r.hour === hour);
+          const avg = c ? Number(c.ms) / (c.quarters * 900_000) : null;
+          return { hour, average_online: avg === null ? null : Math.round(avg * 1000) / 1000 };
+        }),
+      }));
+    };
+    let cells = 0;
+    for (const zone of [
+      "Europe/Berlin",
+      "America/New_York",
+      "Australia/Lord_Howe",
+      "Asia/Kathmandu",
+      "Pacific/Chatham",
+    ])
+      for (const [from, to] of windows)
+        for (const [scope, key] of [
+          [{ network: "Wide" }, `n:${w1.teamId}:Wide`],
+          [{ server_id: w2.serverId }, w2.serverId],
+        ] as const) {
+          const heat = await months.heatmap(principal, w1.teamId, { ...scope, from: from!, to: to!, tz: zone });
+          const want = await reference(key, from!, to!, zone);
+          expect([zone, from, key, heat.days]).toEqual([zone, from, key, want]);
+          cells += want.flatMap((d) => d.hours).filter((h) => (h.average_online ?? 0) > 0).length;
+        }
+    expect(cells).toBeGreaterThan(5 * 6 * 2 * 100);
+  });
+
+  test("sessions closed across a month's end through the agent move the later month's bound; still the same top", async () => {
+    const top = await months.leaderboard(principal, w1.teamId, {
+      network: "Wide",
+      from: windows[0]![0]!,
+      to: windows[0]![1]!,
+      tz: "UTC",
+      limit: 1,
+    });
+    // A new player plays long across the end of September, then a late session in September
+    // arrives after October's rows exist: both raise October's pair_ms for them.
+    const late = P(1399);
+    await play(w1, [
+      [late, "Late", "2026-09-30T14:00:00Z", "2026-10-01T06:00:00Z"],
+      [late, "Late", "2026-10-02T00:00:00Z", "2026-10-02T23:00:00Z"],
+    ]);
+    await play(w2, [[late, "Late", "2026-09-18T00:00:00Z", "2026-09-20T20:00:00Z"]]);
+    const [row] = rowsOf<{ prev_ms: string; pair_ms: string; ms: string }>(
+      await db().execute(sql`select prev_ms::text, pair_ms::text, ms::text from analytics_player_months
+        where scope = ${`n:${w1.teamId}:Wide`} and month = '2026-10-01T00:00:00Z' and uuid = ${late}::uuid`),
+    );
+    expect(Number(row!.prev_ms)).toBe((10 + 68) * 3_600_000);
+    expect(Number(row!.pair_ms)).toBe(Number(row!.ms) + Number(row!.prev_ms));
+    const after = await months.leaderboard(principal, w1.teamId, {
+      network: "Wide",
+      from: windows[0]![0]!,
+      to: windows[0]![1]!,
+      tz: "UTC",
+      limit: 1,
+    });
+    expect(after.players[0]!.uuid).toBe(late);
+    expect(after.players[0]!.uuid).not.toBe(top.players[0]!.uuid);
+    await compare();
+    const kept = await dump(w1.teamId);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    expect(await dump(w1.teamId)).toEqual(kept);
+  });
+});
+
+describe.skipIf(!usingPostgres())("the service's PostgreSQL connections", () => {
+  test("plan without parallel workers: the reads are index ranges, which a Gather only slows", async () => {
+    const [row] = rowsOf<{ max_parallel_workers_per_gather: string }>(
+      await db().execute(sql`show max_parallel_workers_per_gather`),
+    );
+    expect(row!.max_parallel_workers_per_gather).toBe("0");
   });
 });

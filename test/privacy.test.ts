@@ -405,7 +405,7 @@ describe("retention", () => {
     // from the hours left makes. Old's hour puts them in a group (irregular) for three Mondays.
     const aggregates = async () => ({
       months: rowsOf(
-        await db().execute(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text
+        await db().execute(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
           from analytics_player_months where team_id = ${s.teamId} order by 1, 2, 3`),
       ),
       activity: rowsOf(

@@ -1,3 +1,4 @@
+import { zoneOffset } from "../src/lib/time-zone";
 /**
  * The next runs of a five-field cron expression (minute hour day month weekday, UTC), for the
  * announcement form's preview. The server is the judge of validity; this only previews.
@@ -54,20 +55,9 @@ export function nextRuns(expr: string, count = 3, from = new Date()): Date[] | n
   return out;
 }
 
-/** A time's wall clock in `timeZone`, as a Date whose UTC fields are that wall clock. */
+/** A time's wall clock in `timeZone`, as a Date whose UTC fields are that wall clock (to the second). */
 export function wallClock(at: Date, timeZone: string): Date {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "numeric",
-    day: "numeric",
-    hour: "numeric",
-    minute: "numeric",
-    second: "numeric",
-  }).formatToParts(at);
-  const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  return new Date(Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second")));
+  return new Date(Math.floor(at.getTime() / 1000) * 1000 + zoneOffset(timeZone, at.getTime()));
 }
 
 /** The moment a wall clock time (UTC fields of `wall`) happens in `timeZone` (the later offset in a gap or overlap). */

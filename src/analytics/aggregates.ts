@@ -173,29 +173,38 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   await tx.execute(
     sql`delete from analytics_player_months m using (${who}) t where m.team_id = t.team_id and m.uuid = t.uuid`,
   );
-  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
     ${withPrev(
       monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
       join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
     )}`);
 }
 
-/** Month rows (`monthRows`) of whole players' histories, with each row's `prev_at`. */
+/**
+ * Over one scope's and player's month rows in month order: the last quarter seen in an earlier
+ * month (`prev_at`), and the milliseconds of the month just before (`prev_ms`; 0 when that month
+ * has no row).
+ */
+const PREV = sql.raw(`max(r.last_at) over (w rows between unbounded preceding and 1 preceding) as prev_at,
+  (case when lag(r.month) over w = r.month - interval '1 month' then lag(r.ms) over w else 0 end)::bigint as prev_ms`);
+const PREV_WINDOW = sql.raw(`window w as (partition by r.scope, r.uuid order by r.month)`);
+
+/** Month rows (`monthRows`) of whole players' histories, with each row's `prev_at` and `prev_ms`. */
 const withPrev = (rows: SQL) => sql`
-  select r.*, max(r.last_at) over (partition by r.scope, r.uuid order by r.month rows between unbounded preceding and 1 preceding)
-    from (${rows}) r`;
+  select r.team_id, r.scope, r.month, r.uuid, r.ms, r.first_at, r.last_at, ${PREV}
+    from (${rows}) r ${PREV_WINDOW}`;
 
 /**
- * Sets `prev_at` (the last quarter seen in the scope in an earlier month) on the month rows of
- * the players `which` selects (a condition on `uuid`), after their rows changed.
+ * Sets `prev_at` and `prev_ms` on the month rows of the players `which` selects (a condition on
+ * `uuid`), after their rows changed: a session closed across a month's end adds to both months,
+ * and the later month's `prev_ms` (with it `pair_ms`, the leaderboard's bound) follows.
  */
 export async function setPrevMonths(tx: Tx, which: SQL) {
   await tx.execute(sql`
-    update analytics_player_months m set prev_at = x.prev
-      from (select scope, month, uuid,
-                   max(last_at) over (partition by scope, uuid order by month rows between unbounded preceding and 1 preceding) as prev
-              from analytics_player_months where ${which}) x
-     where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid and m.prev_at is distinct from x.prev`);
+    update analytics_player_months m set prev_at = x.prev_at, prev_ms = x.prev_ms
+      from (select r.scope, r.month, r.uuid, ${PREV} from analytics_player_months r where ${which} ${PREV_WINDOW}) x
+     where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid
+       and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)`);
 }
 
 /**
@@ -325,34 +334,40 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
   await tx.execute(
-    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at)
+    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
     select team_id, scope, slot, online_ms, start_level, start_level, slot, ${SLOT_SUMS} from (${slotRows(src)}) r`);
-  await tx.execute(sql`${ALL_PEAKS} ${teamId ? sql`and a.team_id = ${teamId}` : sql``}`);
+  await tx.execute(allPeaks(teamId));
 }
 
-/** Every slot's peak from all closed sessions at once (the bulk form of `recomputePeaks`). */
-export const ALL_PEAKS = sql.raw(`
+/**
+ * Every slot's peak from all closed sessions at once (the bulk form of `recomputePeaks`), of one
+ * team's servers or of all: only those servers' sessions are read.
+ */
+const allPeaks = (teamId?: string) => {
+  const mine = teamId ? sql`and team_id = ${teamId}` : sql``;
+  return sql`
   with sv as (
-    select id, id::text as scope from servers
-    union all select id, 'n:' || team_id || ':' || network_name from servers where network_name is not null),
+    select id, id::text as scope from servers where true ${mine}
+    union all select id, 'n:' || team_id || ':' || network_name from servers where network_name is not null ${mine}),
   ev as (
-    select sv.scope, date_bin('15 minutes', s.joined_at, timestamptz '2000-01-01 00:00:00+00') as slot, s.joined_at as at, 1 as d
+    select sv.scope, date_bin('15 minutes', s.joined_at, ${ORIGIN}) as slot, s.joined_at as at, 1 as d
       from player_sessions s join sv on sv.id = s.server_id where s.left_at > s.joined_at
     union all
-    select sv.scope, date_bin('15 minutes', s.left_at, timestamptz '2000-01-01 00:00:00+00'), s.left_at, -1
+    select sv.scope, date_bin('15 minutes', s.left_at, ${ORIGIN}), s.left_at, -1
       from player_sessions s join sv on sv.id = s.server_id
-     where s.left_at > s.joined_at and s.left_at > date_bin('15 minutes', s.left_at, timestamptz '2000-01-01 00:00:00+00')),
+     where s.left_at > s.joined_at and s.left_at > date_bin('15 minutes', s.left_at, ${ORIGIN})),
   run as (select scope, slot, at, d, sum(d) over (partition by scope, slot order by at, d rows unbounded preceding) as lvl from ev),
-  best as (select distinct on (scope, slot) scope, slot, lvl, at from run where d = 1 order by scope, slot, lvl desc, at)
+  best as materialized (select distinct on (scope, slot) scope, slot, lvl, at from run where d = 1 order by scope, slot, lvl desc, at)
   update analytics_slots a
      set peak = a.start_level + greatest(0, b.lvl)::int, peak_at = case when b.lvl > 0 then b.at else a.slot end
     from best b
-   where a.scope = b.scope and a.slot = b.slot`);
+   where a.scope = b.scope and a.slot = b.slot`;
+};
 
 /**
  * The activity index's weeks: Monday 00:00 UTC to Monday 00:00 UTC. `analytics_activity_weeks`

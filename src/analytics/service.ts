@@ -5,7 +5,7 @@ import { servers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import type { Clock } from "../lib/clock";
 import { iso } from "../lib/schemas";
-import { validTimeZone } from "../lib/time-zone";
+import { offsetSpans, validTimeZone } from "../lib/time-zone";
 import { type Principal, reachesServer } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
 import {
@@ -544,32 +544,44 @@ export class AnalyticsService {
 
   async heatmap(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const z = sql`${s.zone}`;
-    const rows = await this.rows<{ dow: number; hour: number; ms: number; quarters: number }>(sql`
-      with online as (
-        select slot, sum(ms)::float8 as ms from (
-          select slot, online_ms as ms from analytics_slots where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)}
-          union all
-          select q.q, (round(extract(epoch from least(o.b, q.q + interval '15 minutes')) * 1000)
-                       - round(extract(epoch from greatest(o.a, q.q)) * 1000))::float8
-            from (${this.openSrc(s)}) o,
-                 generate_series(date_bin('15 minutes', o.a, ${ORIGIN}), o.b, interval '15 minutes') as q(q)
-           where q.q < o.b and q.q >= ${at(s.from)} and q.q < ${at(s.to)}) u
-         group by slot),
-      grid as (select g from generate_series(${at(s.from)}, ${at(s.to)} - interval '15 minutes', interval '15 minutes') as g)
-      select extract(isodow from g at time zone ${z})::int as dow, extract(hour from g at time zone ${z})::int as hour,
-             coalesce(sum(o.ms), 0)::float8 as ms, count(*)::int as quarters
-        from grid left join online o on o.slot = grid.g
+    // The window cut where the zone's offset changes (a DST day): inside each part a UTC quarter
+    // of the week is one local weekday and hour, so the rows are summed per part and quarter of
+    // the week (at most 672 a part) with no time zone arithmetic per slot, and placed here.
+    const spans = offsetSpans(s.zone, s.from.getTime(), s.to.getTime(), QUARTER_MS);
+    const part =
+      spans.length === 1
+        ? sql`0`
+        : sql`case ${sql.join(
+            spans.slice(0, -1).map((p, i) => sql`when u.slot < ${at(new Date(p.to))} then ${sql.raw(String(i))}`),
+            sql` `,
+          )} else ${sql.raw(String(spans.length - 1))} end`;
+    const rows = await this.rows<{ part: number; qw: number; ms: number }>(sql`
+      select ${part} as part, ((extract(epoch from u.slot)::bigint / 900) % 672)::int as qw, sum(u.ms)::float8 as ms from (
+        select slot, online_ms as ms from analytics_slots where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)}
+        union all
+        select q.q, (round(extract(epoch from least(o.b, q.q + interval '15 minutes')) * 1000)
+                     - round(extract(epoch from greatest(o.a, q.q)) * 1000))::float8
+          from (${this.openSrc(s)}) o,
+               generate_series(date_bin('15 minutes', o.a, ${ORIGIN}), o.b, interval '15 minutes') as q(q)
+         where q.q < o.b and q.q >= ${at(s.from)} and q.q < ${at(s.to)}) u
        group by 1, 2`);
-    const cells = new Map(rows.map((r) => [`${r.dow} ${r.hour}`, r]));
+    // Cell (ISO weekday 1..7, hour) of a local time in ms since the epoch (a Thursday).
+    const cell = (local: number) => {
+      const day = Math.floor(local / DAY_MS);
+      return ((((day + 3) % 7) + 7) % 7) * 24 + Math.floor((local - day * DAY_MS) / HOUR_MS);
+    };
+    const ms = new Float64Array(7 * 24);
+    const quarters = new Uint32Array(7 * 24);
+    for (const r of rows) ms[cell(Number(r.qw) * QUARTER_MS + spans[Number(r.part)]!.offset)]! += Number(r.ms);
+    for (const p of spans) for (let t = p.from; t < p.to; t += QUARTER_MS) quarters[cell(t + p.offset)]!++;
     const days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
     return {
       ...this.window(s),
       days: days.map((day, d) => ({
         weekday: day,
         hours: Array.from({ length: 24 }, (_, h) => {
-          const c = cells.get(`${d + 1} ${h}`);
-          const avg = c ? Number(c.ms) / (Number(c.quarters) * QUARTER_MS) : null;
+          const n = quarters[d * 24 + h]!;
+          const avg = n > 0 ? ms[d * 24 + h]! / (n * QUARTER_MS) : null;
           return { hour: h, average_online: avg === null ? null : Math.round(avg * 1000) / 1000 };
         }),
       })),
@@ -628,12 +640,15 @@ export class AnalyticsService {
 
   /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
-   * summing every player: candidates are each touched month's top `n` players by the month's
-   * playtime and the players with a session open. A player outside them played at most the sum of
-   * each month's `n`-th playtime (closed sessions only): when the `limit`-th candidate played more,
-   * no one outside can enter the top, else `n` grows. A candidate's window playtime is at most
-   * its playtime in the months it is among the top of, plus the `n`-th of the others: candidates
-   * are summed from the hours in that order, and only while that bound can still reach the top.
+   * summing every player. The window's months are taken in groups from its end: two consecutive
+   * months together, a first month alone when their number is odd. A group's playtime in the
+   * window is at most the later month's `pair_ms` (its playtime and the month before's) for a
+   * player with a row there, else the earlier month's `ms`; a lone month's, its `ms`. Candidates
+   * are each group's top players by those, and the players with a session open. A player outside
+   * them played at most the sum over groups of each list's first value left out: when the
+   * `limit`-th candidate played more, no one outside can enter the top, else the lists grow.
+   * Candidates are summed from the hours in the order of their own bound, while it can still
+   * reach the top.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     if (this.hoursOnly) {
@@ -641,40 +656,69 @@ export class AnalyticsService {
         select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
     }
-    const months = this.months(s);
+    const months = this.months(s).map((m) => m.month);
+    // Lists: per group, the lone (or earlier) month's players by `ms`, and the later month's by `pair_ms`.
+    const lists: { group: number; month: Date; column: "ms" | "pair_ms" }[] = [];
+    for (let end = months.length, g = 0; end > 0; end -= 2, g++) {
+      lists.push({ group: g, month: months[Math.max(0, end - 2)]!, column: "ms" });
+      if (end >= 2) lists.push({ group: g, month: months[end - 1]!, column: "pair_ms" });
+    }
+    const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
     const open = new Set(await this.openPlayers(s));
     const w = inWindow(s);
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
-    for (let n = Math.max(50, 4 * limit); ; n *= 4) {
-      const rows = await this.rows<{ m: number; uuid: string | null; ms: number }>(sql`
+    // Each round reads every list's top `n` rows, but only those at or above `t`: once the top
+    // holds `limit` players, a list's rows below (the `limit`-th's playtime / groups) cannot lift
+    // anyone outside the lists into it, so the round after the first usually ends the search.
+    let t = 0;
+    for (let n = Math.max(50, 4 * limit); ; n *= 8) {
+      const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
         ${sql.join(
-          months.map(
-            (m, i) => sql`
-              (select ${sql.raw(String(i))} as m, x.uuid::text as uuid, x.ms::float8 as ms from (
-                 select uuid, ms from analytics_player_months
-                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid limit ${n}) x)
+          lists.map((l, i) => {
+            const c = sql.raw(l.column);
+            const list = sql`from analytics_player_months where scope = ${s.scope} and month = ${at(l.month)}`;
+            return sql`
+              (select ${sql.raw(String(i))} as l, x.uuid::text as uuid, x.v::float8 as v from (
+                 select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) x)
               union all
-              select ${sql.raw(String(i))}, null, coalesce((select ms from analytics_player_months
-                  where scope = ${s.scope} and month = ${at(m.month)} order by ms desc nulls last, uuid offset ${n - 1} limit 1), 0)::float8`,
-          ),
+              select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`;
+          }),
           sql` union all `,
         )}`);
-      const nth = months.map((_, i) => Number(rows.find((r) => Number(r.m) === i && r.uuid === null)?.ms ?? 0));
-      const bound = nth.reduce((a, b) => a + b, 0);
-      const mine = new Map<string, number[]>();
+      // What a player outside a list has there at most: the n-th row's value when the list filled
+      // `n` rows, else the first value below `t`.
+      const nth = lists.map((_, i) => {
+        const mine = rows.filter((r) => Number(r.l) === i);
+        const got = mine.filter((r) => r.uuid !== null);
+        return Number(got.length === n ? got[n - 1]!.v : (mine.find((r) => r.uuid === null)?.v ?? 0));
+      });
+      const seen = new Map<string, Map<number, number>>();
       for (const r of rows) {
         if (r.uuid === null) continue;
-        const ms = mine.get(r.uuid) ?? [...nth];
-        ms[Number(r.m)] = Number(r.ms);
-        mine.set(r.uuid, ms);
+        const mine = seen.get(r.uuid) ?? new Map<number, number>();
+        mine.set(Number(r.l), Number(r.v));
+        seen.set(r.uuid, mine);
       }
-      for (const u of open) if (!mine.has(u)) mine.set(u, [...nth]);
-      if (mine.size === 0) return [];
-      const pending = [...mine]
+      // A player's bound in each group: what the lists showed of them, else the lists' n-th values;
+      // seen in a later month's list, that value bounds its group alone.
+      const most = (mine?: Map<number, number>) => {
+        const per = new Array<number>(groups).fill(0);
+        lists.forEach((l, i) => {
+          if (l.column === "ms") per[l.group] = mine?.get(i) ?? nth[i]!;
+        });
+        lists.forEach((l, i) => {
+          if (l.column === "pair_ms") per[l.group] = mine?.get(i) ?? Math.max(per[l.group]!, nth[i]!);
+        });
+        return per.reduce((a, b) => a + b, 0);
+      };
+      const bound = most(undefined);
+      for (const u of open) if (!seen.has(u)) seen.set(u, new Map());
+      if (seen.size === 0) return [];
+      const pending = [...seen]
         .filter(([u]) => !exact.has(u))
-        .map(([u, ms]) => ({ uuid: u, most: open.has(u) ? Number.POSITIVE_INFINITY : ms.reduce((a, b) => a + b, 0) }))
+        .map(([u, mine]) => ({ uuid: u, most: open.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
         .sort((a, b) => b.most - a.most);
       for (let at0 = 0; at0 < pending.length; ) {
         const floor = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
@@ -690,6 +734,7 @@ export class AnalyticsService {
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
+      if (last) t = Math.floor(last[1] / groups);
     }
   }
 

@@ -92,8 +92,9 @@ export const analyticsSlots = pgTable(
 
 /**
  * Per scope (a server id, or `n:<team id>:<network name>`), UTC month and player, over closed
- * sessions: milliseconds played, the first and the last quarter hour seen in the month, and the
- * last quarter seen in the scope in any earlier month (`prev_at`). Made from the player-hour rows
+ * sessions: milliseconds played, the first and the last quarter hour seen in the month, the
+ * last quarter seen in the scope in any earlier month (`prev_at`) and the milliseconds of the
+ * month before (`prev_ms`). Made from the player-hour rows
  * (`monthRows`, src/analytics/aggregates.ts), kept beside them at ingest. The per-player reads
  * answer whole months from it and only the cut months' edges from the hours; `prev_at` lets a
  * window spanning months count each player once without grouping (docs/analytics.md).
@@ -111,6 +112,10 @@ export const analyticsPlayerMonths = pgTable(
     firstAt: tz("first_at").notNull(),
     lastAt: tz("last_at").notNull(),
     prevAt: tz("prev_at"),
+    /** Milliseconds in the scope in the month before (0 without a row there), kept by `setPrevMonths`. */
+    prevMs: bigint("prev_ms", { mode: "number" }).notNull().default(0),
+    /** Playtime over this month and the one before: a bound a window across the two cannot exceed. */
+    pairMs: bigint("pair_ms", { mode: "number" }).notNull().generatedAlwaysAs(sql`ms + prev_ms`),
     /** A Floodgate UUID (a Bedrock player), kept beside it so the counts per edition read one index. */
     bedrock: boolean("bedrock")
       .notNull()
@@ -129,6 +134,8 @@ export const analyticsPlayerMonths = pgTable(
     index("analytics_player_months_prev_idx").on(t.scope, t.month, t.bedrock, t.prevAt, t.firstAt),
     // The leaderboard's candidates: a month's top players by playtime.
     index("analytics_player_months_top_idx").on(t.scope, t.month, t.ms.desc(), t.uuid),
+    // ... and, for a window across two months, the later month's players by the two months' playtime.
+    index("analytics_player_months_pair_idx").on(t.scope, t.month, t.pairMs.desc(), t.uuid),
     // One player's months (prev_at, erasure, retention).
     index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month),
     // Who can be new in a window: the rows of a player's first month in the scope (few beside a
