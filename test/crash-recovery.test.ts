@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import type { RunningServer } from "../src/app";
 import { devIdp, freePort, holdSessionSweeps, tempDir, testEnv, usingPostgres } from "./harness";
@@ -83,8 +83,15 @@ let sql: postgres.Sql | undefined;
 /** The run's database, read directly: what the service stored, not what it answers. */
 const db = () => (sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} }));
 
-/** Starts again the test servers' session sweeps a test held (see holdSessionSweeps). */
+/**
+ * The in-process test servers' sweeps, held while this file runs (see holdSessionSweeps): on
+ * PostgreSQL they share the database with the services here, and one whose clock a test advanced
+ * expired these logins between a kill and the restart.
+ */
 let releaseSweeps = () => {};
+beforeAll(async () => {
+  releaseSweeps = await holdSessionSweeps(["player-session-sweep", "login-expiry-sweep"]);
+});
 
 afterAll(async () => {
   releaseSweeps();
@@ -173,9 +180,22 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
       ]),
     );
     const inFlight = calls.map((call) => call());
+    // Launchers polling without a pause until the service goes away: on a fast machine all 288
+    // calls above could be answered before the signal lands, but one of these is always mid-call.
+    let killed = false;
+    const pollers = Promise.allSettled(
+      logins.slice(0, 4).map(async ({ id }) => {
+        while (!killed) {
+          const r = await poll(svc.target, client, id);
+          if (r.status === 200 && r.body.status === "authorized") note(toldLauncher, id, r.body.svc_session_token);
+          if (r.status === 200 && r.body.status === "denied") note(toldLauncher, id, "denied");
+        }
+      }),
+    );
     await afterSettled(inFlight, 20);
     await svc.kill9();
-    const outcomes = await Promise.allSettled(inFlight);
+    killed = true;
+    const outcomes = [...(await Promise.allSettled(inFlight)), ...(await pollers)];
     // Some requests were cut by the kill: the crash really came in the middle.
     expect(outcomes.filter((o) => o.status === "rejected").length).toBeGreaterThan(0);
 
@@ -236,10 +256,10 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
   }, 30_000);
 
   test("killed in the middle of agent event batches: after every batch is sent again, each event counts exactly once", async () => {
-    // Its players' events are a day old: the other test servers' session sweeps on this database
-    // would close the open ones before they are counted.
-    releaseSweeps = await holdSessionSweeps();
-    const svc = await service();
+    // Its players' events are minutes old and the other test servers' session sweeps are held;
+    // this service's own keeps a day (a loaded run once took past its first sweep).
+    const keepOpen = { PLAYER_SESSION_TIMEOUT_SECONDS: "86400" };
+    const svc = await service(keepOpen);
     const f = await newServer(svc.target);
     const batches = buildBatches(200);
 
@@ -258,7 +278,7 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
       .n as number;
     expect(before).toBeLessThan(batches.length * EVENTS_PER_BATCH);
 
-    await svc.start();
+    await svc.start(keepOpen);
     // The agent retries everything: what it saw acknowledged is all duplicates; a batch cut
     // by the crash was applied entirely or not at all.
     const resent = await Promise.all(
@@ -328,7 +348,8 @@ interface ExpectedPlayer {
  * docs/history.md states), leave, join (online, 3 sessions, 0 + 60 s closed).
  */
 function buildBatches(n: number) {
-  const base = Date.now() - 86_400_000;
+  // The last player's last event is at most now; the first's online session was seen 200 s ago.
+  const base = Date.now() - 400_000;
   const run = crypto.randomUUID().slice(0, 8);
   const patterns = [
     {
@@ -360,7 +381,7 @@ function buildBatches(n: number) {
     for (let k = 0; k < PLAYERS_PER_BATCH; k++) {
       const n = b * PLAYERS_PER_BATCH + k;
       const uuid = `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
-      const start = base + n * 1000;
+      const start = base + n * 100;
       const pattern = patterns[k % 2]!;
       pattern.steps.forEach(([type, offset], step) => {
         events.push({

@@ -134,7 +134,11 @@ describe("one request pipeline for every route", () => {
     expect(answer.text).toContain("Patient");
     expect(answer.text).toContain('name="decision"');
     expect(answeredAt).toBeGreaterThan(0);
-    expect(answeredAt).toBeLessThanOrEqual(stoppedAt);
+    // The page was read by the time stop() resolved: a stop that did not wait would resolve while
+    // the token endpoint still slept (1.5 s before the answer). The client's read of the body and
+    // the test's continuation after stop() are separate callbacks, so either may run first: a
+    // loaded run saw the read land 0.5 ms after.
+    expect(answeredAt).toBeLessThanOrEqual(stoppedAt + 250);
   });
 });
 

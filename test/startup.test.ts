@@ -6,7 +6,7 @@ import postgres from "postgres";
 import { parseConfig } from "../src/config";
 import { openDatabase } from "../src/db/client";
 import { DataDirLockedError, lockDataDir } from "../src/db/lock";
-import { freePort, tempDir, testEnv, usingPostgres } from "./harness";
+import { ciRunsElsewhere, freePort, tempDir, testEnv, usingPostgres } from "./harness";
 
 /**
  * The service as a real process (`bun src/main.ts`), with everything it prints kept: these
@@ -126,33 +126,39 @@ async function canLogIn(url: string, email: string) {
 }
 
 describe("a port already in use", () => {
-  test("a second process on a taken port exits non-zero with one JSON line naming the port; the first keeps all the traffic", async () => {
-    const port = freePort();
-    const first = new Proc(port, { DATA_DIR: tempDir() });
-    await first.healthy();
-    // The first's startup line names what to open, and each of those answers.
-    await first.printed('"msg":"listening"');
-    const listening = first.lines().find((l) => l.msg === "listening")!;
-    expect(listening).toMatchObject({
-      dashboard: `${first.url}/`,
-      docs: `${first.url}/docs`,
-      health: `${first.url}/health`,
-    });
-    for (const key of ["dashboard", "docs", "health"])
-      expect(`${key} ${(await fetch(String(listening[key]))).status}`).toBe(`${key} 200`);
-    const second = new Proc(port, { DATA_DIR: tempDir() });
-    const code = await second.exitWithin(60_000);
-    expect(code).toBe(1);
-    const lines = second.lines();
-    const refusal = lines.find((l) => l.level === "error");
-    expect(refusal?.port).toBe(port);
-    expect(String(refusal?.msg)).toContain(`port ${port} is already in use`);
-    expect(String(refusal?.msg)).toContain("PORT_SHARING");
-    expect(second.output).not.toMatch(STACK);
-    // New connections keep reaching the first process: nothing else answers on the port.
-    for (let i = 0; i < 10; i++)
-      expect((await fetch(`${first.url}/health`, { headers: { connection: "close" } })).status).toBe(200);
-  }, 150_000);
+  // The port is the subject, not the database: in CI it runs on PostgreSQL, where a start takes a
+  // fraction of PGlite's.
+  test.skipIf(ciRunsElsewhere("postgres"))(
+    "a second process on a taken port exits non-zero with one JSON line naming the port; the first keeps all the traffic",
+    async () => {
+      const port = freePort();
+      const first = new Proc(port, { DATA_DIR: tempDir() });
+      await first.healthy();
+      // The first's startup line names what to open, and each of those answers.
+      await first.printed('"msg":"listening"');
+      const listening = first.lines().find((l) => l.msg === "listening")!;
+      expect(listening).toMatchObject({
+        dashboard: `${first.url}/`,
+        docs: `${first.url}/docs`,
+        health: `${first.url}/health`,
+      });
+      for (const key of ["dashboard", "docs", "health"])
+        expect(`${key} ${(await fetch(String(listening[key]))).status}`).toBe(`${key} 200`);
+      const second = new Proc(port, { DATA_DIR: tempDir() });
+      const code = await second.exitWithin(60_000);
+      expect(code).toBe(1);
+      const lines = second.lines();
+      const refusal = lines.find((l) => l.level === "error");
+      expect(refusal?.port).toBe(port);
+      expect(String(refusal?.msg)).toContain(`port ${port} is already in use`);
+      expect(String(refusal?.msg)).toContain("PORT_SHARING");
+      expect(second.output).not.toMatch(STACK);
+      // New connections keep reaching the first process: nothing else answers on the port.
+      for (let i = 0; i < 10; i++)
+        expect((await fetch(`${first.url}/health`, { headers: { connection: "close" } })).status).toBe(200);
+    },
+    150_000,
+  );
 
   test("PORT_SHARING=true without DATABASE_URL is a configuration error naming the variable", () => {
     expect(() => parseConfig({ PORT_SHARING: "true" })).toThrow(/PORT_SHARING: needs DATABASE_URL/);
@@ -180,7 +186,8 @@ describe("a port already in use", () => {
   );
 });
 
-describe("one process per PGlite data directory", () => {
+// PGlite's own directory lock: in CI it runs in the PGlite suite only.
+describe.skipIf(ciRunsElsewhere("pglite"))("one process per PGlite data directory", () => {
   // DATABASE_URL empty: PGlite in DATA_DIR, on a PostgreSQL run too.
   const pglite = (dir: string) => ({ DATA_DIR: dir, DATABASE_URL: "" });
 

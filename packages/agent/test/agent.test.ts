@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { RunningServer } from "../../../src/app";
 import { agentEvents, playerSessions } from "../../../src/db/schema";
-import { freePort, sharedServer, startTestServer, tempDir } from "../../../test/harness";
+import { ciRunsElsewhere, freePort, sharedServer, startTestServer, tempDir } from "../../../test/harness";
 import { api } from "../../../test/helpers";
 import { newServer, type ServerFixture } from "../../../test/servers-fixture";
 import { offlineUuid } from "../src/profiles";
@@ -292,39 +292,45 @@ describe("agent process against the service and a fake RCON server", () => {
     expect(rcon.commands.filter((c) => c.startsWith("kick "))).toEqual(["kick Griefer Calm down please"]);
   });
 
-  test("announcements are broadcast with tellraw on their interval and on their cron schedule (UTC)", async () => {
-    const s = await newServer(service);
-    const rcon = fake();
-    trackPlayers(rcon);
-    const sent: { cmd: string; at: Date }[] = [];
-    rcon.answers.set("tellraw", (cmd) => {
-      sent.push({ cmd, at: new Date() });
-      return "";
-    });
-    const every = await api(service, "POST", "/server/announcements", {
-      ...s.as(),
-      body: { message: "&aVote for us!", interval_seconds: 10 },
-    });
-    const cron = await api(service, "POST", "/server/announcements", {
-      ...s.as(),
-      body: { message: "Top of the minute", schedule: "* * * * *" },
-    });
-    expect([every.status, cron.status]).toEqual([201, 201]);
-    start(agentEnv(service, s, rcon, serverDir()));
+  // Up to a minute of waiting for the next minute's start (the agent's scheduler, not the
+  // database, is the subject): in CI, on PostgreSQL only.
+  test.skipIf(ciRunsElsewhere("postgres"))(
+    "announcements are broadcast with tellraw on their interval and on their cron schedule (UTC)",
+    async () => {
+      const s = await newServer(service);
+      const rcon = fake();
+      trackPlayers(rcon);
+      const sent: { cmd: string; at: Date }[] = [];
+      rcon.answers.set("tellraw", (cmd) => {
+        sent.push({ cmd, at: new Date() });
+        return "";
+      });
+      const every = await api(service, "POST", "/server/announcements", {
+        ...s.as(),
+        body: { message: "&aVote for us!", interval_seconds: 10 },
+      });
+      const cron = await api(service, "POST", "/server/announcements", {
+        ...s.as(),
+        body: { message: "Top of the minute", schedule: "* * * * *" },
+      });
+      expect([every.status, cron.status]).toEqual([201, 201]);
+      start(agentEnv(service, s, rcon, serverDir()));
 
-    const interval = () => sent.filter((x) => x.cmd === 'tellraw @a {"text":"§aVote for us!"}');
-    await until("two interval broadcasts", () => interval().length >= 2, 30_000);
-    const gap = interval()[1]!.at.getTime() - interval()[0]!.at.getTime();
-    expect(gap).toBeGreaterThan(9_000);
-    expect(gap).toBeLessThan(11_500);
+      const interval = () => sent.filter((x) => x.cmd === 'tellraw @a {"text":"§aVote for us!"}');
+      await until("two interval broadcasts", () => interval().length >= 2, 30_000);
+      const gap = interval()[1]!.at.getTime() - interval()[0]!.at.getTime();
+      expect(gap).toBeGreaterThan(9_000);
+      expect(gap).toBeLessThan(11_500);
 
-    const top = await until(
-      "the cron broadcast",
-      () => sent.find((x) => x.cmd === 'tellraw @a {"text":"Top of the minute"}'),
-      65_000,
-    );
-    expect(top.at.getUTCSeconds()).toBeLessThan(3);
-  }, 90_000);
+      const top = await until(
+        "the cron broadcast",
+        () => sent.find((x) => x.cmd === 'tellraw @a {"text":"Top of the minute"}'),
+        65_000,
+      );
+      expect(top.at.getUTCSeconds()).toBeLessThan(3);
+    },
+    90_000,
+  );
 
   test("ranks are reported unsupported when LuckPerms does not answer", async () => {
     const s = await newServer(service);
