@@ -129,7 +129,16 @@ export async function createServices(config: Config, database: Database, log: Lo
   const bus: Bus = config.DATABASE_URL
     ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
     : new InProcessBus(log);
-  const webhooks = new WebhooksService(db, keyring, config, log.child({ component: "webhooks" }), metrics);
+  // The embedded database has one process, this one: it knows what it wrote without reading it.
+  const ownsDatabase = database.kind === "pglite";
+  const webhooks = new WebhooksService(
+    db,
+    keyring,
+    config,
+    log.child({ component: "webhooks" }),
+    metrics,
+    ownsDatabase,
+  );
   const webhookWorker = new DeliveryWorker(db, keyring, config, log.child({ component: "webhooks" }), webhooks);
   webhooks.onQueued(() => webhookWorker.kick());
   const alerts = new ServerAlerts(db, webhooks, {
@@ -170,7 +179,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     signupQueue: config.PASSWORD_HASH_SIGNUP_QUEUE,
   });
   const edge = new Edge(config, () => clock.now(), metrics);
-  const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks);
+  const loginRequests = new LoginRequestStore(db, clock, metrics, webhooks, undefined, ownsDatabase);
   const idempotency = new IdempotencyStore(db, keyring, clock);
   // The development provider served by this process (no DEV_IDP_URL): the browser reaches it at
   // /dev-idp, and the chain calls its handler directly rather than through a loopback socket

@@ -649,3 +649,20 @@ describe("login request store", () => {
     });
   });
 });
+
+describe("a request gone while its player signs in", () => {
+  test("a client deleted between start and the callback: the callback says the link is not valid (400) and writes nothing", async () => {
+    // On the embedded database the callback answers from the row the process last wrote; the
+    // delete happened behind it (a cascade), and the write that follows must find the row gone.
+    const doomed = await newClient(server);
+    const started = await start(server, doomed);
+    const deleted = await api(server, "DELETE", `/client/apps/${doomed.clientId}`, { token: doomed.owner.token });
+    expect(deleted.status).toBe(200);
+    const s = await signIn(server, started.auth_url, { username: "Gone" });
+    expect(s.callback.status).toBe(400);
+    expect(s.html).toContain("not valid");
+    const db = server.services.database.db;
+    expect(await db.select().from(loginRequests).where(eq(loginRequests.id, started.auth_request_id))).toEqual([]);
+    expect(await db.select().from(sessions).where(eq(sessions.mcUsername, "Gone"))).toEqual([]);
+  });
+});

@@ -495,6 +495,30 @@ describe("events from the domains", () => {
     const id = await srv.services.webhooks.enqueue({ serverId: f.serverId }, "server.down", { failed_pings: 3 });
     expect(id).toBeNull();
   });
+
+  test("on a service with no endpoint yet, events go nowhere; the first endpoint created, or one enabled again, gets the next ones", async () => {
+    // A server of its own: on the embedded database it knows without a read that no endpoint is
+    // enabled, and must learn of the first one (and of one enabled again) at once.
+    const srv = await devIdp().then((idp) => webhookServer({ ...FAST, DEV_IDP_URL: idp.url }));
+    const c = await newClient(srv);
+    const before = await srv.services.webhooks.enqueue({ clientId: c.clientId }, "login.denied", { error: "x" });
+    expect(before).toBeNull();
+    const r = receiver();
+    const { endpoint: e } = await endpoint(srv, c.owner, c.teamId, { url: r.url, event_types: ["login.authorized"] });
+    await fullLogin(srv, c, "First");
+    expect((await eventOf(r, "login.authorized")).data).toMatchObject({ mc_username: "First" });
+    const path = `/teams/${c.teamId}/webhooks/${e.endpoint_id}`;
+    expect((await api(srv, "PATCH", path, { token: c.owner.token, body: { enabled: false } })).status).toBe(200);
+    expect(await srv.services.webhooks.enqueue({ clientId: c.clientId }, "login.authorized", {})).toBeNull();
+    expect((await api(srv, "PATCH", path, { token: c.owner.token, body: { enabled: true } })).status).toBe(200);
+    await fullLogin(srv, c, "Second");
+    await eventOf(r, "login.authorized");
+    const deadline = Date.now() + 10_000;
+    while (!events(r).some((x) => x.data.mc_username === "Second")) {
+      if (Date.now() > deadline) throw new Error(`no event for Second; got ${JSON.stringify(events(r))}`);
+      await Bun.sleep(10);
+    }
+  });
 });
 
 describe("signing secrets at rest", () => {

@@ -62,6 +62,11 @@ export class LoginRequestStore {
     private readonly metrics: Metrics | null = null,
     private readonly events: TeamEventSink = NO_TEAM_EVENTS,
     recent: { maxEntries: number; ttlMs: number } = { maxEntries: 10_000, ttlMs: 10 * 60_000 },
+    /**
+     * This process is the database's only writer (the embedded database): a row it created or
+     * last wrote is the stored one, so `loadCurrent` answers from it too (see `loadForSend`).
+     */
+    private readonly ownsDatabase = false,
   ) {
     this.recent = new BoundedCache(recent.maxEntries, recent.ttlMs, () => clock.now());
     this.byId = db
@@ -184,6 +189,7 @@ export class LoginRequestStore {
       flow: values.flow ?? "browser",
       oidc: values.oidc ? JSON.stringify(values.oidc) : null,
     });
+    if (this.ownsDatabase) this.recent.set(row!.id, row!, this.recent.epoch);
     return row!;
   }
 
@@ -221,12 +227,17 @@ export class LoginRequestStore {
       createdAt: now,
       updatedAt: now,
     };
+    if (this.ownsDatabase) this.recent.set(row.id, row, this.recent.epoch);
     return { row, coded: Number(r?.coded ?? 0) === 1 };
   }
 
-  /** Loads a request, first expiring it if its deadline has passed. */
+  /**
+   * Loads a request, first expiring it if its deadline has passed. On a database this process
+   * owns, from the row it created or last wrote when it has one: nothing else writes there (a
+   * row deleted meanwhile, with its client or by erasure, is found gone by the next write).
+   */
   async loadCurrent(id: string): Promise<LoginRequestRow | null> {
-    const row = await this.load(id);
+    const row = (this.ownsDatabase ? this.recent.get(id) : undefined) ?? (await this.load(id));
     return row && this.current(row);
   }
 

@@ -167,6 +167,12 @@ export class WebhooksService implements TeamEventSink {
     private readonly config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE"> & BudgetConfig,
     private readonly log: Logger,
     private readonly metrics: Metrics | null = null,
+    /**
+     * This process is the database's only writer (the embedded database): whether any endpoint is
+     * enabled is then known from the last read and this process's own changes, and a batch of
+     * events when none is takes no statement at all.
+     */
+    private readonly ownsDatabase = false,
   ) {
     this.wantedQuery = preparedStatement(
       db,
@@ -354,8 +360,29 @@ export class WebhooksService implements TeamEventSink {
    * (the events go as one JSON parameter), so it is planned once per connection.
    */
   private async anyWanted(rows: QueuedRow[]): Promise<boolean> {
+    if (this.ownsDatabase) {
+      if (this.anyEnabled === undefined) {
+        // A change made while this read runs moves the generation on, and its answer is not kept.
+        const generation = this.endpointsGeneration;
+        const [r] = rowsOf<{ any: boolean }>(
+          await this.db.execute(sql`select exists (select 1 from webhook_endpoints where enabled) as any`),
+        );
+        if (generation === this.endpointsGeneration) this.anyEnabled = r?.any === true;
+        if (r?.any !== true) return false;
+      } else if (!this.anyEnabled) return false;
+    }
     const [found] = await this.wantedQuery.execute({ rows: JSON.stringify(rows) });
     return found?.wanted === true;
+  }
+
+  /** Whether any endpoint is enabled, when `ownsDatabase`: unknown (read at the next batch) after each change. */
+  private anyEnabled: boolean | undefined;
+  private endpointsGeneration = 0;
+
+  /** An endpoint was created or changed here: what `anyWanted` knew of them is read again. */
+  private endpointsChanged() {
+    this.endpointsGeneration++;
+    this.anyEnabled = undefined;
   }
 
   /** Reports events a team's budget had no room for: a metric always, a log line at most once a minute a team. */
@@ -484,6 +511,7 @@ export class WebhooksService implements TeamEventSink {
       await audit(tx, { teamId, target: endpointTarget(r!), after: endpointFields(r!) });
       return r!;
     });
+    this.endpointsChanged();
     return { endpoint: endpointOut(row, true), secret };
   }
 
@@ -556,6 +584,7 @@ export class WebhooksService implements TeamEventSink {
       await audit(tx, { teamId, target: endpointTarget(r), before: endpointFields(before), after: endpointFields(r) });
       return r;
     });
+    this.endpointsChanged();
     return endpointOut(row, true);
   }
 
