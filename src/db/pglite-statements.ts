@@ -2,6 +2,7 @@ import { parse, type PGlite, protocol } from "@electric-sql/pglite";
 
 type QueryFn = PGlite["query"];
 type QueryOptions = NonNullable<Parameters<QueryFn>[2]>;
+type Message = Awaited<ReturnType<PGlite["execProtocolStream"]>>[number];
 
 /** The members of PGlite's base class that its own `query` uses (public at run time, not typed). */
 interface PgliteInternals {
@@ -14,6 +15,8 @@ interface PgliteInternals {
 interface Statement {
   name: string;
   paramTypes: number[];
+  /** The statement's RowDescription from its Describe, or null when it returns no rows. */
+  rows: Message | null;
 }
 
 /** Texts seen once are remembered (up to this many) so that a text seen again is prepared. */
@@ -45,7 +48,10 @@ export function withNamedStatements(client: PGlite, plain: QueryFn): QueryFn {
       concat(serialize.parse({ name, text, types: [] }), serialize.describe({ type: "S", name }), serialize.sync()),
       noSync,
     );
-    const st = { name, paramTypes: parse.parseDescribeStatementResults(described) };
+    // The row description is the statement's, the same at every execution (the results are
+    // text): kept, it spares each execution a Describe, as drivers do with a server.
+    const rows = described.find((m) => m.name === "rowDescription") ?? null;
+    const st = { name, paramTypes: parse.parseDescribeStatementResults(described), rows };
     statements.set(text, st);
     return st;
   };
@@ -75,24 +81,21 @@ export function withNamedStatements(client: PGlite, plain: QueryFn): QueryFn {
           let messages: Awaited<ReturnType<PGlite["execProtocolStream"]>>;
           try {
             messages = await pg.execProtocolStream(
-              concat(
-                serialize.bind({ statement: st.name, values }),
-                serialize.describe({ type: "P" }),
-                serialize.execute({}),
-                serialize.sync(),
-              ),
+              concat(serialize.bind({ statement: st.name, values }), serialize.execute({}), serialize.sync()),
               noSync,
             );
           } catch (e) {
             throw Object.assign(e as Error, { query: text, params, queryOptions: options });
           }
-          if (!pg.isInTransaction()) await pg.syncToFs();
+          // No sync to the file system: the service's PGlite writes through Node's file system,
+          // whose sync is nothing (it is for the browser's IndexedDB and OPFS), and it would
+          // take the instance's lock once more per statement.
           // The instance's parsers only: drizzle sends its own with every query (the same ones,
           // installed on the instance at startup), and PGlite would merge the two into a fresh
           // object per query, a copy of every type's parser (16% of the service's CPU on a run
           // of token requests).
           return parse.parseResults(
-            messages,
+            st.rows ? [st.rows, ...messages] : messages,
             pg.parsers,
             options?.rowMode ? { rowMode: options.rowMode } : undefined,
           )[0];
