@@ -43,6 +43,11 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // Tests run checks themselves (monitoring.checkNow / pingDue), so events arrive when they
     // expect them; the loop itself has a test of its own.
     PINGER_ENABLED: "false",
+    // On PostgreSQL the test servers share the login requests, and many tests move a server's
+    // clock on by minutes or hours: its background sweep then expired other servers' sign-ins
+    // mid-test (seen in CI: a browser test's approval landed on "expired"). Tests sweep by
+    // calling `loginRequests.sweep()`; the background task has its own test (crash-recovery).
+    LOGIN_SWEEP_SECONDS: "86400",
     // PostgreSQL: small pools that hand idle connections back keep a run under max_connections.
     DATABASE_POOL_MAX: "3",
     DATABASE_IDLE_TIMEOUT_SECONDS: "20",
