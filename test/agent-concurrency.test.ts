@@ -77,10 +77,13 @@ describe("agent batches at the same time", () => {
       activity:
         await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
         where team_id = ${a.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
+      totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
+        where team_id = ${a.teamId} order by 1, 2`),
     });
     const kept = await dump();
     expect(kept.slots.length).toBeGreaterThan(0);
     expect(kept.activity.length).toBeGreaterThan(0);
+    expect(kept.totals.length).toBeGreaterThan(0);
     await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
     expect(await dump()).toEqual(kept);
   }, 60_000);

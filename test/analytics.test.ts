@@ -70,6 +70,8 @@ async function dump(teamId: string) {
     months:
       await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
+    totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
+      where team_id = ${teamId} order by 1, 2`),
     activity:
       await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
       where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),

@@ -408,6 +408,10 @@ describe("retention", () => {
         await db().execute(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
           from analytics_player_months where team_id = ${s.teamId} order by 1, 2, 3`),
       ),
+      totals: rowsOf(
+        await db().execute(sql`select scope, uuid::text, ms::text from analytics_player_totals
+          where team_id = ${s.teamId} order by 1, 2`),
+      ),
       activity: rowsOf(
         await db().execute(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
           where team_id = ${s.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
@@ -419,6 +423,7 @@ describe("retention", () => {
     expect(await whereHeld(old)).toEqual({});
     const kept = await aggregates();
     expect(kept.months.length).toBeGreaterThan(0);
+    expect(kept.totals.length).toBeGreaterThan(0);
     await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
     expect(await aggregates()).toEqual(kept);
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(2);

@@ -116,13 +116,19 @@ export async function addSessions(tx: Tx, spans: Span[]) {
           q2 = analytics_player_hours.q2 + excluded.q2, q3 = analytics_player_hours.q3 + excluded.q3,
           seen = analytics_player_hours.seen | excluded.seen, joins = analytics_player_hours.joins + excluded.joins
         returning 1),
+      mr as materialized (${monthRows(sql`select * from hr`)}),
       pm as (
         insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at)
-        ${monthRows(sql`select * from hr`)}
+        select team_id, scope, month, uuid, ms, first_at, last_at from mr
         on conflict (scope, month, uuid) do update set
           ms = analytics_player_months.ms + excluded.ms,
           first_at = least(analytics_player_months.first_at, excluded.first_at),
           last_at = greatest(analytics_player_months.last_at, excluded.last_at)
+        returning 1),
+      pt as (
+        insert into analytics_player_totals as t (team_id, scope, uuid, ms)
+        select team_id, scope, uuid, sum(ms) from mr group by 1, 2, 3
+        on conflict (scope, uuid) do update set ms = t.ms + excluded.ms
         returning 1)
       insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
       select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
@@ -178,6 +184,12 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
       monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
       join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
     )}`);
+  await tx.execute(
+    sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
+  );
+  await tx.execute(sql`insert into analytics_player_totals (team_id, scope, uuid, ms)
+    select m.team_id, m.scope, m.uuid, sum(m.ms) from analytics_player_months m
+      join (${who}) t on t.team_id = m.team_id and t.uuid = m.uuid group by 1, 2, 3`);
 }
 
 /**
@@ -309,6 +321,7 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
+  await tx.execute(sql`delete from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await recomputePeaks(tx, touched, uuid);
   await tx.execute(
     sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0
@@ -329,6 +342,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_player_totals ${teamOnly}`);
   await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
@@ -337,6 +351,8 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
+  await tx.execute(sql`insert into analytics_player_totals (team_id, scope, uuid, ms)
+    select team_id, scope, uuid, sum(ms) from analytics_player_months ${teamOnly} group by 1, 2, 3`);
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})

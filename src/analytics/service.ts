@@ -674,11 +674,17 @@ export class AnalyticsService {
     // anyone outside the lists into it, so the round after the first usually ends the search.
     let t = 0;
     for (let n = Math.max(50, 4 * limit); ; n *= 8) {
+      // The lists, and last (index `lists.length`) the scope's players by all their playtime.
+      const sources = [
+        ...lists.map((l) => ({
+          c: sql.raw(l.column),
+          list: sql`from analytics_player_months where scope = ${s.scope} and month = ${at(l.month)}`,
+        })),
+        { c: sql.raw("ms"), list: sql`from analytics_player_totals where scope = ${s.scope}` },
+      ];
       const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
         ${sql.join(
-          lists.map((l, i) => {
-            const c = sql.raw(l.column);
-            const list = sql`from analytics_player_months where scope = ${s.scope} and month = ${at(l.month)}`;
+          sources.map(({ c, list }, i) => {
             return sql`
               (select ${sql.raw(String(i))} as l, x.uuid::text as uuid, x.v::float8 as v from (
                  select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) x)
@@ -689,7 +695,7 @@ export class AnalyticsService {
         )}`);
       // What a player outside a list has there at most: the n-th row's value when the list filled
       // `n` rows, else the first value below `t`.
-      const nth = lists.map((_, i) => {
+      const nth = sources.map((_, i) => {
         const mine = rows.filter((r) => Number(r.l) === i);
         const got = mine.filter((r) => r.uuid !== null);
         return Number(got.length === n ? got[n - 1]!.v : (mine.find((r) => r.uuid === null)?.v ?? 0));
@@ -702,7 +708,10 @@ export class AnalyticsService {
         seen.set(r.uuid, mine);
       }
       // A player's bound in each group: what the lists showed of them, else the lists' n-th values;
-      // seen in a later month's list, that value bounds its group alone.
+      // seen in a later month's list, that value bounds its group alone. Over the groups, at most
+      // all their playtime: what the totals list showed of them, else its n-th value (a window of
+      // a year on a year's data closes here, where the groups' bounds add up).
+      const totals = lists.length;
       const most = (mine?: Map<number, number>) => {
         const per = new Array<number>(groups).fill(0);
         lists.forEach((l, i) => {
@@ -711,7 +720,10 @@ export class AnalyticsService {
         lists.forEach((l, i) => {
           if (l.column === "pair_ms") per[l.group] = mine?.get(i) ?? Math.max(per[l.group]!, nth[i]!);
         });
-        return per.reduce((a, b) => a + b, 0);
+        return Math.min(
+          per.reduce((a, b) => a + b, 0),
+          mine?.get(totals) ?? nth[totals]!,
+        );
       };
       const bound = most(undefined);
       for (const u of open) if (!seen.has(u)) seen.set(u, new Map());

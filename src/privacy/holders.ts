@@ -104,6 +104,17 @@ export const HOLDERS: Holder[] = [
       affected(tx, sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}`),
   },
   {
+    // The month rows above summed per scope (the leaderboard's bound for long windows).
+    table: "analytics_player_totals",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select scope, ms from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid} order by scope`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
     // First: the aggregates are taken apart from the sessions they were made of, before those go.
     table: "analytics_player_hours",
     export: ({ tx, uuid, servers }) =>

@@ -145,6 +145,30 @@ export const analyticsPlayerMonths = pgTable(
 );
 
 /**
+ * Per scope and player, all the playtime the month rows hold: the leaderboard's bound for a long
+ * window (no one played more in it than in all their time). Kept with the month rows: added to at
+ * ingest, made again with them by a rebuild or the retention job, deleted by erasure.
+ */
+export const analyticsPlayerTotals = pgTable(
+  "analytics_player_totals",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    uuid: uuid("uuid").notNull(),
+    ms: bigint("ms", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scope, t.uuid] }),
+    // The scope's players by all their playtime: the leaderboard's list for long windows.
+    index("analytics_player_totals_top_idx").on(t.scope, t.ms.desc(), t.uuid),
+    // One player's rows (erasure, retention).
+    index("analytics_player_totals_uuid_idx").on(t.uuid, t.scope),
+  ],
+);
+
+/**
  * Per scope and Monday 00:00 UTC (`week`, the activity index's end): the players whose index over
  * the three weeks before it is in each group from irregular up (the inactive are the players seen
  * less these). Kept at ingest from the player-hour rows (`moveActivity`), so the activity read
