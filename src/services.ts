@@ -191,7 +191,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       ? createDevProvider({
           basePath: "/dev-idp",
           keyring,
-          store: database.kind === "postgres" ? new DbGrantStore(db) : new MemoryGrantStore(180_000),
+          store: ownsDatabase ? new MemoryGrantStore(180_000) : new DbGrantStore(db),
         })
       : undefined;
   const links = new LoginLinks(

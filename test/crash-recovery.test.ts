@@ -84,13 +84,13 @@ let sql: postgres.Sql | undefined;
 const db = () => (sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} }));
 
 /**
- * The in-process test servers' sweeps, held while this file runs (see holdSessionSweeps): on
- * PostgreSQL they share the database with the services here, and one whose clock a test advanced
- * expired these logins between a kill and the restart.
+ * The in-process test servers' player sweeps, held while this file runs (see holdSessionSweeps):
+ * on PostgreSQL they share the database with the services here. (Their login sweep does not run
+ * at all: testEnv sets LOGIN_SWEEP_SECONDS to a day.)
  */
 let releaseSweeps = () => {};
 beforeAll(async () => {
-  releaseSweeps = await holdSessionSweeps(["player-session-sweep", "login-expiry-sweep"]);
+  releaseSweeps = await holdSessionSweeps();
 });
 
 afterAll(async () => {

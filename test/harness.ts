@@ -140,17 +140,16 @@ export async function stopTestServer(server: RunningServer) {
 }
 
 /**
- * Holds background tasks of every test server of this run while a test needs the shared database
- * left alone: by default the player-session sweep (each closes, across the whole database, any
- * open session silent for PLAYER_SESSION_TIMEOUT_SECONDS), for a test that reads open sessions it
- * wrote with past times; also the login expiry sweep for a test whose logins another server's
- * advanced clock (tests move them by hours) would expire. The function returned starts them again.
- * Only servers still running then are started.
+ * Holds the player-session sweep of every test server of this run (each closes, across the whole
+ * database, any open session silent for PLAYER_SESSION_TIMEOUT_SECONDS) while a test reads open
+ * sessions it wrote with past times; the function returned starts them again. Only servers still
+ * running then are started. (Their login sweep does not run: LOGIN_SWEEP_SECONDS above.)
  */
-export async function holdSessionSweeps(names: string[] = ["player-session-sweep"]): Promise<() => void> {
-  const held = owned.flatMap((o) =>
-    o.server.services.background.filter((t) => names.includes(t.name)).map((task) => ({ server: o.server, task })),
-  );
+export async function holdSessionSweeps(): Promise<() => void> {
+  const held = owned.flatMap((o) => {
+    const task = o.server.services.background.find((t) => t.name === "player-session-sweep");
+    return task ? [{ server: o.server, task }] : [];
+  });
   await Promise.all(held.map((h) => h.task.stop()));
   return () => {
     for (const h of held) if (owned.some((o) => o.server === h.server)) h.task.start();

@@ -187,10 +187,13 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   await tx.execute(
     sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
   );
-  await tx.execute(sql`insert into analytics_player_totals (team_id, scope, uuid, ms)
-    select m.team_id, m.scope, m.uuid, sum(m.ms) from analytics_player_months m
-      join (${who}) t on t.team_id = m.team_id and t.uuid = m.uuid group by 1, 2, 3`);
+  await tx.execute(totalsFromMonths(sql`join (${who}) t on t.team_id = m.team_id and t.uuid = m.uuid`));
 }
+
+/** `analytics_player_totals` rows made again from the month rows `filter` (a join or a where on `m`) keeps. */
+const totalsFromMonths = (filter: SQL) => sql`
+  insert into analytics_player_totals (team_id, scope, uuid, ms)
+  select m.team_id, m.scope, m.uuid, sum(m.ms) from analytics_player_months m ${filter} group by 1, 2, 3`;
 
 /**
  * Over one scope's and player's month rows in month order: the last quarter seen in an earlier
@@ -351,8 +354,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
-  await tx.execute(sql`insert into analytics_player_totals (team_id, scope, uuid, ms)
-    select team_id, scope, uuid, sum(ms) from analytics_player_months ${teamOnly} group by 1, 2, 3`);
+  await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})

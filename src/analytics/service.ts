@@ -684,13 +684,13 @@ export class AnalyticsService {
       ];
       const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
         ${sql.join(
-          sources.map(({ c, list }, i) => {
-            return sql`
+          sources.map(
+            ({ c, list }, i) => sql`
               (select ${sql.raw(String(i))} as l, x.uuid::text as uuid, x.v::float8 as v from (
                  select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) x)
               union all
-              select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`;
-          }),
+              select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`,
+          ),
           sql` union all `,
         )}`);
       // What a player outside a list has there at most: the n-th row's value when the list filled
