@@ -123,7 +123,8 @@ const [sizes] = await q<Record<string, number>>(sql`select
   (select count(*) from analytics_player_months)::int as player_months,
   (select count(*) from analytics_player_hours)::int as player_hours,
   (select count(*) from analytics_slots)::int as slots,
-  (select count(*) from analytics_activity_weeks)::int as activity_weeks`);
+  (select count(*) from analytics_activity_weeks)::int as activity_weeks,
+  (select count(*) from analytics_player_weeks)::int as player_weeks`);
 console.log(
   `generated in ${(genMs / 1000).toFixed(1)} s; aggregates built in ${(buildMs / 1000).toFixed(1)} s (${JSON.stringify(sizes)}); load ${load()}`,
 );

@@ -79,11 +79,15 @@ describe("agent batches at the same time", () => {
         where team_id = ${a.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
       totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
         where team_id = ${a.teamId} order by 1, 2`),
+      weeks:
+        await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
+        where team_id = ${a.teamId} order by 1, 2, 3`),
     });
     const kept = await dump();
     expect(kept.slots.length).toBeGreaterThan(0);
     expect(kept.activity.length).toBeGreaterThan(0);
     expect(kept.totals.length).toBeGreaterThan(0);
+    expect(kept.weeks.length).toBeGreaterThan(0);
     await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
     expect(await dump()).toEqual(kept);
   }, 60_000);

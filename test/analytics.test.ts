@@ -72,6 +72,9 @@ async function dump(teamId: string) {
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
     totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
       where team_id = ${teamId} order by 1, 2`),
+    weeks:
+      await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
+      where team_id = ${teamId} order by 1, 2, 3`),
     activity:
       await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
       where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
@@ -621,6 +624,125 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
     const q = { network: "Atlas", from: windows[0]![0]!, to: windows[0]![1]!, tz: "UTC" };
     expect(await months.leaderboard(principal, n1.teamId, q)).toEqual(await hours.leaderboard(principal, n1.teamId, q));
     expect(await months.editions(principal, n1.teamId, q)).toEqual(await hours.editions(principal, n1.teamId, q));
+  });
+});
+
+describe("week rows: windows shorter than the index's three weeks, each player once, at the latest week", () => {
+  let a: ServerFixture;
+  let b: ServerFixture;
+  const [REG, HOP, LATE, ON, ONCE] = [P(81), P(82), P(83), P(84), P(85)];
+  const BR = "00000000-0000-0000-0009-000000000081";
+  const frozen = Date.parse("2026-11-12T12:00:00Z");
+  const clock = new (class extends Clock {
+    override now() {
+      return frozen;
+    }
+  })();
+  let weeks: AnalyticsService;
+  let hours: AnalyticsService;
+  let principal: Principal;
+  let release = () => {};
+  afterAll(() => release());
+  beforeAll(async () => {
+    release = await holdSessionSweeps();
+    [a, b] = await networkOfTwo("Weekly", "Hub", "Arena");
+    // The later weeks first: the earlier sessions arrive afterwards and move the later weeks'
+    // copies and the earlier weeks' next_at.
+    await play(a, [
+      [REG, "Reg", "2026-10-27T20:00:00Z", "2026-10-27T23:00:00Z"],
+      [REG, "Reg", "2026-11-03T20:00:00Z", "2026-11-03T23:00:00Z"],
+      [REG, "Reg", "2026-11-10T20:00:00Z", "2026-11-10T23:00:00Z"],
+      [LATE, "Late", "2026-11-09T06:00:00Z", "2026-11-09T06:45:00Z"],
+      [BR, ".Br", "2026-11-02T12:00:00Z", "2026-11-02T12:20:00Z"],
+      [BR, ".Br", "2026-11-04T12:00:00Z", "2026-11-04T12:20:00Z"],
+      [BR, ".Br", "2026-11-07T12:00:00Z", "2026-11-07T12:20:00Z"],
+    ]);
+    await play(b, [
+      // Across a week's end: Sunday night into Monday.
+      [HOP, "Hop", "2026-11-01T22:00:00Z", "2026-11-02T03:00:00Z"],
+      [ON, "On", "2026-10-28T10:00:00Z", "2026-10-28T11:30:00Z"],
+      [ON, "On", "2026-11-10T10:00:00Z", null],
+      [ONCE, "Once", "2026-10-06T18:00:00Z", "2026-10-06T19:00:00Z"],
+    ]);
+    await play(a, [
+      [REG, "Reg", "2026-10-13T20:00:00Z", "2026-10-13T23:00:00Z"],
+      [REG, "Reg", "2026-10-20T20:00:00Z", "2026-10-20T23:00:00Z"],
+      [HOP, "Hop", "2026-10-14T09:00:00Z", "2026-10-14T11:00:00Z"],
+      [LATE, "Late", "2026-10-19T06:00:00Z", "2026-10-19T09:00:00Z"],
+      [LATE, "Late", "2026-11-05T23:00:00Z", "2026-11-06T00:10:00Z"],
+    ]);
+    weeks = new AnalyticsService(db(), clock);
+    hours = new AnalyticsService(db(), clock, true);
+    principal = {
+      kind: "api_key",
+      keyId: "test",
+      teamId: a.teamId,
+      role: "viewer",
+      scopes: null,
+      serverIds: null,
+      exp: null,
+    };
+  });
+
+  test("every short window, sliding by 9 hours over six weeks, answers as the hours do", async () => {
+    const start = Date.parse("2026-10-05T00:00:00Z");
+    let compared = 0;
+    let fromWeeks = 0;
+    for (const days of [1, 7, 10, 20])
+      for (let t = start; t + days * 86_400_000 <= Date.parse("2026-11-13T00:00:00Z"); t += 9 * 3_600_000) {
+        const from = new Date(t).toISOString();
+        const to = new Date(t + days * 86_400_000).toISOString();
+        for (const scope of [{ network: "Weekly" }, { server_id: a.serverId }, { server_id: b.serverId }]) {
+          const q = { ...scope, from, to, tz: "UTC" };
+          const label = JSON.stringify(q);
+          const w = await weeks.activity(principal, a.teamId, q);
+          expect([label, w]).toEqual([label, await hours.activity(principal, a.teamId, q)]);
+          compared += w.players;
+          if (days >= 7) fromWeeks++;
+        }
+      }
+    expect(compared).toBeGreaterThan(200);
+    expect(fromWeeks).toBeGreaterThan(100);
+  });
+
+  test("a hand count: November 2 06:00 to November 10 12:00 on the network", async () => {
+    // The index at Monday November 9 (the three weeks from October 19). Seen in the window:
+    // Reg (3 h each week: 5 - 5/(1 + 3π/2) = 4.12, very active); Late (3 h, none, 1 h 10 min:
+    // 5 - 5/3 (1/(1 + 3π/2) + 1 + 1/(1 + 7π/12)) = 2.45, regular; seen on the 5th and again on the
+    // 9th, counted once); .Br (1 h: 5 - 5/3 (1/(1 + π/2) + 2) = 1.02, irregular, first seen on the
+    // 2nd at noon: new); On (1 h 30 min: 1.17, irregular; seen by the session open since the
+    // 10th, which counts for a later Monday's index only). Hop left at 03:00, Once played in October.
+    const q = { network: "Weekly", from: "2026-11-02T06:00:00Z", to: "2026-11-10T12:00:00Z", tz: "UTC" };
+    const r = await weeks.activity(principal, a.teamId, q);
+    expect(await hours.activity(principal, a.teamId, q)).toEqual(r);
+    expect(r).toMatchObject({ players: 4, new_players: 1, regular_players: 2, returning_players: 1 });
+    expect(r.activity_groups.map((g) => [g.group, g.players])).toEqual([
+      ["very_active", 1],
+      ["active", 0],
+      ["regular", 1],
+      ["irregular", 2],
+      ["inactive", 0],
+    ]);
+  });
+
+  test("the week rows kept at ingest (late sessions included) equal a rebuild; forgetting a player keeps them equal", async () => {
+    const kept = await dump(a.teamId);
+    // Links were moved by the late sessions: a copy of an earlier week and a later next_at.
+    expect(kept.weeks.some((r) => r.uuid === LATE && r.ms3 !== "0")).toBe(true);
+    expect(kept.weeks.some((r) => r.uuid === REG && r.next_at !== null)).toBe(true);
+    await db().transaction((tx) => rebuildAggregates(tx, a.teamId));
+    expect(await dump(a.teamId)).toEqual(kept);
+    await db().transaction(async (tx) => {
+      await forgetPlayer(tx, a.teamId, LATE);
+      await tx.execute(sql`delete from player_sessions where uuid = ${LATE}::uuid`);
+      await tx.execute(sql`delete from players where uuid = ${LATE}::uuid`);
+    });
+    const forgotten = await dump(a.teamId);
+    expect(JSON.stringify(forgotten)).not.toContain(LATE);
+    await db().transaction((tx) => rebuildAggregates(tx, a.teamId));
+    expect(await dump(a.teamId)).toEqual(forgotten);
+    const q = { network: "Weekly", from: "2026-11-02T06:00:00Z", to: "2026-11-10T12:00:00Z", tz: "UTC" };
+    expect(await weeks.activity(principal, a.teamId, q)).toEqual(await hours.activity(principal, a.teamId, q));
   });
 });
 

@@ -412,6 +412,10 @@ describe("retention", () => {
         await db().execute(sql`select scope, uuid::text, ms::text from analytics_player_totals
           where team_id = ${s.teamId} order by 1, 2`),
       ),
+      weeks: rowsOf(
+        await db().execute(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
+          where team_id = ${s.teamId} order by 1, 2, 3`),
+      ),
       activity: rowsOf(
         await db().execute(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
           where team_id = ${s.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
@@ -424,6 +428,7 @@ describe("retention", () => {
     const kept = await aggregates();
     expect(kept.months.length).toBeGreaterThan(0);
     expect(kept.totals.length).toBeGreaterThan(0);
+    expect(kept.weeks.length).toBeGreaterThan(0);
     await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
     expect(await aggregates()).toEqual(kept);
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(2);

@@ -1,6 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
+import { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS } from "./activity-index";
+
+export { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS };
 
 /** A database handle or a transaction (the aggregates are kept inside the transaction that closes sessions). */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -125,6 +128,12 @@ export async function addSessions(tx: Tx, spans: Span[]) {
           first_at = least(analytics_player_months.first_at, excluded.first_at),
           last_at = greatest(analytics_player_months.last_at, excluded.last_at)
         returning 1),
+      wk as (
+        insert into analytics_player_weeks as w (team_id, scope, week, uuid, ms, first_at, last_at)
+        select team_id, scope, week, uuid, ms, first_at, last_at from (${weekRows(sql`select * from hr`)}) r
+        on conflict (scope, uuid, week) do update set
+          ms = w.ms + excluded.ms, first_at = least(w.first_at, excluded.first_at), last_at = greatest(w.last_at, excluded.last_at)
+        returning 1),
       pt as (
         insert into analytics_player_totals as t (team_id, scope, uuid, ms)
         select team_id, scope, uuid, sum(ms) from mr group by 1, 2, 3
@@ -145,17 +154,20 @@ export async function addSessions(tx: Tx, spans: Span[]) {
       sql`, `,
     )})`,
   );
+  await setWeekLinks(
+    tx,
+    sql`select sc.scope, x.uuid, date_bin('7 days', x.a, ${MONDAY}) as lo from (${src}) x ${sql.raw(scopesOf("x"))}`,
+  );
   await recomputePeaks(tx, touched);
 }
 
 /**
- * Per (team, scope, UTC month, player) rows of player-hour rows `src` (columns server_id, hour,
- * uuid, q0..q3, seen), in the shape of `analytics_player_months` without `prev_at`: for the
- * server's scope and, on a network, the network's. The ingest adds the rows of the hours it adds;
- * a rebuild makes them from the whole hour table.
+ * Per (team, scope, period, player) rows of player-hour rows `src` (columns server_id, hour, uuid,
+ * q0..q3, seen): milliseconds, the first and last quarter seen; for the server's scope and, on a
+ * network, the network's. `period` names the column and how an hour `h.hour` falls in one.
  */
-export const monthRows = (src: SQL) => sql`
-  select sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC') as month, h.uuid,
+const playerRows = (src: SQL, column: "month" | "week", period: SQL) => sql`
+  select sv.team_id, sc.scope, ${period} as ${sql.raw(column)}, h.uuid,
          sum(h.q0 + h.q1 + h.q2 + h.q3)::bigint as ms,
          min(h.hour + (case when h.seen & 1 <> 0 then 0 when h.seen & 2 <> 0 then 1 when h.seen & 4 <> 0 then 2 else 3 end)
                       * interval '15 minutes') as first_at,
@@ -168,7 +180,65 @@ export const monthRows = (src: SQL) => sql`
       union all
       select 'n:' || sv.team_id || ':' || sv.network_name where sv.network_name is not null) sc
    where h.seen <> 0
-   group by sv.team_id, sc.scope, date_trunc('month', h.hour, 'UTC'), h.uuid`;
+   group by 1, 2, 3, 4`;
+
+/**
+ * Per (team, scope, UTC month, player) rows of player-hour rows `src`, in the shape of
+ * `analytics_player_months` without `prev_at`. The ingest adds the rows of the hours it adds; a
+ * rebuild makes them from the whole hour table.
+ */
+export const monthRows = (src: SQL) => playerRows(src, "month", sql`date_trunc('month', h.hour, 'UTC')`);
+
+/** Per (team, scope, UTC week, player) rows of player-hour rows `src`, as `analytics_player_weeks` without its links. */
+export const weekRows = (src: SQL) => playerRows(src, "week", sql`date_bin('7 days', h.hour, ${MONDAY})`);
+
+/**
+ * Over one scope's and player's week rows in week order: the first quarter seen in a later week
+ * (`next_at`), and the milliseconds of each of the three weeks before (0 where a week has no row).
+ */
+const before = (k: number) =>
+  `(case ${[1, 2, 3]
+    .filter((lag) => lag <= k)
+    .map((lag) => `when lag(r.week, ${lag}) over w = r.week - interval '${7 * k} days' then lag(r.ms, ${lag}) over w`)
+    .join(" ")} else 0 end)::bigint as ms${k}`;
+const LINKS = sql.raw(`lead(r.first_at) over w as next_at, ${[1, 2, 3].map(before).join(", ")}`);
+const LINK_WINDOW = sql.raw(`window w as (partition by r.scope, r.uuid order by r.week)`);
+
+/** Week rows (`weekRows`) of whole players' histories, with their links. */
+export const withLinks = (rows: SQL) => sql`
+  insert into analytics_player_weeks (team_id, scope, week, uuid, ms, first_at, last_at, next_at, ms1, ms2, ms3)
+  select r.team_id, r.scope, r.week, r.uuid, r.ms, r.first_at, r.last_at, ${LINKS}
+    from (${rows}) r ${LINK_WINDOW}`;
+
+/**
+ * Sets the links of the week rows after some changed: `touched` (columns scope, uuid, lo) gives
+ * each player's earliest week changed in a scope. From it on every row's copies of the weeks
+ * before may change, and `next_at` from the player's last row before it; the rows read start
+ * three weeks earlier (or at that last row), so each player's probe is a short range of the
+ * primary key.
+ */
+export async function setWeekLinks(tx: Tx, touched: SQL) {
+  await tx.execute(sql`
+    with t as (select scope, uuid, min(lo) as lo from (${touched}) x group by 1, 2),
+    b as (
+      select t.scope, t.uuid, t.lo, coalesce((
+        select max(p.week) from analytics_player_weeks p where p.scope = t.scope and p.uuid = t.uuid and p.week < t.lo), t.lo) as prev
+        from t),
+    x as (
+      select r.scope, r.uuid, r.week, r.lo, r.prev, ${LINKS}
+        from b cross join lateral (
+          select p.scope, p.uuid, p.week, p.ms, p.first_at, b.lo, b.prev from analytics_player_weeks p
+           where p.scope = b.scope and p.uuid = b.uuid and p.week >= least(b.prev, b.lo - interval '21 days') offset 0) r
+      ${LINK_WINDOW})
+    update analytics_player_weeks m
+       set next_at = x.next_at,
+           ms1 = case when x.week >= x.lo then x.ms1 else m.ms1 end,
+           ms2 = case when x.week >= x.lo then x.ms2 else m.ms2 end,
+           ms3 = case when x.week >= x.lo then x.ms3 else m.ms3 end
+      from x
+     where m.scope = x.scope and m.uuid = x.uuid and m.week = x.week and x.week >= x.prev
+       and (m.next_at is distinct from x.next_at or (x.week >= x.lo and (m.ms1, m.ms2, m.ms3) <> (x.ms1, x.ms2, x.ms3)))`);
+}
 
 /**
  * Makes the month rows of the players of `pairs` (columns server_id, uuid) in those servers' teams
@@ -188,6 +258,15 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
     sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
   );
   await tx.execute(totalsFromMonths(sql`join (${who}) t on t.team_id = m.team_id and t.uuid = m.uuid`));
+  await tx.execute(
+    sql`delete from analytics_player_weeks w using (${who}) t where w.team_id = t.team_id and w.uuid = t.uuid`,
+  );
+  await tx.execute(
+    withLinks(
+      weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
+    ),
+  );
 }
 
 /** `analytics_player_totals` rows made again from the month rows `filter` (a join or a where on `m`) keeps. */
@@ -325,6 +404,7 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid}::uuid`);
+  await tx.execute(sql`delete from analytics_player_weeks where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await recomputePeaks(tx, touched, uuid);
   await tx.execute(
     sql`delete from analytics_slots where team_id = ${teamId} and online_ms <= 0 and start_level <= 0 and peak <= 0
@@ -347,6 +427,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_totals ${teamOnly}`);
   await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_player_weeks ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
@@ -355,6 +436,11 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
+  await tx.execute(
+    withLinks(
+      weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`),
+    ),
+  );
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
@@ -399,15 +485,6 @@ export const indexEnd = (to: Date) => {
   const week = 7 * 86_400_000;
   return new Date(to.getTime() - ((((to.getTime() - MONDAY_MS) % week) + week) % week));
 };
-export const ACTIVITY_THRESHOLD_MS = 3_600_000;
-/** The group floors, highest first; an index below the last is inactive (not counted). */
-export const ACTIVITY_FLOORS = [
-  { group: "very_active", min: 3.75 },
-  { group: "active", min: 3 },
-  { group: "regular", min: 2 },
-  { group: "irregular", min: 1 },
-] as const;
-
 /** The group (ACTIVITY_FLOORS' place) of an index, or null below the last floor (inactive). */
 const groupOf = (index: string) =>
   sql.raw(

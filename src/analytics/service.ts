@@ -300,19 +300,56 @@ export class AnalyticsService {
     const s = await this.resolve(principal, teamId, q);
     const end = indexEnd(s.to);
     const since = new Date(end.getTime() - 3 * WEEK_MS);
-    // A window holding the index's three weeks: every player with time in them was seen in it, so
-    // the groups come from the week's counts kept at ingest and the players seen from the month
-    // rows; only the players online and the new ones are scored here. Otherwise, or inside one
-    // month, every player seen is scored from the hours.
+    if (this.hoursOnly) return this.activityFromHours(s, end);
     // The players online, read once for the totals, the new-player candidates and the scores.
-    const open = s.from.getTime() <= since.getTime() ? await this.openPlayers(s) : [];
-    const totals = s.from.getTime() <= since.getTime() ? await this.editionTotals(s, open) : null;
-    if (!totals) return this.activityFromHours(s, end);
-    const players = totals.java.players + totals.bedrock.players;
-    const [kept] = await this.rows<Record<string, number>>(sql`
-      select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
-       where scope = ${s.scope} and week = ${at(end)}`);
-    const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
+    const open = await this.openPlayers(s);
+    if (s.from.getTime() <= since.getTime()) {
+      // A window holding the index's three weeks: every player with time in them was seen in it,
+      // so the groups come from the week's counts kept at ingest and the players seen from the
+      // month rows; only the players online and the new ones are scored here.
+      const totals = await this.editionTotals(s, open);
+      if (!totals) return this.activityFromHours(s, end);
+      const [kept] = await this.rows<Record<string, number>>(sql`
+        select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
+         where scope = ${s.scope} and week = ${at(end)}`);
+      const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
+      // Every open player with closed time in the three weeks is in the counts (at its closed index).
+      return this.activityScored(s, end, counts, totals.java.players + totals.bedrock.players, open, null);
+    }
+    // A shorter window: each player seen in it counted once from the week rows, at their group.
+    const counted = await this.weekCounts(s, end);
+    if (!counted) return this.activityFromHours(s, end);
+    // The counts hold closed sessions: which open players they saw in the window, and which only
+    // their open session did.
+    const seen = new Map<string, { closed: boolean; open: boolean }>();
+    if (open.length > 0) {
+      const w = inWindow(s);
+      for (const r of await this.rows<{ uuid: string; closed_seen: boolean; open_seen: boolean }>(sql`
+        select h.uuid::text as uuid,
+               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where not h.open), false) as closed_seen,
+               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where h.open), false) as open_seen
+          from (${this.hours(s, s.from, open)}) h group by h.uuid`))
+        seen.set(r.uuid, { closed: r.closed_seen, open: r.open_seen });
+    }
+    const players = counted.reduce((a, b) => a + b, 0);
+    return this.activityScored(s, end, counted, players, open, seen);
+  }
+
+  /**
+   * The activity answer from counts per group of closed sessions (the last, inactive, made up from
+   * `players`): the open players and the new ones scored from their hours, an open player moved to
+   * the group their open time gives. `seen` (week rows): which open players the counts saw in the
+   * window; one seen by their open session alone is added. Null (the week's kept counts): the
+   * counts hold every open player with closed time in the index's weeks, and `players` all.
+   */
+  private async activityScored(
+    s: Scope,
+    end: Date,
+    counts: number[],
+    players: number,
+    open: string[],
+    seen: Map<string, { closed: boolean; open: boolean }> | null,
+  ) {
     const fresh = await this.rows<{ uuid: string }>(sql`
       select f.uuid::text as uuid from (${this.fresh(s, await this.freshCandidates(s, open))}) f where f.first_seen < ${at(s.to)}`);
     const scored = [...new Set([...open, ...fresh.map((f) => f.uuid)])];
@@ -322,14 +359,19 @@ export class AnalyticsService {
         sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, scored)}) x`,
       ))
         index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
-    // The counts hold closed sessions: a session still open moves its player to the group with it.
     for (const u of open) {
-      const x = index.get(u);
-      if (!x) continue;
+      // A player with no time in the three weeks scores 0 (inactive).
+      const x = index.get(u) ?? { all: 0, closed: 0 };
       const [g0, g1] = [groupIndex(x.closed), groupIndex(x.all)];
-      if (g0 === g1) continue;
-      counts[g0]!--;
-      counts[g1]!++;
+      const was = seen ? seen.get(u) : { closed: true, open: true };
+      if (!was) continue;
+      if (was.closed) {
+        counts[g0]!--;
+        counts[g1]!++;
+      } else if (was.open) {
+        counts[g1]!++;
+        players++;
+      }
     }
     counts[counts.length - 1] = players - counts.slice(0, -1).reduce((a, b) => a + b, 0);
     const freshRegular = fresh.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length;
@@ -343,6 +385,40 @@ export class AnalyticsService {
       activity_groups: ACTIVITY_GROUPS.map((g, i) => ({ group: g.group, min_index: g.min, players: counts[i]! })),
       index_at: iso(end),
     };
+  }
+
+  /**
+   * Players seen in a window shorter than the index's three weeks, per group (ACTIVITY_GROUPS'
+   * order), closed sessions only, from `analytics_player_weeks`: each player at the latest UTC week
+   * of the window that saw them (`next_at`, their first quarter in a later week, at or after the
+   * window's end), in the group their index has at `end` as that week's row gives it (`g0`..`g3`:
+   * `end` 0..3 weeks after the row's week). Per week "seen in its part": any row of a whole week,
+   * `last_at >= from` when the window starts inside it, `first_at < to` when it ends inside it.
+   * Null for a window inside one week with both ends cut (the caller reads the hours).
+   */
+  private async weekCounts(s: Scope, end: Date): Promise<number[] | null> {
+    const terms: SQL[] = [];
+    const from = s.from.getTime();
+    const to = s.to.getTime();
+    for (let w = indexEnd(s.from).getTime(); w < to; w += WEEK_MS) {
+      const head = from > w;
+      const tail = to < w + WEEK_MS;
+      if (head && tail) return null;
+      const p = Math.round((end.getTime() - w) / WEEK_MS);
+      const conds = [sql`scope = ${s.scope}`, sql`week = ${at(new Date(w))}`];
+      if (head) conds.push(sql`last_at >= ${at(s.from)}`);
+      if (tail) conds.push(sql`first_at < ${at(s.to)}`);
+      if (w + WEEK_MS < to) conds.push(sql`(next_at >= ${at(s.to)} or next_at is null)`);
+      terms.push(
+        sql`select g${sql.raw(String(p))} as g from analytics_player_weeks where ${sql.join(conds, sql` and `)}`,
+      );
+    }
+    const rows = await this.rows<{ g: number; n: number }>(
+      sql`select g, count(*)::int as n from (${sql.join(terms, sql` union all `)}) t group by g`,
+    );
+    const counts = ACTIVITY_GROUPS.map(() => 0);
+    for (const r of rows) counts[Number(r.g)] = Number(r.n);
+    return counts;
   }
 
   /**

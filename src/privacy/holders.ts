@@ -115,6 +115,18 @@ export const HOLDERS: Holder[] = [
       affected(tx, sql`delete from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid}`),
   },
   {
+    // Made from the player-hour rows below, as the month rows (`weekRows`): the activity read's weeks.
+    table: "analytics_player_weeks",
+    export: ({ tx, teamId, uuid }) =>
+      rows(
+        tx,
+        sql`select scope, week, ms, first_at, last_at from analytics_player_weeks
+             where team_id = ${teamId} and uuid = ${uuid} order by scope, week`,
+      ),
+    erase: ({ tx, teamId, uuid }) =>
+      affected(tx, sql`delete from analytics_player_weeks where team_id = ${teamId} and uuid = ${uuid}`),
+  },
+  {
     // First: the aggregates are taken apart from the sessions they were made of, before those go.
     table: "analytics_player_hours",
     export: ({ tx, uuid, servers }) =>

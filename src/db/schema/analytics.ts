@@ -11,6 +11,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { groupOfWeeks } from "../../analytics/activity-index";
 import { servers } from "./servers";
 import { teams } from "./teams";
 
@@ -188,4 +189,52 @@ export const analyticsActivityWeeks = pgTable(
     irregular: integer("irregular").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.scope, t.week] }), index("analytics_activity_weeks_team_idx").on(t.teamId)],
+);
+
+/**
+ * Per scope, UTC week (Monday 00:00, the activity index's weeks) and player: milliseconds played,
+ * the first and last quarter seen (as the month rows), the first quarter seen in any later week
+ * (`next_at`), and the milliseconds of the three weeks before (`ms1`..`ms3`, 0 without play).
+ * With them a window shorter than the index's three weeks counts each player seen in it once, at
+ * the latest week it saw them (`next_at` at or after its end), and takes their group at the
+ * index's end from that one row: `g0` when the end is this week's Monday, `g1` a week later, and
+ * so on (a player not seen after this week played nothing in the weeks between). Kept at ingest
+ * with the month rows; docs/analytics.md, "Activity".
+ */
+export const analyticsPlayerWeeks = pgTable(
+  "analytics_player_weeks",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    week: tz("week").notNull(),
+    uuid: uuid("uuid").notNull(),
+    ms: bigint("ms", { mode: "number" }).notNull().default(0),
+    firstAt: tz("first_at").notNull(),
+    lastAt: tz("last_at").notNull(),
+    nextAt: tz("next_at"),
+    ms1: bigint("ms1", { mode: "number" }).notNull().default(0),
+    ms2: bigint("ms2", { mode: "number" }).notNull().default(0),
+    ms3: bigint("ms3", { mode: "number" }).notNull().default(0),
+    g0: smallint("g0")
+      .notNull()
+      .generatedAlwaysAs(sql.raw(groupOfWeeks("ms1", "ms2", "ms3"))),
+    g1: smallint("g1")
+      .notNull()
+      .generatedAlwaysAs(sql.raw(groupOfWeeks("ms", "ms1", "ms2"))),
+    g2: smallint("g2")
+      .notNull()
+      .generatedAlwaysAs(sql.raw(groupOfWeeks("0", "ms", "ms1"))),
+    g3: smallint("g3")
+      .notNull()
+      .generatedAlwaysAs(sql.raw(groupOfWeeks("0", "0", "ms"))),
+  },
+  (t) => [
+    // One player's weeks in a scope: the links kept at ingest, erasure, retention.
+    primaryKey({ columns: [t.scope, t.uuid, t.week] }),
+    // The read: a week's players, every column it tests in the key (an index-only scan).
+    index("analytics_player_weeks_read_idx").on(t.scope, t.week, t.nextAt, t.lastAt, t.firstAt, t.g0, t.g1, t.g2, t.g3),
+    index("analytics_player_weeks_team_idx").on(t.teamId, t.uuid),
+  ],
 );
