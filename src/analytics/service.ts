@@ -318,7 +318,6 @@ export class AnalyticsService {
     }
     // A shorter window: each player seen in it counted once from the week rows, at their group.
     const counted = await this.weekCounts(s, end);
-    if (!counted) return this.activityFromHours(s, end);
     // The counts hold closed sessions: which open players they saw in the window, and which only
     // their open session did.
     const seen = new Map<string, { closed: boolean; open: boolean }>();
@@ -394,17 +393,28 @@ export class AnalyticsService {
    * window's end), in the group their index has at `end` as that week's row gives it (`g0`..`g3`:
    * `end` 0..3 weeks after the row's week). Per week "seen in its part": any row of a whole week,
    * `last_at >= from` when the window starts inside it, `first_at < to` when it ends inside it.
-   * Null for a window inside one week with both ends cut (the caller reads the hours).
+   * A window inside one week with both ends cut takes the players seen from the hours.
    */
-  private async weekCounts(s: Scope, end: Date): Promise<number[] | null> {
+  private async weekCounts(s: Scope, end: Date): Promise<number[]> {
     const terms: SQL[] = [];
     const from = s.from.getTime();
     const to = s.to.getTime();
     for (let w = indexEnd(s.from).getTime(); w < to; w += WEEK_MS) {
       const head = from > w;
       const tail = to < w + WEEK_MS;
-      if (head && tail) return null;
       const p = Math.round((end.getTime() - w) / WEEK_MS);
+      if (head && tail) {
+        // Inside one week: who was seen from the hours of the window (a day's, say), their group
+        // from their row of the week (each has one: the hours are its own).
+        const lo = new Date(Math.floor(from / HOUR_MS) * HOUR_MS);
+        terms.push(sql`
+          select pw.g${sql.raw(String(p))} as g from (
+            select distinct h.uuid from analytics_player_hours h
+             where h.server_id in (${idList(s.ids)}) and h.hour >= ${at(lo)} and h.hour < ${at(s.to)}
+               and (h.seen & (${inWindow(s).mask})) <> 0) x
+          join analytics_player_weeks pw on pw.scope = ${s.scope} and pw.uuid = x.uuid and pw.week = ${at(new Date(w))}`);
+        continue;
+      }
       const conds = [sql`scope = ${s.scope}`, sql`week = ${at(new Date(w))}`];
       if (head) conds.push(sql`last_at >= ${at(s.from)}`);
       if (tail) conds.push(sql`first_at < ${at(s.to)}`);
