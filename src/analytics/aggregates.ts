@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS } from "./activity-index";
+import { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS } from "../lib/activity-index";
 
 export { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS };
 

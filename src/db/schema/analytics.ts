@@ -11,7 +11,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
-import { groupOfWeeks } from "../../analytics/activity-index";
+import { groupOfWeeks } from "../../lib/activity-index";
 import { servers } from "./servers";
 import { teams } from "./teams";
 
