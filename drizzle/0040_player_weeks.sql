@@ -37,5 +37,5 @@ insert into analytics_player_weeks (team_id, scope, week, uuid, ms, first_at, la
    where h.seen <> 0
    group by 1, 2, 3, 4) r window w as (partition by r.scope, r.uuid order by r.week);--> statement-breakpoint
 ALTER TABLE "analytics_player_weeks" ADD CONSTRAINT "analytics_player_weeks_team_id_teams_id_fk" FOREIGN KEY ("team_id") REFERENCES "public"."teams"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "analytics_player_weeks_read_idx" ON "analytics_player_weeks" USING btree ("scope","week","next_at","last_at","first_at","g0","g1","g2","g3");--> statement-breakpoint
+CREATE INDEX "analytics_player_weeks_read_idx" ON "analytics_player_weeks" USING btree ("scope","week","uuid","next_at","last_at","first_at","g0","g1","g2","g3");--> statement-breakpoint
 CREATE INDEX "analytics_player_weeks_team_idx" ON "analytics_player_weeks" USING btree ("team_id","uuid");

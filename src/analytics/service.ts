@@ -408,11 +408,14 @@ export class AnalyticsService {
         // from their row of the week (each has one: the hours are its own).
         const lo = new Date(Math.floor(from / HOUR_MS) * HOUR_MS);
         terms.push(sql`
-          select pw.g${sql.raw(String(p))} as g from (
+          select pw.g from (
             select distinct h.uuid from analytics_player_hours h
              where h.server_id in (${idList(s.ids)}) and h.hour >= ${at(lo)} and h.hour < ${at(s.to)}
                and (h.seen & (${inWindow(s).mask})) <> 0) x
-          join analytics_player_weeks pw on pw.scope = ${s.scope} and pw.uuid = x.uuid and pw.week = ${at(new Date(w))}`);
+          -- A probe of the primary key per player (not the week's every row, hashed).
+          cross join lateral (
+            select g${sql.raw(String(p))} as g from analytics_player_weeks
+             where scope = ${s.scope} and uuid = x.uuid and week = ${at(new Date(w))} offset 0) pw`);
         continue;
       }
       const conds = [sql`scope = ${s.scope}`, sql`week = ${at(new Date(w))}`];

@@ -233,8 +233,20 @@ export const analyticsPlayerWeeks = pgTable(
   (t) => [
     // One player's weeks in a scope: the links kept at ingest, erasure, retention.
     primaryKey({ columns: [t.scope, t.uuid, t.week] }),
-    // The read: a week's players, every column it tests in the key (an index-only scan).
-    index("analytics_player_weeks_read_idx").on(t.scope, t.week, t.nextAt, t.lastAt, t.firstAt, t.g0, t.g1, t.g2, t.g3),
+    // The reads: a week's players, every column they test in the key (an index-only scan), by
+    // player too (a window inside one week probes the players it saw).
+    index("analytics_player_weeks_read_idx").on(
+      t.scope,
+      t.week,
+      t.uuid,
+      t.nextAt,
+      t.lastAt,
+      t.firstAt,
+      t.g0,
+      t.g1,
+      t.g2,
+      t.g3,
+    ),
     index("analytics_player_weeks_team_idx").on(t.teamId, t.uuid),
   ],
 );
