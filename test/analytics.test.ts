@@ -57,6 +57,28 @@ async function networkOfTwo(network: string, first: string, second: string): Pro
 const P = (n: number) => `0f0f0f0f-0000-4000-8000-${String(n).padStart(12, "0")}`;
 const BEDROCK = "00000000-0000-0000-0009-000000000001";
 
+/**
+ * A still clock at `at` (an open session counts up to the same now in every read), the service
+ * over the kept aggregates, the same over the hour rows alone, and a viewer key of the team.
+ */
+function twoServices(at: number, teamId: string) {
+  const clock = new (class extends Clock {
+    override now() {
+      return at;
+    }
+  })();
+  const principal: Principal = {
+    kind: "api_key",
+    keyId: "test",
+    teamId,
+    role: "viewer",
+    scopes: null,
+    serverIds: null,
+    exp: null,
+  };
+  return { kept: new AnalyticsService(db(), clock), hours: new AnalyticsService(db(), clock, true), principal };
+}
+
 /** Every aggregate row of a team, in a stable order, for comparing with a rebuild. */
 async function dump(teamId: string) {
   const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db().execute(text));
@@ -472,11 +494,6 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   const BR = "00000000-0000-0000-0009-000000000061";
   // A still clock: the open session counts up to the same now in both services.
   const frozen = Date.now();
-  const clock = new (class extends Clock {
-    override now() {
-      return frozen;
-    }
-  })();
   let months: AnalyticsService;
   let hours: AnalyticsService;
   let principal: Principal;
@@ -507,17 +524,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
       [E, "E", "2026-10-25T00:30:00Z", "2026-10-25T02:30:00Z"],
     ]);
     await play(n1, [[B, "B", "2026-07-31T23:00:00Z", "2026-08-01T00:30:00Z"]]);
-    months = new AnalyticsService(db(), clock);
-    hours = new AnalyticsService(db(), clock, true);
-    principal = {
-      kind: "api_key",
-      keyId: "test",
-      teamId: n1.teamId,
-      role: "viewer",
-      scopes: null,
-      serverIds: null,
-      exp: null,
-    };
+    ({ kept: months, hours, principal } = twoServices(frozen, n1.teamId));
   });
 
   const windows = [
@@ -633,11 +640,6 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   const [REG, HOP, LATE, ON, ONCE] = [P(81), P(82), P(83), P(84), P(85)];
   const BR = "00000000-0000-0000-0009-000000000081";
   const frozen = Date.parse("2026-11-12T12:00:00Z");
-  const clock = new (class extends Clock {
-    override now() {
-      return frozen;
-    }
-  })();
   let weeks: AnalyticsService;
   let hours: AnalyticsService;
   let principal: Principal;
@@ -671,17 +673,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
       [LATE, "Late", "2026-10-19T06:00:00Z", "2026-10-19T09:00:00Z"],
       [LATE, "Late", "2026-11-05T23:00:00Z", "2026-11-06T00:10:00Z"],
     ]);
-    weeks = new AnalyticsService(db(), clock);
-    hours = new AnalyticsService(db(), clock, true);
-    principal = {
-      kind: "api_key",
-      keyId: "test",
-      teamId: a.teamId,
-      role: "viewer",
-      scopes: null,
-      serverIds: null,
-      exp: null,
-    };
+    ({ kept: weeks, hours, principal } = twoServices(frozen, a.teamId));
   });
 
   test("every short window (7 h 12 min to 20 days), sliding by 17 hours over six weeks, answers as the hours do", async () => {
