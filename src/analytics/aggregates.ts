@@ -242,7 +242,8 @@ export async function setWeekLinks(tx: Tx, touched: SQL) {
 
 /**
  * Makes the month rows of the players of `pairs` (columns server_id, uuid) in those servers' teams
- * again from their hour rows left (after retention deleted some of them).
+ * again from their hour rows left (after retention deleted some of them), with the totals made
+ * from them and the week rows.
  */
 export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const who = sql`select distinct sv.team_id, g.uuid from (${pairs}) g join servers sv on sv.id = g.server_id`;
