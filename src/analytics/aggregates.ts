@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS } from "../lib/activity-index";
+import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
 
-export { ACTIVITY_FLOORS, ACTIVITY_THRESHOLD_MS };
+export { ACTIVITY_FLOORS };
 
 /** A database handle or a transaction (the aggregates are kept inside the transaction that closes sessions). */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
@@ -495,8 +495,7 @@ const groupOf = (index: string) =>
  * The index from a player's weekly sums `ms`, aggregated over one row per week with play (a week
  * without scores 1): the one formula of the ingest, the rebuild and the reads.
  */
-export const indexOf = (ms: string) =>
-  `(5 - 5 * (coalesce(sum(1 / (pi() / 2 * (${ms})::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)), 0) + (3 - count(${ms}))) / 3)`;
+export const indexOf = (ms: string) => `(5 - 5 * (coalesce(sum(${weekTerm(ms)}), 0) + (3 - count(${ms}))) / 3)`;
 
 /** Per-scope rows of player-hour rows (`src`: server_id, hour, uuid, ms): the server's and its network's. */
 const scopesOf = (h: string) => `

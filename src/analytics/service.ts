@@ -264,20 +264,26 @@ export class AnalyticsService {
     const closed = await this.closedTotals(s);
     if (!closed) return null;
     open ??= await this.openPlayers(s);
-    if (open.length > 0) {
-      const w = inWindow(s);
-      const rows = await this.rows<{ uuid: string; open_ms: number; closed_seen: boolean; open_seen: boolean }>(sql`
-        select h.uuid::text as uuid, coalesce(sum(${w.ms}) filter (where h.open), 0)::float8 as open_ms,
-               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where not h.open), false) as closed_seen,
-               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where h.open), false) as open_seen
-          from (${this.hours(s, s.from, open)}) h group by h.uuid`);
-      for (const r of rows) {
-        const e = FLOODGATE.test(r.uuid) ? closed.bedrock : closed.java;
-        e.ms += Number(r.open_ms);
-        if (r.open_seen && !r.closed_seen) e.players++;
-      }
+    for (const r of await this.openInWindow(s, open)) {
+      const e = FLOODGATE.test(r.uuid) ? closed.bedrock : closed.java;
+      e.ms += Number(r.open_ms);
+      if (r.open_seen && !r.closed_seen) e.players++;
     }
     return closed;
+  }
+
+  /**
+   * Per player with a session open (`open`): their open time in the window, and whether their
+   * closed sessions and their open one were seen in it.
+   */
+  private async openInWindow(s: Scope, open: string[]) {
+    if (open.length === 0) return [];
+    const w = inWindow(s);
+    return this.rows<{ uuid: string; open_ms: number; closed_seen: boolean; open_seen: boolean }>(sql`
+      select h.uuid::text as uuid, coalesce(sum(${w.ms}) filter (where h.open), 0)::float8 as open_ms,
+             coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where not h.open), false) as closed_seen,
+             coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where h.open), false) as open_seen
+        from (${this.hours(s, s.from, open)}) h group by h.uuid`);
   }
 
   /** Per player of the scope: milliseconds played and whether seen inside the window. */
@@ -321,15 +327,7 @@ export class AnalyticsService {
     // The counts hold closed sessions: which open players they saw in the window, and which only
     // their open session did.
     const seen = new Map<string, { closed: boolean; open: boolean }>();
-    if (open.length > 0) {
-      const w = inWindow(s);
-      for (const r of await this.rows<{ uuid: string; closed_seen: boolean; open_seen: boolean }>(sql`
-        select h.uuid::text as uuid,
-               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where not h.open), false) as closed_seen,
-               coalesce(bool_or((h.seen & (${w.mask})) <> 0) filter (where h.open), false) as open_seen
-          from (${this.hours(s, s.from, open)}) h group by h.uuid`))
-        seen.set(r.uuid, { closed: r.closed_seen, open: r.open_seen });
-    }
+    for (const r of await this.openInWindow(s, open)) seen.set(r.uuid, { closed: r.closed_seen, open: r.open_seen });
     const players = counted.reduce((a, b) => a + b, 0);
     return this.activityScored(s, end, counted, players, open, seen);
   }

@@ -15,7 +15,8 @@ export const ACTIVITY_FLOORS = [
 ] as const;
 
 /** A week's term of the index from its milliseconds (SQL text; 1 for a week without play). */
-const term = (ms: string) => (ms === "0" ? "1" : `1 / (pi() / 2 * (${ms})::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)`);
+export const weekTerm = (ms: string) =>
+  ms === "0" ? "1" : `1 / (pi() / 2 * (${ms})::float8 / ${ACTIVITY_THRESHOLD_MS} + 1)`;
 
 /**
  * The group of an index taken over three weeks' milliseconds (SQL text, or "0"): the place in
@@ -23,7 +24,7 @@ const term = (ms: string) => (ms === "0" ? "1" : `1 / (pi() / 2 * (${ms})::float
  * 1e-9, as the reads compare). Immutable, so it can be a stored generated column.
  */
 export const groupOfWeeks = (a: string, b: string, c: string) => {
-  const index = `(5 - 5 * (${term(a)} + ${term(b)} + ${term(c)}) / 3)`;
+  const index = `(5 - 5 * (${weekTerm(a)} + ${weekTerm(b)} + ${weekTerm(c)}) / 3)`;
   const floors = [...ACTIVITY_FLOORS].reverse().map((f) => f.min);
   return `(${ACTIVITY_FLOORS.length} - width_bucket(${index} + 1e-9, array[${floors.join(", ")}]::float8[]))`;
 };
