@@ -103,6 +103,27 @@ async function dump(teamId: string) {
   };
 }
 
+/**
+ * The team's aggregates kept at ingest equal a rebuild from its sessions; then `uuid` is forgotten
+ * (their sessions and players deleted, as an erasure does), no aggregate names them, and a rebuild
+ * still equals what is kept. Returns the aggregates as kept before the forgetting.
+ */
+async function keptEqualsRebuild(teamId: string, uuid: string) {
+  const kept = await dump(teamId);
+  await db().transaction((tx) => rebuildAggregates(tx, teamId));
+  expect(await dump(teamId)).toEqual(kept);
+  await db().transaction(async (tx) => {
+    await forgetPlayer(tx, teamId, uuid);
+    await tx.execute(sql`delete from player_sessions where uuid = ${uuid}::uuid`);
+    await tx.execute(sql`delete from players where uuid = ${uuid}::uuid`);
+  });
+  const forgotten = await dump(teamId);
+  expect(JSON.stringify(forgotten)).not.toContain(uuid);
+  await db().transaction((tx) => rebuildAggregates(tx, teamId));
+  expect(await dump(teamId)).toEqual(forgotten);
+  return kept;
+}
+
 describe("team time zone", () => {
   test("PATCH /teams/{id} sets a valid zone, GET shows it, an unknown zone is 400 and changes nothing", async () => {
     const s = await newServer(server);
@@ -612,22 +633,11 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   });
 
   test("the month rows kept at ingest (late sessions included) equal a rebuild; forgetting a player keeps them equal", async () => {
-    const kept = await dump(n1.teamId);
+    const kept = await keptEqualsRebuild(n1.teamId, A);
     expect(kept.months.length).toBeGreaterThan(0);
     expect(kept.months.some((r) => r.prev_at !== null)).toBe(true);
     // A's August (on Mines, before September's rows arrived) is in September's prev_ms.
     expect(kept.months.some((r) => r.prev_ms !== "0" && r.pair_ms !== r.ms)).toBe(true);
-    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
-    expect(await dump(n1.teamId)).toEqual(kept);
-    await db().transaction(async (tx) => {
-      await forgetPlayer(tx, n1.teamId, A);
-      await tx.execute(sql`delete from player_sessions where uuid = ${A}::uuid`);
-      await tx.execute(sql`delete from players where uuid = ${A}::uuid`);
-    });
-    const forgotten = await dump(n1.teamId);
-    expect(JSON.stringify(forgotten)).not.toContain(A);
-    await db().transaction((tx) => rebuildAggregates(tx, n1.teamId));
-    expect(await dump(n1.teamId)).toEqual(forgotten);
     const q = { network: "Atlas", from: windows[0]![0]!, to: windows[0]![1]!, tz: "UTC" };
     expect(await months.leaderboard(principal, n1.teamId, q)).toEqual(await hours.leaderboard(principal, n1.teamId, q));
     expect(await months.editions(principal, n1.teamId, q)).toEqual(await hours.editions(principal, n1.teamId, q));
@@ -715,21 +725,10 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   });
 
   test("the week rows kept at ingest (late sessions included) equal a rebuild; forgetting a player keeps them equal", async () => {
-    const kept = await dump(a.teamId);
+    const kept = await keptEqualsRebuild(a.teamId, LATE);
     // Links were moved by the late sessions: a copy of an earlier week and a later next_at.
     expect(kept.weeks.some((r) => r.uuid === LATE && r.ms3 !== "0")).toBe(true);
     expect(kept.weeks.some((r) => r.uuid === REG && r.next_at !== null)).toBe(true);
-    await db().transaction((tx) => rebuildAggregates(tx, a.teamId));
-    expect(await dump(a.teamId)).toEqual(kept);
-    await db().transaction(async (tx) => {
-      await forgetPlayer(tx, a.teamId, LATE);
-      await tx.execute(sql`delete from player_sessions where uuid = ${LATE}::uuid`);
-      await tx.execute(sql`delete from players where uuid = ${LATE}::uuid`);
-    });
-    const forgotten = await dump(a.teamId);
-    expect(JSON.stringify(forgotten)).not.toContain(LATE);
-    await db().transaction((tx) => rebuildAggregates(tx, a.teamId));
-    expect(await dump(a.teamId)).toEqual(forgotten);
     const q = { network: "Weekly", from: "2026-11-02T06:00:00Z", to: "2026-11-10T12:00:00Z", tz: "UTC" };
     expect(await weeks.activity(principal, a.teamId, q)).toEqual(await hours.activity(principal, a.teamId, q));
   });
