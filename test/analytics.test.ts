@@ -954,4 +954,9 @@ describe.skipIf(!usingPostgres())("the service's PostgreSQL connections", () => 
     );
     expect(row!.max_parallel_workers_per_gather).toBe("0");
   });
+
+  test("nor JIT compilation: compiling cost a year's editions read more than the read itself", async () => {
+    const [row] = rowsOf<{ jit: string }>(await db().execute(sql`show jit`));
+    expect(row!.jit).toBe("off");
+  });
 });

@@ -387,15 +387,14 @@ export class AnalyticsService {
     open: string[],
     seen: Map<string, { closed: boolean; open: boolean }> | null,
   ) {
-    const fresh = await this.rows<{ uuid: string }>(sql`
-      select f.uuid::text as uuid from (${this.fresh(s, await this.freshCandidates(s, open))}) f where f.first_seen < ${at(s.to)}`);
-    const scored = [...new Set([...open, ...fresh.map((f) => f.uuid)])];
+    // Only the players online are scored from their hours; the new ones are counted from the kept rows.
     const index = new Map<string, { all: number; closed: number }>();
-    if (scored.length > 0)
+    if (open.length > 0)
       for (const r of await this.rows<{ uuid: string; index: number; closed_index: number }>(
-        sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, scored)}) x`,
+        sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, open)}) x`,
       ))
         index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
+    const fresh = await this.newPlayers(s, end, open, index);
     for (const u of open) {
       // A player with no time in the three weeks scores 0 (inactive).
       const x = index.get(u) ?? { all: 0, closed: 0 };
@@ -411,13 +410,12 @@ export class AnalyticsService {
       }
     }
     counts[counts.length - 1] = players - counts.slice(0, -1).reduce((a, b) => a + b, 0);
-    const freshRegular = fresh.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length;
-    const regular = counts[0]! + counts[1]! + counts[2]! - freshRegular;
+    const regular = counts[0]! + counts[1]! + counts[2]! - fresh.regular;
     return {
       ...this.window(s),
       players,
-      new_players: fresh.length,
-      returning_players: players - fresh.length - regular,
+      new_players: fresh.players,
+      returning_players: players - fresh.players - regular,
       regular_players: regular,
       activity_groups: ACTIVITY_GROUPS.map((g, i) => ({ group: g.group, min_index: g.min, players: counts[i]! })),
       index_at: iso(end),
@@ -470,6 +468,50 @@ export class AnalyticsService {
     const counts = ACTIVITY_GROUPS.map(() => 0);
     for (const r of rows) counts[Number(r.g)] = Number(r.n);
     return counts;
+  }
+
+  /**
+   * The players new in the window (first seen in the scope at or after its start), and how many of
+   * them are regular or more at `end` (index 2 or more), without listing them: a year's window
+   * can hold every player of the scope.
+   *
+   * A player's closed sessions are all in the month rows, so one first seen in the window by a
+   * closed session has their first row there (`prev_at` null) with `first_at` in it (the window's
+   * ends are whole quarters, as `first_at` is); their group at `end` is their latest week row's
+   * before it (`next_at` at or after `end`), as `weekCounts` reads it. The players online are
+   * checked against `players` (a first session still open is in no month row) and their group
+   * is `index`'s, scored from their hours with the open time.
+   */
+  private async newPlayers(s: Scope, end: Date, open: string[], index: Map<string, { all: number }>) {
+    const freshOpen =
+      open.length === 0
+        ? []
+        : await this.rows<{ uuid: string }>(sql`
+            select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`);
+    // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
+    const firsts = this.months(s).map((m) => {
+      const conds = [sql`scope = ${s.scope}`, sql`month = ${at(m.month)}`, sql`prev_at is null`];
+      if (m.cut === "tail" || m.cut === "both") conds.push(sql`first_at >= ${at(s.from)}`);
+      if (m.cut === "head" || m.cut === "both") conds.push(sql`first_at < ${at(s.to)}`);
+      return sql`select uuid from analytics_player_months where ${sql.join(conds, sql` and `)}`;
+    });
+    const weeks = [1, 2, 3].map(
+      (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
+    );
+    const openList = uuidArray(open);
+    const [k] = await this.rows<{ fresh: number; fresh_open: number; fresh_regular: number }>(sql`
+      with f as materialized (${sql.join(firsts, sql` union all `)}),
+      r as (
+        select uuid from analytics_player_weeks
+         where scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
+           and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= 2)
+      select (select count(*) from f)::int as fresh,
+             (select count(*) from f where f.uuid = any(${openList}))::int as fresh_open,
+             (select count(*) from f join r on r.uuid = f.uuid where not (f.uuid = any(${openList})))::int as fresh_regular`);
+    return {
+      players: Number(k!.fresh) - Number(k!.fresh_open) + freshOpen.length,
+      regular: Number(k!.fresh_regular) + freshOpen.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length,
+    };
   }
 
   /**
