@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
-import { AnalyticsService, wholePeriods } from "../src/analytics/service";
+import { AnalyticsService } from "../src/analytics/service";
 import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
@@ -123,75 +123,6 @@ async function keptEqualsRebuild(teamId: string, uuid: string) {
   expect(await dump(teamId)).toEqual(forgotten);
   return kept;
 }
-
-describe("a window split into whole UTC months, whole weeks and the rest (the leaderboard's exact sums)", () => {
-  const t = (iso: string) => Date.parse(iso);
-  const show = (from: string, to: string) => {
-    const { months, weeks, rest } = wholePeriods(t(from), t(to));
-    const d = (n: number) => new Date(n).toISOString().slice(0, 16);
-    return { months: months.map(d), weeks: weeks.map(d), rest: rest.map(([a, b]) => `${d(a)}..${d(b)}`) };
-  };
-
-  test("90 days from a Thursday afternoon: two months, the weeks around them, four short ends", () => {
-    // 2026-08-27 (a Thursday) 14:15 to 2026-11-25 14:15: September and October whole; in August's
-    // tail no whole week (Monday 08-31 ends after September 1st); in November, Mondays 2, 9 and 16.
-    expect(show("2026-08-27T14:15:00Z", "2026-11-25T14:15:00Z")).toEqual({
-      months: ["2026-09-01T00:00", "2026-10-01T00:00"],
-      weeks: ["2026-11-02T00:00", "2026-11-09T00:00", "2026-11-16T00:00"],
-      rest: [
-        "2026-08-27T14:15..2026-09-01T00:00",
-        "2026-11-01T00:00..2026-11-02T00:00",
-        "2026-11-23T00:00..2026-11-25T14:15",
-      ],
-    });
-  });
-
-  test("a day, a week on its Mondays and a whole month alone", () => {
-    expect(show("2026-11-24T00:00:00Z", "2026-11-25T00:00:00Z")).toEqual({
-      months: [],
-      weeks: [],
-      rest: ["2026-11-24T00:00..2026-11-25T00:00"],
-    });
-    expect(show("2026-11-16T00:00:00Z", "2026-11-23T00:00:00Z")).toEqual({
-      months: [],
-      weeks: ["2026-11-16T00:00"],
-      rest: [],
-    });
-    expect(show("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")).toEqual({
-      months: ["2026-02-01T00:00"],
-      weeks: [],
-      rest: [],
-    });
-  });
-
-  test("the pieces cover the window exactly once, over many windows", () => {
-    for (let i = 0; i < 500; i++) {
-      const from = Date.UTC(2025, 0, 1) + ((i * 7_919_000_003) % (400 * 86_400_000));
-      const quarters = 1 + ((i * 104_729) % (400 * 96));
-      const to = from - (from % 900_000) + quarters * 900_000;
-      const { months, weeks, rest } = wholePeriods(from - (from % 900_000), to);
-      const spans: [number, number][] = [
-        ...months.map((m): [number, number] => {
-          const d = new Date(m);
-          return [m, Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)];
-        }),
-        ...weeks.map((w): [number, number] => [w, w + 7 * 86_400_000]),
-        ...rest,
-      ].sort((a, b) => a[0] - b[0]);
-      expect(spans[0]![0]).toBe(from - (from % 900_000));
-      expect(spans[spans.length - 1]![1]).toBe(to);
-      for (let k = 1; k < spans.length; k++) expect(spans[k]![0]).toBe(spans[k - 1]![1]);
-      for (const w of weeks) expect(new Date(w).getUTCDay()).toBe(1);
-      // No whole week is left in the rest (so no piece is two weeks long).
-      const monday = Date.UTC(2000, 0, 3);
-      for (const [a, b] of rest) {
-        const firstMonday = monday + Math.ceil((a - monday) / (7 * 86_400_000)) * 7 * 86_400_000;
-        expect(firstMonday + 7 * 86_400_000).toBeGreaterThan(b);
-        expect(b - a).toBeLessThan(14 * 86_400_000);
-      }
-    }
-  });
-});
 
 describe("team time zone", () => {
   test("PATCH /teams/{id} sets a valid zone, GET shows it, an unknown zone is 400 and changes nothing", async () => {

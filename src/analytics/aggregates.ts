@@ -479,7 +479,7 @@ const allPeaks = (teamId?: string) => {
  * holds, per scope and such a Monday (`week`, the index's end), how many players had the index in
  * each group over the three weeks before it (docs/analytics.md, "Activity index").
  */
-export const MONDAY_MS = Date.UTC(2000, 0, 3);
+const MONDAY_MS = Date.UTC(2000, 0, 3);
 export const MONDAY = sql.raw(`timestamptz '${new Date(MONDAY_MS).toISOString()}'`);
 /** The activity index's end for a window ending at `to`: the last Monday 00:00 UTC at or before it. */
 export const indexEnd = (to: Date) => {

@@ -15,7 +15,6 @@ import {
   indexOf,
   LENGTH_BUCKETS,
   LENGTH_COLUMNS,
-  MONDAY_MS,
   ORIGIN,
   QUARTER_MS,
 } from "./aggregates";
@@ -99,45 +98,6 @@ const inWindow = (s: { from: Date; to: Date }) => {
     )} else ${whole} end)`,
   };
 };
-
-/**
- * [from, to) split into the UTC months wholly inside it, the UTC weeks (Monday 00:00, the week
- * rows' weeks) wholly inside what those leave, and the rest: at most one piece before and one
- * after each run of weeks (under a week each), or a piece where no whole week fits (under two
- * weeks). Starts as epoch milliseconds.
- */
-export function wholePeriods(from: number, to: number) {
-  const nextMonth = (t: number) => {
-    const d = new Date(t);
-    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  };
-  const months: number[] = [];
-  const d = new Date(from);
-  let m = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-  if (m < from) m = nextMonth(m);
-  for (; nextMonth(m) <= to; m = nextMonth(m)) months.push(m);
-  const pieces: [number, number][] =
-    months.length === 0
-      ? [[from, to]]
-      : [
-          [from, months[0]!],
-          [nextMonth(months[months.length - 1]!), to],
-        ];
-  const weeks: number[] = [];
-  const rest: [number, number][] = [];
-  for (const [a, b] of pieces) {
-    if (a >= b) continue;
-    let w = MONDAY_MS + Math.ceil((a - MONDAY_MS) / WEEK_MS) * WEEK_MS;
-    const first = w;
-    for (; w + WEEK_MS <= b; w += WEEK_MS) weeks.push(w);
-    if (w === first) rest.push([a, b]);
-    else {
-      if (a < first) rest.push([a, first]);
-      if (w < b) rest.push([w, b]);
-    }
-  }
-  return { months, weeks, rest };
-}
 
 export class AnalyticsService {
   constructor(
@@ -834,6 +794,7 @@ export class AnalyticsService {
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
     const open = new Set(await this.openPlayers(s));
+    const w = inWindow(s);
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
@@ -907,67 +868,15 @@ export class AnalyticsService {
         at0 += 500;
         const uuids = next.map((p) => p.uuid);
         for (const u of uuids) exact.set(u, 0);
-        for (const r of await this.playtimeOf(s, uuids)) exact.set(r.uuid, r.ms);
+        for (const r of await this.rows<{ uuid: string; ms: number }>(sql`
+          select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, uuids)}) h group by h.uuid`))
+          exact.set(r.uuid, Number(r.ms));
       }
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
       if (last) t = Math.floor(last[1] / groups);
     }
-  }
-
-  /**
-   * Exactly what each of `uuids` played in the window, closed and open sessions together. The
-   * closed part comes from the coarsest rows that fit: the UTC months wholly inside the window from
-   * the month rows, the UTC weeks wholly inside what is left from the week rows, and only the rest
-   * (under a week at each end of those, or two) from the hour rows. Open sessions are in none of the kept
-   * rows: their hours over the whole window. Reading a 90-day window's top candidates from their
-   * hours alone walked a row per player and hour played.
-   */
-  private async playtimeOf(s: Scope, uuids: string[]): Promise<{ uuid: string; ms: number }[]> {
-    if (uuids.length === 0) return [];
-    if (this.hoursOnly) {
-      const w = inWindow(s);
-      const rows = await this.rows<{ uuid: string; ms: number }>(sql`
-        select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, uuids)}) h group by h.uuid`);
-      return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
-    }
-    const { months, weeks, rest } = wholePeriods(s.from.getTime(), s.to.getTime());
-    const list = uuidArray(uuids);
-    const parts: SQL[] = [];
-    if (months.length > 0)
-      parts.push(sql`
-        select m.uuid, m.ms::float8 as ms from analytics_player_months m
-         where m.scope = ${s.scope} and m.month in (${sql.join(
-           months.map((m) => at(new Date(m))),
-           sql`, `,
-         )})
-           and m.uuid = any(${list})`);
-    if (weeks.length > 0)
-      parts.push(sql`
-        select w.uuid, w.ms::float8 from analytics_player_weeks w
-         where w.scope = ${s.scope} and w.uuid = any(${list})
-           and w.week in (${sql.join(
-             weeks.map((w) => at(new Date(w))),
-             sql`, `,
-           )})`);
-    for (const [a, b] of rest) {
-      const piece = { from: new Date(a), to: new Date(b) };
-      const lo = new Date(Math.floor(a / HOUR_MS) * HOUR_MS);
-      parts.push(sql`
-        select h.uuid, (${inWindow(piece).ms})::float8 from unnest(${list}) as c(uuid)
-          cross join lateral (
-            select server_id, hour, uuid, q0, q1, q2, q3 from analytics_player_hours
-             where uuid = c.uuid and hour >= ${at(lo)} and hour < ${at(piece.to)} offset 0) h
-         where h.server_id in (${idList(s.ids)})`);
-    }
-    const lo = new Date(Math.floor(s.from.getTime() / HOUR_MS) * HOUR_MS);
-    parts.push(sql`
-      select h.uuid, (${inWindow(s).ms})::float8 from (${hourRows(this.openSrc(s, uuids))}) h
-       where h.hour >= ${at(lo)} and h.hour < ${at(s.to)}`);
-    const rows = await this.rows<{ uuid: string; ms: number }>(sql`
-      select x.uuid::text as uuid, sum(x.ms)::float8 as ms from (${sql.join(parts, sql` union all `)}) as x(uuid, ms) group by 1`);
-    return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
   }
 
   async editions(principal: Principal, teamId: string, q: WindowQuery) {
