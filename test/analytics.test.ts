@@ -76,7 +76,13 @@ function twoServices(at: number, teamId: string) {
     serverIds: null,
     exp: null,
   };
-  return { kept: new AnalyticsService(db(), clock), hours: new AnalyticsService(db(), clock, true), principal };
+  return {
+    kept: new AnalyticsService(db(), clock),
+    hours: new AnalyticsService(db(), clock, true),
+    // New players counted by the long windows' join, however few.
+    joined: new AnalyticsService(db(), clock, false, 0),
+    principal,
+  };
 }
 
 /** Every aggregate row of a team, in a stable order, for comparing with a rebuild. */
@@ -517,6 +523,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   const frozen = Date.now();
   let months: AnalyticsService;
   let hours: AnalyticsService;
+  let joined: AnalyticsService;
   let principal: Principal;
   // The test servers' sweeps close sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
   // last news: these open ones (months old) would close between the two services' reads of a
@@ -545,7 +552,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
       [E, "E", "2026-10-25T00:30:00Z", "2026-10-25T02:30:00Z"],
     ]);
     await play(n1, [[B, "B", "2026-07-31T23:00:00Z", "2026-08-01T00:30:00Z"]]);
-    ({ kept: months, hours, principal } = twoServices(frozen, n1.teamId));
+    ({ kept: months, hours, joined, principal } = twoServices(frozen, n1.teamId));
   });
 
   const windows = [
@@ -577,6 +584,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
           ]);
           const activity = await months.activity(principal, n1.teamId, q);
           expect([label, activity]).toEqual([label, await hours.activity(principal, n1.teamId, q)]);
+          expect([label, await joined.activity(principal, n1.teamId, q)]).toEqual([label, activity]);
           scored += activity.activity_groups.filter((g) => g.group !== "inactive").reduce((a, g) => a + g.players, 0);
           expect([label, await months.retention(principal, n1.teamId, q)]).toEqual([
             label,
@@ -652,6 +660,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   const frozen = Date.parse("2026-11-12T12:00:00Z");
   let weeks: AnalyticsService;
   let hours: AnalyticsService;
+  let joined: AnalyticsService;
   let principal: Principal;
   let release = () => {};
   afterAll(() => release());
@@ -683,7 +692,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
       [LATE, "Late", "2026-10-19T06:00:00Z", "2026-10-19T09:00:00Z"],
       [LATE, "Late", "2026-11-05T23:00:00Z", "2026-11-06T00:10:00Z"],
     ]);
-    ({ kept: weeks, hours, principal } = twoServices(frozen, a.teamId));
+    ({ kept: weeks, hours, joined, principal } = twoServices(frozen, a.teamId));
   });
 
   test("every short window (7 h 12 min to 20 days), sliding by 17 hours over six weeks, answers as the hours do", async () => {
@@ -698,6 +707,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
           const label = JSON.stringify(q);
           const w = await weeks.activity(principal, a.teamId, q);
           expect([label, w]).toEqual([label, await hours.activity(principal, a.teamId, q)]);
+          expect([label, await joined.activity(principal, a.teamId, q)]).toEqual([label, w]);
           compared += w.players;
         }
       }
@@ -731,6 +741,37 @@ describe("week rows: windows shorter than the index's three weeks, each player o
     expect(kept.weeks.some((r) => r.uuid === REG && r.next_at !== null)).toBe(true);
     const q = { network: "Weekly", from: "2026-11-02T06:00:00Z", to: "2026-11-10T12:00:00Z", tz: "UTC" };
     expect(await weeks.activity(principal, a.teamId, q)).toEqual(await hours.activity(principal, a.teamId, q));
+  });
+});
+
+describe("a window inside one week: players seen before and after it", () => {
+  let a: ServerFixture;
+  const [X, Y] = [P(91), P(92)];
+  beforeAll(async () => {
+    [a] = await networkOfTwo("Daily", "D1", "D2");
+    await play(a, [
+      // X plays on Monday, on Wednesday from 14:40 (the window's last hour, after its end) and on Thursday.
+      [X, "X", "2026-11-02T10:00:00Z", "2026-11-02T10:30:00Z"],
+      [X, "X", "2026-11-04T14:40:00Z", "2026-11-04T14:55:00Z"],
+      [X, "X", "2026-11-05T10:00:00Z", "2026-11-05T10:30:00Z"],
+      // Y on Monday, on Tuesday inside the window, and on Friday.
+      [Y, "Y", "2026-11-02T09:00:00Z", "2026-11-02T09:30:00Z"],
+      [Y, "Y", "2026-11-03T12:00:00Z", "2026-11-03T12:15:00Z"],
+      [Y, "Y", "2026-11-06T09:00:00Z", "2026-11-06T09:30:00Z"],
+    ]);
+  });
+
+  test("each is seen only by a quarter inside the window: Y counts, X does not", async () => {
+    const { kept, hours, principal } = twoServices(Date.parse("2026-11-20T00:00:00Z"), a.teamId);
+    const q = { network: "Daily", from: "2026-11-03T00:00:00Z", to: "2026-11-04T14:30:00Z", tz: "UTC" };
+    const r = await kept.activity(principal, a.teamId, q);
+    expect(r).toEqual(await hours.activity(principal, a.teamId, q));
+    expect(r).toMatchObject({ players: 1, new_players: 0 });
+    // A quarter later, X's Wednesday session is in the window too.
+    const later = { ...q, to: "2026-11-04T14:45:00Z" };
+    const r2 = await kept.activity(principal, a.teamId, later);
+    expect(r2).toEqual(await hours.activity(principal, a.teamId, later));
+    expect(r2.players).toBe(2);
   });
 });
 

@@ -105,6 +105,11 @@ export class AnalyticsService {
     private readonly clock: Clock,
     /** Read every window from the player-hour rows, as before the month rows (the tests compare both). */
     private readonly hoursOnly = false,
+    /**
+     * Up to this many new players are listed and their week rows probed; more are counted by a
+     * join against the week rows (the tests set 0 to check that path on small fixtures).
+     */
+    private readonly newListed = 2000,
   ) {}
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
@@ -389,7 +394,8 @@ export class AnalyticsService {
    * window's end), in the group their index has at `end` as that week's row gives it (`g0`..`g3`:
    * `end` 0..3 weeks after the row's week). Per week "seen in its part": any row of a whole week,
    * `last_at >= from` when the window starts inside it, `first_at < to` when it ends inside it.
-   * A window inside one week with both ends cut takes the players seen from the hours.
+   * A window inside one week with both ends cut takes the week's rows whose first or last quarter
+   * lies in it, and checks the hours only of those seen before and after it.
    */
   private async weekCounts(s: Scope, end: Date): Promise<number[]> {
     const terms: SQL[] = [];
@@ -400,18 +406,23 @@ export class AnalyticsService {
       const tail = to < w + WEEK_MS;
       const p = Math.round((end.getTime() - w) / WEEK_MS);
       if (head && tail) {
-        // Inside one week: who was seen from the hours of the window (a day's, say), their group
-        // from their row of the week (each has one: the hours are its own).
+        // Inside one week (a day, say): a row whose first or last quarter of the week lies in the
+        // window was seen in it; one seen before and after it may have been, which its hours in
+        // the window tell (a probe per such player). The rest were not.
         const lo = new Date(Math.floor(from / HOUR_MS) * HOUR_MS);
+        const row = sql`scope = ${s.scope} and week = ${at(new Date(w))}`;
+        const g = sql.raw(`g${p}`);
         terms.push(sql`
-          select pw.g from (
-            select distinct h.uuid from analytics_player_hours h
-             where h.server_id in (${idList(s.ids)}) and h.hour >= ${at(lo)} and h.hour < ${at(s.to)}
-               and (h.seen & (${inWindow(s).mask})) <> 0) x
-          -- A probe of the primary key per player (not the week's every row, hashed).
-          cross join lateral (
-            select g${sql.raw(String(p))} as g from analytics_player_weeks
-             where scope = ${s.scope} and uuid = x.uuid and week = ${at(new Date(w))} offset 0) pw`);
+          select ${g} as g from analytics_player_weeks
+           where ${row} and first_at < ${at(s.to)} and last_at >= ${at(s.from)}
+             and (first_at >= ${at(s.from)} or last_at < ${at(s.to)})`);
+        terms.push(sql`
+          select pw.${g} from analytics_player_weeks pw
+           where ${row} and pw.first_at < ${at(s.from)} and pw.last_at >= ${at(s.to)}
+             and exists (
+               select 1 from analytics_player_hours h
+                where h.uuid = pw.uuid and h.hour >= ${at(lo)} and h.hour < ${at(s.to)}
+                  and h.server_id in (${idList(s.ids)}) and (h.seen & (${inWindow(s).mask})) <> 0)`);
         continue;
       }
       const conds = [sql`scope = ${s.scope}`, sql`week = ${at(new Date(w))}`];
@@ -451,6 +462,9 @@ export class AnalyticsService {
     // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
     const firsts = this.months(s).map((m) => {
       const conds = [sql`scope = ${s.scope}`, sql`month = ${at(m.month)}`, sql`prev_at is null`];
+      // A cut month through `prev_at`'s index, both editions named so `prev_at` and `first_at`
+      // bound its ranges (else the planner took `first_at`'s and read every row's `prev_at`).
+      if (m.cut !== "none") conds.push(sql`bedrock in (false, true)`);
       if (m.cut === "tail" || m.cut === "both") conds.push(sql`first_at >= ${at(s.from)}`);
       if (m.cut === "head" || m.cut === "both") conds.push(sql`first_at < ${at(s.to)}`);
       return sql`select uuid from analytics_player_months where ${sql.join(conds, sql` and `)}`;
@@ -458,19 +472,35 @@ export class AnalyticsService {
     const weeks = [1, 2, 3].map(
       (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
     );
+    const regularAtEnd = sql`scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
+      and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= 2`;
+    const openSet = new Set(open);
+    const openOk = (regular: number) =>
+      regular + freshOpen.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length;
+    // A short window's few new players: listed, and their latest week rows probed by player.
+    const listed = await this.rows<{ uuid: string }>(sql`
+      select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`);
+    if (listed.length <= this.newListed) {
+      const closed = listed.map((r) => r.uuid).filter((u) => !openSet.has(u));
+      const [c] =
+        closed.length === 0
+          ? [{ n: 0 }]
+          : await this.rows<{ n: number }>(sql`
+              select count(*)::int as n from analytics_player_weeks where uuid = any(${uuidArray(closed)}) and ${regularAtEnd}`);
+      return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)) };
+    }
+    // A long window's (a year's can hold every player of the scope): counted, and joined with the
+    // players regular at the end.
     const openList = uuidArray(open);
     const [k] = await this.rows<{ fresh: number; fresh_open: number; fresh_regular: number }>(sql`
       with f as materialized (${sql.join(firsts, sql` union all `)}),
-      r as (
-        select uuid from analytics_player_weeks
-         where scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
-           and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= 2)
+      r as (select uuid from analytics_player_weeks where ${regularAtEnd})
       select (select count(*) from f)::int as fresh,
              (select count(*) from f where f.uuid = any(${openList}))::int as fresh_open,
              (select count(*) from f join r on r.uuid = f.uuid where not (f.uuid = any(${openList})))::int as fresh_regular`);
     return {
       players: Number(k!.fresh) - Number(k!.fresh_open) + freshOpen.length,
-      regular: Number(k!.fresh_regular) + freshOpen.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length,
+      regular: openOk(Number(k!.fresh_regular)),
     };
   }
 
