@@ -23,6 +23,8 @@ const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
 /** The longest window a read may ask for. */
 export const MAX_WINDOW_DAYS = 400;
+/** Leaderboard windows shorter than this sum every player's hours in them (`topPlayers`). */
+const SUMMED_WINDOW_MS = 4 * 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
 /** Activity index groups, highest first (the floors but the last are kept per week, aggregates.ts). */
 export const ACTIVITY_GROUPS = [...ACTIVITY_FLOORS, { group: "inactive", min: 0 }] as const;
@@ -810,7 +812,9 @@ export class AnalyticsService {
    * reach the top.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
-    if (this.hoursOnly) {
+    // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
+    // window at 5,000,000 sessions: 106 ms bounded, 16-20 ms summed; bounds win from 4-5 days).
+    if (this.hoursOnly || s.to.getTime() - s.from.getTime() < SUMMED_WINDOW_MS) {
       const rows = await this.rows<{ uuid: string; ms: number }>(sql`
         select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
