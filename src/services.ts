@@ -32,7 +32,6 @@ import { OidcService } from "./oidc/service";
 import { SignInFlow } from "./ms-auth/sign-in";
 import { LoginRequestStore } from "./ms-auth/store";
 import { Clock } from "./lib/clock";
-import postgres from "postgres";
 import { InProcessBus, PgBus, type Bus } from "./realtime/bus";
 import { Realtime } from "./realtime/service";
 import { WATCH_ANNOUNCE_MS } from "./realtime/watchers";
@@ -127,7 +126,15 @@ export async function createServices(config: Config, database: Database, log: Lo
   const limiter = batched ? new RateLimiter(batched, () => clock.now(), metrics) : exact;
   // Several instances share events through PostgreSQL; PGlite means one instance.
   const bus: Bus = config.DATABASE_URL
-    ? await PgBus.connect(config.DATABASE_URL, log, (url) => postgres(url, { max: 1, onnotice: () => {} }))
+    ? await PgBus.connect(
+        config.DATABASE_URL,
+        log,
+        await import("postgres").then(
+          ({ default: postgres }) =>
+            (url: string) =>
+              postgres(url, { max: 1, onnotice: () => {} }),
+        ),
+      )
     : new InProcessBus(log);
   // The embedded database has one process, this one: it knows what it wrote without reading it.
   const ownsDatabase = database.kind === "pglite";

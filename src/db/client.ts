@@ -3,11 +3,9 @@ import { join, resolve } from "node:path";
 import { PGlite, type PGliteOptions, types } from "@electric-sql/pglite";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { withNamedStatements } from "./pglite-statements";
-import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import { sql } from "drizzle-orm";
-import postgres from "postgres";
+import type postgres from "postgres";
 import type { Logger } from "../lib/log";
 import { waitForPostgres } from "./connect";
 import { lockDataDir } from "./lock";
@@ -173,7 +171,21 @@ async function pgliteDatabase(client: PGlite, onClose = () => {}): Promise<Datab
   };
 }
 
+/**
+ * The PostgreSQL client and drizzle's driver for it, loaded when a DATABASE_URL is used: the
+ * embedded default never needs them, and an idle instance keeps every module it loaded.
+ */
+const postgresDriver = async () => {
+  const [{ default: postgres }, { drizzle }, { migrate }] = await Promise.all([
+    import("postgres"),
+    import("drizzle-orm/postgres-js"),
+    import("drizzle-orm/postgres-js/migrator"),
+  ]);
+  return { postgres, drizzlePg: drizzle, migratePg: migrate };
+};
+
 async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 60 }): Promise<Database> {
+  const { postgres, drizzlePg } = await postgresDriver();
   await migratePostgres(url);
   // Idle connections are closed after a while: instances that sit idle hand theirs back to a
   // server whose max_connections every instance shares.
@@ -211,6 +223,7 @@ async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 6
  * start together queue on the lock, and the later ones find nothing left to apply.
  */
 async function migratePostgres(url: string) {
+  const { postgres, drizzlePg, migratePg } = await postgresDriver();
   const conn = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await conn`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;

@@ -1,4 +1,3 @@
-import postgres from "postgres";
 import type { Logger } from "../lib/log";
 import { StartupError } from "../lib/startup";
 
@@ -31,6 +30,7 @@ export async function waitForPostgres(url: string, opts: { timeoutSeconds: numbe
   const started = Date.now();
   const deadline = started + opts.timeoutSeconds * 1000;
   let backoff = BACKOFF_FIRST_MS;
+  const { default: postgres } = await import("postgres");
   for (let attempt = 1; ; attempt++) {
     const remainingSeconds = Math.ceil((deadline - Date.now()) / 1000);
     const conn = postgres(url, {
