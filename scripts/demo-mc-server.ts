@@ -17,35 +17,56 @@ export interface Responder {
   close(): Promise<void>;
 }
 
+/**
+ * Where a responder without a given port listens: below Linux's default range of ports handed out
+ * to outgoing connections (32768-60999). A responder that crashes and starts again on its port (the
+ * demo, the tests) would otherwise find it taken by some connection's source port meanwhile.
+ */
+const OWN_PORTS = { from: 20_000, to: 32_768 };
+
 export async function startStatusResponder(
   opts: { port?: number; host?: string; motd?: string; maxPlayers?: number; version?: string; players?: number } = {},
 ): Promise<Responder> {
   const responder = { players: opts.players ?? 0, sample: [] } as unknown as Responder;
-  const server: Server = createServer({
-    port: opts.port ?? 0,
-    host: opts.host ?? "127.0.0.1",
-    "online-mode": false,
-    motd: opts.motd ?? "A Minecraft Server",
-    maxPlayers: opts.maxPlayers ?? 20,
-    version: opts.version ?? "1.20.4",
-    // A pinger hangs up as soon as it has its answer; the reset it leaves is not worth a line.
-    hideErrors: true,
-    beforePing: (response: { players: { online: number; sample: { name: string; id: string }[] } }) => {
-      response.players.online = responder.players;
-      response.players.sample = responder.sample;
-      return response;
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", () => resolve());
-    server.once("error", reject);
-  });
-  const socket = (server as unknown as { socketServer: { address(): { port: number } } }).socketServer;
+  const listen = async (port: number) => {
+    const server: Server = createServer({
+      port,
+      host: opts.host ?? "127.0.0.1",
+      "online-mode": false,
+      motd: opts.motd ?? "A Minecraft Server",
+      maxPlayers: opts.maxPlayers ?? 20,
+      version: opts.version ?? "1.20.4",
+      // A pinger hangs up as soon as it has its answer; the reset it leaves is not worth a line.
+      hideErrors: true,
+      beforePing: (response: { players: { online: number; sample: { name: string; id: string }[] } }) => {
+        response.players.online = responder.players;
+        response.players.sample = responder.sample;
+        return response;
+      },
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("listening", () => resolve());
+      server.once("error", reject);
+    });
+    return server;
+  };
+  let server: Server | undefined;
+  if (opts.port !== undefined) server = await listen(opts.port);
+  for (let attempt = 0; !server; attempt++) {
+    const port = OWN_PORTS.from + Math.floor(Math.random() * (OWN_PORTS.to - OWN_PORTS.from));
+    try {
+      server = await listen(port);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "EADDRINUSE" || attempt >= 50) throw err;
+    }
+  }
+  const listening = server;
+  const socket = (listening as unknown as { socketServer: { address(): { port: number } } }).socketServer;
   responder.port = socket.address().port;
   responder.close = () =>
     new Promise<void>((resolve) => {
-      (server as unknown as { socketServer: { close(cb: () => void): void } }).socketServer.close(() => resolve());
-      server.close();
+      (listening as unknown as { socketServer: { close(cb: () => void): void } }).socketServer.close(() => resolve());
+      listening.close();
     });
   return responder;
 }
