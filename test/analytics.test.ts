@@ -775,6 +775,35 @@ describe("a window inside one week: players seen before and after it", () => {
   });
 });
 
+describe("a window holding the scope's whole history: every regular is new", () => {
+  test("a regular player online now is counted once, as the hours count them (the join path's shortcut)", async () => {
+    const [a] = await networkOfTwo("Young", "Y1", "Y2");
+    const [R, Q] = [P(95), P(96)];
+    const frozen = Date.parse("2026-10-01T12:00:00Z");
+    await play(a, [
+      // R: three hours in each of the index's three weeks (before Monday September 28), then online since 10:00.
+      [R, "R", "2026-09-07T10:00:00Z", "2026-09-07T13:00:00Z"],
+      [R, "R", "2026-09-14T10:00:00Z", "2026-09-14T13:00:00Z"],
+      [R, "R", "2026-09-21T10:00:00Z", "2026-09-21T13:00:00Z"],
+      [Q, "Q", "2026-09-22T10:00:00Z", "2026-09-22T11:00:00Z"],
+      [R, "R", "2026-10-01T10:00:00Z", null],
+    ]);
+    const release = await holdSessionSweeps();
+    try {
+      const { kept, hours, joined, principal } = twoServices(frozen, a.teamId);
+      const q = { network: "Young", from: "2026-09-01T00:00:00Z", to: "2026-10-01T12:00:00Z", tz: "UTC" };
+      const h = await hours.activity(principal, a.teamId, q);
+      expect(await joined.activity(principal, a.teamId, q)).toEqual(h);
+      expect(await kept.activity(principal, a.teamId, q)).toEqual(h);
+      // Both new; R regular or more (a new player is counted new, not regular), Q irregular.
+      expect(h).toMatchObject({ players: 2, new_players: 2, regular_players: 0, returning_players: 0 });
+      expect(h.activity_groups.find((g) => g.group === "very_active")!.players).toBe(1);
+    } finally {
+      release();
+    }
+  });
+});
+
 describe("the leaderboard past its first candidates: 400 players over four months", () => {
   let w1: ServerFixture;
   let w2: ServerFixture;

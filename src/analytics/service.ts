@@ -361,7 +361,9 @@ export class AnalyticsService {
         sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, open)}) x`,
       ))
         index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
-    const fresh = await this.newPlayers(s, end, open, index);
+    // The kept counts (a window holding the index's weeks) hold every player regular or more at the end.
+    const keptRegular = seen === null ? counts[0]! + counts[1]! + counts[2]! : null;
+    const fresh = await this.newPlayers(s, end, open, index, keptRegular);
     for (const u of open) {
       // A player with no time in the three weeks scores 0 (inactive).
       const x = index.get(u) ?? { all: 0, closed: 0 };
@@ -455,7 +457,13 @@ export class AnalyticsService {
    * checked against `players` (a first session still open is in no month row) and their group
    * is `index`'s, scored from their hours with the open time.
    */
-  private async newPlayers(s: Scope, end: Date, open: string[], index: Map<string, { all: number }>) {
+  private async newPlayers(
+    s: Scope,
+    end: Date,
+    open: string[],
+    index: Map<string, { all: number; closed: number }>,
+    keptRegular: number | null,
+  ) {
     const freshOpen =
       open.length === 0
         ? []
@@ -491,18 +499,40 @@ export class AnalyticsService {
               select count(*)::int as n from analytics_player_weeks where uuid = any(${uuidArray(closed)}) and ${regularAtEnd}`);
       return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)) };
     }
-    // A long window's (a year's can hold every player of the scope): counted, and joined with the
-    // players regular at the end.
+    // A long window's (a year's can hold every player of the scope): counted. Each player regular
+    // at the end has their first row either in the window (new) or before it (the end is inside
+    // the window), so the regulars are split through whichever of the two sets is smaller.
     const openList = uuidArray(open);
-    const [k] = await this.rows<{ fresh: number; fresh_open: number; fresh_regular: number }>(sql`
-      with f as materialized (${sql.join(firsts, sql` union all `)}),
-      r as (select uuid from analytics_player_weeks where ${regularAtEnd})
-      select (select count(*) from f)::int as fresh,
-             (select count(*) from f where f.uuid = any(${openList}))::int as fresh_open,
-             (select count(*) from f join r on r.uuid = f.uuid where not (f.uuid = any(${openList})))::int as fresh_regular`);
+    const [k] = await this.rows<{ fresh: number; fresh_open: number }>(sql`
+      select count(*)::int as fresh, (count(*) filter (where f.uuid = any(${openList})))::int as fresh_open
+        from (${sql.join(firsts, sql` union all `)}) f`);
+    const fresh = Number(k!.fresh);
+    const first = this.months(s)[0]!;
+    const earlier = [
+      sql`select uuid from analytics_player_months where scope = ${s.scope} and month < ${at(first.month)} and prev_at is null`,
+    ];
+    if (first.cut === "tail" || first.cut === "both")
+      earlier.push(sql`
+        select uuid from analytics_player_months where scope = ${s.scope} and month = ${at(first.month)} and prev_at is null
+           and bedrock in (false, true) and first_at < ${at(s.from)}`);
+    const [e] = await this.rows<{ n: number }>(sql`
+      select count(*)::int as n from (${sql.join(earlier, sql` union all `)} limit ${fresh + 1}) x`);
+    if (Number(e!.n) === 0 && keptRegular !== null) {
+      // Nobody was seen before the window (it holds the scope's whole history): every player
+      // regular at the end is new. The kept counts hold them, the open ones at their closed index.
+      const openRegular = open.filter((u) => (index.get(u)?.closed ?? 0) >= 2 - 1e-9).length;
+      return { players: fresh - Number(k!.fresh_open) + freshOpen.length, regular: openOk(keptRegular - openRegular) };
+    }
+    const viaEarlier = Number(e!.n) <= fresh;
+    const side = viaEarlier ? earlier : firsts;
+    const [j] = await this.rows<{ regular: number; joined: number }>(sql`
+      with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
+      x as materialized (${sql.join(side, sql` union all `)})
+      select (select count(*) from r)::int as regular, (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
+    const freshRegular = viaEarlier ? Number(j!.regular) - Number(j!.joined) : Number(j!.joined);
     return {
-      players: Number(k!.fresh) - Number(k!.fresh_open) + freshOpen.length,
-      regular: openOk(Number(k!.fresh_regular)),
+      players: fresh - Number(k!.fresh_open) + freshOpen.length,
+      regular: openOk(freshRegular),
     };
   }
 
