@@ -50,17 +50,17 @@ export async function startStatusResponder(
     });
     return server;
   };
-  let server: Server | undefined;
-  if (opts.port !== undefined) server = await listen(opts.port);
-  for (let attempt = 0; !server; attempt++) {
-    const port = OWN_PORTS.from + Math.floor(Math.random() * (OWN_PORTS.to - OWN_PORTS.from));
-    try {
-      server = await listen(port);
-    } catch (err) {
-      if ((err as { code?: string }).code !== "EADDRINUSE" || attempt >= 50) throw err;
+  /** A free port of OWN_PORTS, tried at random. */
+  const listenOnOwnPort = async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await listen(OWN_PORTS.from + Math.floor(Math.random() * (OWN_PORTS.to - OWN_PORTS.from)));
+      } catch (err) {
+        if ((err as { code?: string }).code !== "EADDRINUSE" || attempt >= 50) throw err;
+      }
     }
-  }
-  const listening = server;
+  };
+  const listening = opts.port !== undefined ? await listen(opts.port) : await listenOnOwnPort();
   const socket = (listening as unknown as { socketServer: { address(): { port: number } } }).socketServer;
   responder.port = socket.address().port;
   responder.close = () =>

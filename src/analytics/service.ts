@@ -24,12 +24,17 @@ const WEEK_MS = 7 * DAY_MS;
 /** The longest window a read may ask for. */
 export const MAX_WINDOW_DAYS = 400;
 /** Leaderboard windows shorter than this sum every player's hours in them (`topPlayers`). */
-const SUMMED_WINDOW_MS = 4 * 86_400_000;
+const SUMMED_WINDOW_MS = 4 * DAY_MS;
 export const DEFAULT_WINDOW_DAYS = 30;
 /** Activity index groups, highest first (the floors but the last are kept per week, aggregates.ts). */
 export const ACTIVITY_GROUPS = [...ACTIVITY_FLOORS, { group: "inactive", min: 0 }] as const;
 /** The group of an index: its place in ACTIVITY_GROUPS. */
 const groupIndex = (index: number) => ACTIVITY_GROUPS.findIndex((g) => index >= g.min - 1e-9);
+/** The last group counted regular: "regular players" are those in it or above. */
+const REGULAR = ACTIVITY_GROUPS.findIndex((g) => g.group === "regular");
+const regularOrMore = (index: number) => groupIndex(index) <= REGULAR;
+/** Players per group (ACTIVITY_GROUPS' order) in the regular group or above. */
+const regularCount = (counts: number[]) => counts.slice(0, REGULAR + 1).reduce((a, b) => a + b, 0);
 const FLOODGATE = /^00000000-0000-0000-0009-/;
 
 export interface WindowQuery {
@@ -362,7 +367,7 @@ export class AnalyticsService {
       ))
         index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
     // The kept counts (a window holding the index's weeks) hold every player regular or more at the end.
-    const keptRegular = seen === null ? counts[0]! + counts[1]! + counts[2]! : null;
+    const keptRegular = seen === null ? regularCount(counts) : null;
     const fresh = await this.newPlayers(s, end, open, index, keptRegular);
     for (const u of open) {
       // A player with no time in the three weeks scores 0 (inactive).
@@ -379,7 +384,7 @@ export class AnalyticsService {
       }
     }
     counts[counts.length - 1] = players - counts.slice(0, -1).reduce((a, b) => a + b, 0);
-    const regular = counts[0]! + counts[1]! + counts[2]! - fresh.regular;
+    const regular = regularCount(counts) - fresh.regular;
     return {
       ...this.window(s),
       players,
@@ -470,7 +475,8 @@ export class AnalyticsService {
         : await this.rows<{ uuid: string }>(sql`
             select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`);
     // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
-    const firsts = this.months(s).map((m) => {
+    const months = this.months(s);
+    const firsts = months.map((m) => {
       const conds = [sql`scope = ${s.scope}`, sql`month = ${at(m.month)}`, sql`prev_at is null`];
       // A cut month through `prev_at`'s index, both editions named so `prev_at` and `first_at`
       // bound its ranges (else the planner took `first_at`'s and read every row's `prev_at`).
@@ -483,10 +489,10 @@ export class AnalyticsService {
       (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
     );
     const regularAtEnd = sql`scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
-      and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= 2`;
+      and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= ${sql.raw(String(REGULAR))}`;
     const openSet = new Set(open);
     const openOk = (regular: number) =>
-      regular + freshOpen.filter((f) => (index.get(f.uuid)?.all ?? 0) >= 2 - 1e-9).length;
+      regular + freshOpen.filter((f) => regularOrMore(index.get(f.uuid)?.all ?? 0)).length;
     // A short window's few new players: listed, and their latest week rows probed by player.
     const listed = await this.rows<{ uuid: string }>(sql`
       select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`);
@@ -507,7 +513,7 @@ export class AnalyticsService {
       select count(*)::int as fresh, (count(*) filter (where f.uuid = any(${openList})))::int as fresh_open
         from (${sql.join(firsts, sql` union all `)}) f`);
     const fresh = Number(k!.fresh);
-    const first = this.months(s)[0]!;
+    const first = months[0]!;
     const earlier = [
       sql`select uuid from analytics_player_months where scope = ${s.scope} and month < ${at(first.month)} and prev_at is null`,
     ];
@@ -520,7 +526,7 @@ export class AnalyticsService {
     if (Number(e!.n) === 0 && keptRegular !== null) {
       // Nobody was seen before the window (it holds the scope's whole history): every player
       // regular at the end is new. The kept counts hold them, the open ones at their closed index.
-      const openRegular = open.filter((u) => (index.get(u)?.closed ?? 0) >= 2 - 1e-9).length;
+      const openRegular = open.filter((u) => regularOrMore(index.get(u)?.closed ?? 0)).length;
       return { players: fresh - Number(k!.fresh_open) + freshOpen.length, regular: openOk(keptRegular - openRegular) };
     }
     const viaEarlier = Number(e!.n) <= fresh;
@@ -544,7 +550,7 @@ export class AnalyticsService {
    * met on some server of a network since the window's start. Null (check everyone): the hours
    * path, or too many to list.
    */
-  private async freshCandidates(s: Scope, open?: string[]): Promise<string[] | null> {
+  private async freshCandidates(s: Scope): Promise<string[] | null> {
     if (this.hoursOnly) return null;
     const months = this.months(s);
     const rows = await this.rows<{ uuid: string }>(sql`
@@ -555,7 +561,7 @@ export class AnalyticsService {
        )}) and m.prev_at is null
        limit 20001`);
     if (rows.length > 20000) return null;
-    return [...new Set([...rows.map((r) => r.uuid), ...(open ?? (await this.openPlayers(s)))])];
+    return [...new Set([...rows.map((r) => r.uuid), ...(await this.openPlayers(s))])];
   }
 
   /** Players first seen in the scope at or after the window's start (uuid, first_seen). */
@@ -640,7 +646,7 @@ export class AnalyticsService {
       groups.set(g.group, groups.get(g.group)! + 1);
       const first = r.first_seen ? pgTime(r.first_seen) : 0;
       if (first >= s.from.getTime()) fresh++;
-      else if (index >= 2 - 1e-9) regular++;
+      else if (regularOrMore(index)) regular++;
     }
     return {
       ...this.window(s),

@@ -185,8 +185,9 @@ const postgresDriver = async () => {
 };
 
 async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 60 }): Promise<Database> {
-  const { postgres, drizzlePg } = await postgresDriver();
-  await migratePostgres(url);
+  const driver = await postgresDriver();
+  const { postgres, drizzlePg } = driver;
+  await migratePostgres(url, driver);
   // Idle connections are closed after a while: instances that sit idle hand theirs back to a
   // server whose max_connections every instance shares.
   // No parallel workers for this service's statements: they are index ranges and point writes, for
@@ -222,8 +223,10 @@ async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 6
  * Migrations on one dedicated connection holding a session advisory lock: instances that
  * start together queue on the lock, and the later ones find nothing left to apply.
  */
-async function migratePostgres(url: string) {
-  const { postgres, drizzlePg, migratePg } = await postgresDriver();
+async function migratePostgres(
+  url: string,
+  { postgres, drizzlePg, migratePg }: Awaited<ReturnType<typeof postgresDriver>>,
+) {
   const conn = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await conn`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
