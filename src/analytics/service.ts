@@ -476,15 +476,7 @@ export class AnalyticsService {
             select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`);
     // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
     const months = this.months(s);
-    const firsts = months.map((m) => {
-      const conds = [sql`scope = ${s.scope}`, sql`month = ${at(m.month)}`, sql`prev_at is null`];
-      // A cut month through `prev_at`'s index, both editions named so `prev_at` and `first_at`
-      // bound its ranges (else the planner took `first_at`'s and read every row's `prev_at`).
-      if (m.cut !== "none") conds.push(sql`bedrock in (false, true)`);
-      if (m.cut === "tail" || m.cut === "both") conds.push(sql`first_at >= ${at(s.from)}`);
-      if (m.cut === "head" || m.cut === "both") conds.push(sql`first_at < ${at(s.to)}`);
-      return sql`select uuid from analytics_player_months where ${sql.join(conds, sql` and `)}`;
-    });
+    const firsts = this.firstRows(s, months, false);
     const weeks = [1, 2, 3].map(
       (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
     );
@@ -540,6 +532,23 @@ export class AnalyticsService {
       players: fresh - Number(k!.fresh_open) + freshOpen.length,
       regular: openOk(freshRegular),
     };
+  }
+
+  /**
+   * The first month rows (uuid, first_at) of the players first seen in the scope inside the
+   * window, one select per month: no `prev_at`, and `first_at` in the window where the month is cut.
+   * `uuid` alone when `first_at` is not wanted (an index-only read of the whole months).
+   */
+  private firstRows(s: Scope, months: ReturnType<AnalyticsService["months"]>, withFirst = true) {
+    return months.map((m) => {
+      const conds = [sql`scope = ${s.scope}`, sql`month = ${at(m.month)}`, sql`prev_at is null`];
+      // A cut month through `prev_at`'s index, both editions named so `prev_at` and `first_at`
+      // bound its ranges (else the planner took `first_at`'s and read every row's `prev_at`).
+      if (m.cut !== "none") conds.push(sql`bedrock in (false, true)`);
+      if (m.cut === "tail" || m.cut === "both") conds.push(sql`first_at >= ${at(s.from)}`);
+      if (m.cut === "head" || m.cut === "both") conds.push(sql`first_at < ${at(s.to)}`);
+      return sql`select uuid${withFirst ? sql`, first_at` : sql``} from analytics_player_months where ${sql.join(conds, sql` and `)}`;
+    });
   }
 
   /**
@@ -665,47 +674,16 @@ export class AnalyticsService {
 
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const z = sql`${s.zone}`;
-    // The cohorts first (players first seen in the window: few beside every player seen), then
-    // the hours of their players only, found by player.
-    const firsts = await this.rows<{ uuid: string; wk: string }>(sql`
-      select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${z}), 'YYYY-MM-DD') as wk
-        from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
-    const rows: { cohort: string; k: number; n: number }[] = [];
-    const size = new Map<string, number>();
-    for (const f of firsts) size.set(f.wk, (size.get(f.wk) ?? 0) + 1);
-    for (const [wk, n] of size) rows.push({ cohort: wk, k: 0, n });
-    for (let i = 0; i < firsts.length; i += 5000) {
-      const part = firsts.slice(i, i + 5000);
-      const back = await this.rows<{ cohort: string; k: number; n: number }>(sql`
-        with cohort as (
-          select x.uuid, date_trunc('week', x.wk::timestamp) as wk
-            from json_to_recordset(${JSON.stringify(part)}::json) as x(uuid uuid, wk text)),
-        active as (
-          select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
-            from (${this.hours(
-              s,
-              s.from,
-              part.map((f) => f.uuid),
-            )}) h cross join generate_series(0, 3) as i
-           where (h.seen >> i) & 1 = 1
-             and h.hour + i * interval '15 minutes' >= ${at(s.from)} and h.hour + i * interval '15 minutes' < ${at(s.to)})
-        select to_char(c.wk, 'YYYY-MM-DD') as cohort, (extract(epoch from a.wk - c.wk) / 604800)::int as k, count(*)::int as n
-          from cohort c join active a on a.uuid = c.uuid and a.wk > c.wk group by c.wk, a.wk`);
-      for (const r of back) {
-        const same = rows.find((x) => x.cohort === r.cohort && Number(x.k) === Number(r.k));
-        if (same) same.n += Number(r.n);
-        else rows.push({ cohort: r.cohort, k: Number(r.k), n: Number(r.n) });
-      }
-    }
+    const rows = (!this.hoursOnly && (await this.cohortsFromWeeks(s))) || (await this.cohortsFromHours(s));
     rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
     const cohorts = new Map<string, { size: number; back: Map<number, number> }>();
+    // Rows of one cohort and week can come from several parts (the hours' batches, the players online).
     for (const r of rows) {
       const c = cohorts.get(r.cohort) ?? { size: 0, back: new Map() };
-      if (Number(r.k) === 0) c.size = Number(r.n);
-      else c.back.set(Number(r.k), Number(r.n));
+      if (Number(r.k) === 0) c.size += Number(r.n);
+      else c.back.set(Number(r.k), (c.back.get(Number(r.k)) ?? 0) + Number(r.n));
       cohorts.set(r.cohort, c);
     }
     return {
@@ -722,6 +700,106 @@ export class AnalyticsService {
         };
       }),
     };
+  }
+
+  /**
+   * Retention's rows from the hours: per cohort (local week of first sight, YYYY-MM-DD) its size
+   * (`k` 0) and the players seen again in each later local week `k`. Of `firsts` (uuid and cohort)
+   * when given, else of every player new in the window (checked against `players`).
+   */
+  private async cohortsFromHours(s: Scope, firsts?: { uuid: string; wk: string }[]) {
+    const z = sql`${s.zone}`;
+    firsts ??= await this.rows<{ uuid: string; wk: string }>(sql`
+      select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${z}), 'YYYY-MM-DD') as wk
+        from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
+    const rows: { cohort: string; k: number; n: number }[] = [];
+    const size = new Map<string, number>();
+    for (const f of firsts) size.set(f.wk, (size.get(f.wk) ?? 0) + 1);
+    for (const [wk, n] of size) rows.push({ cohort: wk, k: 0, n });
+    for (let i = 0; i < firsts.length; i += 5000) {
+      const part = firsts.slice(i, i + 5000);
+      rows.push(
+        ...(await this.rows<{ cohort: string; k: number; n: number }>(sql`
+        with cohort as (
+          select x.uuid, date_trunc('week', x.wk::timestamp) as wk
+            from json_to_recordset(${JSON.stringify(part)}::json) as x(uuid uuid, wk text)),
+        active as (
+          select distinct h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as wk
+            from (${this.hours(
+              s,
+              s.from,
+              part.map((f) => f.uuid),
+            )}) h cross join generate_series(0, 3) as i
+           where (h.seen >> i) & 1 = 1
+             and h.hour + i * interval '15 minutes' >= ${at(s.from)} and h.hour + i * interval '15 minutes' < ${at(s.to)})
+        select to_char(c.wk, 'YYYY-MM-DD') as cohort, (extract(epoch from a.wk - c.wk) / 604800)::int as k, count(*)::int as n
+          from cohort c join active a on a.uuid = c.uuid and a.wk > c.wk group by c.wk, a.wk`)),
+      );
+    }
+    return rows;
+  }
+
+  /**
+   * Retention's rows (as `cohortsFromHours`) from the week rows, counted in one statement: a year's
+   * window can hold every player of the scope, and their hours were 18-21 s at 5,000,000 sessions.
+   *
+   * The cohorts are the new players' first month rows (`prev_at` null, `first_at` in the window:
+   * a player's closed sessions are all in the month rows). A UTC week row's first and last quarter
+   * give the local weeks it saw: a local week is a week long give or take a DST hour, so a UTC
+   * week meets at most two, and every quarter between its first and last lies in the local week
+   * of one or the other. A player's local weeks are then those of their rows' first and last
+   * quarters taken in time order, counted once each: +1 for a row's first quarter's week, +1 for
+   * its last's when it differs, -1 where the next row (`next_at`, its first quarter) starts in the
+   * week this row ended in. A row running past the window's end gives its first quarter's week,
+   * and the end's local week when its hours saw it there. The players online (a first session
+   * still open is in no month row) are read from their hours. Null when some row spans more than
+   * two local weeks (no zone in use does): the caller reads the hours then.
+   */
+  private async cohortsFromWeeks(s: Scope): Promise<{ cohort: string; k: number; n: number }[] | null> {
+    const z = sql`${s.zone}`;
+    const lw = (t: SQL) => sql`date_trunc('week', ${t} at time zone ${z})`;
+    const to = at(s.to);
+    const open = await this.openPlayers(s);
+    const freshOpen =
+      open.length === 0
+        ? []
+        : await this.rows<{ uuid: string; wk: string }>(sql`
+            select f.uuid::text as uuid, to_char(${lw(sql`f.first_seen`)}, 'YYYY-MM-DD') as wk
+              from (${this.fresh(s, open)}) f where f.first_seen < ${to}`);
+    const firsts = this.firstRows(s, this.months(s));
+    // The UTC week holding the window's start: no cohort player has a row before it.
+    const fromWeek = indexEnd(s.from);
+    const rows = await this.rows<{ cohort: string; k: number | null; n: number }>(sql`
+      with c as materialized (
+        select f.uuid, ${lw(sql`f.first_at`)} as cw from (${sql.join(firsts, sql` union all `)}) f
+         where not (f.uuid = any(${uuidArray(open)}))),
+      r as materialized (
+        select c.uuid, c.cw, ${lw(sql`w.first_at`)} as a,
+               case when w.last_at < ${to} then ${lw(sql`w.last_at`)} end as b,
+               case when w.next_at < ${to} then ${lw(sql`w.next_at`)} end as nx, w.last_at >= ${to} as past
+          from c join analytics_player_weeks w
+            on w.scope = ${s.scope} and w.uuid = c.uuid and w.week >= ${at(fromWeek)} and w.week < ${to} and w.first_at < ${to}),
+      e as (select ${lw(sql`(${to} - interval '15 minutes')`)} as lw)
+      select to_char(x.cw, 'YYYY-MM-DD') as cohort, (extract(epoch from x.wk - x.cw) / 604800)::int as k, sum(x.n)::int as n from (
+        select cw, cw as wk, 1 as n from c
+        union all select cw, a, 1 from r where a > cw
+        union all select cw, b, 1 from r where b <> a and b > cw
+        union all select cw, b, -1 from r where nx = b and b > cw
+        union all
+        select r.cw, e.lw, 1 from r, e
+         where r.past and r.a < e.lw and e.lw > r.cw and exists (
+           select 1 from analytics_player_hours h cross join generate_series(0, 3) as i
+            where h.uuid = r.uuid and h.server_id in (${idList(s.ids)})
+              and h.hour >= date_trunc('hour', e.lw at time zone ${z}) and h.hour < ${to} and (h.seen >> i) & 1 = 1
+              and h.hour + i * interval '15 minutes' >= (e.lw at time zone ${z}) and h.hour + i * interval '15 minutes' < ${to})
+      ) x group by x.cw, x.wk
+      union all
+      select 'wide', null, count(*)::int from r, e
+       where r.b > r.a + interval '7 days' or (r.past and e.lw > r.a + interval '7 days')`);
+    const wide = rows.find((r) => r.cohort === "wide");
+    if (!wide || Number(wide.n) > 0) return null;
+    const out = rows.filter((r) => r !== wide).map((r) => ({ cohort: r.cohort, k: Number(r.k), n: Number(r.n) }));
+    return freshOpen.length === 0 ? out : [...out, ...(await this.cohortsFromHours(s, freshOpen))];
   }
 
   /** The local calendar date (YYYY-MM-DD) of the Monday starting the week of `d` in `zone`. */
