@@ -586,10 +586,9 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
           expect([label, activity]).toEqual([label, await hours.activity(principal, n1.teamId, q)]);
           expect([label, await joined.activity(principal, n1.teamId, q)]).toEqual([label, activity]);
           scored += activity.activity_groups.filter((g) => g.group !== "inactive").reduce((a, g) => a + g.players, 0);
-          expect([label, await months.retention(principal, n1.teamId, q)]).toEqual([
-            label,
-            await hours.retention(principal, n1.teamId, q),
-          ]);
+          const cohorts = await months.retention(principal, n1.teamId, q);
+          expect([label, cohorts]).toEqual([label, await hours.retention(principal, n1.teamId, q)]);
+          expect([label, await joined.retention(principal, n1.teamId, q)]).toEqual([label, cohorts]);
         }
     // Players in groups above inactive were compared, not only empty groups.
     expect(scored).toBeGreaterThan(10);
@@ -809,6 +808,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
   let w2: ServerFixture;
   let months: AnalyticsService;
   let hours: AnalyticsService;
+  let joined: AnalyticsService;
   let principal: Principal;
   const clock = new Clock();
   clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
@@ -833,6 +833,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
     await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
     months = new AnalyticsService(db(), clock);
     hours = new AnalyticsService(db(), clock, true);
+    joined = new AnalyticsService(db(), clock, false, 0);
     principal = {
       kind: "api_key",
       keyId: "wide",
@@ -876,6 +877,8 @@ describe("the leaderboard past its first candidates: 400 players over four month
           const q = { ...scope, from: from!, to: to!, tz };
           const m = await months.retention(principal, w1.teamId, q);
           expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.retention(principal, w1.teamId, q)]);
+          // The same through the join of the scope's week rows (the path of many new players).
+          expect([JSON.stringify(q), await joined.retention(principal, w1.teamId, q)]).toEqual([JSON.stringify(q), m]);
           returned += m.cohorts.reduce((a, c) => a + c.retained.reduce((b, r) => b + r.players, 0), 0);
         }
     // Cohorts with players seen again were compared, not only empty ones.
