@@ -871,9 +871,12 @@ describe("the leaderboard past its first candidates: 400 players over four month
 
   test("retention over each window, in zones with DST, half and quarter hours: the same cohorts as from the hours", async () => {
     let returned = 0;
-    for (const [from, to] of [...windows, ["2026-08-01T00:00:00Z", "2026-12-01T00:00:00Z"]])
+    // A month across a month's end and almost four months (both ends cut), a week, and the whole
+    // history; UTC and Asia/Kolkata are compared over more windows above.
+    const some = [windows[0]!, windows[3]!, windows[4]!, ["2026-08-01T00:00:00Z", "2026-12-01T00:00:00Z"]];
+    for (const [from, to] of some)
       for (const scope of [{ network: "Wide" }, { server_id: w2.serverId }])
-        for (const tz of ["UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "Australia/Lord_Howe"]) {
+        for (const tz of ["America/New_York", "Pacific/Chatham", "Australia/Lord_Howe"]) {
           const q = { ...scope, from: from!, to: to!, tz };
           const m = await months.retention(principal, w1.teamId, q);
           expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.retention(principal, w1.teamId, q)]);
@@ -883,7 +886,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
         }
     // Cohorts with players seen again were compared, not only empty ones.
     expect(returned).toBeGreaterThan(1000);
-  });
+  }, 180_000);
 
   test("the heatmap in zones with DST, half and quarter hours: the same cells as converting every quarter in SQL", async () => {
     // The reference: every quarter of the window placed by PostgreSQL's own zone data.
