@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
+import { lockNetworkPlayers } from "../networks/ingest";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
 
 export { ACTIVITY_FLOORS };
@@ -97,17 +98,23 @@ export const slotRows = (src: SQL) => sql`
 /**
  * Adds closed sessions to the analytics aggregates, in the caller's transaction (the one that
  * closed them, so a session is counted exactly when it is closed). The caller holds the server's
- * row: closes on one server are serial, and the slots' peaks below see every earlier close.
+ * row (closes on one server are serial) and, on a network, the (network, player) locks of the
+ * players whose sessions close (`lockNetworkPlayers`): each player's rows change under those
+ * alone, so closers of one network write different players' rows side by side and wait for the
+ * network's lock only for the rows they share. Whoever else changes a player's rows (erasure)
+ * takes the same locks first.
  */
 export async function addSessions(tx: Tx, spans: Span[]) {
   if (spans.length === 0) return;
-  await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
   // The limit tells the planner how many rows the JSON holds (it assumes 100 of a set-returning
   // function, times 556 quarters each): with that guess the statement's cost passed PostgreSQL's
   // JIT threshold, and compiling it took 70 ms of every batch.
   const src = sql`select x.server_id, x.uuid, x.a, x.b from json_to_recordset(${JSON.stringify(spans)}::json)
     as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz) limit ${sql.raw(String(spans.length))}`;
-  const touched = rowsOf<{ scope: string; slot: string }>(
+  // First the players' own rows, under the locks the caller holds on them (a server's row for its
+  // scope, the (network, player) locks for the network's): only these players' closes write them.
+  // The activity counts' changes are read here, from the hours before and after, and added below.
+  const moves = rowsOf<Record<string, string | number>>(
     await tx.execute(sql`
       with hr as materialized (${hourRows(src)}),
       ${activityMoves(sql`select * from hr`, 1)},
@@ -139,13 +146,7 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         select team_id, scope, uuid, sum(ms) from mr group by 1, 2, 3
         on conflict (scope, uuid) do update set ms = t.ms + excluded.ms
         returning 1)
-      insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
-      select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
-      on conflict (scope, slot) do update set
-        online_ms = analytics_slots.online_ms + excluded.online_ms,
-        start_level = analytics_slots.start_level + excluded.start_level,
-        ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = analytics_slots.${c} + excluded.${c}`).join(", "))}
-      returning scope, slot::text as slot`),
+      select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv`),
   );
   await setPrevMonths(
     tx,
@@ -157,6 +158,24 @@ export async function addSessions(tx: Tx, spans: Span[]) {
   await setWeekLinks(
     tx,
     sql`select sc.scope, x.uuid, date_bin('7 days', x.a, ${MONDAY}) as lo from (${src}) x ${sql.raw(scopesOf("x"))}`,
+  );
+  // Then the rows every closer of a network shares (its slots and activity counts), under the
+  // network's lock, held to the commit: the slots' peaks are recomputed after every earlier
+  // close's sessions are in, and two closers never take those rows in different orders.
+  await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
+  const touched = rowsOf<{ scope: string; slot: string }>(
+    await tx.execute(sql`
+      with mv as (
+        select * from json_to_recordset(${JSON.stringify(moves)}::json)
+          as x(team_id uuid, scope text, e timestamptz, ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} int`).join(", "))})),
+      aw as (${applyMoves(sql`select * from mv`)} returning 1)
+      insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
+      select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
+      on conflict (scope, slot) do update set
+        online_ms = analytics_slots.online_ms + excluded.online_ms,
+        start_level = analytics_slots.start_level + excluded.start_level,
+        ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = analytics_slots.${c} + excluded.${c}`).join(", "))}
+      returning scope, slot::text as slot`),
   );
   await recomputePeaks(tx, touched);
 }
@@ -376,8 +395,18 @@ export async function recomputePeaks(tx: Tx, touched: { scope: string; slot: str
  * (it reads them to know what they added).
  */
 export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
-  const mine = rowsOf<{ id: string }>(
-    await tx.execute(sql`select id::text as id from servers where team_id = ${teamId}`),
+  const mine = rowsOf<{ id: string; network_name: string | null }>(
+    await tx.execute(sql`select id::text as id, network_name from servers where team_id = ${teamId}`),
+  );
+  // The player's own rows first, as the ingest takes them (`addSessions`): its (network, player)
+  // locks, then the networks'.
+  await lockNetworkPlayers(
+    tx,
+    [...new Set(mine.flatMap((r) => (r.network_name === null ? [] : [r.network_name])))].map((networkName) => ({
+      teamId,
+      networkName,
+      uuid,
+    })),
   );
   await lockNetworks(
     tx,
@@ -513,10 +542,17 @@ const scopesOf = (h: string) => `
  * the hour rows change, in their transaction (the networks' locks keep two closers apart).
  */
 export async function moveActivity(tx: Tx, rows: SQL, sign: 1 | -1) {
-  await tx.execute(sql`with ${activityMoves(rows, sign)} select count(*) from aw`);
+  await tx.execute(
+    sql`with ${activityMoves(rows, sign)}, aw as (${applyMoves(sql`select * from mv`)} returning 1) select count(*) from aw`,
+  );
 }
 
-/** `moveActivity`'s work as common table expressions ending in `aw`, for a statement of the caller's. */
+const GROUP_COLUMNS = sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "));
+
+/**
+ * `moveActivity`'s reading as common table expressions ending in `mv` (team_id, scope, e, and per
+ * group how many players it gains or loses there), for a statement of the caller's.
+ */
 const activityMoves = (rows: SQL, sign: 1 | -1) => sql`
     d0 as materialized (
       select d.server_id, d.hour, d.uuid, ${sql.raw(String(sign))} * (d.q0 + d.q1 + d.q2 + d.q3)::bigint as ms from (${rows}) d),
@@ -550,13 +586,18 @@ const activityMoves = (rows: SQL, sign: 1 | -1) => sql`
       select team_id, scope, e, g0 as g, -1 as n from g where g0 is distinct from g1 and g0 is not null
       union all
       select team_id, scope, e, g1, 1 from g where g0 is distinct from g1 and g1 is not null),
-    aw as (
-    insert into analytics_activity_weeks as a (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
-    select team_id, scope, e, ${sql.raw(ACTIVITY_FLOORS.map((_, i) => `coalesce(sum(n) filter (where g = ${i}), 0)`).join(", "))}
-      from moves group by 1, 2, 3
+    mv as (
+      select team_id, scope, e, ${sql.raw(ACTIVITY_FLOORS.map((f, i) => `coalesce(sum(n) filter (where g = ${i}), 0)::int as ${f.group}`).join(", "))}
+        from moves group by 1, 2, 3)`;
+
+/** The counts' changes `src` gives (columns team_id, scope, e and one per group) added to `analytics_activity_weeks`. */
+const applyMoves = (src: SQL) => sql`
+    insert into analytics_activity_weeks as a (team_id, scope, week, ${GROUP_COLUMNS})
+    select team_id, scope, e, ${GROUP_COLUMNS} from (${src}) m
+     -- One order for the rows' locks, whoever adds to them.
+     order by scope, e
     on conflict (scope, week) do update set
-      ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} = a.${f.group} + excluded.${f.group}`).join(", "))}
-      returning 1)`;
+      ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} = a.${f.group} + excluded.${f.group}`).join(", "))}`;
 
 /** `analytics_activity_weeks` rows from whole histories of player-hour rows `src` (a rebuild, the migration). */
 export const activityRows = (src: SQL) => sql`
