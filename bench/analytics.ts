@@ -33,7 +33,8 @@ import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
 import { benchDatabase, post, startTarget } from "./lib/targets";
 
-const pg = Boolean(process.env.DATABASE_URL);
+// PostgreSQL with DATABASE_URL, or when BENCH_REUSE names a PostgreSQL database (not a PGlite directory).
+const pg = Boolean(process.env.DATABASE_URL) || Boolean(process.env.BENCH_REUSE?.startsWith("postgres"));
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? (pg ? 5_000_000 : 500_000));
 const PLAYERS = Number(process.env.BENCH_PLAYERS ?? (pg ? 200_000 : 20_000));
 const ITER = Number(process.env.BENCH_ITER ?? 30);

@@ -703,6 +703,13 @@ export class AnalyticsService {
     };
   }
 
+  /** The players new in the window (of `only`, when given), each with the local week first seen in (YYYY-MM-DD). */
+  private firstWeeks(s: Scope, only: string[] | null) {
+    return this.rows<{ uuid: string; wk: string }>(sql`
+      select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${s.zone}), 'YYYY-MM-DD') as wk
+        from (${this.fresh(s, only)}) f where f.first_seen < ${at(s.to)}`);
+  }
+
   /**
    * Retention's rows from the hours: per cohort (local week of first sight, YYYY-MM-DD) its size
    * (`k` 0) and the players seen again in each later local week `k`. Of `firsts` (uuid and cohort)
@@ -710,9 +717,7 @@ export class AnalyticsService {
    */
   private async cohortsFromHours(s: Scope, firsts?: { uuid: string; wk: string }[]) {
     const z = sql`${s.zone}`;
-    firsts ??= await this.rows<{ uuid: string; wk: string }>(sql`
-      select f.uuid::text as uuid, to_char(date_trunc('week', f.first_seen at time zone ${z}), 'YYYY-MM-DD') as wk
-        from (${this.fresh(s, await this.freshCandidates(s))}) f where f.first_seen < ${at(s.to)}`);
+    firsts ??= await this.firstWeeks(s, await this.freshCandidates(s));
     const rows: { cohort: string; k: number; n: number }[] = [];
     const size = new Map<string, number>();
     for (const f of firsts) size.set(f.wk, (size.get(f.wk) ?? 0) + 1);
@@ -743,7 +748,7 @@ export class AnalyticsService {
   /**
    * Retention's rows (as `cohortsFromHours`) from the week rows, counted in one statement: a year's
    * window can hold every player of the scope (a year at 5,000,000 sessions: 25-30 s from the hours,
-   * 9-12 s from the week rows; still over the 50 ms target, which needs kept cohort counts).
+   * 8-9 s from the week rows; still over the 50 ms target, which needs kept cohort counts).
    *
    * The cohorts are the new players' first month rows (`prev_at` null, `first_at` in the window:
    * a player's closed sessions are all in the month rows). A UTC week row's first and last quarter
@@ -763,12 +768,7 @@ export class AnalyticsService {
     const lw = (t: SQL) => sql`date_trunc('week', ${t} at time zone ${z})`;
     const to = at(s.to);
     const open = await this.openPlayers(s);
-    const freshOpen =
-      open.length === 0
-        ? []
-        : await this.rows<{ uuid: string; wk: string }>(sql`
-            select f.uuid::text as uuid, to_char(${lw(sql`f.first_seen`)}, 'YYYY-MM-DD') as wk
-              from (${this.fresh(s, open)}) f where f.first_seen < ${to}`);
+    const freshOpen = open.length === 0 ? [] : await this.firstWeeks(s, open);
     const firsts = this.firstRows(s, this.months(s));
     // A few thousand new players: each one's rows by the primary key. More: the window's rows of
     // the scope joined with them (probing 200,000 players' rows one by one took longer than that).
