@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { executeNamed } from "../db/prepared";
 import { rowsOf } from "../db/rows";
 import { lockNetworkPlayers } from "../networks/ingest";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
@@ -106,16 +107,19 @@ export const slotRows = (src: SQL) => sql`
  */
 export async function addSessions(tx: Tx, spans: Span[]) {
   if (spans.length === 0) return;
-  // The limit tells the planner how many rows the JSON holds (it assumes 100 of a set-returning
-  // function, times 556 quarters each): with that guess the statement's cost passed PostgreSQL's
-  // JIT threshold, and compiling it took 70 ms of every batch.
+  // The limit tells the planner about how many rows the JSON holds (it assumes 100 of a
+  // set-returning function, times 556 quarters each): with that guess the statement's cost passed
+  // PostgreSQL's JIT threshold, and compiling it took 70 ms of every batch. Rounded up to a power
+  // of two, so the statements that read `src` have a few texts to keep prepared (`executeNamed`).
   const src = sql`select x.server_id, x.uuid, x.a, x.b from json_to_recordset(${JSON.stringify(spans)}::json)
-    as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz) limit ${sql.raw(String(spans.length))}`;
+    as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz) limit ${sql.raw(String(2 ** Math.ceil(Math.log2(spans.length))))}`;
   // First the players' own rows, under the locks the caller holds on them (a server's row for its
   // scope, the (network, player) locks for the network's): only these players' closes write them.
   // The activity counts' changes are read here, from the hours before and after, and added below.
   const moves = rowsOf<Record<string, string | number>>(
-    await tx.execute(sql`
+    await executeNamed(
+      tx,
+      sql`
       with hr as materialized (${hourRows(src)}),
       ${activityMoves(sql`select * from hr`, 1)},
       ph as (
@@ -146,14 +150,12 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         select team_id, scope, uuid, sum(ms) from mr group by 1, 2, 3
         on conflict (scope, uuid) do update set ms = t.ms + excluded.ms
         returning 1)
-      select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv`),
+      select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv`,
+    ),
   );
   await setPrevMonths(
     tx,
-    sql`uuid in (${sql.join(
-      [...new Set(spans.map((x) => x.uuid.toLowerCase()))].map((u) => sql`${u}::uuid`),
-      sql`, `,
-    )})`,
+    sql`uuid = any(${`{${[...new Set(spans.map((x) => x.uuid.toLowerCase()))].join(",")}}`}::uuid[])`,
   );
   await setWeekLinks(
     tx,
@@ -164,7 +166,9 @@ export async function addSessions(tx: Tx, spans: Span[]) {
   // close's sessions are in, and two closers never take those rows in different orders.
   await lockNetworks(tx, [...new Set(spans.map((x) => x.server_id))]);
   const touched = rowsOf<{ scope: string; slot: string }>(
-    await tx.execute(sql`
+    await executeNamed(
+      tx,
+      sql`
       with mv as (
         select * from json_to_recordset(${JSON.stringify(moves)}::json)
           as x(team_id uuid, scope text, e timestamptz, ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} int`).join(", "))})),
@@ -175,7 +179,8 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         online_ms = analytics_slots.online_ms + excluded.online_ms,
         start_level = analytics_slots.start_level + excluded.start_level,
         ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = analytics_slots.${c} + excluded.${c}`).join(", "))}
-      returning scope, slot::text as slot`),
+      returning scope, slot::text as slot`,
+    ),
   );
   await recomputePeaks(tx, touched);
 }
@@ -237,7 +242,9 @@ export const withLinks = (rows: SQL) => sql`
  * primary key.
  */
 export async function setWeekLinks(tx: Tx, touched: SQL) {
-  await tx.execute(sql`
+  await executeNamed(
+    tx,
+    sql`
     with t as (select scope, uuid, min(lo) as lo from (${touched}) x group by 1, 2),
     b as (
       select t.scope, t.uuid, t.lo, coalesce((
@@ -256,7 +263,8 @@ export async function setWeekLinks(tx: Tx, touched: SQL) {
            ms3 = case when x.week >= x.lo then x.ms3 else m.ms3 end
       from x
      where m.scope = x.scope and m.uuid = x.uuid and m.week = x.week and x.week >= x.prev
-       and (m.next_at is distinct from x.next_at or (x.week >= x.lo and (m.ms1, m.ms2, m.ms3) <> (x.ms1, x.ms2, x.ms3)))`);
+       and (m.next_at is distinct from x.next_at or (x.week >= x.lo and (m.ms1, m.ms2, m.ms3) <> (x.ms1, x.ms2, x.ms3)))`,
+  );
 }
 
 /**
@@ -314,11 +322,14 @@ const withPrev = (rows: SQL) => sql`
  * and the later month's `prev_ms` (with it `pair_ms`, the leaderboard's bound) follows.
  */
 export async function setPrevMonths(tx: Tx, which: SQL) {
-  await tx.execute(sql`
+  await executeNamed(
+    tx,
+    sql`
     update analytics_player_months m set prev_at = x.prev_at, prev_ms = x.prev_ms
       from (select r.scope, r.month, r.uuid, ${PREV} from analytics_player_months r where ${which} ${PREV_WINDOW}) x
      where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid
-       and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)`);
+       and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)`,
+  );
 }
 
 /**
@@ -365,7 +376,9 @@ export async function recomputePeaks(tx: Tx, touched: { scope: string; slot: str
     else targets.push({ ...t, server_id: t.scope });
   }
   const skip = except ? sql`and s.uuid <> ${except}::uuid` : sql``;
-  await tx.execute(sql`
+  await executeNamed(
+    tx,
+    sql`
     with t as (select * from json_to_recordset(${JSON.stringify(targets)}::json) as x(scope text, slot timestamptz, server_id uuid)),
     ev as (
       select t.scope, t.slot, s.at, 1 as d from t cross join lateral (
@@ -386,7 +399,8 @@ export async function recomputePeaks(tx: Tx, touched: { scope: string; slot: str
        set peak = a.start_level + greatest(0, coalesce(u.lvl, 0))::int,
            peak_at = case when coalesce(u.lvl, 0) > 0 then u.at else a.slot end
       from u
-     where a.scope = u.scope and a.slot = u.slot`);
+     where a.scope = u.scope and a.slot = u.slot`,
+  );
 }
 
 /**

@@ -37,3 +37,34 @@ export function preparedStatement<C extends string>(
 export function sameAs(column: AnyColumn, name: string, type: "uuid" | "text"): SQL {
   return sql`${column} is not distinct from ${sql.placeholder(name)}::${sql.raw(type)}`;
 }
+
+/** A database handle or a transaction, as `db.transaction` hands one out. */
+type Handle = Db | Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+interface DrizzleInternals {
+  dialect: { sqlToQuery(query: SQL): unknown };
+  session: {
+    client?: { unsafe?: unknown };
+    prepareQuery(
+      query: unknown,
+      fields: undefined,
+      name: string | undefined,
+      arrayMode: boolean,
+    ): { execute(): Promise<unknown> };
+  };
+}
+
+/**
+ * `db.execute(query)` (or a transaction's), sent on PostgreSQL as a named prepared statement:
+ * postgres.js keeps one per connection and statement text, so a statement the ingest runs once
+ * per batch is parsed and planned once per connection instead of every time (its large
+ * statements cost PostgreSQL about a quarter of its CPU that way; docs/benchmarks.md). For
+ * statements whose text does not vary with the data: values as parameters, a list as one array
+ * parameter, never a count or a list written into the text, else each variant is kept on every
+ * connection. PGlite's path names repeated statements itself (src/db/pglite-statements.ts).
+ */
+export function executeNamed(db: Handle, query: SQL): Promise<unknown> {
+  const d = db as unknown as DrizzleInternals;
+  if (typeof d.session?.client?.unsafe !== "function") return db.execute(query);
+  return d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, "named", false).execute();
+}

@@ -7,6 +7,7 @@ import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
+import { executeNamed } from "../db/prepared";
 import { rowsOf } from "../db/rows";
 import { audit } from "../audit/entry";
 import {
@@ -161,6 +162,7 @@ export async function applyPlayerEvents(
               reason: "leave",
               spans,
               leaveName: sql`nullif(v.name, '')`,
+              named: true,
             });
       for (const e of leaves) open.delete(e.uuid);
       const done = new Set(closed.map((c) => c.uuid));
@@ -175,6 +177,7 @@ export async function applyPlayerEvents(
           end: sql`least(v.at, coalesce(s.seen_at, s.joined_at))`,
           reason: "rejoin",
           spans,
+          named: true,
         });
       await openSessions(tx, serverId, joins, source, network, hopGapSeconds);
       for (const e of joins) open.add(e.uuid);
@@ -200,14 +203,13 @@ function eventsOf(serverId: string, events: PlayerEvent[]) {
  */
 async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
   const rows = rowsOf<{ uuid: string | null; team_id: string | null; network_name: string | null; kind: string }>(
-    await tx.execute(sql`
+    await executeNamed(
+      tx,
+      sql`
       with open as (
         select s.id, s.uuid from player_sessions s
          where s.server_id = ${serverId} and s.left_at is null
-           and s.uuid in (${sql.join(
-             uuids.map((u) => sql`${u}::uuid`),
-             sql`, `,
-           )})),
+           and s.uuid = any(${`{${uuids.join(",")}}`}::uuid[])),
       own as (
         select team_id, network_name from servers
          where id = ${serverId} and kind = 'network' and network_name is not null),
@@ -219,7 +221,8 @@ async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
       union all
       select uuid::text, team_id::text, network_name, 'net' from nets
       union all
-      select null, team_id::text, network_name, 'own' from own`),
+      select null, team_id::text, network_name, 'own' from own`,
+    ),
   );
   const own = rows.find((r) => r.kind === "own");
   await lockNetworkPlayers(tx, [
@@ -288,7 +291,9 @@ async function openSessions(
   gapSeconds: number,
 ) {
   const { from } = eventsOf(serverId, joins);
-  await tx.execute(sql`
+  await executeNamed(
+    tx,
+    sql`
     with v as (select * from ${from}),
     pl as (
       insert into players (server_id, uuid, name, online, first_seen, last_seen)
@@ -304,7 +309,8 @@ async function openSessions(
       returning id, uuid),
     ${DIRECTORY_JOIN(serverId)}
     ${network ? sql`, ${NETWORK_JOIN(network, gapSeconds)}` : sql``}
-    select 1`);
+    select 1`,
+  );
 }
 
 /** A player whose open session a closer ended: what a `player_leave` event carries. */
@@ -341,11 +347,13 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
  * The closing statement: sessions, players' time played, network sessions' ends and the
  * directory; the closed sessions are pushed on `spans` for the rollups (`addClosed`). `from`
  * joins a relation the update may read (`v`: the events of applyPlayerEvents), `leaveName` the
- * name a leave reports, if any, for the player's row.
+ * name a leave reports, if any, for the player's row. `named`: the statement's text is the same
+ * every time (the events' own closes), so it is sent prepared (`executeNamed`); other closers'
+ * conditions list servers or players in the text.
  */
 async function closeOnly(
   tx: Tx,
-  c: { where: SQL; end: SQL; reason: SessionEnd; spans: Span[]; from?: SQL; leaveName?: SQL },
+  c: { where: SQL; end: SQL; reason: SessionEnd; spans: Span[]; from?: SQL; leaveName?: SQL; named?: boolean },
 ) {
   const rows = rowsOf<{
     kind: "player" | "span";
@@ -355,7 +363,9 @@ async function closeOnly(
     a: string | null;
     b: string | null;
   }>(
-    await tx.execute(sql`
+    await (c.named ? executeNamed : (h: Tx, q: SQL) => h.execute(q))(
+      tx,
+      sql`
       with closed as (
         update player_sessions s
            set left_at = greatest(s.joined_at, ${c.end}), end_reason = ${c.reason}::session_end
@@ -378,7 +388,8 @@ async function closeOnly(
       select 'player' as kind, server_id::text as server_id, uuid::text as uuid, name, null::text as a, null::text as b
         from played
       union all
-      select 'span', server_id::text, uuid::text, null, joined_at::text, left_at::text from closed`),
+      select 'span', server_id::text, uuid::text, null, joined_at::text, left_at::text from closed`,
+    ),
   );
   const left: ClosedPlayer[] = [];
   for (const r of rows) {
@@ -395,12 +406,15 @@ async function closeOnly(
 async function addClosed(t: Tx, spans: Span[]) {
   if (spans.length === 0) return;
   const touched = rowsOf<{ server_id: string; day: string }>(
-    await t.execute(sql`
+    await executeNamed(
+      t,
+      sql`
       with closed as (
         select x.server_id, x.uuid, x.a as joined_at, x.b as left_at
           from json_to_recordset(${JSON.stringify(spans)}::json) as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)),
       ${ROLLUP_FROM_CLOSED}
-      select server_id::text as server_id, day::text as day from sd`),
+      select server_id::text as server_id, day::text as day from sd`,
+    ),
   );
   // The days' peaks first: they are the server's (its row is held); the analytics aggregates take
   // the network's lock, held to the commit, so they come last.
@@ -482,7 +496,9 @@ export const timestampList = (dates: Date[]) =>
  */
 export async function recomputePeaks(t: Tx, touched: { server_id: string; day: string }[]) {
   const days = sql`select x.server_id, x.day from json_to_recordset(${JSON.stringify(touched)}::json) as x(server_id uuid, day timestamptz)`;
-  await t.execute(sql`
+  await executeNamed(
+    t,
+    sql`
     with spans as (${closedSpansOfDays(days)}),
     cut as (
       select server_id, day, greatest(joined_at, day) as a, least(left_at, day + interval '1 day') as b from spans),
@@ -496,7 +512,8 @@ export async function recomputePeaks(t: Tx, touched: { server_id: string; day: s
     peaks as (select server_id, day, max(level)::int as peak from run where delta = 1 group by server_id, day)
     update server_days sd set peak = greatest(sd.peak, peaks.peak)
       from peaks
-     where sd.server_id = peaks.server_id and sd.day = peaks.day`);
+     where sd.server_id = peaks.server_id and sd.day = peaks.day`,
+  );
 }
 
 export async function applyBan(tx: Tx, serverId: string, ban: BanInput, origin: Origin, createdBy: string | null) {
