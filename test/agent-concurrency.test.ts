@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rebuildAggregates } from "../src/analytics/aggregates";
+import type { Db } from "../src/db/client";
 import { rowsOf } from "../src/db/rows";
 import { sharedServer } from "./harness";
 import { api } from "./helpers";
@@ -91,4 +92,73 @@ describe("agent batches at the same time", () => {
     await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
     expect(await dump()).toEqual(kept);
   }, 60_000);
+
+  test("erasing a player while a network's agents send batches about them: every request succeeds and the aggregates equal a rebuild", async () => {
+    const server = await sharedServer();
+    const db = server.services.database.db;
+    const network = `Erasenet ${crypto.randomUUID().slice(0, 8)}`;
+    const a = await newServer(server, { kind: "network", network_name: network });
+    const b = await api(server, "POST", "/server/servers", {
+      token: a.owner.token,
+      body: { team_id: a.teamId, name: "Second", host: "127.0.0.1", port: 9, kind: "network", network_name: network },
+    });
+    expect(`${b.status} ${b.text}`).toStartWith("201");
+    const target = "77777777-7777-4777-8777-000000000001";
+    const others = [2, 3, 4].map((i) => `77777777-7777-4777-8777-00000000000${i}`);
+    const base = Date.parse("2026-06-01T18:00:00Z");
+    const at = (s: number) => new Date(base + s * 1000).toISOString();
+    // Round r on one server: the target and the others join and leave, a quarter of an hour each.
+    const batch = (r: number, offset: number) => ({
+      events: [target, ...others].flatMap((uuid, i) => [
+        { event_id: eventId(), type: "join", uuid, name: `Erase${i}`, at: at(r * 3600 + offset + i) },
+        { event_id: eventId(), type: "leave", uuid, at: at(r * 3600 + offset + 900 + i) },
+      ]),
+    });
+    const send = (token: string, r: number, offset: number) =>
+      agentApi(server, token, "POST", "/agent/events", batch(r, offset));
+    // The erasure takes the team's server rows (in id order) before anything else, and each batch
+    // holds its server's row: they take turns, in whatever order they arrive, and the erasure's
+    // network and player locks come after. Whatever the order, nothing fails and the kept
+    // aggregates equal a rebuild from the sessions left.
+    // History first, then three times: both servers' batches at once with an erasure among them.
+    for (let r = 0; r < 3; r++) {
+      expect((await send(a.agentToken, r, 0)).status).toBe(200);
+      expect((await send(b.body.agent_token, r, 1200)).status).toBe(200);
+    }
+    for (let round = 0; round < 3; round++) {
+      const r0 = 3 + round * 4;
+      const results = await Promise.all([
+        ...[0, 1, 2, 3].flatMap((k) => [send(a.agentToken, r0 + k, 0), send(b.body.agent_token, r0 + k, 1200)]),
+        api(server, "POST", `/players/${target}/erase`, { token: a.owner.token, headers: { "x-team-id": a.teamId } }),
+      ]);
+      expect(results.map((r) => `${r.status} ${r.status === 200 ? "" : r.text}`)).toEqual(results.map(() => "200 "));
+    }
+    const kept = await dumpAggregates(db, a.teamId);
+    expect(kept.hours.length).toBeGreaterThan(0);
+    await db.transaction((tx) => rebuildAggregates(tx, a.teamId));
+    expect(await dumpAggregates(db, a.teamId)).toEqual(kept);
+  }, 120_000);
 });
+
+/** Every analytics aggregate row of a team, in one order, to compare with a rebuild. */
+async function dumpAggregates(db: Db, teamId: string) {
+  const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db.execute(text));
+  return {
+    hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
+      from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId} order by 1, 2, 3`),
+    slots:
+      await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
+      where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
+    activity:
+      await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
+      where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
+    months:
+      await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text
+      from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
+    totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
+      where team_id = ${teamId} order by 1, 2`),
+    weeks:
+      await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
+      where team_id = ${teamId} order by 1, 2, 3`),
+  };
+}
