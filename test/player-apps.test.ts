@@ -67,7 +67,8 @@ describe("the player's apps page", () => {
     expect(listed).toContain("Lister_1");
     expect(listed.match(/<li>/g)?.length).toBe(2);
     expect(listed).toContain("launcher.example.com");
-    expect(listed).toContain("<dd>com.example.launcher:</dd>");
+    // A launcher's own scheme is named as the consent page names it, without the colon.
+    expect(listed).toContain("<dd>com.example.launcher</dd>");
     expect(listed).toMatch(/<dt>Last used<\/dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/dd>/);
     expect(listed).not.toContain("Someone_2");
 

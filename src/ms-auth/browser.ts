@@ -5,7 +5,8 @@ import { AppError } from "../lib/errors";
 import type { Services } from "../trpc/context";
 import { readRequestBody } from "../lib/body";
 import { DEVICE_PATH, normalizeUserCode } from "./device";
-import { consentPage, devicePage, messagePage, redirectHostOf } from "./pages";
+import { redirectHostOf } from "../lib/redirect-host";
+import { consentPage, devicePage, messagePage } from "./pages";
 
 const COOKIE_PREFIX = "mcp_login_";
 /** Binds the device page's form to the browser that loaded it (login CSRF). */

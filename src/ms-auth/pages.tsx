@@ -182,13 +182,6 @@ export function consentPage(v: ConsentView, redirectSource: string | null, heade
   });
 }
 
-/** How a redirect target is shown to a person: its host, or a custom scheme without the colon. */
-export function redirectHostOf(target: string | null): string | null {
-  if (!target) return null;
-  const u = new URL(target);
-  return u.protocol === "http:" || u.protocol === "https:" ? u.host : u.protocol.slice(0, -1);
-}
-
 export interface DeviceView {
   csrf: string;
   /** What the field holds: the code from verification_uri_complete, or what the player typed. */

@@ -2,6 +2,7 @@ import { and, count, eq, gt, isNull, max, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { clientApps, clientModules, sessions } from "../db/schema";
 import type { Clock } from "../lib/clock";
+import { redirectHostOf } from "../lib/redirect-host";
 import type { MsAuthService } from "./service";
 
 /**
@@ -29,17 +30,6 @@ export interface PlayerGrantSource {
   list(mcUuid: string): Promise<PlayerAppGrant[]>;
   /** Ends every grant of this kind the client holds for the player; how many ended. */
   revoke(mcUuid: string, clientId: string): Promise<number>;
-}
-
-/** Where a redirect URI sends the player, as the page names it: the host, or a launcher's own scheme. */
-export function redirectHostOf(uri: string | null): string | null {
-  if (!uri) return null;
-  try {
-    const u = new URL(uri);
-    return u.protocol === "http:" || u.protocol === "https:" ? u.host : u.protocol;
-  } catch {
-    return null;
-  }
 }
 
 /** The launcher sessions (ms_auth) a player holds: live ones (not revoked, not expired), per client. */

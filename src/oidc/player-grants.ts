@@ -3,7 +3,8 @@ import type { Db } from "../db/client";
 import { clientApps, oidcClients, oidcGrants } from "../db/schema";
 import type { Clock } from "../lib/clock";
 import { NO_TEAM_EVENTS, type TeamEventSink } from "../lib/events";
-import { type PlayerAppGrant, type PlayerGrantSource, redirectHostOf } from "../ms-auth/player-sessions";
+import { redirectHostOf } from "../lib/redirect-host";
+import type { PlayerAppGrant, PlayerGrantSource } from "../ms-auth/player-sessions";
 
 /**
  * What websites hold for a player through "Sign in with Minecraft" (docs/oidc.md): grants whose
