@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rebuildAggregates } from "../src/analytics/aggregates";
-import type { Db } from "../src/db/client";
 import { rowsOf } from "../src/db/rows";
+import { dumpAggregates } from "./aggregates-dump";
 import { sharedServer } from "./harness";
 import { api } from "./helpers";
 import { agentApi, eventId, newServer } from "./servers-fixture";
@@ -69,21 +69,7 @@ describe("agent batches at the same time", () => {
              (select count(*) from network_sessions where team_id = ${a.teamId} and left_at is null)::int as net_open,
              (select sum(sessions) from team_players where team_id = ${a.teamId})::int as directory_sessions`);
     expect(counts).toEqual({ sessions: 72, open: 0, hops: 72, hopped: 72, net_open: 0, directory_sessions: 72 });
-    const dump = async () => ({
-      hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
-        from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${a.teamId} order by 1, 2, 3`),
-      slots:
-        await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
-        where team_id = ${a.teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
-      activity:
-        await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
-        where team_id = ${a.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
-      totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
-        where team_id = ${a.teamId} order by 1, 2`),
-      weeks:
-        await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
-        where team_id = ${a.teamId} order by 1, 2, 3`),
-    });
+    const dump = () => dumpAggregates(db, a.teamId);
     const kept = await dump();
     expect(kept.slots.length).toBeGreaterThan(0);
     expect(kept.activity.length).toBeGreaterThan(0);
@@ -139,26 +125,3 @@ describe("agent batches at the same time", () => {
     expect(await dumpAggregates(db, a.teamId)).toEqual(kept);
   }, 120_000);
 });
-
-/** Every analytics aggregate row of a team, in one order, to compare with a rebuild. */
-async function dumpAggregates(db: Db, teamId: string) {
-  const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db.execute(text));
-  return {
-    hours: await q(sql`select h.server_id::text, h.hour::text, h.uuid::text, q0, q1, q2, q3, seen, joins
-      from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId} order by 1, 2, 3`),
-    slots:
-      await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
-      where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
-    activity:
-      await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
-      where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
-    months:
-      await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text
-      from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
-    totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
-      where team_id = ${teamId} order by 1, 2`),
-    weeks:
-      await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
-      where team_id = ${teamId} order by 1, 2, 3`),
-  };
-}
