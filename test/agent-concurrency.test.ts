@@ -33,13 +33,7 @@ describe("agent batches at the same time", () => {
     const server = await sharedServer();
     const db = server.services.database.db;
     const q = async (text: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(await db.execute(text));
-    const network = `Racenet ${crypto.randomUUID().slice(0, 8)}`;
-    const a = await newServer(server, { kind: "network", network_name: network });
-    const b = await api(server, "POST", "/server/servers", {
-      token: a.owner.token,
-      body: { team_id: a.teamId, name: "Second", host: "127.0.0.1", port: 9, kind: "network", network_name: network },
-    });
-    expect(`${b.status} ${b.text}`).toStartWith("201");
+    const { a, b } = await twoServerNetwork(server, "Racenet");
     const uuid = (i: number) => `66666666-6666-4666-8666-${i.toString(16).padStart(12, "0")}`;
     const base = Date.parse("2026-05-04T10:00:00Z");
     const at = (s: number) => new Date(base + s * 1000).toISOString();
@@ -82,13 +76,7 @@ describe("agent batches at the same time", () => {
   test("erasing a player while a network's agents send batches about them: every request succeeds and the aggregates equal a rebuild", async () => {
     const server = await sharedServer();
     const db = server.services.database.db;
-    const network = `Erasenet ${crypto.randomUUID().slice(0, 8)}`;
-    const a = await newServer(server, { kind: "network", network_name: network });
-    const b = await api(server, "POST", "/server/servers", {
-      token: a.owner.token,
-      body: { team_id: a.teamId, name: "Second", host: "127.0.0.1", port: 9, kind: "network", network_name: network },
-    });
-    expect(`${b.status} ${b.text}`).toStartWith("201");
+    const { a, b } = await twoServerNetwork(server, "Erasenet");
     const target = "77777777-7777-4777-8777-000000000001";
     const others = [2, 3, 4].map((i) => `77777777-7777-4777-8777-00000000000${i}`);
     const base = Date.parse("2026-06-01T18:00:00Z");
@@ -125,3 +113,15 @@ describe("agent batches at the same time", () => {
     expect(await dumpAggregates(db, a.teamId)).toEqual(kept);
   }, 120_000);
 });
+
+/** A network of two servers in a new team: `a` (the fixture, with the owner) and `b` (its agent token). */
+async function twoServerNetwork(server: Awaited<ReturnType<typeof sharedServer>>, name: string) {
+  const network = `${name} ${crypto.randomUUID().slice(0, 8)}`;
+  const a = await newServer(server, { kind: "network", network_name: network });
+  const b = await api(server, "POST", "/server/servers", {
+    token: a.owner.token,
+    body: { team_id: a.teamId, name: "Second", host: "127.0.0.1", port: 9, kind: "network", network_name: network },
+  });
+  expect(`${b.status} ${b.text}`).toStartWith("201");
+  return { a, b };
+}

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { executeNamed } from "../db/prepared";
-import { rowsOf } from "../db/rows";
+import { rowsOf, uuidArray } from "../db/rows";
 import { lockNetworkPlayers } from "../networks/ingest";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
 
@@ -153,10 +153,7 @@ export async function addSessions(tx: Tx, spans: Span[]) {
       select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv`,
     ),
   );
-  await setPrevMonths(
-    tx,
-    sql`uuid = any(${`{${[...new Set(spans.map((x) => x.uuid.toLowerCase()))].join(",")}}`}::uuid[])`,
-  );
+  await setPrevMonths(tx, sql`uuid = any(${uuidArray([...new Set(spans.map((x) => x.uuid.toLowerCase()))])})`);
   await setWeekLinks(
     tx,
     sql`select sc.scope, x.uuid, date_bin('7 days', x.a, ${MONDAY}) as lo from (${src}) x ${sql.raw(scopesOf("x"))}`,

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rowsOf } from "../db/rows";
+import { rowsOf, uuidArray } from "../db/rows";
 import { servers, teams } from "../db/schema";
 import { AppError } from "../lib/errors";
 import type { Clock } from "../lib/clock";
@@ -63,7 +63,6 @@ const idList = (ids: string[]) =>
 
 const HOUR_MS = 3_600_000;
 /** Many UUIDs as one array parameter (thousands of candidates: one parameter each cost more than the query). */
-const uuidArray = (uuids: string[]) => sql`${`{${uuids.join(",")}}`}::uuid[]`;
 
 /**
  * The quarter bits of an hour row that lie in [from, to): a mask for `seen`, and the row's

@@ -8,7 +8,7 @@ import { iso } from "../lib/schemas";
 import type { Principal } from "../auth/principal";
 import { requireServerRole } from "./access";
 import { executeNamed } from "../db/prepared";
-import { rowsOf } from "../db/rows";
+import { rowsOf, uuidArray } from "../db/rows";
 import { audit } from "../audit/entry";
 import {
   DEFAULT_HOP_GAP_SECONDS,
@@ -209,7 +209,7 @@ async function startBatch(tx: Tx, serverId: string, uuids: string[]) {
       with open as (
         select s.id, s.uuid from player_sessions s
          where s.server_id = ${serverId} and s.left_at is null
-           and s.uuid = any(${`{${uuids.join(",")}}`}::uuid[])),
+           and s.uuid = any(${uuidArray(uuids)})),
       own as (
         select team_id, network_name from servers
          where id = ${serverId} and kind = 'network' and network_name is not null),
