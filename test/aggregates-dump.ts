@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/client";
 import { rowsOf } from "../src/db/rows";
+import { COHORT_COLUMNS } from "../src/db/schema/analytics";
 
 /** Every analytics aggregate row of a team, in a stable order, for comparing with a rebuild. */
 export async function dumpAggregates(db: Db, teamId: string) {
@@ -20,6 +21,9 @@ export async function dumpAggregates(db: Db, teamId: string) {
     weeks:
       await q(sql`select scope, week::text, uuid::text, ms::text, first_at::text, last_at::text, next_at::text, ms1::text, ms2::text, ms3::text, g0, g1, g2, g3 from analytics_player_weeks
       where team_id = ${teamId} order by 1, 2, 3`),
+    cohorts:
+      await q(sql`select scope, cohort::text, week::text, ${sql.raw(COHORT_COLUMNS.join(", "))} from analytics_cohort_weeks
+      where team_id = ${teamId} and (${sql.raw(COHORT_COLUMNS.map((c) => `${c} <> 0`).join(" or "))}) order by 1, 2, 3`),
     activity:
       await q(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
       where team_id = ${teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),

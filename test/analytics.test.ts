@@ -868,6 +868,51 @@ describe("the leaderboard past its first candidates: 400 players over four month
     expect(returned).toBeGreaterThan(1000);
   }, 180_000);
 
+  test("retention kept in the team's zone (set through PATCH /teams): the same cohorts as from the hours, windows cut anywhere in a day", async () => {
+    let returned = 0;
+    // Ends early and late in a local day (each side of the last day's cut is read), starts inside a
+    // day (the first day's players before the start are taken out), a week, and the whole history.
+    const cut = [
+      windows[0]!,
+      windows[3]!,
+      windows[4]!,
+      ["2026-08-01T00:00:00Z", "2026-12-01T00:00:00Z"],
+      ["2026-08-03T11:15:00Z", "2026-10-14T21:45:00Z"],
+      ["2026-09-09T03:00:00Z", "2026-11-10T06:15:00Z"],
+      ["2026-10-12T16:45:00Z", "2026-10-19T02:30:00Z"],
+    ];
+    for (const zone of ["Europe/Berlin", "Pacific/Chatham", "Asia/Kolkata"]) {
+      const set = await api(server, "PATCH", `/teams/${w1.teamId}`, {
+        token: w1.owner.token,
+        body: { time_zone: zone },
+      });
+      expect(`${set.status} ${set.text}`).toStartWith("200");
+      // What the zone change made equals a rebuild in that zone.
+      const kept = await dump(w1.teamId);
+      expect(kept.cohorts.length).toBeGreaterThan(10);
+      await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+      expect(await dump(w1.teamId)).toEqual(kept);
+      for (const [from, to] of cut)
+        for (const scope of [{ network: "Wide" }, { server_id: w2.serverId }]) {
+          const q = { ...scope, from: from!, to: to! };
+          const m = await months.retention(principal, w1.teamId, q);
+          expect([zone, JSON.stringify(q), m]).toEqual([
+            zone,
+            JSON.stringify(q),
+            await hours.retention(principal, w1.teamId, { ...q, tz: zone }),
+          ]);
+          expect(m.time_zone).toBe(zone);
+          returned += m.cohorts.reduce((a, c) => a + c.retained.reduce((b, r) => b + r.players, 0), 0);
+        }
+    }
+    expect(returned).toBeGreaterThan(1000);
+    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
+      token: w1.owner.token,
+      body: { time_zone: "UTC" },
+    });
+    expect(`${back.status} ${back.text}`).toStartWith("200");
+  }, 300_000);
+
   test("the heatmap in zones with DST, half and quarter hours: the same cells as converting every quarter in SQL", async () => {
     // The reference: every quarter of the window placed by PostgreSQL's own zone data.
     const reference = async (scope: string, from: string, to: string, zone: string) => {

@@ -4,6 +4,7 @@ import { executeNamed } from "../db/prepared";
 import { rowsOf, uuidArray } from "../db/rows";
 import { lockNetworkPlayers } from "../networks/ingest";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
+import { COHORT_COLUMNS } from "../db/schema/analytics";
 
 export { ACTIVITY_FLOORS };
 
@@ -116,12 +117,13 @@ export async function addSessions(tx: Tx, spans: Span[]) {
   // First the players' own rows, under the locks the caller holds on them (a server's row for its
   // scope, the (network, player) locks for the network's): only these players' closes write them.
   // The activity counts' changes are read here, from the hours before and after, and added below.
-  const moves = rowsOf<Record<string, string | number>>(
+  const [moves] = rowsOf<{ activity: string; cohorts: string }>(
     await executeNamed(
       tx,
       sql`
       with hr as materialized (${hourRows(src)}),
       ${activityMoves(sql`select * from hr`, 1)},
+      ${cohortMoves(sql`select * from hr`, 1)},
       ph as (
         insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins)
         select server_id, hour, uuid, q0, q1, q2, q3, seen, joins from hr
@@ -150,7 +152,9 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         select team_id, scope, uuid, sum(ms) from mr group by 1, 2, 3
         on conflict (scope, uuid) do update set ms = t.ms + excluded.ms
         returning 1)
-      select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv`,
+      select coalesce((select json_agg(m)::text from (
+               select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv) m), '[]') as activity,
+             coalesce((select json_agg(cm)::text from cm), '[]') as cohorts`,
     ),
   );
   await setPrevMonths(tx, sql`uuid = any(${uuidArray([...new Set(spans.map((x) => x.uuid.toLowerCase()))])})`);
@@ -167,9 +171,11 @@ export async function addSessions(tx: Tx, spans: Span[]) {
       tx,
       sql`
       with mv as (
-        select * from json_to_recordset(${JSON.stringify(moves)}::json)
+        select * from json_to_recordset(${moves!.activity}::json)
           as x(team_id uuid, scope text, e timestamptz, ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} int`).join(", "))})),
-      aw as (${applyMoves(sql`select * from mv`)} returning 1)
+      aw as (${applyMoves(sql`select * from mv`)} returning 1),
+      ca as (${applyCohorts(sql`select * from json_to_recordset(${moves!.cohorts}::json)
+          as x(team_id uuid, scope text, cohort date, week date, ${sql.raw(COHORT_COLUMNS.map((c) => `${c} int`).join(", "))})`)} returning 1)
       insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
       select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
       on conflict (scope, slot) do update set
@@ -434,12 +440,10 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
        where a.scope = x.scope and a.slot = x.slot
       returning a.scope, a.slot::text as slot`),
   );
-  await moveActivity(
-    tx,
-    sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
-     where sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`,
-    -1,
-  );
+  const rows = sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+     where sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`;
+  await moveActivity(tx, rows, -1);
+  await moveCohorts(tx, rows);
   await tx.execute(sql`
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
@@ -469,6 +473,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_totals ${teamOnly}`);
   await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_weeks ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_cohort_weeks ${teamOnly}`);
   await tx.execute(
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
@@ -484,6 +489,8 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   );
   await tx.execute(sql`insert into analytics_activity_weeks (team_id, scope, week, ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))})
     ${activityRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
+  await tx.execute(sql`insert into analytics_cohort_weeks (team_id, scope, cohort, week, ${COHORT_LIST})
+    ${cohortRowsOf(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
     select team_id, scope, slot, online_ms, start_level, start_level, slot, ${SLOT_SUMS} from (${slotRows(src)}) r`);
   await tx.execute(allPeaks(teamId));
@@ -624,3 +631,123 @@ export const activityRows = (src: SQL) => sql`
        group by pw.team_id, pw.scope, pw.uuid, pw.week + k * interval '7 days') x
    where g is not null
    group by 1, 2, 3`;
+
+/**
+ * Retention's kept counts (`analytics_cohort_weeks`, docs/analytics.md, "Retention, kept"): per
+ * player of player-hour rows `src` (columns server_id, hour, uuid, seen) and scope, each local
+ * week of the team's time zone they were seen in (`aw`, a local Monday) with the first quarter
+ * seen in it (`fq`). Quarter by quarter, so a zone whose weeks start inside a UTC hour is exact.
+ */
+const cohortWeeksOf = (src: SQL) => sql`
+  select sv.team_id, sc.scope, h.uuid, tm.time_zone as z,
+         date_trunc('week', (h.hour + i * interval '15 minutes') at time zone tm.time_zone) as aw,
+         min(h.hour + i * interval '15 minutes') as fq
+    from (${src}) h cross join generate_series(0, 3) as i ${sql.raw(scopesOf("h"))}
+    join teams tm on tm.id = sv.team_id
+   where (h.seen >> i) & 1 = 1
+   group by 1, 2, 3, 4, 5`;
+
+/** A local Monday's date, and a weekday (0 Monday) in zone `z`, of an instant. */
+const monday = (t: string, z: string) => `date_trunc('week', ${t} at time zone ${z})::date`;
+const weekday = (t: string, z: string) => `(extract(isodow from ${t} at time zone ${z})::int - 1)`;
+
+/**
+ * Cohort cells (team_id, scope, cohort, d, week, fd, n) of whole players' hour rows `src`, each
+ * counted `n` times: the cohort is the local week and weekday of a player's first quarter in the
+ * scope, and each week they were seen in adds one at the weekday of their first quarter there.
+ */
+const cohortCells = (src: SQL, n: number, only = sql`true`) => sql`
+  select w.team_id, w.scope, ${sql.raw(monday("w.f", "w.z"))} as cohort, ${sql.raw(weekday("w.f", "w.z"))} as d,
+         w.aw::date as week, ${sql.raw(weekday("w.fq", "w.z"))} as fd, ${sql.raw(String(n))} as n
+    from (select x.*, min(x.fq) over (partition by x.scope, x.uuid) as f from (${cohortWeeksOf(src)}) x where ${only}) w`;
+
+const COHORT_LIST = sql.raw(COHORT_COLUMNS.join(", "));
+
+/** Cells (`cohortCells`' columns) summed into `analytics_cohort_weeks` rows, all-zero rows left out. */
+const cohortRows = (cells: SQL) => sql`
+  select team_id, scope, cohort, week, ${sql.raw(
+    COHORT_COLUMNS.map(
+      (c, i) => `coalesce(sum(n) filter (where d = ${Math.floor(i / 7)} and fd = ${i % 7}), 0)::int as ${c}`,
+    ).join(", "),
+  )}
+    from (${cells}) x group by 1, 2, 3, 4
+  having ${sql.raw(COHORT_COLUMNS.map((_, i) => `sum(n) filter (where d = ${Math.floor(i / 7)} and fd = ${i % 7}) <> 0`).join(" or "))}`;
+
+/**
+ * The changes to `analytics_cohort_weeks` of player-hour rows `rows` about to be added (sign 1) or
+ * removed (sign -1), as common table expressions ending in `cm` (rows to add). Read before the hour
+ * rows change, in their transaction. Added rows: for the weeks they touch, each player's first
+ * quarter there before (from the hour rows as they are) and after (the earlier of it and theirs);
+ * a player whose first day in the scope moves earlier (a late session) has every week recounted.
+ * Removed rows: every week of their players recounted without them.
+ */
+const cohortMoves = (rows: SQL, sign: 1 | -1) => sql`
+    cd0 as materialized (select d.server_id, d.hour, d.uuid, d.seen from (${rows}) d),
+    cdw as materialized (${cohortWeeksOf(sql`select * from cd0`)}),
+    cdf as (
+      select d.team_id, d.scope, d.uuid, d.z, min(d.fq) as f, (
+        select w.first_at from analytics_player_weeks w where w.scope = d.scope and w.uuid = d.uuid order by w.week limit 1) as was
+        from cdw d group by 1, 2, 3, 4),
+    cls as materialized (
+      select c.*, least(c.f, coalesce(c.was, c.f)) as nf,
+             ${sign < 0 ? sql`true` : sql`(c.was is not null and (c.f at time zone c.z)::date < (c.was at time zone c.z)::date)`} as whole
+        from cdf c),
+    cold as (
+      select k.team_id, k.scope, k.uuid, k.z, k.aw, k.fq, c.nf, (
+        select min(h.hour + i * interval '15 minutes') from analytics_player_hours h
+          join servers sv on sv.id = h.server_id cross join generate_series(0, 3) as i
+         where h.uuid = k.uuid and sv.team_id = k.team_id
+           and (sv.id::text = k.scope or 'n:' || sv.team_id || ':' || sv.network_name = k.scope)
+           and h.hour > (k.aw at time zone k.z) - interval '1 hour' and h.hour < ((k.aw + interval '7 days') at time zone k.z)
+           and (h.seen >> i) & 1 = 1 and h.hour + i * interval '15 minutes' >= (k.aw at time zone k.z)
+           and h.hour + i * interval '15 minutes' < ((k.aw + interval '7 days') at time zone k.z)) as was
+        from cdw k join cls c on c.scope = k.scope and c.uuid = k.uuid where not c.whole),
+    -- Every hour row of those players in the team; only the scopes whose first day moved are recounted.
+    cfp as (select distinct team_id, uuid from cls where whole),
+    cfh as materialized (
+      select h.server_id, h.hour, h.uuid, h.seen from cfp
+       cross join lateral (
+         select h.server_id, h.hour, h.uuid, h.seen from analytics_player_hours h where h.uuid = cfp.uuid offset 0) h
+       join servers sv on sv.id = h.server_id and sv.team_id = cfp.team_id),
+    cfn as (
+      ${
+        sign > 0
+          ? sql`select * from cfh union all select d.server_id, d.hour, d.uuid, d.seen from cd0 d where d.uuid in (select uuid from cfp)`
+          : sql`select * from cfh where not exists (
+              select 1 from cd0 d where d.server_id = cfh.server_id and d.hour = cfh.hour and d.uuid = cfh.uuid)`
+      }),
+    cm as (${cohortRows(sql`
+      select team_id, scope, ${sql.raw(monday("nf", "z"))} as cohort, ${sql.raw(weekday("nf", "z"))} as d, aw::date as week,
+             ${sql.raw(weekday("was", "z"))} as fd, -1 as n
+        from cold where was is not null
+      union all
+      select team_id, scope, ${sql.raw(monday("nf", "z"))}, ${sql.raw(weekday("nf", "z"))}, aw::date, ${sql.raw(weekday("least(was, fq)", "z"))}, 1
+        from cold
+      union all ${cohortCells(sql`select * from cfh`, -1, sql`(x.scope, x.uuid) in (select scope, uuid from cls where whole)`)}
+      union all ${cohortCells(sql`select * from cfn`, 1, sql`(x.scope, x.uuid) in (select scope, uuid from cls where whole)`)}`)})`;
+
+/** Cohort count changes `src` (`analytics_cohort_weeks`' columns) added to the kept rows, in one lock order. */
+const applyCohorts = (src: SQL) => sql`
+    insert into analytics_cohort_weeks as k (team_id, scope, cohort, week, ${COHORT_LIST})
+    select team_id, scope, cohort, week, ${COHORT_LIST} from (${src}) m order by scope, cohort, week
+    on conflict (scope, cohort, week) do update set
+      ${sql.raw(COHORT_COLUMNS.map((c) => `${c} = k.${c} + excluded.${c}`).join(", "))}`;
+
+/** `analytics_cohort_weeks` changed for hour rows `rows` about to be removed (erasure, retention); as `moveActivity`. */
+export async function moveCohorts(tx: Tx, rows: SQL) {
+  await tx.execute(sql`with ${cohortMoves(rows, -1)}, ca as (${applyCohorts(sql`select * from cm`)} returning 1)
+    select count(*) from ca`);
+}
+
+/** `analytics_cohort_weeks` rows from whole histories of player-hour rows `src` (a rebuild, the migration). */
+export const cohortRowsOf = (src: SQL) => cohortRows(cohortCells(src, 1));
+
+/**
+ * A team's kept cohort counts made again from its hour rows, in its time zone as it now is (after
+ * the zone changed). The caller holds the team's server rows, so no close adds to them meanwhile.
+ */
+export async function rebuildCohorts(tx: Tx, teamId: string) {
+  await tx.execute(sql`delete from analytics_cohort_weeks where team_id = ${teamId}`);
+  await tx.execute(sql`insert into analytics_cohort_weeks (team_id, scope, cohort, week, ${COHORT_LIST})
+    ${cohortRowsOf(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId}`)}`);
+}

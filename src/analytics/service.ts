@@ -2,6 +2,7 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf, uuidArray } from "../db/rows";
 import { servers, teams } from "../db/schema";
+import { COHORT_COLUMNS } from "../db/schema/analytics";
 import { AppError } from "../lib/errors";
 import type { Clock } from "../lib/clock";
 import { iso } from "../lib/schemas";
@@ -674,7 +675,11 @@ export class AnalyticsService {
 
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const rows = (!this.hoursOnly && (await this.cohortsFromWeeks(s))) || (await this.cohortsFromHours(s));
+    const kept = !this.hoursOnly && (q.tz === undefined || q.tz === (await this.teamZone(teamId)));
+    const rows =
+      (kept && (await this.cohortsFromKept(s))) ||
+      (!this.hoursOnly && (await this.cohortsFromWeeks(s))) ||
+      (await this.cohortsFromHours(s));
     rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
@@ -700,6 +705,136 @@ export class AnalyticsService {
         };
       }),
     };
+  }
+
+  private async teamZone(teamId: string): Promise<string> {
+    const [t] = await this.db.select({ zone: teams.timeZone }).from(teams).where(eq(teams.id, teamId));
+    return t?.zone ?? "UTC";
+  }
+
+  /**
+   * Retention's rows (as `cohortsFromHours`) from the counts kept in the team's time zone
+   * (`analytics_cohort_weeks`; docs/analytics.md, "Retention, kept"). The kept rows give every
+   * cohort day from the window's first local day to its last and every week up to its last; the
+   * players they count wrongly are few and read one by one:
+   * - those first seen on the first day before the window's start, and the players with a session
+   *   open (read from their hours instead, as before), are taken out;
+   * - when the window ends inside its last day, the players whose first quarter of the last week
+   *   falls on that day are counted from the shorter side of the cut: those seen in the day before
+   *   the end and not earlier in the week are added (the kept rows' count of that day left out),
+   *   or those seen after it and not before are taken out.
+   */
+  private async cohortsFromKept(s: Scope): Promise<{ cohort: string; k: number; n: number }[] | null> {
+    const z = sql`${s.zone}`;
+    const [e] = await this.rows<{
+      d0: string;
+      dn: string;
+      w0: string;
+      wn: string;
+      dow: number;
+      d0s: string;
+      dns: string;
+      dne: string;
+      wns: string;
+    }>(sql`
+      with x as (select (${at(s.from)} at time zone ${z})::date as d0, ((${at(s.to)} - interval '15 minutes') at time zone ${z})::date as dn)
+      select d0::text as d0, dn::text as dn, date_trunc('week', d0::timestamp)::date::text as w0,
+             date_trunc('week', dn::timestamp)::date::text as wn,
+             (extract(isodow from dn)::int - 1) as dow, (d0::timestamp at time zone ${z})::text as d0s,
+             (dn::timestamp at time zone ${z})::text as dns, ((dn + 1)::timestamp at time zone ${z})::text as dne,
+             (date_trunc('week', dn::timestamp) at time zone ${z})::text as wns
+        from x`);
+    const { d0, dn, w0, wn } = e!;
+    const dow = Number(e!.dow);
+    const [d0s, dns, dne, wns] = [e!.d0s, e!.dns, e!.dne, e!.wns].map((t) => new Date(pgTime(t)));
+    const toCut = s.to.getTime() < dne!.getTime();
+    // The side of the last day's cut with fewer hours: before the end (added) or after it (taken out).
+    const direct = s.to.getTime() - dns!.getTime() <= dne!.getTime() - s.to.getTime();
+    const day = (d: string, n: number) =>
+      new Date(Date.parse(`${d}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+    const weeksBetween = (a: string, b: string) =>
+      Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / WEEK_MS);
+    /** Whether the kept sum counts a cell: cohort day `cd`, week `aw`, first weekday there `f`. */
+    const counted = (cd: string, aw: string, f: number) =>
+      cd >= d0 && cd <= dn && (aw < wn || (aw === wn && (f < dow || (f === dow && !(toCut && direct)))));
+    const out = new Map<string, number>();
+    const add = (cw: string, k: number, n: number) => {
+      const key = `${cw}|${k}`;
+      out.set(key, (out.get(key) ?? 0) + n);
+    };
+    const kept = await this.rows<Record<string, number | string>>(sql`
+      select cohort::text as cohort, week::text as week, ${sql.raw(COHORT_COLUMNS.join(", "))} from analytics_cohort_weeks
+       where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`);
+    for (const r of kept) {
+      const cw = String(r.cohort);
+      const aw = String(r.week);
+      const k = weeksBetween(cw, aw);
+      for (let c = 0; c < 49; c++) {
+        const n = Number(r[COHORT_COLUMNS[c]!]);
+        if (n !== 0 && counted(day(cw, Math.floor(c / 7)), aw, c % 7)) add(cw, k, n);
+      }
+    }
+    // Taken out: the players first seen on the first day before the window's start, and the
+    // players online (their closed sessions' share; `cohortsFromHours` counts them whole below).
+    const open = await this.openPlayers(s);
+    const early =
+      s.from.getTime() > d0s!.getTime()
+        ? (
+            await this.rows<{ uuid: string }>(sql`
+            select uuid::text as uuid from analytics_player_months
+             where scope = ${s.scope} and month >= date_trunc('month', ${at(d0s!)}, 'UTC') and month <= date_trunc('month', ${at(s.from)}, 'UTC')
+               and prev_at is null and first_at >= ${at(d0s!)} and first_at < ${at(s.from)}`)
+          ).map((r) => r.uuid)
+        : [];
+    const out1 = [...new Set([...early, ...open])];
+    const lo = new Date(Date.parse(`${w0}T00:00:00Z`) - 2 * DAY_MS);
+    if (out1.length > 0)
+      for (const r of await this.rows<{ cw: string; d: number; aw: string; f: number }>(sql`
+        with p as (
+          select c.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = c.uuid order by w.week limit 1) as first
+            from unnest(${uuidArray(out1)}) as c(uuid)),
+        q as (
+          select h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as aw, min(h.hour + i * interval '15 minutes') as fq
+            from p cross join lateral (
+              select server_id, hour, uuid, seen from analytics_player_hours
+               where uuid = p.uuid and hour >= ${at(lo)} and hour < ${at(dne!)} offset 0) h
+            cross join generate_series(0, 3) as i
+           where h.server_id in (${idList(s.ids)}) and (h.seen >> i) & 1 = 1
+           group by 1, 2)
+        select date_trunc('week', p.first at time zone ${z})::date::text as cw, (extract(isodow from p.first at time zone ${z})::int - 1) as d,
+               q.aw::date::text as aw, (extract(isodow from q.fq at time zone ${z})::int - 1) as f
+          from p join q on q.uuid = p.uuid where p.first is not null`)) {
+        const cw = String(r.cw);
+        if (counted(day(cw, Number(r.d)), String(r.aw), Number(r.f))) add(cw, weeksBetween(cw, String(r.aw)), -1);
+      }
+    // The last day's cut: players seen on the chosen side, not earlier in the last week.
+    if (toCut) {
+      const [a, b] = direct ? [dns!, s.to] : [s.to, dne!];
+      const seen = (from: SQL, to: SQL) => sql`
+        h.server_id in (${idList(s.ids)}) and h.hour > ${from} - interval '1 hour' and h.hour < ${to} and (h.seen >> i) & 1 = 1
+        and h.hour + i * interval '15 minutes' >= ${from} and h.hour + i * interval '15 minutes' < ${to}`;
+      for (const r of await this.rows<{ cw: string; n: number }>(sql`
+        with c as (
+          select distinct h.uuid from analytics_player_hours h cross join generate_series(0, 3) as i where ${seen(at(a), at(b))}),
+        p as (
+          select c.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = c.uuid order by w.week limit 1) as first
+            from c
+           where not (c.uuid = any(${uuidArray(out1)}))
+             and not exists (
+               select 1 from analytics_player_hours h cross join generate_series(0, 3) as i
+                where h.uuid = c.uuid and ${seen(at(wns!), at(a))}))
+        select date_trunc('week', first at time zone ${z})::date::text as cw, count(*)::int as n from p
+         where (first at time zone ${z})::date between ${d0}::date and ${dn}::date group by 1`))
+        add(String(r.cw), weeksBetween(String(r.cw), wn), direct ? Number(r.n) : -Number(r.n));
+    }
+    const rows = [...out]
+      .filter(([, n]) => n !== 0)
+      .map(([key, n]) => {
+        const [cohort, k] = key.split("|");
+        return { cohort: cohort!, k: Number(k), n };
+      });
+    const freshOpen = open.length === 0 ? [] : await this.firstWeeks(s, open);
+    return freshOpen.length === 0 ? rows : [...rows, ...(await this.cohortsFromHours(s, freshOpen))];
   }
 
   /** The players new in the window (of `only`, when given), each with the local week first seen in (YYYY-MM-DD). */

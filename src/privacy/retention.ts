@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import { moveActivity, rebuildPlayerMonths } from "../analytics/aggregates";
+import { moveActivity, moveCohorts, rebuildPlayerMonths } from "../analytics/aggregates";
 import { rebuildDays } from "./holders";
 
 /**
@@ -43,11 +43,9 @@ export async function pruneTeamPlayerData(db: Db, maxRetentionDays: number, now 
       sql`delete from player_sessions s using (${list}) g where s.server_id = g.server_id and s.uuid = g.uuid`,
     );
     await tx.execute(sql`delete from kicks k using (${list}) g where k.server_id = g.server_id and k.uuid = g.uuid`);
-    await moveActivity(
-      tx,
-      sql`select h.* from analytics_player_hours h join (${list}) g on h.server_id = g.server_id and h.uuid = g.uuid`,
-      -1,
-    );
+    const hours = sql`select h.* from analytics_player_hours h join (${list}) g on h.server_id = g.server_id and h.uuid = g.uuid`;
+    await moveActivity(tx, hours, -1);
+    await moveCohorts(tx, hours);
     await tx.execute(
       sql`delete from analytics_player_hours h using (${list}) g where h.server_id = g.server_id and h.uuid = g.uuid`,
     );

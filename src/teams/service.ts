@@ -11,6 +11,7 @@ import type { Scope } from "../auth/scopes";
 import { NOT_MEMBER, requireTeamRole } from "./access";
 import { validTimeZone } from "../lib/time-zone";
 import { audit } from "../audit/entry";
+import { rebuildCohorts } from "../analytics/aggregates";
 
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
@@ -152,6 +153,12 @@ export class TeamsService {
         })
         .where(eq(teams.id, teamId))
         .returning();
+      if (change.time_zone !== undefined && change.time_zone !== before.time_zone) {
+        // Retention's kept counts are in the team's zone: made again in the new one, with the
+        // team's server rows held (id order, as erasure takes them) so no close adds meanwhile.
+        await tx.execute(sql`select id from servers where team_id = ${teamId} order by id for update`);
+        await rebuildCohorts(tx, teamId);
+      }
       const after = {
         ...(change.name !== undefined && { name: change.name }),
         ...(change.time_zone !== undefined && { time_zone: change.time_zone }),

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  date,
   index,
   integer,
   pgTable,
@@ -249,4 +250,29 @@ export const analyticsPlayerWeeks = pgTable(
     ),
     index("analytics_player_weeks_team_idx").on(t.teamId, t.uuid),
   ],
+);
+
+/** The cohort-count columns: `c<d><f>`, d the cohort's local weekday (0 Monday), f the week's first. */
+export const COHORT_COLUMNS = Array.from({ length: 49 }, (_, i) => `c${Math.floor(i / 7)}${i % 7}`);
+
+/**
+ * Retention kept in the team's time zone: per scope, cohort (the local Monday of the week a player
+ * was first seen in the scope) and later local week (its Monday) they were seen in, how many
+ * players, by the cohort's weekday (d) and the weekday of their first quarter in that week (f),
+ * column `c<d><f>`. The weekdays let a window that starts or ends inside a week be answered from
+ * these rows plus the few players of the cut days. Kept at ingest, erasure and retention from the
+ * player-hour rows; rebuilt when the team's time zone changes. docs/analytics.md, "Retention".
+ */
+export const analyticsCohortWeeks = pgTable(
+  "analytics_cohort_weeks",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    cohort: date("cohort").notNull(),
+    week: date("week").notNull(),
+    ...Object.fromEntries(COHORT_COLUMNS.map((c) => [c, integer(c).notNull().default(0)])),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.cohort, t.week] }), index("analytics_cohort_weeks_team_idx").on(t.teamId)],
 );
