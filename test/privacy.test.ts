@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rebuildAggregates } from "../src/analytics/aggregates";
+import { dumpAggregates } from "./aggregates-dump";
 import type { RunningServer } from "../src/app";
 import { rowsOf } from "../src/db/rows";
 import { playerSummary } from "../src/player-history/summary";
@@ -420,8 +421,11 @@ describe("retention", () => {
         await db().execute(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
           where team_id = ${s.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
       ),
+      // Retention's kept counts (two players first seen that day; one forgotten).
+      cohorts: (await dumpAggregates(db(), s.teamId)).cohorts,
     });
     expect((await aggregates()).activity.length).toBeGreaterThan(0);
+    const cohortsBefore = JSON.stringify((await aggregates()).cohorts);
     const result = await server.services.monitoring.retention();
     expect(result.forgotten_players).toBeGreaterThanOrEqual(1);
     expect(await whereHeld(old)).toEqual({});
@@ -429,6 +433,8 @@ describe("retention", () => {
     expect(kept.months.length).toBeGreaterThan(0);
     expect(kept.totals.length).toBeGreaterThan(0);
     expect(kept.weeks.length).toBeGreaterThan(0);
+    expect(kept.cohorts.length).toBeGreaterThan(0);
+    expect(JSON.stringify(kept.cohorts)).not.toBe(cohortsBefore);
     await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
     expect(await aggregates()).toEqual(kept);
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(2);

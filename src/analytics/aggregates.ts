@@ -694,11 +694,13 @@ const cohortMoves = (rows: SQL, sign: 1 | -1) => sql`
         from cdf c),
     cold as (
       select k.team_id, k.scope, k.uuid, k.z, k.aw, k.fq, c.nf, (
-        select min(h.hour + i * interval '15 minutes') from analytics_player_hours h
+        select min(h.hour + i * interval '15 minutes') from (
+          -- The player's own rows of the week (a probe of the uuid index, whatever the statistics say).
+          select h.server_id, h.hour, h.seen from analytics_player_hours h
+           where h.uuid = k.uuid and h.hour > (k.aw at time zone k.z) - interval '1 hour'
+             and h.hour < ((k.aw + interval '7 days') at time zone k.z) offset 0) h
           join servers sv on sv.id = h.server_id cross join generate_series(0, 3) as i
-         where h.uuid = k.uuid and sv.team_id = k.team_id
-           and (sv.id::text = k.scope or 'n:' || sv.team_id || ':' || sv.network_name = k.scope)
-           and h.hour > (k.aw at time zone k.z) - interval '1 hour' and h.hour < ((k.aw + interval '7 days') at time zone k.z)
+         where sv.team_id = k.team_id and (sv.id::text = k.scope or 'n:' || sv.team_id || ':' || sv.network_name = k.scope)
            and (h.seen >> i) & 1 = 1 and h.hour + i * interval '15 minutes' >= (k.aw at time zone k.z)
            and h.hour + i * interval '15 minutes' < ((k.aw + interval '7 days') at time zone k.z)) as was
         from cdw k join cls c on c.scope = k.scope and c.uuid = k.uuid where not c.whole),
