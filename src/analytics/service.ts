@@ -762,18 +762,28 @@ export class AnalyticsService {
       const key = `${cw}|${k}`;
       out.set(key, (out.get(key) ?? 0) + n);
     };
-    const kept = await this.rows<Record<string, number | string>>(sql`
-      select cohort::text as cohort, week::text as week, ${sql.raw(COHORT_COLUMNS.join(", "))} from analytics_cohort_weeks
-       where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`);
-    for (const r of kept) {
-      const cw = String(r.cohort);
-      const aw = String(r.week);
-      const k = weeksBetween(cw, aw);
-      for (let c = 0; c < 49; c++) {
-        const n = Number(r[COHORT_COLUMNS[c]!]);
-        if (n !== 0 && counted(day(cw, Math.floor(c / 7)), aw, c % 7)) add(cw, k, n);
-      }
-    }
+    // The kept rows summed in the statement, `counted`'s rule written per column: a cohort day in
+    // [d0, dn], and in the last week a first weekday before the last day's (or on it).
+    const lastDays = (c: string) => {
+      const f = Number(c[2]);
+      return f < dow || (f === dow && !(toCut && direct));
+    };
+    const dayIn = (d: number) => sql.raw(`(cohort + ${d} between '${d0}'::date and '${dn}'::date)`);
+    const sumOf = (cols: string[]) => (cols.length === 0 ? "0" : cols.join(" + "));
+    const perDay = (pick: (c: string) => boolean) =>
+      sql.join(
+        [0, 1, 2, 3, 4, 5, 6].map(
+          (d) =>
+            sql`(case when ${dayIn(d)} then ${sql.raw(sumOf(COHORT_COLUMNS.filter((c) => Number(c[1]) === d && pick(c))))} else 0 end)`,
+        ),
+        sql` + `,
+      );
+    for (const r of await this.rows<{ cohort: string; k: number; n: number }>(sql`
+      select cohort::text as cohort, ((week - cohort) / 7)::int as k,
+             (case when week < ${wn}::date then ${perDay(() => true)} else ${perDay(lastDays)} end)::int as n
+        from analytics_cohort_weeks
+       where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`))
+      if (Number(r.n) !== 0) add(String(r.cohort), Number(r.k), Number(r.n));
     // Taken out: the players first seen on the first day before the window's start, and the
     // players online (their closed sessions' share; `cohortsFromHours` counts them whole below).
     const open = await this.openPlayers(s);
@@ -816,13 +826,16 @@ export class AnalyticsService {
       for (const r of await this.rows<{ cw: string; n: number }>(sql`
         with c as (
           select distinct h.uuid from analytics_player_hours h cross join generate_series(0, 3) as i where ${seen(at(a), at(b))}),
-        p as (
-          select c.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = c.uuid order by w.week limit 1) as first
-            from c
+        n as materialized (
+          select c.uuid from c
            where not (c.uuid = any(${uuidArray(out1)}))
              and not exists (
                select 1 from analytics_player_hours h cross join generate_series(0, 3) as i
-                where h.uuid = c.uuid and ${seen(at(wns!), at(a))}))
+                where h.uuid = c.uuid and ${seen(at(wns!), at(a))})),
+        -- Each one's first quarter in the scope, looked up once.
+        p as materialized (
+          select n.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = n.uuid order by w.week limit 1) as first
+            from n)
         select date_trunc('week', first at time zone ${z})::date::text as cw, count(*)::int as n from p
          where (first at time zone ${z})::date between ${d0}::date and ${dn}::date group by 1`))
         add(String(r.cw), weeksBetween(String(r.cw), wn), direct ? Number(r.n) : -Number(r.n));
