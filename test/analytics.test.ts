@@ -895,7 +895,14 @@ describe("the leaderboard past its first candidates: 400 players over four month
       for (const [from, to] of cut)
         for (const scope of [{ network: "Wide" }, { server_id: w2.serverId }]) {
           const q = { ...scope, from: from!, to: to! };
-          const m = await months.retention(principal, w1.teamId, q);
+          // `joined` reads the kept counts whenever the window has a new player; `months` the week
+          // rows up to 2,000 of them (all here).
+          const m = await joined.retention(principal, w1.teamId, q);
+          expect([zone, JSON.stringify(q), await months.retention(principal, w1.teamId, q)]).toEqual([
+            zone,
+            JSON.stringify(q),
+            m,
+          ]);
           expect([zone, JSON.stringify(q), m]).toEqual([
             zone,
             JSON.stringify(q),

@@ -675,7 +675,12 @@ export class AnalyticsService {
 
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    const kept = !this.hoursOnly && (q.tz === undefined || q.tz === (await this.teamZone(teamId)));
+    // The kept counts when the window is in the team's zone and holds more new players than the
+    // week rows answer quickly (their cost is the players, the kept rows' the window's cut days).
+    const kept =
+      !this.hoursOnly &&
+      (q.tz === undefined || q.tz === (await this.teamZone(teamId))) &&
+      (await this.manyNew(s, this.newListed));
     const rows =
       (kept && (await this.cohortsFromKept(s))) ||
       (!this.hoursOnly && (await this.cohortsFromWeeks(s))) ||
@@ -705,6 +710,13 @@ export class AnalyticsService {
         };
       }),
     };
+  }
+
+  /** Whether more than `n` players were first seen in the scope in the window (closed sessions). */
+  private async manyNew(s: Scope, n: number): Promise<boolean> {
+    const [c] = await this.rows<{ n: number }>(sql`
+      select count(*)::int as n from (${sql.join(this.firstRows(s, this.months(s), false), sql` union all `)} limit ${n + 1}) f`);
+    return Number(c!.n) > n;
   }
 
   private async teamZone(teamId: string): Promise<string> {
