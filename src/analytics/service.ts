@@ -832,18 +832,21 @@ export class AnalyticsService {
     // The last day's cut: players seen on the chosen side, not earlier in the last week.
     if (toCut) {
       const [a, b] = direct ? [dns!, s.to] : [s.to, dne!];
-      const seen = (from: SQL, to: SQL) => sql`
-        h.server_id in (${idList(s.ids)}) and h.hour > ${from} - interval '1 hour' and h.hour < ${to} and (h.seen >> i) & 1 = 1
-        and h.hour + i * interval '15 minutes' >= ${from} and h.hour + i * interval '15 minutes' < ${to}`;
+      // Seen in [from, to): whole hours when both ends are (a zone a whole number of hours from
+      // UTC), else quarter by quarter.
+      const seen = (from: Date, to: Date) =>
+        from.getTime() % HOUR_MS === 0 && to.getTime() % HOUR_MS === 0
+          ? sql`h.server_id in (${idList(s.ids)}) and h.hour >= ${at(from)} and h.hour < ${at(to)}`
+          : sql`h.server_id in (${idList(s.ids)}) and h.hour > ${at(from)} - interval '1 hour' and h.hour < ${at(to)}
+              and exists (select 1 from generate_series(0, 3) as i where (h.seen >> i) & 1 = 1
+                and h.hour + i * interval '15 minutes' >= ${at(from)} and h.hour + i * interval '15 minutes' < ${at(to)})`;
       for (const r of await this.rows<{ cw: string; n: number }>(sql`
-        with c as (
-          select distinct h.uuid from analytics_player_hours h cross join generate_series(0, 3) as i where ${seen(at(a), at(b))}),
+        with c as (select distinct h.uuid from analytics_player_hours h where ${seen(a, b)}),
         n as materialized (
           select c.uuid from c
            where not (c.uuid = any(${uuidArray(out1)}))
              and not exists (
-               select 1 from analytics_player_hours h cross join generate_series(0, 3) as i
-                where h.uuid = c.uuid and ${seen(at(wns!), at(a))})),
+               select 1 from analytics_player_hours h where h.uuid = c.uuid and ${seen(wns!, a)})),
         -- Each one's first quarter in the scope, looked up once.
         p as materialized (
           select n.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = n.uuid order by w.week limit 1) as first
