@@ -910,7 +910,7 @@ export class AnalyticsService {
   /**
    * Retention's rows (as `cohortsFromHours`) from the week rows, counted in one statement: a year's
    * window can hold every player of the scope (a year at 5,000,000 sessions: 25-30 s from the hours,
-   * 8-9 s from the week rows; still over the 50 ms target, which needs kept cohort counts).
+   * 8-9 s from the week rows; in the team's zone `cohortsFromKept` answers it).
    *
    * The cohorts are the new players' first month rows (`prev_at` null, `first_at` in the window:
    * a player's closed sessions are all in the month rows). A UTC week row's first and last quarter
