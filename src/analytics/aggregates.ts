@@ -706,11 +706,13 @@ const cohortMoves = (rows: SQL, sign: 1 | -1) => sql`
         from cdw k join cls c on c.scope = k.scope and c.uuid = k.uuid where not c.whole),
     -- Every hour row of those players in the team; only the scopes whose first day moved are recounted.
     cfp as (select distinct team_id, uuid from cls where whole),
+    -- Each UUID's rows read once, whatever number of teams it is in.
     cfh as materialized (
-      select h.server_id, h.hour, h.uuid, h.seen from cfp
+      select h.server_id, h.hour, h.uuid, h.seen from (select distinct uuid from cfp) u
        cross join lateral (
-         select h.server_id, h.hour, h.uuid, h.seen from analytics_player_hours h where h.uuid = cfp.uuid offset 0) h
-       join servers sv on sv.id = h.server_id and sv.team_id = cfp.team_id),
+         select h.server_id, h.hour, h.uuid, h.seen from analytics_player_hours h where h.uuid = u.uuid offset 0) h
+       join servers sv on sv.id = h.server_id
+       where (sv.team_id, h.uuid) in (select team_id, uuid from cfp)),
     cfn as (
       ${
         sign > 0
