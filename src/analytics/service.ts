@@ -63,8 +63,10 @@ const idList = (ids: string[]) =>
   );
 
 const HOUR_MS = 3_600_000;
-/** Many UUIDs as one array parameter (thousands of candidates: one parameter each cost more than the query). */
 
+/** A player's first quarter seen in a scope (closed sessions): their first week row's. */
+const firstSeen = (scope: string, uuid: SQL) =>
+  sql`(select w.first_at from analytics_player_weeks w where w.scope = ${scope} and w.uuid = ${uuid} order by w.week limit 1)`;
 /**
  * The quarter bits of an hour row that lie in [from, to): a mask for `seen`, and the row's
  * milliseconds in them. Only the hour holding `from` and the hour holding the window's last
@@ -147,10 +149,8 @@ export class AnalyticsService {
       scope = `n:${teamId}:${q.network}`;
     }
     let zone = q.tz;
-    if (zone === undefined) {
-      const [t] = await this.db.select({ zone: teams.timeZone }).from(teams).where(eq(teams.id, teamId));
-      zone = t?.zone ?? "UTC";
-    } else if (!validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
+    if (zone === undefined) zone = await this.teamZone(teamId);
+    else if (!validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
     const nowMs = this.clock.now();
     const toMs = q.to ? Date.parse(q.to) : nowMs;
     const fromMs = q.from ? Date.parse(q.from) : toMs - DEFAULT_WINDOW_DAYS * DAY_MS;
@@ -677,14 +677,13 @@ export class AnalyticsService {
     const s = await this.resolve(principal, teamId, q);
     // The kept counts when the window is in the team's zone and holds more new players than the
     // week rows answer quickly (their cost is the players, the kept rows' the window's cut days).
-    const kept =
-      !this.hoursOnly &&
-      (q.tz === undefined || q.tz === (await this.teamZone(teamId))) &&
-      (await this.manyNew(s, this.newListed));
-    const rows =
-      (kept && (await this.cohortsFromKept(s))) ||
-      (!this.hoursOnly && (await this.cohortsFromWeeks(s))) ||
-      (await this.cohortsFromHours(s));
+    const many =
+      !this.hoursOnly && (q.tz === undefined || q.tz === (await this.teamZone(teamId)))
+        ? await this.manyNew(s, this.newListed)
+        : undefined;
+    const rows = many
+      ? await this.cohortsFromKept(s)
+      : (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
     rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
@@ -736,7 +735,7 @@ export class AnalyticsService {
    *   the end and not earlier in the week are added (the kept rows' count of that day left out),
    *   or those seen after it and not before are taken out.
    */
-  private async cohortsFromKept(s: Scope): Promise<{ cohort: string; k: number; n: number }[] | null> {
+  private async cohortsFromKept(s: Scope): Promise<{ cohort: string; k: number; n: number }[]> {
     const z = sql`${s.zone}`;
     const [e] = await this.rows<{
       d0: string;
@@ -766,20 +765,17 @@ export class AnalyticsService {
       new Date(Date.parse(`${d}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
     const weeksBetween = (a: string, b: string) =>
       Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / WEEK_MS);
+    /** In the last week, whether the kept sum counts a player whose first weekday there is `f`. */
+    const lastWeekDay = (f: number) => f < dow || (f === dow && !(toCut && direct));
     /** Whether the kept sum counts a cell: cohort day `cd`, week `aw`, first weekday there `f`. */
     const counted = (cd: string, aw: string, f: number) =>
-      cd >= d0 && cd <= dn && (aw < wn || (aw === wn && (f < dow || (f === dow && !(toCut && direct)))));
+      cd >= d0 && cd <= dn && (aw < wn || (aw === wn && lastWeekDay(f)));
     const out = new Map<string, number>();
     const add = (cw: string, k: number, n: number) => {
       const key = `${cw}|${k}`;
       out.set(key, (out.get(key) ?? 0) + n);
     };
-    // The kept rows summed in the statement, `counted`'s rule written per column: a cohort day in
-    // [d0, dn], and in the last week a first weekday before the last day's (or on it).
-    const lastDays = (c: string) => {
-      const f = Number(c[2]);
-      return f < dow || (f === dow && !(toCut && direct));
-    };
+    // The kept rows summed in the statement, `counted`'s rule written per column (`c<d><f>`).
     const dayIn = (d: number) => sql.raw(`(cohort + ${d} between '${d0}'::date and '${dn}'::date)`);
     const sumOf = (cols: string[]) => (cols.length === 0 ? "0" : cols.join(" + "));
     const perDay = (pick: (c: string) => boolean) =>
@@ -792,7 +788,7 @@ export class AnalyticsService {
       );
     for (const r of await this.rows<{ cohort: string; k: number; n: number }>(sql`
       select cohort::text as cohort, ((week - cohort) / 7)::int as k,
-             (case when week < ${wn}::date then ${perDay(() => true)} else ${perDay(lastDays)} end)::int as n
+             (case when week < ${wn}::date then ${perDay(() => true)} else ${perDay((c) => lastWeekDay(Number(c[2])))} end)::int as n
         from analytics_cohort_weeks
        where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`))
       if (Number(r.n) !== 0) add(String(r.cohort), Number(r.k), Number(r.n));
@@ -813,7 +809,7 @@ export class AnalyticsService {
     if (out1.length > 0)
       for (const r of await this.rows<{ cw: string; d: number; aw: string; f: number }>(sql`
         with p as (
-          select c.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = c.uuid order by w.week limit 1) as first
+          select c.uuid, ${firstSeen(s.scope, sql`c.uuid`)} as first
             from unnest(${uuidArray(out1)}) as c(uuid)),
         q as (
           select h.uuid, date_trunc('week', (h.hour + i * interval '15 minutes') at time zone ${z}) as aw, min(h.hour + i * interval '15 minutes') as fq
@@ -849,8 +845,7 @@ export class AnalyticsService {
                select 1 from analytics_player_hours h where h.uuid = c.uuid and ${seen(wns!, a)})),
         -- Each one's first quarter in the scope, looked up once.
         p as materialized (
-          select n.uuid, (select w.first_at from analytics_player_weeks w where w.scope = ${s.scope} and w.uuid = n.uuid order by w.week limit 1) as first
-            from n)
+          select n.uuid, ${firstSeen(s.scope, sql`n.uuid`)} as first from n)
         select date_trunc('week', first at time zone ${z})::date::text as cw, count(*)::int as n from p
          where (first at time zone ${z})::date between ${d0}::date and ${dn}::date group by 1`))
         add(String(r.cw), weeksBetween(String(r.cw), wn), direct ? Number(r.n) : -Number(r.n));
@@ -925,7 +920,11 @@ export class AnalyticsService {
    * still open is in no month row) are read from their hours. Null when some row spans more than
    * two local weeks (no zone in use does): the caller reads the hours then.
    */
-  private async cohortsFromWeeks(s: Scope): Promise<{ cohort: string; k: number; n: number }[] | null> {
+  private async cohortsFromWeeks(
+    s: Scope,
+    /** Already known to hold at most `newListed` new players (`manyNew`): probed without counting them again. */
+    fewNew = false,
+  ): Promise<{ cohort: string; k: number; n: number }[] | null> {
     const z = sql`${s.zone}`;
     const lw = (t: SQL) => sql`date_trunc('week', ${t} at time zone ${z})`;
     const to = at(s.to);
@@ -934,9 +933,7 @@ export class AnalyticsService {
     const firsts = this.firstRows(s, this.months(s));
     // A few thousand new players: each one's rows by the primary key. More: the window's rows of
     // the scope joined with them (probing 200,000 players' rows one by one took longer than that).
-    const [few] = await this.rows<{ n: number }>(sql`
-      select count(*)::int as n from (${sql.join(firsts, sql` union all `)} limit ${10 * this.newListed + 1}) f`);
-    const probe = Number(few!.n) <= 10 * this.newListed;
+    const probe = fewNew || !(await this.manyNew(s, 10 * this.newListed));
     // The UTC week holding the window's start: no cohort player has a row before it.
     const fromWeek = indexEnd(s.from);
     const rows = await this.rows<{ cohort: string; k: number | null; n: number }>(sql`

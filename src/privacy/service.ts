@@ -3,13 +3,14 @@ import type { Principal } from "../auth/principal";
 import { audit } from "../audit/entry";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import { playerOptOuts, servers, teamPrivacy } from "../db/schema";
+import { playerOptOuts, teamPrivacy } from "../db/schema";
 import type { IdempotencyStore } from "../idempotency/store";
 import { AppError } from "../lib/errors";
 import type { Keyring } from "../lib/keyring";
 import { LIMITS, overLimit } from "../lib/limits";
 import { iso } from "../lib/schemas";
 import { closeSessions } from "../servers/players";
+import { lockTeamServers } from "../servers/team-lock";
 import { requireTeamRole } from "../teams/access";
 import { HOLDERS, type PlayerScope, type Tx } from "./holders";
 
@@ -47,16 +48,7 @@ export class PrivacyService {
   }
 
   private async scope(tx: Tx, teamId: string, uuid: string, lock: boolean): Promise<PlayerScope> {
-    // Locked in id order, as every writer of a server's sessions holds its row: an erasure
-    // waits for a batch in flight and the next batch waits for it.
-    const ids = (
-      await tx
-        .select({ id: servers.id })
-        .from(servers)
-        .where(eq(servers.teamId, teamId))
-        .orderBy(asc(servers.id))
-        .for(lock ? "update" : "share")
-    ).map((r) => r.id);
+    const ids = await lockTeamServers(tx, teamId, lock ? "update" : "share");
     return {
       tx,
       teamId,
@@ -155,14 +147,7 @@ export class PrivacyService {
           set: { name: input.name === undefined ? sql`${playerOptOuts.name}` : input.name },
         })
         .returning();
-      const ids = (
-        await tx
-          .select({ id: servers.id })
-          .from(servers)
-          .where(eq(servers.teamId, teamId))
-          .orderBy(asc(servers.id))
-          .for("update")
-      ).map((r) => r.id);
+      const ids = await lockTeamServers(tx, teamId, "update");
       if (ids.length > 0)
         await closeSessions(
           tx,

@@ -12,6 +12,7 @@ import { NOT_MEMBER, requireTeamRole } from "./access";
 import { validTimeZone } from "../lib/time-zone";
 import { audit } from "../audit/entry";
 import { rebuildCohorts } from "../analytics/aggregates";
+import { lockTeamServers } from "../servers/team-lock";
 
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
@@ -155,8 +156,8 @@ export class TeamsService {
         .returning();
       if (change.time_zone !== undefined && change.time_zone !== before.time_zone) {
         // Retention's kept counts are in the team's zone: made again in the new one, with the
-        // team's server rows held (id order, as erasure takes them) so no close adds meanwhile.
-        await tx.execute(sql`select id from servers where team_id = ${teamId} order by id for update`);
+        // team's server rows held so no close adds meanwhile.
+        await lockTeamServers(tx, teamId, "update");
         await rebuildCohorts(tx, teamId);
       }
       const after = {
