@@ -786,28 +786,35 @@ export class AnalyticsService {
         ),
         sql` + `,
       );
-    for (const r of await this.rows<{ cohort: string; k: number; n: number }>(sql`
+    const kept = this.rows<{ cohort: string; k: number; n: number }>(sql`
       select cohort::text as cohort, ((week - cohort) / 7)::int as k,
              (case when week < ${wn}::date then ${perDay(() => true)} else ${perDay((c) => lastWeekDay(Number(c[2])))} end)::int as n
         from analytics_cohort_weeks
-       where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`))
-      if (Number(r.n) !== 0) add(String(r.cohort), Number(r.k), Number(r.n));
+       where scope = ${s.scope} and cohort >= ${w0}::date and cohort <= ${wn}::date and week <= ${wn}::date`);
     // Taken out: the players first seen on the first day before the window's start, and the
     // players online (their closed sessions' share; `cohortsFromHours` counts them whole below).
-    const open = await this.openPlayers(s);
+    const opens = this.openPlayers(s);
     const early =
       s.from.getTime() > d0s!.getTime()
-        ? (
-            await this.rows<{ uuid: string }>(sql`
+        ? this.rows<{ uuid: string }>(sql`
             select uuid::text as uuid from analytics_player_months
              where scope = ${s.scope} and month >= date_trunc('month', ${at(d0s!)}, 'UTC') and month <= date_trunc('month', ${at(s.from)}, 'UTC')
                and prev_at is null and first_at >= ${at(d0s!)} and first_at < ${at(s.from)}`)
-          ).map((r) => r.uuid)
-        : [];
-    const out1 = [...new Set([...early, ...open])];
+        : Promise.resolve([]);
+    // The last day's cut: players seen on the chosen side, not earlier in the last week, each with
+    // the local week they were first seen in (those of `early` and `opens` are left out below).
+    const cut = toCut ? this.lastDayCut(s, direct ? [dns!, s.to] : [s.to, dne!], wns!, d0, dn) : Promise.resolve([]);
+    // The statements do not depend on each other: on PostgreSQL each runs on its own connection.
+    const [keptRows, open, earlyRows, cutRows] = await Promise.all([kept, opens, early, cut]);
+    for (const r of keptRows) if (Number(r.n) !== 0) add(String(r.cohort), Number(r.k), Number(r.n));
+    const out1 = [...new Set([...earlyRows.map((r) => r.uuid), ...open])];
+    const skip = new Set(out1);
+    for (const r of cutRows) if (!skip.has(r.uuid)) add(String(r.cw), weeksBetween(String(r.cw), wn), direct ? 1 : -1);
     const lo = new Date(Date.parse(`${w0}T00:00:00Z`) - 2 * DAY_MS);
-    if (out1.length > 0)
-      for (const r of await this.rows<{ cw: string; d: number; aw: string; f: number }>(sql`
+    const fixes =
+      out1.length === 0
+        ? Promise.resolve([])
+        : this.rows<{ cw: string; d: number; aw: string; f: number }>(sql`
         with p as (
           select c.uuid, ${firstSeen(s.scope, sql`c.uuid`)} as first
             from unnest(${uuidArray(out1)}) as c(uuid)),
@@ -821,34 +828,12 @@ export class AnalyticsService {
            group by 1, 2)
         select date_trunc('week', p.first at time zone ${z})::date::text as cw, (extract(isodow from p.first at time zone ${z})::int - 1) as d,
                q.aw::date::text as aw, (extract(isodow from q.fq at time zone ${z})::int - 1) as f
-          from p join q on q.uuid = p.uuid where p.first is not null`)) {
-        const cw = String(r.cw);
-        if (counted(day(cw, Number(r.d)), String(r.aw), Number(r.f))) add(cw, weeksBetween(cw, String(r.aw)), -1);
-      }
-    // The last day's cut: players seen on the chosen side, not earlier in the last week.
-    if (toCut) {
-      const [a, b] = direct ? [dns!, s.to] : [s.to, dne!];
-      // Seen in [from, to): whole hours when both ends are (a zone a whole number of hours from
-      // UTC), else quarter by quarter.
-      const seen = (from: Date, to: Date) =>
-        from.getTime() % HOUR_MS === 0 && to.getTime() % HOUR_MS === 0
-          ? sql`h.server_id in (${idList(s.ids)}) and h.hour >= ${at(from)} and h.hour < ${at(to)}`
-          : sql`h.server_id in (${idList(s.ids)}) and h.hour > ${at(from)} - interval '1 hour' and h.hour < ${at(to)}
-              and exists (select 1 from generate_series(0, 3) as i where (h.seen >> i) & 1 = 1
-                and h.hour + i * interval '15 minutes' >= ${at(from)} and h.hour + i * interval '15 minutes' < ${at(to)})`;
-      for (const r of await this.rows<{ cw: string; n: number }>(sql`
-        with c as (select distinct h.uuid from analytics_player_hours h where ${seen(a, b)}),
-        n as materialized (
-          select c.uuid from c
-           where not (c.uuid = any(${uuidArray(out1)}))
-             and not exists (
-               select 1 from analytics_player_hours h where h.uuid = c.uuid and ${seen(wns!, a)})),
-        -- Each one's first quarter in the scope, looked up once.
-        p as materialized (
-          select n.uuid, ${firstSeen(s.scope, sql`n.uuid`)} as first from n)
-        select date_trunc('week', first at time zone ${z})::date::text as cw, count(*)::int as n from p
-         where (first at time zone ${z})::date between ${d0}::date and ${dn}::date group by 1`))
-        add(String(r.cw), weeksBetween(String(r.cw), wn), direct ? Number(r.n) : -Number(r.n));
+          from p join q on q.uuid = p.uuid where p.first is not null`);
+    const fresh = open.length === 0 ? Promise.resolve([]) : this.firstWeeks(s, open);
+    const [fixRows, freshOpen] = await Promise.all([fixes, fresh]);
+    for (const r of fixRows) {
+      const cw = String(r.cw);
+      if (counted(day(cw, Number(r.d)), String(r.aw), Number(r.f))) add(cw, weeksBetween(cw, String(r.aw)), -1);
     }
     const rows = [...out]
       .filter(([, n]) => n !== 0)
@@ -856,8 +841,34 @@ export class AnalyticsService {
         const [cohort, k] = key.split("|");
         return { cohort: cohort!, k: Number(k), n };
       });
-    const freshOpen = open.length === 0 ? [] : await this.firstWeeks(s, open);
     return freshOpen.length === 0 ? rows : [...rows, ...(await this.cohortsFromHours(s, freshOpen))];
+  }
+
+  /**
+   * Retention's last-day cut (`cohortsFromKept`): the players seen in [a, b) on the last day and
+   * not earlier in its local week (from `weekStart`), each with the local week they were first
+   * seen in the scope, when that first day is in [d0, dn].
+   */
+  private lastDayCut(s: Scope, [a, b]: [Date, Date], weekStart: Date, d0: string, dn: string) {
+    const z = sql`${s.zone}`;
+    // Seen in [from, to): whole hours when both ends are (a zone a whole number of hours from
+    // UTC), else quarter by quarter.
+    const seen = (from: Date, to: Date) =>
+      from.getTime() % HOUR_MS === 0 && to.getTime() % HOUR_MS === 0
+        ? sql`h.server_id in (${idList(s.ids)}) and h.hour >= ${at(from)} and h.hour < ${at(to)}`
+        : sql`h.server_id in (${idList(s.ids)}) and h.hour > ${at(from)} - interval '1 hour' and h.hour < ${at(to)}
+            and exists (select 1 from generate_series(0, 3) as i where (h.seen >> i) & 1 = 1
+              and h.hour + i * interval '15 minutes' >= ${at(from)} and h.hour + i * interval '15 minutes' < ${at(to)})`;
+    return this.rows<{ uuid: string; cw: string }>(sql`
+      with c as (select distinct h.uuid from analytics_player_hours h where ${seen(a, b)}),
+      n as materialized (
+        select c.uuid from c
+         where not exists (select 1 from analytics_player_hours h where h.uuid = c.uuid and ${seen(weekStart, a)})),
+      -- Each one's first quarter in the scope, looked up once.
+      p as materialized (
+        select n.uuid, ${firstSeen(s.scope, sql`n.uuid`)} as first from n)
+      select uuid::text as uuid, date_trunc('week', first at time zone ${z})::date::text as cw from p
+       where (first at time zone ${z})::date between ${d0}::date and ${dn}::date`);
   }
 
   /** The players new in the window (of `only`, when given), each with the local week first seen in (YYYY-MM-DD). */
