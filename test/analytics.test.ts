@@ -80,8 +80,9 @@ function twoServices(at: number, teamId: string) {
   return {
     kept: new AnalyticsService(db(), clock),
     hours: new AnalyticsService(db(), clock, true),
-    // New players counted by the long windows' join, however few.
-    joined: new AnalyticsService(db(), clock, false, 0),
+    // New players counted by the long windows' join, however few; the leaderboard's candidates
+    // summed two at a time.
+    joined: new AnalyticsService(db(), clock, false, 0, 2),
     principal,
   };
 }
@@ -558,6 +559,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
           const m = await months.leaderboard(principal, n1.teamId, { ...q, limit: 3 });
           const h = await hours.leaderboard(principal, n1.teamId, { ...q, limit: 3 });
           expect([label, m]).toEqual([label, h]);
+          expect([label, await joined.leaderboard(principal, n1.teamId, { ...q, limit: 3 })]).toEqual([label, h]);
           expect([label, await months.editions(principal, n1.teamId, q)]).toEqual([
             label,
             await hours.editions(principal, n1.teamId, q),
@@ -813,7 +815,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
     await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
     months = new AnalyticsService(db(), clock);
     hours = new AnalyticsService(db(), clock, true);
-    joined = new AnalyticsService(db(), clock, false, 0);
+    joined = new AnalyticsService(db(), clock, false, 0, 2);
     principal = {
       kind: "api_key",
       keyId: "wide",
@@ -841,6 +843,10 @@ describe("the leaderboard past its first candidates: 400 players over four month
           const q = { ...scope, from, to, tz: "UTC", limit };
           const m = await months.leaderboard(principal, w1.teamId, q);
           expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.leaderboard(principal, w1.teamId, q)]);
+          expect([JSON.stringify(q), await joined.leaderboard(principal, w1.teamId, q)]).toEqual([
+            JSON.stringify(q),
+            m,
+          ]);
           expect(m.players).toHaveLength(limit);
         }
   };
