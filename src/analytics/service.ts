@@ -525,12 +525,23 @@ export class AnalyticsService {
       return { players: fresh - Number(k!.fresh_open) + freshOpen.length, regular: openOk(keptRegular - openRegular) };
     }
     const viaEarlier = Number(e!.n) <= fresh;
-    const side = viaEarlier ? earlier : firsts;
-    const [j] = await this.rows<{ regular: number; joined: number }>(sql`
-      with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
-      x as materialized (${sql.join(side, sql` union all `)})
-      select (select count(*) from r)::int as regular, (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
-    const freshRegular = viaEarlier ? Number(j!.regular) - Number(j!.joined) : Number(j!.joined);
+    let freshRegular: number;
+    if (viaEarlier) {
+      const [j] = await this.rows<{ regular: number; joined: number }>(sql`
+        with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
+        x as materialized (${sql.join(earlier, sql` union all `)})
+        select (select count(*) from r)::int as regular, (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
+      freshRegular = Number(j!.regular) - Number(j!.joined);
+    } else {
+      // The new players are the fewer: each one's latest week row before the end probed by key,
+      // without reading every player regular at the end.
+      const [j] = await this.rows<{ joined: number }>(sql`
+        with x as materialized (${sql.join(firsts, sql` union all `)})
+        select count(*)::int as joined from x
+         where not (x.uuid = any(${openList}))
+           and exists (select 1 from analytics_player_weeks where uuid = x.uuid and ${regularAtEnd})`);
+      freshRegular = Number(j!.joined);
+    }
     return {
       players: fresh - Number(k!.fresh_open) + freshOpen.length,
       regular: openOk(freshRegular),
