@@ -275,10 +275,10 @@ export class AnalyticsService {
    * sessions together: `closedTotals`, then the players with a session open added (their open
    * time, and themselves when the closed sessions did not count them). Null as `closedTotals`.
    */
-  private async editionTotals(s: Scope, open?: string[]) {
-    const closed = await this.closedTotals(s);
+  private async editionTotals(s: Scope, opens: Promise<string[]> = this.openPlayers(s)) {
+    // The closed totals and the players online at once (each on its own connection on PostgreSQL).
+    const [closed, open] = await Promise.all([this.closedTotals(s), opens]);
     if (!closed) return null;
-    open ??= await this.openPlayers(s);
     for (const r of await this.openInWindow(s, open)) {
       const e = FLOODGATE.test(r.uuid) ? closed.bedrock : closed.java;
       e.ms += Number(r.open_ms);
@@ -322,23 +322,27 @@ export class AnalyticsService {
     const end = indexEnd(s.to);
     const since = new Date(end.getTime() - 3 * WEEK_MS);
     if (this.hoursOnly) return this.activityFromHours(s, end);
-    // The players online, read once for the totals, the new-player candidates and the scores.
-    const open = await this.openPlayers(s);
+    // The players online, read once for the totals, the new-player candidates and the scores;
+    // the statements that do not need them run beside (each on its own connection on PostgreSQL).
+    const opens = this.openPlayers(s);
     if (s.from.getTime() <= since.getTime()) {
       // A window holding the index's three weeks: every player with time in them was seen in it,
       // so the groups come from the week's counts kept at ingest and the players seen from the
       // month rows; only the players online and the new ones are scored here.
-      const totals = await this.editionTotals(s, open);
+      const [open, totals, [kept]] = await Promise.all([
+        opens,
+        this.editionTotals(s, opens),
+        this.rows<Record<string, number>>(sql`
+          select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
+           where scope = ${s.scope} and week = ${at(end)}`),
+      ]);
       if (!totals) return this.activityFromHours(s, end);
-      const [kept] = await this.rows<Record<string, number>>(sql`
-        select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
-         where scope = ${s.scope} and week = ${at(end)}`);
       const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
       // Every open player with closed time in the three weeks is in the counts (at its closed index).
       return this.activityScored(s, end, counts, totals.java.players + totals.bedrock.players, open, null);
     }
     // A shorter window: each player seen in it counted once from the week rows, at their group.
-    const counted = await this.weekCounts(s, end);
+    const [open, counted] = await Promise.all([opens, this.weekCounts(s, end)]);
     // The counts hold closed sessions: which open players they saw in the window, and which only
     // their open session did.
     const seen = new Map<string, { closed: boolean; open: boolean }>();
@@ -362,16 +366,17 @@ export class AnalyticsService {
     open: string[],
     seen: Map<string, { closed: boolean; open: boolean }> | null,
   ) {
-    // Only the players online are scored from their hours; the new ones are counted from the kept rows.
-    const index = new Map<string, { all: number; closed: number }>();
-    if (open.length > 0)
-      for (const r of await this.rows<{ uuid: string; index: number; closed_index: number }>(
-        sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, open)}) x`,
-      ))
-        index.set(r.uuid, { all: Number(r.index), closed: Number(r.closed_index) });
+    // Only the players online are scored from their hours (beside the new players' first
+    // statements); the new ones are counted from the kept rows.
+    const scored =
+      open.length === 0
+        ? Promise.resolve([])
+        : this.rows<{ uuid: string; index: number; closed_index: number }>(
+            sql`select uuid::text as uuid, index, closed_index from (${this.scores(s, end, open)}) x`,
+          );
     // The kept counts (a window holding the index's weeks) hold every player regular or more at the end.
     const keptRegular = seen === null ? regularCount(counts) : null;
-    const fresh = await this.newPlayers(s, end, open, index, keptRegular);
+    const { index, ...fresh } = await this.newPlayers(s, end, open, scored, keptRegular);
     for (const u of open) {
       // A player with no time in the three weeks scores 0 (inactive).
       const x = index.get(u) ?? { all: 0, closed: 0 };
@@ -469,17 +474,24 @@ export class AnalyticsService {
     s: Scope,
     end: Date,
     open: string[],
-    index: Map<string, { all: number; closed: number }>,
+    scored: Promise<{ uuid: string; index: number; closed_index: number }[]>,
     keptRegular: number | null,
-  ) {
-    const freshOpen =
-      open.length === 0
-        ? []
-        : await this.rows<{ uuid: string }>(sql`
-            select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`);
+  ): Promise<{ players: number; regular: number; index: Map<string, { all: number; closed: number }> }> {
     // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
     const months = this.months(s);
     const firsts = this.firstRows(s, months, false);
+    // The players online scored, those of them new, and a short window's few new players listed,
+    // at once (each on its own connection on PostgreSQL).
+    const [scores, freshOpen, listed] = await Promise.all([
+      scored,
+      open.length === 0
+        ? Promise.resolve([])
+        : this.rows<{ uuid: string }>(sql`
+            select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`),
+      this.rows<{ uuid: string }>(sql`
+        select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`),
+    ]);
+    const index = new Map(scores.map((r) => [r.uuid, { all: Number(r.index), closed: Number(r.closed_index) }]));
     const weeks = [1, 2, 3].map(
       (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
     );
@@ -489,8 +501,6 @@ export class AnalyticsService {
     const openOk = (regular: number) =>
       regular + freshOpen.filter((f) => regularOrMore(index.get(f.uuid)?.all ?? 0)).length;
     // A short window's few new players: listed, and their latest week rows probed by player.
-    const listed = await this.rows<{ uuid: string }>(sql`
-      select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`);
     if (listed.length <= this.newListed) {
       const closed = listed.map((r) => r.uuid).filter((u) => !openSet.has(u));
       const [c] =
@@ -498,16 +508,12 @@ export class AnalyticsService {
           ? [{ n: 0 }]
           : await this.rows<{ n: number }>(sql`
               select count(*)::int as n from analytics_player_weeks where uuid = any(${uuidArray(closed)}) and ${regularAtEnd}`);
-      return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)) };
+      return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)), index };
     }
     // A long window's (a year's can hold every player of the scope): counted. Each player regular
     // at the end has their first row either in the window (new) or before it (the end is inside
     // the window), so the regulars are split through whichever of the two sets is smaller.
     const openList = uuidArray(open);
-    const [k] = await this.rows<{ fresh: number; fresh_open: number }>(sql`
-      select count(*)::int as fresh, (count(*) filter (where f.uuid = any(${openList})))::int as fresh_open
-        from (${sql.join(firsts, sql` union all `)}) f`);
-    const fresh = Number(k!.fresh);
     const first = months[0]!;
     const earlier = [
       sql`select uuid from analytics_player_months where scope = ${s.scope} and month < ${at(first.month)} and prev_at is null`,
@@ -516,15 +522,27 @@ export class AnalyticsService {
       earlier.push(sql`
         select uuid from analytics_player_months where scope = ${s.scope} and month = ${at(first.month)} and prev_at is null
            and bedrock in (false, true) and first_at < ${at(s.from)}`);
-    const [e] = await this.rows<{ n: number }>(sql`
-      select count(*)::int as n from (${sql.join(earlier, sql` union all `)} limit ${fresh + 1}) x`);
-    if (Number(e!.n) === 0 && keptRegular !== null) {
+    // The new players counted, and the earlier ones up to one more than them (which side is smaller).
+    const [k] = await this.rows<{ fresh: number; fresh_open: number; earlier: number }>(sql`
+      with k as materialized (
+        select count(*)::int as fresh, (count(*) filter (where f.uuid = any(${openList})))::int as fresh_open
+          from (${sql.join(firsts, sql` union all `)}) f)
+      select k.fresh, k.fresh_open,
+             (select count(*) from (${sql.join(earlier, sql` union all `)} limit (select fresh from k) + 1) x)::int as earlier
+        from k`);
+    const fresh = Number(k!.fresh);
+    const e = { n: Number(k!.earlier) };
+    if (e.n === 0 && keptRegular !== null) {
       // Nobody was seen before the window (it holds the scope's whole history): every player
       // regular at the end is new. The kept counts hold them, the open ones at their closed index.
       const openRegular = open.filter((u) => regularOrMore(index.get(u)?.closed ?? 0)).length;
-      return { players: fresh - Number(k!.fresh_open) + freshOpen.length, regular: openOk(keptRegular - openRegular) };
+      return {
+        players: fresh - Number(k!.fresh_open) + freshOpen.length,
+        regular: openOk(keptRegular - openRegular),
+        index,
+      };
     }
-    const viaEarlier = Number(e!.n) <= fresh;
+    const viaEarlier = e.n <= fresh;
     let freshRegular: number;
     if (viaEarlier) {
       const [j] = await this.rows<{ regular: number; joined: number }>(sql`
@@ -545,6 +563,7 @@ export class AnalyticsService {
     return {
       players: fresh - Number(k!.fresh_open) + freshOpen.length,
       regular: openOk(freshRegular),
+      index,
     };
   }
 
