@@ -126,33 +126,44 @@ export class AnalyticsService {
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
   private async resolve(principal: Principal, teamId: string, q: WindowQuery): Promise<Scope> {
-    await requireTeamRole(this.db, principal, teamId, "viewer");
-    if ((q.server_id === undefined) === (q.network === undefined))
-      throw new AppError("bad_request", "Give exactly one of server_id and network.");
+    // The caller's role, the scope's servers and the team's zone read at once (each on its own
+    // connection on PostgreSQL); their errors in that order.
+    const oneScope = (q.server_id === undefined) !== (q.network === undefined);
+    const [role, found, teamZone] = await Promise.allSettled([
+      requireTeamRole(this.db, principal, teamId, "viewer"),
+      !oneScope
+        ? Promise.resolve([])
+        : this.db
+            .select({ id: servers.id })
+            .from(servers)
+            .where(
+              q.server_id
+                ? and(eq(servers.id, q.server_id), eq(servers.teamId, teamId))
+                : and(eq(servers.teamId, teamId), eq(servers.networkName, q.network!)),
+            ),
+      q.tz === undefined ? this.teamZone(teamId) : Promise.resolve(q.tz),
+    ]);
+    if (role.status === "rejected") throw role.reason;
+    if (!oneScope) throw new AppError("bad_request", "Give exactly one of server_id and network.");
+    if (found.status === "rejected") throw found.reason;
+    if (teamZone.status === "rejected") throw teamZone.reason;
+    const rows = found.value;
     let ids: string[];
     let scope: string;
     if (q.server_id) {
-      const [row] = await this.db
-        .select({ id: servers.id })
-        .from(servers)
-        .where(and(eq(servers.id, q.server_id), eq(servers.teamId, teamId)));
+      const [row] = rows;
       if (!row || !reachesServer(principal, row.id)) throw new AppError("not_found", "Server not found.");
       ids = [row.id];
       scope = row.id;
     } else {
-      const rows = await this.db
-        .select({ id: servers.id })
-        .from(servers)
-        .where(and(eq(servers.teamId, teamId), eq(servers.networkName, q.network!)));
       if (rows.length === 0) throw new AppError("not_found", "Network not found.");
       if (rows.some((r) => !reachesServer(principal, r.id)))
         throw new AppError("forbidden", "This key does not reach every server of the network.");
       ids = rows.map((r) => r.id);
       scope = `n:${teamId}:${q.network}`;
     }
-    let zone = q.tz;
-    if (zone === undefined) zone = await this.teamZone(teamId);
-    else if (!validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
+    const zone = teamZone.value;
+    if (q.tz !== undefined && !validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
     const nowMs = this.clock.now();
     const toMs = q.to ? Date.parse(q.to) : nowMs;
     const fromMs = q.from ? Date.parse(q.from) : toMs - DEFAULT_WINDOW_DAYS * DAY_MS;
