@@ -1168,7 +1168,9 @@ export class AnalyticsService {
       if (end >= 2) lists.push({ group: g, month: months[end - 1]!, column: "pair_ms" });
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
-    const open = new Set(await this.openPlayers(s));
+    // The players online, read beside the first round's lists.
+    const opens = this.openPlayers(s);
+    let open = new Set<string>();
     const w = inWindow(s);
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
@@ -1190,7 +1192,8 @@ export class AnalyticsService {
         })),
         { c: sql.raw("ms"), list: sql`from analytics_player_totals where scope = ${s.scope}` },
       ];
-      const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
+      const [rows, online] = await Promise.all([
+        this.rows<{ l: number; uuid: string | null; v: number }>(sql`
         ${sql.join(
           sources.map(
             ({ c, list }, i) => sql`
@@ -1200,7 +1203,10 @@ export class AnalyticsService {
               select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`,
           ),
           sql` union all `,
-        )}`);
+        )}`),
+        opens,
+      ]);
+      open = new Set(online);
       // What a player outside a list has there at most: the n-th row's value when the list filled
       // `n` rows, else the first value below `t`.
       const nth = sources.map((_, i) => {
