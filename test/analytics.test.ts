@@ -81,8 +81,9 @@ function twoServices(at: number, teamId: string) {
     kept: new AnalyticsService(db(), clock),
     hours: new AnalyticsService(db(), clock, true),
     // New players counted by the long windows' join, however few; the leaderboard's candidates
-    // summed two at a time.
+    // summed two at a time. `hashed`: the new regulars joined, not probed.
     joined: new AnalyticsService(db(), clock, false, 0, 2),
+    hashed: new AnalyticsService(db(), clock, false, 0, 2, 0),
     principal,
   };
 }
@@ -505,6 +506,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   let months: AnalyticsService;
   let hours: AnalyticsService;
   let joined: AnalyticsService;
+  let hashed: AnalyticsService;
   let principal: Principal;
   // The test servers' sweeps close sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
   // last news: these open ones (months old) would close between the two services' reads of a
@@ -533,7 +535,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
       [E, "E", "2026-10-25T00:30:00Z", "2026-10-25T02:30:00Z"],
     ]);
     await play(n1, [[B, "B", "2026-07-31T23:00:00Z", "2026-08-01T00:30:00Z"]]);
-    ({ kept: months, hours, joined, principal } = twoServices(frozen, n1.teamId));
+    ({ kept: months, hours, joined, hashed, principal } = twoServices(frozen, n1.teamId));
   });
 
   const windows = [
@@ -567,6 +569,7 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
           const activity = await months.activity(principal, n1.teamId, q);
           expect([label, activity]).toEqual([label, await hours.activity(principal, n1.teamId, q)]);
           expect([label, await joined.activity(principal, n1.teamId, q)]).toEqual([label, activity]);
+          expect([label, await hashed.activity(principal, n1.teamId, q)]).toEqual([label, activity]);
           scored += activity.activity_groups.filter((g) => g.group !== "inactive").reduce((a, g) => a + g.players, 0);
           const cohorts = await months.retention(principal, n1.teamId, q);
           expect([label, cohorts]).toEqual([label, await hours.retention(principal, n1.teamId, q)]);
@@ -642,6 +645,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   let weeks: AnalyticsService;
   let hours: AnalyticsService;
   let joined: AnalyticsService;
+  let hashed: AnalyticsService;
   let principal: Principal;
   let release = () => {};
   afterAll(() => release());
@@ -673,7 +677,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
       [LATE, "Late", "2026-10-19T06:00:00Z", "2026-10-19T09:00:00Z"],
       [LATE, "Late", "2026-11-05T23:00:00Z", "2026-11-06T00:10:00Z"],
     ]);
-    ({ kept: weeks, hours, joined, principal } = twoServices(frozen, a.teamId));
+    ({ kept: weeks, hours, joined, hashed, principal } = twoServices(frozen, a.teamId));
   });
 
   test("every short window (7 h 12 min to 20 days), sliding by 17 hours over six weeks, answers as the hours do", async () => {
@@ -689,6 +693,7 @@ describe("week rows: windows shorter than the index's three weeks, each player o
           const w = await weeks.activity(principal, a.teamId, q);
           expect([label, w]).toEqual([label, await hours.activity(principal, a.teamId, q)]);
           expect([label, await joined.activity(principal, a.teamId, q)]).toEqual([label, w]);
+          expect([label, await hashed.activity(principal, a.teamId, q)]).toEqual([label, w]);
           compared += w.players;
         }
       }
@@ -771,10 +776,11 @@ describe("a window holding the scope's whole history: every regular is new", () 
     ]);
     const release = await holdSessionSweeps();
     try {
-      const { kept, hours, joined, principal } = twoServices(frozen, a.teamId);
+      const { kept, hours, joined, hashed, principal } = twoServices(frozen, a.teamId);
       const q = { network: "Young", from: "2026-09-01T00:00:00Z", to: "2026-10-01T12:00:00Z", tz: "UTC" };
       const h = await hours.activity(principal, a.teamId, q);
       expect(await joined.activity(principal, a.teamId, q)).toEqual(h);
+      expect(await hashed.activity(principal, a.teamId, q)).toEqual(h);
       expect(await kept.activity(principal, a.teamId, q)).toEqual(h);
       // Both new; R regular or more (a new player is counted new, not regular), Q irregular.
       expect(h).toMatchObject({ players: 2, new_players: 2, regular_players: 0, returning_players: 0 });

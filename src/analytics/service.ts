@@ -122,6 +122,11 @@ export class AnalyticsService {
     private readonly newListed = 2000,
     /** The leaderboard sums its candidates' hours this many at a time (the tests set 2 to read many parts). */
     private readonly summedPart = 500,
+    /**
+     * Up to this many new players (and fewer than those seen before) have their latest week rows
+     * probed one by one for the activity's new regulars; more are joined with every regular row.
+     */
+    private readonly probedNew = 5000,
   ) {}
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
@@ -246,9 +251,14 @@ export class AnalyticsService {
    * slots. Null when the window lies inside one month with both ends cut (the caller reads the
    * hours then).
    */
+  /** Whether `closedTotals` answers the window: the month rows, and no month cut at both ends. */
+  private totalsKept(s: Scope) {
+    return !this.hoursOnly && !this.months(s).some((m) => m.cut === "both");
+  }
+
   private async closedTotals(s: Scope) {
+    if (!this.totalsKept(s)) return null;
     const months = this.months(s);
-    if (this.hoursOnly || months.some((m) => m.cut === "both")) return null;
     // Counts per month and edition, each an index-only range of a narrow index (the month rows'
     // `last_at`, `first_at` and `prev_at` indexes): no grouping by player or edition.
     const terms: SQL[] = [];
@@ -332,25 +342,26 @@ export class AnalyticsService {
     const s = await this.resolve(principal, teamId, q);
     const end = indexEnd(s.to);
     const since = new Date(end.getTime() - 3 * WEEK_MS);
-    if (this.hoursOnly) return this.activityFromHours(s, end);
+    const long = s.from.getTime() <= since.getTime();
+    if (this.hoursOnly || (long && !this.totalsKept(s))) return this.activityFromHours(s, end);
     // The players online, read once for the totals, the new-player candidates and the scores;
     // the statements that do not need them run beside (each on its own connection on PostgreSQL).
     const opens = this.openPlayers(s);
-    if (s.from.getTime() <= since.getTime()) {
+    if (long) {
       // A window holding the index's three weeks: every player with time in them was seen in it,
       // so the groups come from the week's counts kept at ingest and the players seen from the
       // month rows; only the players online and the new ones are scored here.
-      const [open, totals, [kept]] = await Promise.all([
+      const [open, [kept]] = await Promise.all([
         opens,
-        this.editionTotals(s, opens),
         this.rows<Record<string, number>>(sql`
           select ${sql.raw(ACTIVITY_FLOORS.map((f) => f.group).join(", "))} from analytics_activity_weeks
            where scope = ${s.scope} and week = ${at(end)}`),
       ]);
-      if (!totals) return this.activityFromHours(s, end);
       const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
+      // The players seen, counted beside the new players.
+      const players = this.editionTotals(s, opens).then((t) => t!.java.players + t!.bedrock.players);
       // Every open player with closed time in the three weeks is in the counts (at its closed index).
-      return this.activityScored(s, end, counts, totals.java.players + totals.bedrock.players, open, null);
+      return this.activityScored(s, end, counts, players, open, null);
     }
     // A shorter window: each player seen in it counted once from the week rows, at their group.
     const [open, counted] = await Promise.all([opens, this.weekCounts(s, end)]);
@@ -373,7 +384,7 @@ export class AnalyticsService {
     s: Scope,
     end: Date,
     counts: number[],
-    players: number,
+    seenPlayers: number | Promise<number>,
     open: string[],
     seen: Map<string, { closed: boolean; open: boolean }> | null,
   ) {
@@ -387,7 +398,11 @@ export class AnalyticsService {
           );
     // The kept counts (a window holding the index's weeks) hold every player regular or more at the end.
     const keptRegular = seen === null ? regularCount(counts) : null;
-    const { index, ...fresh } = await this.newPlayers(s, end, open, scored, keptRegular);
+    const [{ index, ...fresh }, seenCount] = await Promise.all([
+      this.newPlayers(s, end, open, scored, keptRegular),
+      seenPlayers,
+    ]);
+    let players = seenCount;
     for (const u of open) {
       // A player with no time in the three weeks scores 0 (inactive).
       const x = index.get(u) ?? { all: 0, closed: 0 };
@@ -561,14 +576,21 @@ export class AnalyticsService {
         x as materialized (${sql.join(earlier, sql` union all `)})
         select (select count(*) from r)::int as regular, (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
       freshRegular = Number(j!.regular) - Number(j!.joined);
-    } else {
-      // The new players are the fewer: each one's latest week row before the end probed by key,
-      // without reading every player regular at the end.
+    } else if (fresh <= this.probedNew) {
+      // The new players are the fewer, and few: each one's latest week row before the end probed
+      // by key (a lateral read, so the planner does not hash every player regular at the end: it
+      // guesses the new players by the month rows' sizes, hundreds of thousands).
       const [j] = await this.rows<{ joined: number }>(sql`
         with x as materialized (${sql.join(firsts, sql` union all `)})
         select count(*)::int as joined from x
-         where not (x.uuid = any(${openList}))
-           and exists (select 1 from analytics_player_weeks where uuid = x.uuid and ${regularAtEnd})`);
+         cross join lateral (select 1 from analytics_player_weeks where uuid = x.uuid and ${regularAtEnd} limit 1) w
+         where not (x.uuid = any(${openList}))`);
+      freshRegular = Number(j!.joined);
+    } else {
+      const [j] = await this.rows<{ joined: number }>(sql`
+        with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
+        x as materialized (${sql.join(firsts, sql` union all `)})
+        select count(*)::int as joined from r join x on x.uuid = r.uuid`);
       freshRegular = Number(j!.joined);
     }
     return {
