@@ -16,6 +16,7 @@
  *   BENCH_INGEST_EVENTS=0 BENCH_KEEP=1 ...                                 # reads only; keep the database (EXPLAIN)
  *   BENCH_REUSE=<url or PGlite dir> BENCH_INGEST_EVENTS=0 ...              # the reads again on a kept database
  *   BENCH_RAW_ITER=5 ...                                                   # fewer runs of the (slow) raw baselines
+ *   BENCH_RAW_ITER=0 ...                # no raw baseline: two builds' reads side by side (answers not checked)
  *   BENCH_TO=2026-10-15T18:30:00Z ...                                      # the 30 days to another end (across a month)
  *   BENCH_DAYS=7 ...  BENCH_READS=leaderboard,editions ...                  # another window length; some reads only
  */
@@ -307,6 +308,10 @@ console.log("| --- | --- | --- | --- | --- | --- | --- |");
 const only = process.env.BENCH_READS?.split(",");
 for (const r of reads.filter((x) => !only || only.includes(x.name))) {
   const a = await time(r.service);
+  if (RAW_ITER === 0) {
+    console.log(`| ${r.name} | ${a.p50.toFixed(1)} ms | ${a.p99.toFixed(1)} ms | - | - | - | not checked |`);
+    continue;
+  }
   const b = await time(r.raw, RAW_ITER);
   const agree = r.same(a.last, b.last);
   console.log(
