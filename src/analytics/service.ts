@@ -244,6 +244,11 @@ export class AnalyticsService {
     return out;
   }
 
+  /** Whether `closedTotals` answers the window: the month rows, and no month cut at both ends. */
+  private totalsKept(s: Scope) {
+    return !this.hoursOnly && !this.months(s).some((m) => m.cut === "both");
+  }
+
   /**
    * Per edition: players seen in the window and milliseconds played there, over closed sessions.
    * Players from the month rows (a player counted in the first month of the window they were seen
@@ -251,11 +256,6 @@ export class AnalyticsService {
    * slots. Null when the window lies inside one month with both ends cut (the caller reads the
    * hours then).
    */
-  /** Whether `closedTotals` answers the window: the month rows, and no month cut at both ends. */
-  private totalsKept(s: Scope) {
-    return !this.hoursOnly && !this.months(s).some((m) => m.cut === "both");
-  }
-
   private async closedTotals(s: Scope) {
     if (!this.totalsKept(s)) return null;
     const months = this.months(s);
