@@ -1182,6 +1182,36 @@ export class AnalyticsService {
         select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
     }
+    // The players online, read beside the first statement.
+    const opens = this.openPlayers(s);
+    // A window holding all the scope's closed time (every slot row inside it: a year's window on a
+    // younger server, say): each player's total is their closed playtime in it. The top `limit`
+    // plus as many as are online are read from the totals by playtime; those online are summed
+    // from their hours with their open time.
+    const [held, online0] = await Promise.all([
+      this.rows<{ held: boolean }>(sql`
+        select coalesce((select min(slot) from analytics_slots where scope = ${s.scope}) >= ${at(s.from)}
+           and (select max(slot) from analytics_slots where scope = ${s.scope}) < ${at(s.to)}, false) as held`),
+      opens,
+    ]);
+    if (held[0]?.held) {
+      const online = new Set(online0);
+      const w = inWindow(s);
+      const [tops, summed] = await Promise.all([
+        this.rows<{ uuid: string; ms: number }>(sql`
+          select uuid::text as uuid, ms::float8 as ms from analytics_player_totals where scope = ${s.scope}
+           order by ms desc, uuid limit ${limit + online.size}`),
+        online.size === 0
+          ? Promise.resolve([])
+          : this.rows<{ uuid: string; ms: number }>(sql`
+              select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, [...online])}) h group by h.uuid`),
+      ]);
+      return [...tops.filter((r) => !online.has(r.uuid)), ...summed]
+        .map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }))
+        .filter((r) => r.ms > 0)
+        .sort((x, y) => y.ms - x.ms || (x.uuid < y.uuid ? -1 : x.uuid > y.uuid ? 1 : 0))
+        .slice(0, limit);
+    }
     const months = this.months(s).map((m) => m.month);
     // Lists: per group, the lone (or earlier) month's players by `ms`, and the later month's by `pair_ms`.
     const lists: { group: number; month: Date; column: "ms" | "pair_ms" }[] = [];
@@ -1190,8 +1220,6 @@ export class AnalyticsService {
       if (end >= 2) lists.push({ group: g, month: months[end - 1]!, column: "pair_ms" });
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
-    // The players online, read beside the first round's lists.
-    const opens = this.openPlayers(s);
     let open = new Set<string>();
     const w = inWindow(s);
     const exact = new Map<string, number>();
