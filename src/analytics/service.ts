@@ -1199,8 +1199,8 @@ export class AnalyticsService {
       const w = inWindow(s);
       const [tops, summed] = await Promise.all([
         this.rows<{ uuid: string; ms: number }>(sql`
-          select uuid::text as uuid, ms::float8 as ms from analytics_player_totals where scope = ${s.scope}
-           order by ms desc, uuid limit ${limit + online.size}`),
+          select t.uuid::text as uuid, t.ms::float8 as ms from analytics_player_totals t where t.scope = ${s.scope}
+           order by t.ms desc nulls last, t.uuid limit ${limit + online.size}`),
         online.size === 0
           ? Promise.resolve([])
           : this.rows<{ uuid: string; ms: number }>(sql`
