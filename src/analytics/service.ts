@@ -1162,6 +1162,12 @@ export class AnalyticsService {
     };
   }
 
+  /** Given players' playtime in the window, summed from their hours (with their open time). */
+  private playtimes(s: Scope, uuids: string[]) {
+    return this.rows<{ uuid: string; ms: number }>(sql`
+      select h.uuid::text as uuid, sum(${inWindow(s).ms})::float8 as ms from (${this.hours(s, s.from, uuids)}) h group by h.uuid`);
+  }
+
   /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
    * summing every player. The window's months are taken in groups from its end: two consecutive
@@ -1172,7 +1178,7 @@ export class AnalyticsService {
    * them played at most the sum over groups of each list's first value left out: when the
    * `limit`-th candidate played more, no one outside can enter the top, else the lists grow.
    * Candidates are summed from the hours in the order of their own bound, while it can still
-   * reach the top.
+   * reach the top. A window holding all the scope's closed time reads the top from the totals.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
@@ -1196,15 +1202,11 @@ export class AnalyticsService {
     ]);
     if (held[0]?.held) {
       const online = new Set(online0);
-      const w = inWindow(s);
       const [tops, summed] = await Promise.all([
         this.rows<{ uuid: string; ms: number }>(sql`
           select t.uuid::text as uuid, t.ms::float8 as ms from analytics_player_totals t where t.scope = ${s.scope}
            order by t.ms desc nulls last, t.uuid limit ${limit + online.size}`),
-        online.size === 0
-          ? Promise.resolve([])
-          : this.rows<{ uuid: string; ms: number }>(sql`
-              select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, [...online])}) h group by h.uuid`),
+        online.size === 0 ? Promise.resolve([]) : this.playtimes(s, [...online]),
       ]);
       return [...tops.filter((r) => !online.has(r.uuid)), ...summed]
         .map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }))
@@ -1221,7 +1223,6 @@ export class AnalyticsService {
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
     let open = new Set<string>();
-    const w = inWindow(s);
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
@@ -1300,9 +1301,7 @@ export class AnalyticsService {
       // whose bounds are all below the `limit`-th playtime summed so far is not read.
       const sum = async (uuids: string[]) => {
         for (const u of uuids) exact.set(u, 0);
-        for (const r of await this.rows<{ uuid: string; ms: number }>(sql`
-          select h.uuid::text as uuid, sum(${w.ms})::float8 as ms from (${this.hours(s, s.from, uuids)}) h group by h.uuid`))
-          exact.set(r.uuid, Number(r.ms));
+        for (const r of await this.playtimes(s, uuids)) exact.set(r.uuid, Number(r.ms));
       };
       for (let at0 = 0; at0 < pending.length; ) {
         const floor = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
