@@ -50,6 +50,8 @@ interface Scope {
   scope: string;
   ids: string[];
   zone: string;
+  /** The team's own zone (retention's kept counts are in it). */
+  teamZone: string;
   from: Date;
   to: Date;
   now: Date;
@@ -146,7 +148,7 @@ export class AnalyticsService {
                 ? and(eq(servers.id, q.server_id), eq(servers.teamId, teamId))
                 : and(eq(servers.teamId, teamId), eq(servers.networkName, q.network!)),
             ),
-      q.tz === undefined ? this.teamZone(teamId) : Promise.resolve(q.tz),
+      this.teamZone(teamId),
     ]);
     if (role.status === "rejected") throw role.reason;
     if (!oneScope) throw new AppError("bad_request", "Give exactly one of server_id and network.");
@@ -167,7 +169,7 @@ export class AnalyticsService {
       ids = rows.map((r) => r.id);
       scope = `n:${teamId}:${q.network}`;
     }
-    const zone = teamZone.value;
+    const zone = q.tz ?? teamZone.value;
     if (q.tz !== undefined && !validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
     const nowMs = this.clock.now();
     const toMs = q.to ? Date.parse(q.to) : nowMs;
@@ -177,7 +179,7 @@ export class AnalyticsService {
     if (!(to > from)) throw new AppError("bad_request", "to must be after from.");
     if (to - from > MAX_WINDOW_DAYS * DAY_MS)
       throw new AppError("bad_request", `The window is at most ${MAX_WINDOW_DAYS} days.`);
-    return { scope, ids, zone, from: new Date(from), to: new Date(to), now: new Date(nowMs) };
+    return { scope, ids, zone, teamZone: teamZone.value, from: new Date(from), to: new Date(to), now: new Date(nowMs) };
   }
 
   /** Open sessions of the scope as spans ending now (or at the window's end). */
@@ -557,8 +559,8 @@ export class AnalyticsService {
              (select count(*) from (${sql.join(earlier, sql` union all `)} limit (select fresh from k) + 1) x)::int as earlier
         from k`);
     const fresh = Number(k!.fresh);
-    const e = { n: Number(k!.earlier) };
-    if (e.n === 0 && keptRegular !== null) {
+    const earlierCount = Number(k!.earlier);
+    if (earlierCount === 0 && keptRegular !== null) {
       // Nobody was seen before the window (it holds the scope's whole history): every player
       // regular at the end is new. The kept counts hold them, the open ones at their closed index.
       const openRegular = open.filter((u) => regularOrMore(index.get(u)?.closed ?? 0)).length;
@@ -568,15 +570,18 @@ export class AnalyticsService {
         index,
       };
     }
-    const viaEarlier = e.n <= fresh;
+    const viaEarlier = earlierCount <= fresh;
     let freshRegular: number;
-    if (viaEarlier) {
+    if (viaEarlier || fresh > this.probedNew) {
+      // Joined with every player regular at the end; through the earlier players, the new regulars
+      // are the rest of them.
       const [j] = await this.rows<{ regular: number; joined: number }>(sql`
         with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
-        x as materialized (${sql.join(earlier, sql` union all `)})
-        select (select count(*) from r)::int as regular, (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
-      freshRegular = Number(j!.regular) - Number(j!.joined);
-    } else if (fresh <= this.probedNew) {
+        x as materialized (${sql.join(viaEarlier ? earlier : firsts, sql` union all `)})
+        select ${viaEarlier ? sql`(select count(*) from r)` : sql`0`}::int as regular,
+               (select count(*) from r join x on x.uuid = r.uuid)::int as joined`);
+      freshRegular = viaEarlier ? Number(j!.regular) - Number(j!.joined) : Number(j!.joined);
+    } else {
       // The new players are the fewer, and few: each one's latest week row before the end probed
       // by key (a lateral read, so the planner does not hash every player regular at the end: it
       // guesses the new players by the month rows' sizes, hundreds of thousands).
@@ -585,12 +590,6 @@ export class AnalyticsService {
         select count(*)::int as joined from x
          cross join lateral (select 1 from analytics_player_weeks where uuid = x.uuid and ${regularAtEnd} limit 1) w
          where not (x.uuid = any(${openList}))`);
-      freshRegular = Number(j!.joined);
-    } else {
-      const [j] = await this.rows<{ joined: number }>(sql`
-        with r as materialized (select uuid from analytics_player_weeks where ${regularAtEnd} and not (uuid = any(${openList}))),
-        x as materialized (${sql.join(firsts, sql` union all `)})
-        select count(*)::int as joined from r join x on x.uuid = r.uuid`);
       freshRegular = Number(j!.joined);
     }
     return {
@@ -742,10 +741,7 @@ export class AnalyticsService {
     const s = await this.resolve(principal, teamId, q);
     // The kept counts when the window is in the team's zone and holds more new players than the
     // week rows answer quickly (their cost is the players, the kept rows' the window's cut days).
-    const many =
-      !this.hoursOnly && (q.tz === undefined || q.tz === (await this.teamZone(teamId)))
-        ? await this.manyNew(s, this.newListed)
-        : undefined;
+    const many = !this.hoursOnly && s.zone === s.teamZone ? await this.manyNew(s, this.newListed) : undefined;
     const rows = many
       ? await this.cohortsFromKept(s)
       : (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
@@ -1188,8 +1184,6 @@ export class AnalyticsService {
         select p.uuid::text as uuid, p.ms from (${this.perPlayer(s)}) p where p.ms > 0 order by p.ms desc, p.uuid limit ${limit}`);
       return rows.map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }));
     }
-    // The players online, read beside the first statement.
-    const opens = this.openPlayers(s);
     // A window holding all the scope's closed time (every slot row inside it: a year's window on a
     // younger server, say): each player's total is their closed playtime in it. The top `limit`
     // plus as many as are online are read from the totals by playtime; those online are summed
@@ -1198,10 +1192,11 @@ export class AnalyticsService {
       this.rows<{ held: boolean }>(sql`
         select coalesce((select min(slot) from analytics_slots where scope = ${s.scope}) >= ${at(s.from)}
            and (select max(slot) from analytics_slots where scope = ${s.scope}) < ${at(s.to)}, false) as held`),
-      opens,
+      // The players online, read beside it.
+      this.openPlayers(s),
     ]);
+    const online = new Set(online0);
     if (held[0]?.held) {
-      const online = new Set(online0);
       const [tops, summed] = await Promise.all([
         this.rows<{ uuid: string; ms: number }>(sql`
           select t.uuid::text as uuid, t.ms::float8 as ms from analytics_player_totals t where t.scope = ${s.scope}
@@ -1222,7 +1217,6 @@ export class AnalyticsService {
       if (end >= 2) lists.push({ group: g, month: months[end - 1]!, column: "pair_ms" });
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
-    let open = new Set<string>();
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
@@ -1243,8 +1237,7 @@ export class AnalyticsService {
         })),
         { c: sql.raw("ms"), list: sql`from analytics_player_totals where scope = ${s.scope}` },
       ];
-      const [rows, online] = await Promise.all([
-        this.rows<{ l: number; uuid: string | null; v: number }>(sql`
+      const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
         ${sql.join(
           sources.map(
             ({ c, list }, i) => sql`
@@ -1254,10 +1247,7 @@ export class AnalyticsService {
               select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`,
           ),
           sql` union all `,
-        )}`),
-        opens,
-      ]);
-      open = new Set(online);
+        )}`);
       // What a player outside a list has there at most: the n-th row's value when the list filled
       // `n` rows, else the first value below `t`.
       const nth = sources.map((_, i) => {
@@ -1291,11 +1281,11 @@ export class AnalyticsService {
         );
       };
       const bound = most(undefined);
-      for (const u of open) if (!seen.has(u)) seen.set(u, new Map());
+      for (const u of online) if (!seen.has(u)) seen.set(u, new Map());
       if (seen.size === 0) return [];
       const pending = [...seen]
         .filter(([u]) => !exact.has(u))
-        .map(([u, mine]) => ({ uuid: u, most: open.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
+        .map(([u, mine]) => ({ uuid: u, most: online.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
         .sort((a, b) => b.most - a.most);
       // In parts (500) by bound, two at once (each on its own connection on PostgreSQL): a part
       // whose bounds are all below the `limit`-th playtime summed so far is not read.
