@@ -81,9 +81,10 @@ function twoServices(at: number, teamId: string) {
     kept: new AnalyticsService(db(), clock),
     hours: new AnalyticsService(db(), clock, true),
     // New players counted by the long windows' join, however few; the leaderboard's candidates
-    // summed two at a time. `hashed`: the new regulars joined, not probed.
-    joined: new AnalyticsService(db(), clock, false, 0, 2),
-    hashed: new AnalyticsService(db(), clock, false, 0, 2, 0),
+    // summed two at a time; a cut month's players always as the kept count less the rest.
+    // `hashed`: the new regulars joined, not probed, and a cut month's players always counted.
+    joined: new AnalyticsService(db(), clock, false, 0, 2, 5000, "rest"),
+    hashed: new AnalyticsService(db(), clock, false, 0, 2, 0, "direct"),
     principal,
   };
 }
@@ -562,10 +563,10 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
           const h = await hours.leaderboard(principal, n1.teamId, { ...q, limit: 3 });
           expect([label, m]).toEqual([label, h]);
           expect([label, await joined.leaderboard(principal, n1.teamId, { ...q, limit: 3 })]).toEqual([label, h]);
-          expect([label, await months.editions(principal, n1.teamId, q)]).toEqual([
-            label,
-            await hours.editions(principal, n1.teamId, q),
-          ]);
+          const editions = await months.editions(principal, n1.teamId, q);
+          expect([label, editions]).toEqual([label, await hours.editions(principal, n1.teamId, q)]);
+          expect([label, await joined.editions(principal, n1.teamId, q)]).toEqual([label, editions]);
+          expect([label, await hashed.editions(principal, n1.teamId, q)]).toEqual([label, editions]);
           const activity = await months.activity(principal, n1.teamId, q);
           expect([label, activity]).toEqual([label, await hours.activity(principal, n1.teamId, q)]);
           expect([label, await joined.activity(principal, n1.teamId, q)]).toEqual([label, activity]);

@@ -33,10 +33,10 @@ const session = (uuid: string, name: string, from: number, to: number): Ev[] => 
 const asTeam = (s: ServerFixture, token = s.owner.token) => ({ token, headers: { "x-team-id": s.teamId } });
 
 /** A second server in the fixture's team. */
-async function sibling(s: ServerFixture, name = "Lobby") {
+async function sibling(s: ServerFixture, name = "Lobby", body: Record<string, unknown> = { kind: "single" }) {
   const res = await api(server, "POST", "/server/servers", {
     token: s.owner.token,
-    body: { team_id: s.teamId, name, host: "127.0.0.1", port: 9, kind: "single" },
+    body: { team_id: s.teamId, name, host: "127.0.0.1", port: 9, ...body },
   });
   expect(`${res.status} ${res.text}`).toStartWith("201");
   return { serverId: res.body.server_id as string, agentToken: res.body.agent_token as string };
@@ -421,8 +421,10 @@ describe("retention", () => {
         await db().execute(sql`select scope, week::text, very_active, active, regular, irregular from analytics_activity_weeks
           where team_id = ${s.teamId} and (very_active, active, regular, irregular) <> (0, 0, 0, 0) order by 1, 2`),
       ),
-      // Retention's kept counts (two players first seen that day; one forgotten).
+      // Retention's kept counts (two players first seen that day; one forgotten), and the month
+      // rows' counts.
       cohorts: (await dumpAggregates(db(), s.teamId)).cohorts,
+      counts: (await dumpAggregates(db(), s.teamId)).counts,
     });
     expect((await aggregates()).activity.length).toBeGreaterThan(0);
     const cohortsBefore = JSON.stringify((await aggregates()).cohorts);
@@ -435,6 +437,7 @@ describe("retention", () => {
     expect(kept.weeks.length).toBeGreaterThan(0);
     expect(kept.cohorts.length).toBeGreaterThan(0);
     expect(JSON.stringify(kept.cohorts)).not.toBe(cohortsBefore);
+    expect(kept.counts.length).toBeGreaterThan(0);
     await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
     expect(await aggregates()).toEqual(kept);
     expect((await whereHeld(recent))["player_sessions.uuid"]).toBe(2);
@@ -455,6 +458,41 @@ describe("retention", () => {
     expect(left[0]!.n).toBe(1);
     const audit = await api(server, "GET", `/teams/${s.teamId}/audit?action=team.privacy`, { token: s.owner.token });
     expect(audit.body.entries).toHaveLength(2);
+  });
+
+  test("a player forgotten on one server of a network keeps the other's rows: month rows and their counts as a rebuild makes them", async () => {
+    const realm = { kind: "network", network_name: "Realm" };
+    const s = await newServer(server, realm);
+    const lobby = await sibling(s, "Lobby", realm);
+    const p = crypto.randomUUID();
+    const now = Date.now();
+    // Seen on the first server 40 and 20 days ago, on the lobby yesterday: the job forgets them
+    // on the first server only, and makes their network rows again from the lobby's hours.
+    await send(s, [
+      ...session(p, "Roamer", now - 40 * 86_400_000, now - 40 * 86_400_000 + 3_600_000),
+      ...session(p, "Roamer", now - 20 * 86_400_000, now - 20 * 86_400_000 + 1_800_000),
+    ]);
+    await send(lobby, session(p, "Roamer", now - 86_400_000, now - 86_400_000 + 600_000));
+    const counts = async () => (await dumpAggregates(db(), s.teamId)).counts;
+    const before = await counts();
+    await api(server, "PUT", `/teams/${s.teamId}/privacy`, {
+      token: s.owner.token,
+      body: { player_retention_days: 10 },
+    });
+    expect((await server.services.monitoring.retention()).forgotten_players).toBeGreaterThanOrEqual(1);
+    // The per-player rows (the slots keep the time online, which names nobody).
+    const perPlayer = async () => {
+      const { months, totals, weeks, counts } = await dumpAggregates(db(), s.teamId);
+      return { months, totals, weeks, counts };
+    };
+    const kept = await perPlayer();
+    // The network's rows now start yesterday: one month row (and one count) where there were more.
+    expect(kept.counts.filter((c) => String(c.scope).startsWith("n:")).reduce((a, c) => a + Number(c.players), 0)).toBe(
+      1,
+    );
+    expect(kept.counts).not.toEqual(before);
+    await db().transaction((tx) => rebuildAggregates(tx, s.teamId));
+    expect(await perPlayer()).toEqual(kept);
   });
 
   test("setting retention is for admins", async () => {

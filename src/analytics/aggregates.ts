@@ -117,7 +117,7 @@ export async function addSessions(tx: Tx, spans: Span[]) {
   // First the players' own rows, under the locks the caller holds on them (a server's row for its
   // scope, the (network, player) locks for the network's): only these players' closes write them.
   // The activity counts' changes are read here, from the hours before and after, and added below.
-  const [moves] = rowsOf<{ activity: string; cohorts: string }>(
+  const [moves] = rowsOf<{ activity: string; cohorts: string; counts: string }>(
     await executeNamed(
       tx,
       sql`
@@ -140,7 +140,8 @@ export async function addSessions(tx: Tx, spans: Span[]) {
           ms = analytics_player_months.ms + excluded.ms,
           first_at = least(analytics_player_months.first_at, excluded.first_at),
           last_at = greatest(analytics_player_months.last_at, excluded.last_at)
-        returning 1),
+        -- A row inserted (not updated) is a player new to the month, with no prev_at yet.
+        returning team_id, scope, month, bedrock, (xmax = 0) as fresh),
       wk as (
         insert into analytics_player_weeks as w (team_id, scope, week, uuid, ms, first_at, last_at)
         select team_id, scope, week, uuid, ms, first_at, last_at from (${weekRows(sql`select * from hr`)}) r
@@ -154,10 +155,16 @@ export async function addSessions(tx: Tx, spans: Span[]) {
         returning 1)
       select coalesce((select json_agg(m)::text from (
                select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv) m), '[]') as activity,
-             coalesce((select json_agg(cm)::text from cm), '[]') as cohorts`,
+             coalesce((select json_agg(cm)::text from cm), '[]') as cohorts,
+             coalesce((select json_agg(c) from (
+               select team_id, scope, month, bedrock, count(*)::int as players, count(*)::int as firsts
+                 from pm where fresh group by 1, 2, 3, 4) c), '[]')::text as counts`,
     ),
   );
-  await setPrevMonths(tx, sql`uuid = any(${uuidArray([...new Set(spans.map((x) => x.uuid.toLowerCase()))])})`);
+  const counts = [
+    ...(JSON.parse(moves!.counts) as MonthCount[]),
+    ...(await setPrevMonths(tx, sql`uuid = any(${uuidArray([...new Set(spans.map((x) => x.uuid.toLowerCase()))])})`)),
+  ];
   await setWeekLinks(
     tx,
     sql`select sc.scope, x.uuid, date_bin('7 days', x.a, ${MONDAY}) as lo from (${src}) x ${sql.raw(scopesOf("x"))}`,
@@ -175,7 +182,9 @@ export async function addSessions(tx: Tx, spans: Span[]) {
           as x(team_id uuid, scope text, e timestamptz, ${sql.raw(ACTIVITY_FLOORS.map((f) => `${f.group} int`).join(", "))})),
       aw as (${applyMoves(sql`select * from mv`)} returning 1),
       ca as (${applyCohorts(sql`select * from json_to_recordset(${moves!.cohorts}::json)
-          as x(team_id uuid, scope text, cohort date, week date, ${sql.raw(COHORT_COLUMNS.map((c) => `${c} int`).join(", "))})`)} returning 1)
+          as x(team_id uuid, scope text, cohort date, week date, ${sql.raw(COHORT_COLUMNS.map((c) => `${c} int`).join(", "))})`)} returning 1),
+      mc as (${applyMonthCounts(sql`select * from json_to_recordset(${JSON.stringify(counts)}::json)
+          as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int)`)} returning 1)
       insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
       select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
       on conflict (scope, slot) do update set
@@ -277,14 +286,16 @@ export async function setWeekLinks(tx: Tx, touched: SQL) {
  */
 export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const who = sql`select distinct sv.team_id, g.uuid from (${pairs}) g join servers sv on sv.id = g.server_id`;
-  await tx.execute(
-    sql`delete from analytics_player_months m using (${who}) t where m.team_id = t.team_id and m.uuid = t.uuid`,
-  );
-  await tx.execute(sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
-    ${withPrev(
-      monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
-      join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
-    )}`);
+  await deleteMonthRows(tx, sql`(m.team_id, m.uuid) in (${who})`);
+  await tx.execute(sql`
+    with i as (
+      insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
+      ${withPrev(
+        monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
+        join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
+      )}
+      returning team_id, scope, month, bedrock, 1 as players, (prev_at is null)::int as firsts)
+    ${applyMonthCounts(sql`select * from i`)}`);
   await tx.execute(
     sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
   );
@@ -324,16 +335,68 @@ const withPrev = (rows: SQL) => sql`
  * `uuid`), after their rows changed: a session closed across a month's end adds to both months,
  * and the later month's `prev_ms` (with it `pair_ms`, the leaderboard's bound) follows.
  */
-export async function setPrevMonths(tx: Tx, which: SQL) {
-  await executeNamed(
-    tx,
-    sql`
-    update analytics_player_months m set prev_at = x.prev_at, prev_ms = x.prev_ms
-      from (select r.scope, r.month, r.uuid, ${PREV} from analytics_player_months r where ${which} ${PREV_WINDOW}) x
-     where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid
-       and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)`,
+export async function setPrevMonths(tx: Tx, which: SQL): Promise<MonthCount[]> {
+  return rowsOf<MonthCount>(
+    await executeNamed(
+      tx,
+      sql`
+      with u as (
+        update analytics_player_months m set prev_at = x.prev_at, prev_ms = x.prev_ms
+          from (select r.scope, r.month, r.uuid, r.prev_at is null as was_first, ${PREV}
+                  from analytics_player_months r where ${which} ${PREV_WINDOW}) x
+         where m.scope = x.scope and m.month = x.month and m.uuid = x.uuid
+           and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)
+        returning m.team_id, m.scope, m.month, m.bedrock, (m.prev_at is null)::int - x.was_first::int as d)
+      -- How many rows gained or lost their place among the month's first rows.
+      select team_id, scope, month, bedrock, 0 as players, sum(d)::int as firsts from u
+       where d <> 0 group by 1, 2, 3, 4`,
+    ),
   );
 }
+
+/** A change of `analytics_month_counts`' row (team_id, scope, month, bedrock): rows and first rows added. */
+export interface MonthCount {
+  team_id: string;
+  scope: string;
+  month: string;
+  bedrock: boolean;
+  players: number;
+  firsts: number;
+}
+
+/**
+ * Adds changes (`src`: team_id, scope, month, bedrock, players, firsts) to
+ * `analytics_month_counts`, in one order for the rows' locks (as `applyMoves`).
+ */
+const applyMonthCounts = (src: SQL) => sql`
+    insert into analytics_month_counts as c (team_id, scope, month, bedrock, players, firsts)
+    select team_id, scope, month, bedrock, sum(players), sum(firsts) from (${src}) d
+     group by 1, 2, 3, 4 having sum(players) <> 0 or sum(firsts) <> 0
+     order by 2, 3, 4
+    on conflict (scope, month, bedrock) do update set
+      players = c.players + excluded.players, firsts = c.firsts + excluded.firsts`;
+
+/**
+ * Deletes the month rows `where` selects (a condition on the table, as `m`), taking them out of
+ * `analytics_month_counts` in the same statement; answers how many went.
+ */
+export async function deleteMonthRows(tx: Tx, where: SQL): Promise<number> {
+  const [r] = rowsOf<{ n: number }>(
+    await tx.execute(sql`
+      with d as (
+        delete from analytics_player_months m where ${where}
+        returning m.team_id, m.scope, m.month, m.bedrock, -1 as players, -(m.prev_at is null)::int as firsts),
+      mc as (${applyMonthCounts(sql`select * from d`)} returning 1)
+      select count(*)::int as n from d`),
+  );
+  return Number(r!.n);
+}
+
+/** `analytics_month_counts` rows made from the month rows `filter` (a join or a where on `m`) keeps. */
+export const countsFromMonths = (filter: SQL) => sql`
+  insert into analytics_month_counts (team_id, scope, month, bedrock, players, firsts)
+  select m.team_id, m.scope, m.month, m.bedrock, count(*), count(*) filter (where m.prev_at is null)
+    from analytics_player_months m ${filter} group by 1, 2, 3, 4`;
 
 /**
  * Takes the networks of these servers, in one order, for the rest of the transaction: closers on
@@ -447,7 +510,7 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
   await tx.execute(sql`
     delete from analytics_player_hours h using servers sv
      where sv.id = h.server_id and sv.team_id = ${teamId} and h.uuid = ${uuid}::uuid`);
-  await tx.execute(sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}::uuid`);
+  await deleteMonthRows(tx, sql`m.team_id = ${teamId} and m.uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_totals where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await tx.execute(sql`delete from analytics_player_weeks where team_id = ${teamId} and uuid = ${uuid}::uuid`);
   await recomputePeaks(tx, touched, uuid);
@@ -470,6 +533,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
   await tx.execute(sql`delete from analytics_player_hours h using servers sv where sv.id = h.server_id ${mine}`);
   await tx.execute(sql`delete from analytics_slots ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_months ${teamOnly}`);
+  await tx.execute(sql`delete from analytics_month_counts ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_totals ${teamOnly}`);
   await tx.execute(sql`delete from analytics_activity_weeks ${teamOnly}`);
   await tx.execute(sql`delete from analytics_player_weeks ${teamOnly}`);
@@ -482,6 +546,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
+  await tx.execute(countsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
   await tx.execute(
     withLinks(
       weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`),

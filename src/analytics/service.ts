@@ -129,6 +129,11 @@ export class AnalyticsService {
      * probed one by one for the activity's new regulars; more are joined with every regular row.
      */
     private readonly probedNew = 5000,
+    /**
+     * A cut month's players counted on the shorter side of the cut (`auto`), or always directly or
+     * always as the kept count less the rest (the tests read both on small fixtures).
+     */
+    private readonly cutSide: "auto" | "direct" | "rest" = "auto",
   ) {}
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
@@ -254,42 +259,88 @@ export class AnalyticsService {
   /**
    * Per edition: players seen in the window and milliseconds played there, over closed sessions.
    * Players from the month rows (a player counted in the first month of the window they were seen
-   * in: `prev_at` before the window's start), a row count per month; playtime from the window's
+   * in: `prev_at` before the window's start), a count per month: a whole month's first rows from
+   * `analytics_month_counts`, a cut month's on the shorter side of the cut; playtime from the window's
    * slots. Null when the window lies inside one month with both ends cut (the caller reads the
    * hours then).
    */
   private async closedTotals(s: Scope) {
     if (!this.totalsKept(s)) return null;
     const months = this.months(s);
-    // Counts per month and edition, each an index-only range of a narrow index (the month rows'
-    // `last_at`, `first_at` and `prev_at` indexes): no grouping by player or edition.
-    const terms: SQL[] = [];
+    // Per edition, signed counts summed: whole months from the kept counts, cut ones an
+    // index-only range of a narrow index (the month rows' `last_at`, `first_at` and `prev_at`
+    // indexes) on the shorter side of the cut. No grouping by player.
+    const terms: Record<"java" | "bedrock", SQL[]> = { java: [], bedrock: [] };
     months.forEach((m, i) => {
-      const seen =
-        m.cut === "none"
-          ? sql``
-          : m.cut === "tail"
-            ? sql`and m.last_at >= ${at(m.a)}`
-            : sql`and m.first_at < ${at(m.b)}`;
-      // In a later month, only players not seen earlier in the window: no earlier month in the
-      // scope, or last seen before the window (two ranges of the prev_at index).
-      const firsts = i === 0 ? [sql``] : [sql`and m.prev_at is null`, sql`and m.prev_at < ${at(s.from)}`];
-      for (const bedrock of [false, true])
-        for (const first of firsts)
-          terms.push(sql`
-            select count(*)::int, ${bedrock ? sql`count(*)::int` : sql`0`}, 0::float8, 0::float8
-              from analytics_player_months m
-             where m.scope = ${s.scope} and m.month = ${at(m.month)} and m.bedrock = ${sql.raw(String(bedrock))} ${seen} ${first}`);
+      for (const bedrock of [false, true]) {
+        const k = this.kept(s, m, bedrock);
+        const mine = terms[bedrock ? "bedrock" : "java"];
+        // In the first month, the players seen in its part: every row of a whole month; where the
+        // window starts inside it, those last seen at or after its start; where it ends inside,
+        // those first seen before its end.
+        if (i === 0) {
+          mine.push(
+            m.cut === "none"
+              ? k.players
+              : m.cut === "tail"
+                ? k.side("players", sql`m.last_at >= ${at(m.a)}`, { before: m.a, rest: sql`m.last_at < ${at(m.a)}` })
+                : k.side("players", sql`m.first_at < ${at(m.b)}`, { after: m.b, rest: sql`m.first_at >= ${at(m.b)}` }),
+          );
+          continue;
+        }
+        // In a later month (whole, or the last, cut at the window's end), only players not seen
+        // earlier in the window: its first rows (no earlier month in the scope), and those last
+        // seen before the window (a range of the `prev_at` index).
+        const part = m.cut === "none" ? sql`` : sql`and m.first_at < ${at(m.b)}`;
+        mine.push(
+          m.cut === "none"
+            ? k.firsts
+            : k.side("firsts", sql`m.prev_at is null ${part}`, {
+                after: m.b,
+                rest: sql`m.prev_at is null and m.first_at >= ${at(m.b)}`,
+              }),
+          k.count(sql`m.prev_at < ${at(s.from)} ${part}`),
+        );
+      }
     });
-    terms.push(sql`
-      select 0, 0, coalesce(sum(online_ms), 0)::float8, coalesce(sum(bedrock_ms), 0)::float8
+    const sum = (t: SQL[]) => sql.join(t, sql` + `);
+    const [t] = await this.rows<{ java: number; bedrock: number; ms: number; bedrock_ms: number }>(sql`
+      select (${sum(terms.java)})::int as java, (${sum(terms.bedrock)})::int as bedrock,
+             coalesce(sum(online_ms), 0)::float8 as ms, coalesce(sum(bedrock_ms), 0)::float8 as bedrock_ms
         from analytics_slots where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)}`);
-    const [t] = await this.rows<{ players: number; bedrock: number; ms: number; bedrock_ms: number }>(sql`
-      select sum(t.players)::int as players, sum(t.bedrock)::int as bedrock, sum(t.ms)::float8 as ms, sum(t.bedrock_ms)::float8 as bedrock_ms
-        from (${sql.join(terms, sql` union all `)}) as t(players, bedrock, ms, bedrock_ms)`);
     return {
-      java: { players: Number(t!.players) - Number(t!.bedrock), ms: Number(t!.ms) - Number(t!.bedrock_ms) },
+      java: { players: Number(t!.java), ms: Number(t!.ms) - Number(t!.bedrock_ms) },
       bedrock: { players: Number(t!.bedrock), ms: Number(t!.bedrock_ms) },
+    };
+  }
+
+  /**
+   * One month's rows of one edition in the scope, counted: all of them and its first rows (no
+   * `prev_at`) from `analytics_month_counts`; those matching a condition (on `m`) from the month
+   * rows; and a cut month's part (`direct`) either counted or as the kept count less the rest
+   * (`rest`), whichever side of the cut is shorter: the rows before a point early in the month,
+   * or after one late in it, are few.
+   */
+  private kept(s: Scope, m: { month: Date; end: Date }, bedrock: boolean) {
+    const key = (t: string) =>
+      sql`${sql.raw(t)}.scope = ${s.scope} and ${sql.raw(t)}.month = ${at(m.month)} and ${sql.raw(t)}.bedrock = ${sql.raw(String(bedrock))}`;
+    const keptCount = (column: "players" | "firsts") =>
+      sql`coalesce((select c.${sql.raw(column)} from analytics_month_counts c where ${key("c")}), 0)`;
+    const count = (cond: SQL) => sql`(select count(*) from analytics_player_months m where ${key("m")} and ${cond})`;
+    const span = m.end.getTime() - m.month.getTime();
+    return {
+      players: keptCount("players"),
+      firsts: keptCount("firsts"),
+      count,
+      side: (column: "players" | "firsts", direct: SQL, cut: { rest: SQL; before?: Date; after?: Date }) => {
+        const restShorter =
+          this.cutSide === "auto"
+            ? cut.before
+              ? cut.before.getTime() - m.month.getTime() < span / 2
+              : cut.after!.getTime() - m.month.getTime() > span / 2
+            : this.cutSide === "rest";
+        return restShorter ? sql`(${keptCount(column)} - ${count(cut.rest)})` : count(direct);
+      },
     };
   }
 
@@ -550,14 +601,47 @@ export class AnalyticsService {
       earlier.push(sql`
         select uuid from analytics_player_months where scope = ${s.scope} and month = ${at(first.month)} and prev_at is null
            and bedrock in (false, true) and first_at < ${at(s.from)}`);
-    // The new players counted, and the earlier ones up to one more than them (which side is smaller).
+    // The new players and the earlier ones counted (which side is smaller), per month and edition
+    // as closedTotals counts: whole months from the kept counts, cut ones on the shorter side.
+    const freshTerms: SQL[] = [];
+    const earlierTerms: SQL[] = [
+      sql`coalesce((select sum(c.firsts) from analytics_month_counts c where c.scope = ${s.scope} and c.month < ${at(first.month)}), 0)`,
+    ];
+    for (const m of months)
+      for (const bedrock of [false, true]) {
+        const k = this.kept(s, m, bedrock);
+        const [from, to] = [sql`m.first_at >= ${at(s.from)}`, sql`m.first_at < ${at(s.to)}`];
+        freshTerms.push(
+          m.cut === "none"
+            ? k.firsts
+            : m.cut === "tail"
+              ? k.side("firsts", sql`m.prev_at is null and ${from}`, {
+                  before: s.from,
+                  rest: sql`m.prev_at is null and m.first_at < ${at(s.from)}`,
+                })
+              : m.cut === "head"
+                ? k.side("firsts", sql`m.prev_at is null and ${to}`, {
+                    after: s.to,
+                    rest: sql`m.prev_at is null and m.first_at >= ${at(s.to)}`,
+                  })
+                : k.count(sql`m.prev_at is null and ${from} and ${to}`),
+        );
+        if (m === first && (m.cut === "tail" || m.cut === "both"))
+          earlierTerms.push(
+            k.side("firsts", sql`m.prev_at is null and m.first_at < ${at(s.from)}`, {
+              after: s.from,
+              rest: sql`m.prev_at is null and ${from}`,
+            }),
+          );
+      }
     const [k] = await this.rows<{ fresh: number; fresh_open: number; earlier: number }>(sql`
-      with k as materialized (
-        select count(*)::int as fresh, (count(*) filter (where f.uuid = any(${openList})))::int as fresh_open
-          from (${sql.join(firsts, sql` union all `)}) f)
-      select k.fresh, k.fresh_open,
-             (select count(*) from (${sql.join(earlier, sql` union all `)} limit (select fresh from k) + 1) x)::int as earlier
-        from k`);
+      select (${sql.join(freshTerms, sql` + `)})::int as fresh,
+             ${
+               open.length === 0
+                 ? sql`0`
+                 : sql`(select count(*) from (${sql.join(firsts, sql` union all `)}) f where f.uuid = any(${openList}))::int`
+             } as fresh_open,
+             (${sql.join(earlierTerms, sql` + `)})::int as earlier`);
     const fresh = Number(k!.fresh);
     const earlierCount = Number(k!.earlier);
     if (earlierCount === 0 && keptRegular !== null) {

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import { forgetPlayer } from "../analytics/aggregates";
+import { deleteMonthRows, forgetPlayer } from "../analytics/aggregates";
 import { recomputePeaks } from "../servers/players";
 
 /** A database handle or an open transaction: an erasure runs every holder in one transaction. */
@@ -100,8 +100,8 @@ export const HOLDERS: Holder[] = [
         sql`select scope, month, ms, first_at, last_at from analytics_player_months
              where team_id = ${teamId} and uuid = ${uuid} order by scope, month`,
       ),
-    erase: ({ tx, teamId, uuid }) =>
-      affected(tx, sql`delete from analytics_player_months where team_id = ${teamId} and uuid = ${uuid}`),
+    // With the month's counts (`analytics_month_counts`, no UUIDs) taken down by the rows.
+    erase: ({ tx, teamId, uuid }) => deleteMonthRows(tx, sql`m.team_id = ${teamId} and m.uuid = ${uuid}`),
   },
   {
     // The month rows above summed per scope (the leaderboard's bound for long windows).

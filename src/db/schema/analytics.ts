@@ -147,6 +147,32 @@ export const analyticsPlayerMonths = pgTable(
 );
 
 /**
+ * Per scope, UTC month and edition (`bedrock`, as the month rows'): how many month rows there are
+ * (`players`) and how many of them have no `prev_at` (`firsts`: the players first seen in the
+ * scope that month). Kept wherever month rows are added, deleted or get their `prev_at` (the
+ * ingest under the networks' locks, erasure, the player retention job, a rebuild), so counting a
+ * whole month's players, or its new ones, reads one row instead of an index range of a row per
+ * player (docs/analytics.md, "Activity" and "Editions").
+ */
+export const analyticsMonthCounts = pgTable(
+  "analytics_month_counts",
+  {
+    teamId: uuid("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    month: tz("month").notNull(),
+    bedrock: boolean("bedrock").notNull(),
+    players: integer("players").notNull().default(0),
+    firsts: integer("firsts").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scope, t.month, t.bedrock] }),
+    index("analytics_month_counts_team_idx").on(t.teamId),
+  ],
+);
+
+/**
  * Per scope and player, all the playtime the month rows hold: the leaderboard's bound for a long
  * window (no one played more in it than in all their time). Kept with the month rows: added to at
  * ingest, made again with them by a rebuild or the retention job, deleted by erasure.
