@@ -286,7 +286,9 @@ export async function setWeekLinks(tx: Tx, touched: SQL) {
  */
 export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const who = sql`select distinct sv.team_id, g.uuid from (${pairs}) g join servers sv on sv.id = g.server_id`;
-  await deleteMonthRows(tx, sql`(m.team_id, m.uuid) in (${who})`);
+  // The rows' counts are moved once, by the rows gone and those made again together: the locks on
+  // them taken in one order, as the ingest takes them.
+  const gone = rowsOf<MonthCount>(await tx.execute(monthRowsGone(sql`(m.team_id, m.uuid) in (${who})`)));
   await tx.execute(sql`
     with i as (
       insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms)
@@ -295,7 +297,11 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
         join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
       )}
       returning team_id, scope, month, bedrock, 1 as players, (prev_at is null)::int as firsts)
-    ${applyMonthCounts(sql`select * from i`)}`);
+    ${applyMonthCounts(sql`
+      select * from i
+      union all
+      select * from json_to_recordset(${JSON.stringify(gone)}::json)
+        as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int)`)}`);
   await tx.execute(
     sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
   );
@@ -383,14 +389,17 @@ const applyMonthCounts = (src: SQL) => sql`
 export async function deleteMonthRows(tx: Tx, where: SQL): Promise<number> {
   const [r] = rowsOf<{ n: number }>(
     await tx.execute(sql`
-      with d as (
-        delete from analytics_player_months m where ${where}
-        returning m.team_id, m.scope, m.month, m.bedrock, -1 as players, -(m.prev_at is null)::int as firsts),
+      with d as (${monthRowsGone(where)}),
       mc as (${applyMonthCounts(sql`select * from d`)} returning 1)
       select count(*)::int as n from d`),
   );
   return Number(r!.n);
 }
+
+/** Deletes the month rows `where` selects (on `m`), returning what that takes from their counts. */
+const monthRowsGone = (where: SQL) => sql`
+  delete from analytics_player_months m where ${where}
+  returning m.team_id, m.scope, m.month, m.bedrock, -1 as players, -(m.prev_at is null)::int as firsts`;
 
 /** `analytics_month_counts` rows made from the month rows `filter` (a join or a where on `m`) keeps. */
 export const countsFromMonths = (filter: SQL) => sql`
