@@ -16,8 +16,8 @@ export async function dumpAggregates(db: Db, teamId: string) {
     months:
       await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
-    counts: await q(sql`select scope, month::text, bedrock, players, firsts from analytics_month_counts
-      where team_id = ${teamId} and (players <> 0 or firsts <> 0) order by 1, 2, 3`),
+    counts: await q(sql`select scope, month::text, bedrock, players, firsts, ms::text from analytics_month_counts
+      where team_id = ${teamId} and (players <> 0 or firsts <> 0 or ms <> 0) order by 1, 2, 3`),
     totals: await q(sql`select scope, uuid::text, ms::text from analytics_player_totals
       where team_id = ${teamId} order by 1, 2`),
     weeks:

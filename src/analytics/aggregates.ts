@@ -157,7 +157,7 @@ export async function addSessions(tx: Tx, spans: Span[]) {
                select team_id::text as team_id, scope, e::text as e, ${GROUP_COLUMNS} from mv) m), '[]') as activity,
              coalesce((select json_agg(cm)::text from cm), '[]') as cohorts,
              coalesce((select json_agg(c) from (
-               select team_id, scope, month, bedrock, count(*)::int as players, count(*)::int as firsts
+               select team_id, scope, month, bedrock, count(*)::int as players, count(*)::int as firsts, 0 as ms
                  from pm where fresh group by 1, 2, 3, 4) c), '[]')::text as counts`,
     ),
   );
@@ -183,10 +183,14 @@ export async function addSessions(tx: Tx, spans: Span[]) {
       aw as (${applyMoves(sql`select * from mv`)} returning 1),
       ca as (${applyCohorts(sql`select * from json_to_recordset(${moves!.cohorts}::json)
           as x(team_id uuid, scope text, cohort date, week date, ${sql.raw(COHORT_COLUMNS.map((c) => `${c} int`).join(", "))})`)} returning 1),
-      mc as (${applyMonthCounts(sql`select * from json_to_recordset(${JSON.stringify(counts)}::json)
-          as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int)`)} returning 1)
+      sr as materialized (${slotRows(src)}),
+      mc as (${applyMonthCounts(sql`
+        select * from json_to_recordset(${JSON.stringify(counts)}::json)
+          as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int, ms bigint)
+        union all
+        ${slotMonths(sql`select * from sr`, 1)}`)} returning 1)
       insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
-      select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from (${slotRows(src)}) r
+      select team_id, scope, slot, online_ms, start_level, 0, slot, ${SLOT_SUMS} from sr r
       on conflict (scope, slot) do update set
         online_ms = analytics_slots.online_ms + excluded.online_ms,
         start_level = analytics_slots.start_level + excluded.start_level,
@@ -296,12 +300,12 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
         monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
         join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
       )}
-      returning team_id, scope, month, bedrock, 1 as players, (prev_at is null)::int as firsts)
+      returning team_id, scope, month, bedrock, 1 as players, (prev_at is null)::int as firsts, 0::bigint as ms)
     ${applyMonthCounts(sql`
       select * from i
       union all
       select * from json_to_recordset(${JSON.stringify(gone)}::json)
-        as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int)`)}`);
+        as x(team_id uuid, scope text, month timestamptz, bedrock boolean, players int, firsts int, ms bigint)`)}`);
   await tx.execute(
     sql`delete from analytics_player_totals p using (${who}) t where p.team_id = t.team_id and p.uuid = t.uuid`,
   );
@@ -354,13 +358,13 @@ export async function setPrevMonths(tx: Tx, which: SQL): Promise<MonthCount[]> {
            and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms)
         returning m.team_id, m.scope, m.month, m.bedrock, (m.prev_at is null)::int - x.was_first::int as d)
       -- How many rows gained or lost their place among the month's first rows.
-      select team_id, scope, month, bedrock, 0 as players, sum(d)::int as firsts from u
+      select team_id, scope, month, bedrock, 0 as players, sum(d)::int as firsts, 0 as ms from u
        where d <> 0 group by 1, 2, 3, 4`,
     ),
   );
 }
 
-/** A change of `analytics_month_counts`' row (team_id, scope, month, bedrock): rows and first rows added. */
+/** A change of `analytics_month_counts`' row (team_id, scope, month, bedrock): rows, first rows and milliseconds added. */
 export interface MonthCount {
   team_id: string;
   scope: string;
@@ -368,19 +372,20 @@ export interface MonthCount {
   bedrock: boolean;
   players: number;
   firsts: number;
+  ms: number;
 }
 
 /**
- * Adds changes (`src`: team_id, scope, month, bedrock, players, firsts) to
+ * Adds changes (`src`: team_id, scope, month, bedrock, players, firsts, ms) to
  * `analytics_month_counts`, in one order for the rows' locks (as `applyMoves`).
  */
 const applyMonthCounts = (src: SQL) => sql`
-    insert into analytics_month_counts as c (team_id, scope, month, bedrock, players, firsts)
-    select team_id, scope, month, bedrock, sum(players), sum(firsts) from (${src}) d
-     group by 1, 2, 3, 4 having sum(players) <> 0 or sum(firsts) <> 0
+    insert into analytics_month_counts as c (team_id, scope, month, bedrock, players, firsts, ms)
+    select team_id, scope, month, bedrock, sum(players), sum(firsts), sum(ms) from (${src}) d
+     group by 1, 2, 3, 4 having sum(players) <> 0 or sum(firsts) <> 0 or sum(ms) <> 0
      order by 2, 3, 4
     on conflict (scope, month, bedrock) do update set
-      players = c.players + excluded.players, firsts = c.firsts + excluded.firsts`;
+      players = c.players + excluded.players, firsts = c.firsts + excluded.firsts, ms = c.ms + excluded.ms`;
 
 /**
  * Deletes the month rows `where` selects (a condition on the table, as `m`), taking them out of
@@ -399,13 +404,33 @@ export async function deleteMonthRows(tx: Tx, where: SQL): Promise<number> {
 /** Deletes the month rows `where` selects (on `m`), returning what that takes from their counts. */
 const monthRowsGone = (where: SQL) => sql`
   delete from analytics_player_months m where ${where}
-  returning m.team_id, m.scope, m.month, m.bedrock, -1 as players, -(m.prev_at is null)::int as firsts`;
+  returning m.team_id, m.scope, m.month, m.bedrock, -1 as players, -(m.prev_at is null)::int as firsts, 0::bigint as ms`;
 
-/** `analytics_month_counts` rows made from the month rows `filter` (a join or a where on `m`) keeps. */
-export const countsFromMonths = (filter: SQL) => sql`
-  insert into analytics_month_counts (team_id, scope, month, bedrock, players, firsts)
-  select m.team_id, m.scope, m.month, m.bedrock, count(*), count(*) filter (where m.prev_at is null)
-    from analytics_player_months m ${filter} group by 1, 2, 3, 4`;
+/**
+ * Per (team, scope, UTC month, edition) the milliseconds of slot-shaped rows `src` (team_id, scope,
+ * slot, online_ms, bedrock_ms), times `sign`, as `analytics_month_counts` changes.
+ */
+const slotMonths = (src: SQL, sign: 1 | -1) => sql`
+  select s.team_id, s.scope, date_trunc('month', s.slot, 'UTC') as month, e.bedrock, 0 as players, 0 as firsts,
+         (${sql.raw(String(sign))} * sum(case when e.bedrock then s.bedrock_ms else s.online_ms - s.bedrock_ms end))::bigint as ms
+    from (${src}) s cross join (values (false), (true)) e(bedrock)
+   group by 1, 2, 3, 4`;
+
+/**
+ * `analytics_month_counts` rows made from the month rows and the slots `teamId`'s (or every
+ * team's) scopes keep.
+ */
+export const countsFrom = (teamId?: string) => {
+  const mine = teamId ? sql`where team_id = ${teamId}` : sql``;
+  return sql`
+  insert into analytics_month_counts (team_id, scope, month, bedrock, players, firsts, ms)
+  select team_id, scope, month, bedrock, sum(players), sum(firsts), sum(ms) from (
+    select team_id, scope, month, bedrock, count(*) as players, count(*) filter (where prev_at is null) as firsts, 0::bigint as ms
+      from analytics_player_months ${mine} group by 1, 2, 3, 4
+    union all
+    ${slotMonths(sql`select * from analytics_slots ${mine}`, 1)}) x
+   group by 1, 2, 3, 4`;
+};
 
 /**
  * Takes the networks of these servers, in one order, for the rest of the transaction: closers on
@@ -506,9 +531,11 @@ export async function forgetPlayer(tx: Tx, teamId: string, uuid: string) {
     where sv.team_id = ${teamId} and s.uuid = ${uuid}::uuid and s.left_at is not null`;
   const touched = rowsOf<{ scope: string; slot: string }>(
     await tx.execute(sql`
+      with x as materialized (${slotRows(src)}),
+      mc as (${applyMonthCounts(slotMonths(sql`select * from x`, -1))} returning 1)
       update analytics_slots a set online_ms = a.online_ms - x.online_ms, start_level = a.start_level - x.start_level,
         ${sql.raw(["bedrock_ms", ...LENGTH_COLUMNS].map((c) => `${c} = a.${c} - x.${c}`).join(", "))}
-        from (${slotRows(src)}) x
+        from x
        where a.scope = x.scope and a.slot = x.slot
       returning a.scope, a.slot::text as slot`),
   );
@@ -555,7 +582,6 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
-  await tx.execute(countsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));
   await tx.execute(
     withLinks(
       weekRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`),
@@ -567,6 +593,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     ${cohortRowsOf(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`)}`);
   await tx.execute(sql`insert into analytics_slots (team_id, scope, slot, online_ms, start_level, peak, peak_at, ${SLOT_SUMS})
     select team_id, scope, slot, online_ms, start_level, start_level, slot, ${SLOT_SUMS} from (${slotRows(src)}) r`);
+  await tx.execute(countsFrom(teamId));
   await tx.execute(allPeaks(teamId));
 }
 

@@ -57,6 +57,17 @@ interface Scope {
   now: Date;
 }
 
+/**
+ * A signed part of a count: a number kept in `analytics_month_counts` (a scope's month and
+ * edition, one column), or a scalar subquery (`count`).
+ */
+interface Term {
+  key: string;
+  sign: 1 | -1;
+  kept?: { month: Date; bedrock: boolean; column: "players" | "firsts" | "ms" };
+  count?: SQL;
+}
+
 const at = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 const idList = (ids: string[]) =>
   sql.join(
@@ -257,90 +268,175 @@ export class AnalyticsService {
   }
 
   /**
-   * Per edition: players seen in the window and milliseconds played there, over closed sessions.
-   * Players from the month rows (a player counted in the first month of the window they were seen
-   * in: `prev_at` before the window's start), a count per month: a whole month's first rows from
-   * `analytics_month_counts`, a cut month's on the shorter side of the cut; playtime from the window's
-   * slots. Null when the window lies inside one month with both ends cut (the caller reads the
-   * hours then).
+   * Per edition: players seen in the window and milliseconds played there, over closed sessions
+   * (`withMs` false: the players only). Players from the month rows (a player counted in the first
+   * month of the window they were seen in: `prev_at` before the window's start), a count per month:
+   * a whole month's rows and first rows from `analytics_month_counts`, a cut month's on the shorter
+   * side of the cut; playtime a whole month's from the same rows (its slots' milliseconds), a cut
+   * month's part from its slots. Null when the window lies inside one month with both ends cut (the
+   * caller reads the hours then).
    */
-  private async closedTotals(s: Scope) {
+  private async closedTotals(s: Scope, withMs = true) {
     if (!this.totalsKept(s)) return null;
     const months = this.months(s);
-    // Per edition, signed counts summed: whole months from the kept counts, cut ones an
-    // index-only range of a narrow index (the month rows' `last_at`, `first_at` and `prev_at`
-    // indexes) on the shorter side of the cut. No grouping by player.
-    const terms: Record<"java" | "bedrock", SQL[]> = { java: [], bedrock: [] };
-    months.forEach((m, i) => {
-      for (const bedrock of [false, true]) {
-        const k = this.kept(s, m, bedrock);
-        const mine = terms[bedrock ? "bedrock" : "java"];
+    // Per edition, signed terms summed: whole months kept, cut ones an index-only range of a
+    // narrow index (the month rows' `last_at`, `first_at` and `prev_at` indexes) or of slots on
+    // the shorter side of the cut. No grouping by player.
+    const terms: Term[] = [];
+    const later = months.slice(1).filter((m) => m.cut === "none");
+    for (const bedrock of [false, true]) {
+      const edition = bedrock ? "bedrock" : "java";
+      months.forEach((m, i) => {
+        const k = this.monthPart(s, m, bedrock, edition);
+        if (withMs) {
+          // Slots' milliseconds of the edition: a slot row holds all (`online_ms`) and the Bedrock part.
+          const ms = (a: Date, b: Date) => ({
+            key: `${edition}_ms`,
+            sign: 1 as const,
+            count: sql`(select coalesce(sum(${sql.raw(bedrock ? "bedrock_ms" : "online_ms - bedrock_ms")}), 0) from analytics_slots
+              where scope = ${s.scope} and slot >= ${at(a)} and slot < ${at(b)})`,
+          });
+          if (m.cut === "none") terms.push({ ...k.kept("ms"), key: `${edition}_ms` });
+          else if (this.restShorter(m.b.getTime() - m.a.getTime() > (m.end.getTime() - m.month.getTime()) / 2))
+            terms.push(
+              { ...k.kept("ms"), key: `${edition}_ms` },
+              { ...ms(m.month, m.a), sign: -1 },
+              { ...ms(m.b, m.end), sign: -1 },
+            );
+          else terms.push(ms(m.a, m.b));
+        }
         // In the first month, the players seen in its part: every row of a whole month; where the
         // window starts inside it, those last seen at or after its start; where it ends inside,
         // those first seen before its end.
         if (i === 0) {
-          mine.push(
-            m.cut === "none"
-              ? k.players
+          terms.push(
+            ...(m.cut === "none"
+              ? [k.kept("players")]
               : m.cut === "tail"
                 ? k.side("players", sql`m.last_at >= ${at(m.a)}`, { before: m.a, rest: sql`m.last_at < ${at(m.a)}` })
-                : k.side("players", sql`m.first_at < ${at(m.b)}`, { after: m.b, rest: sql`m.first_at >= ${at(m.b)}` }),
+                : k.side("players", sql`m.first_at < ${at(m.b)}`, { after: m.b, rest: sql`m.first_at >= ${at(m.b)}` })),
           );
-          continue;
+          return;
         }
         // In a later month (whole, or the last, cut at the window's end), only players not seen
         // earlier in the window: its first rows (no earlier month in the scope), and those last
-        // seen before the window (a range of the `prev_at` index).
-        const part = m.cut === "none" ? sql`` : sql`and m.first_at < ${at(m.b)}`;
-        mine.push(
-          m.cut === "none"
-            ? k.firsts
-            : k.side("firsts", sql`m.prev_at is null ${part}`, {
-                after: m.b,
-                rest: sql`m.prev_at is null and m.first_at >= ${at(m.b)}`,
-              }),
-          k.count(sql`m.prev_at < ${at(s.from)} ${part}`),
-        );
-      }
-    });
-    const sum = (t: SQL[]) => sql.join(t, sql` + `);
-    const [t] = await this.rows<{ java: number; bedrock: number; ms: number; bedrock_ms: number }>(sql`
-      select (${sum(terms.java)})::int as java, (${sum(terms.bedrock)})::int as bedrock,
-             coalesce(sum(online_ms), 0)::float8 as ms, coalesce(sum(bedrock_ms), 0)::float8 as bedrock_ms
-        from analytics_slots where scope = ${s.scope} and slot >= ${at(s.from)} and slot < ${at(s.to)}`);
+        // seen before the window (a range of the `prev_at` index; the whole months' together).
+        if (m.cut === "none") terms.push(k.kept("firsts"));
+        else
+          terms.push(
+            ...k.side("firsts", sql`m.prev_at is null and m.first_at < ${at(m.b)}`, {
+              after: m.b,
+              rest: sql`m.prev_at is null and m.first_at >= ${at(m.b)}`,
+            }),
+            k.count(sql`m.prev_at < ${at(s.from)} and m.first_at < ${at(m.b)}`),
+          );
+      });
+      if (later.length > 0)
+        terms.push({
+          key: edition,
+          sign: 1,
+          count: sql`(select count(*) from analytics_player_months m where m.scope = ${s.scope} and m.month in (${sql.join(
+            later.map((m) => at(m.month)),
+            sql`, `,
+          )}) and m.bedrock = ${sql.raw(String(bedrock))} and m.prev_at < ${at(s.from)})`,
+        });
+    }
+    const t = await this.tally(s, terms);
+    const n = (key: string) => t.get(key) ?? 0;
     return {
-      java: { players: Number(t!.java), ms: Number(t!.ms) - Number(t!.bedrock_ms) },
-      bedrock: { players: Number(t!.bedrock), ms: Number(t!.bedrock_ms) },
+      java: { players: n("java"), ms: n("java_ms") },
+      bedrock: { players: n("bedrock"), ms: n("bedrock_ms") },
     };
   }
 
   /**
-   * One month's rows of one edition in the scope, counted: all of them and its first rows (no
-   * `prev_at`) from `analytics_month_counts`; those matching a condition (on `m`) from the month
-   * rows; and a cut month's part (`direct`) either counted or as the kept count less the rest
-   * (`rest`), whichever side of the cut is shorter: the rows before a point early in the month,
-   * or after one late in it, are few.
+   * Sums signed terms per key: the kept numbers (`analytics_month_counts`, the scope's rows of the
+   * months named) read in one statement, the rest (index ranges, slot sums) in another, at once
+   * (each on its own connection on PostgreSQL).
    */
-  private kept(s: Scope, m: { month: Date; end: Date }, bedrock: boolean) {
-    const key = (t: string) =>
-      sql`${sql.raw(t)}.scope = ${s.scope} and ${sql.raw(t)}.month = ${at(m.month)} and ${sql.raw(t)}.bedrock = ${sql.raw(String(bedrock))}`;
-    const keptCount = (column: "players" | "firsts") =>
-      sql`coalesce((select c.${sql.raw(column)} from analytics_month_counts c where ${key("c")}), 0)`;
-    const count = (cond: SQL) => sql`(select count(*) from analytics_player_months m where ${key("m")} and ${cond})`;
+  private async tally(s: Scope, terms: Term[]): Promise<Map<string, number>> {
+    const kept = terms.filter((t) => t.kept);
+    const counted = terms.filter((t) => t.count);
+    const months = [...new Set(kept.map((t) => t.kept!.month.toISOString()))];
+    const [rows, [values]] = await Promise.all([
+      months.length === 0
+        ? Promise.resolve([])
+        : this.rows<{ month: Date | string; bedrock: boolean; players: number; firsts: number; ms: number }>(sql`
+            select month, bedrock, players, firsts, ms::float8 as ms from analytics_month_counts
+             where scope = ${s.scope} and month in (${sql.join(
+               months.map((m) => sql`${m}::timestamptz`),
+               sql`, `,
+             )})`),
+      counted.length === 0
+        ? Promise.resolve([{} as Record<string, number>])
+        : this.rows<Record<string, number>>(
+            sql`select ${sql.join(
+              counted.map((t, i) => sql`${t.count}::float8 as ${sql.raw(`t${i}`)}`),
+              sql`, `,
+            )}`,
+          ),
+    ]);
+    const keptOf = new Map(rows.map((r) => [`${new Date(r.month).toISOString()}/${r.bedrock}`, r]));
+    const out = new Map<string, number>();
+    const add = (key: string, v: number) => out.set(key, (out.get(key) ?? 0) + v);
+    for (const t of kept) {
+      const r = keptOf.get(`${t.kept!.month.toISOString()}/${t.kept!.bedrock}`);
+      add(t.key, t.sign * Number(r?.[t.kept!.column] ?? 0));
+    }
+    counted.forEach((t, i) => {
+      add(t.key, t.sign * Number(values![`t${i}`] ?? 0));
+    });
+    return out;
+  }
+
+  /**
+   * Whether a cut month's part is counted as the month's kept number less the rest (`shorter`: the
+   * rest is the shorter side), or directly (the tests can set either, `cutSide`).
+   */
+  private restShorter(shorter: boolean) {
+    return this.cutSide === "auto" ? shorter : this.cutSide === "rest";
+  }
+
+  /**
+   * Terms (under `key`) of one month's rows of one edition in the scope: all of them, its first
+   * rows (no `prev_at`) or its slots' milliseconds, kept; those matching a condition (on `m`),
+   * counted; and a cut month's part (`direct`) either counted or as the kept number less the rest
+   * (`rest`), whichever side of the cut is shorter: the rows before a point early in the month, or
+   * after one late in it, are few.
+   */
+  private monthPart(
+    s: Scope,
+    m: { month: Date; end: Date; cut: string },
+    bedrock: boolean,
+    key: string,
+  ): {
+    kept: (column: "players" | "firsts" | "ms") => Term;
+    count: (cond: SQL) => Term;
+    side: (column: "players" | "firsts", direct: SQL, cut: { rest: SQL; before?: Date; after?: Date }) => Term[];
+  } {
     const span = m.end.getTime() - m.month.getTime();
+    const count = (cond: SQL, sign: 1 | -1 = 1): Term => ({
+      key,
+      sign,
+      count: sql`(select count(*) from analytics_player_months m where m.scope = ${s.scope} and m.month = ${at(m.month)}
+        and m.bedrock = ${sql.raw(String(bedrock))} and ${cond})`,
+    });
+    const kept = (column: "players" | "firsts" | "ms"): Term => ({
+      key,
+      sign: 1,
+      kept: { month: m.month, bedrock, column },
+    });
     return {
-      players: keptCount("players"),
-      firsts: keptCount("firsts"),
-      count,
-      side: (column: "players" | "firsts", direct: SQL, cut: { rest: SQL; before?: Date; after?: Date }) => {
-        const restShorter =
-          this.cutSide === "auto"
-            ? cut.before
-              ? cut.before.getTime() - m.month.getTime() < span / 2
-              : cut.after!.getTime() - m.month.getTime() > span / 2
-            : this.cutSide === "rest";
-        return restShorter ? sql`(${keptCount(column)} - ${count(cut.rest)})` : count(direct);
-      },
+      kept,
+      count: (cond) => count(cond),
+      side: (column, direct, cut) =>
+        this.restShorter(
+          cut.before
+            ? cut.before.getTime() - m.month.getTime() < span / 2
+            : cut.after!.getTime() - m.month.getTime() > span / 2,
+        )
+          ? [kept(column), count(cut.rest, -1)]
+          : [count(direct)],
     };
   }
 
@@ -349,9 +445,9 @@ export class AnalyticsService {
    * sessions together: `closedTotals`, then the players with a session open added (their open
    * time, and themselves when the closed sessions did not count them). Null as `closedTotals`.
    */
-  private async editionTotals(s: Scope, opens: Promise<string[]> = this.openPlayers(s)) {
+  private async editionTotals(s: Scope, opens: Promise<string[]> = this.openPlayers(s), withMs = true) {
     // The closed totals and the players online at once (each on its own connection on PostgreSQL).
-    const [closed, open] = await Promise.all([this.closedTotals(s), opens]);
+    const [closed, open] = await Promise.all([this.closedTotals(s, withMs), opens]);
     if (!closed) return null;
     for (const r of await this.openInWindow(s, open)) {
       const e = FLOODGATE.test(r.uuid) ? closed.bedrock : closed.java;
@@ -412,7 +508,7 @@ export class AnalyticsService {
       ]);
       const counts = ACTIVITY_GROUPS.map((g) => Number(kept?.[g.group] ?? 0));
       // The players seen, counted beside the new players.
-      const players = this.editionTotals(s, opens).then((t) => t!.java.players + t!.bedrock.players);
+      const players = this.editionTotals(s, opens, false).then((t) => t!.java.players + t!.bedrock.players);
       // Every open player with closed time in the three weeks is in the counts (at its closed index).
       return this.activityScored(s, end, counts, players, open, null);
     }
@@ -603,17 +699,26 @@ export class AnalyticsService {
            and bedrock in (false, true) and first_at < ${at(s.from)}`);
     // The new players and the earlier ones counted (which side is smaller), per month and edition
     // as closedTotals counts: whole months from the kept counts, cut ones on the shorter side.
-    const freshTerms: SQL[] = [];
-    const earlierTerms: SQL[] = [
-      sql`coalesce((select sum(c.firsts) from analytics_month_counts c where c.scope = ${s.scope} and c.month < ${at(first.month)}), 0)`,
+    const terms: Term[] = [
+      {
+        key: "earlier",
+        sign: 1,
+        count: sql`(select coalesce(sum(c.firsts), 0) from analytics_month_counts c where c.scope = ${s.scope} and c.month < ${at(first.month)})`,
+      },
     ];
+    if (open.length > 0)
+      terms.push({
+        key: "fresh_open",
+        sign: 1,
+        count: sql`(select count(*) from (${sql.join(firsts, sql` union all `)}) f where f.uuid = any(${openList}))`,
+      });
     for (const m of months)
       for (const bedrock of [false, true]) {
-        const k = this.kept(s, m, bedrock);
+        const k = this.monthPart(s, m, bedrock, "fresh");
         const [from, to] = [sql`m.first_at >= ${at(s.from)}`, sql`m.first_at < ${at(s.to)}`];
-        freshTerms.push(
-          m.cut === "none"
-            ? k.firsts
+        terms.push(
+          ...(m.cut === "none"
+            ? [k.kept("firsts")]
             : m.cut === "tail"
               ? k.side("firsts", sql`m.prev_at is null and ${from}`, {
                   before: s.from,
@@ -624,32 +729,27 @@ export class AnalyticsService {
                     after: s.to,
                     rest: sql`m.prev_at is null and m.first_at >= ${at(s.to)}`,
                   })
-                : k.count(sql`m.prev_at is null and ${from} and ${to}`),
+                : [k.count(sql`m.prev_at is null and ${from} and ${to}`)]),
         );
         if (m === first && (m.cut === "tail" || m.cut === "both"))
-          earlierTerms.push(
-            k.side("firsts", sql`m.prev_at is null and m.first_at < ${at(s.from)}`, {
-              after: s.from,
-              rest: sql`m.prev_at is null and ${from}`,
-            }),
+          terms.push(
+            ...this.monthPart(s, m, bedrock, "earlier").side(
+              "firsts",
+              sql`m.prev_at is null and m.first_at < ${at(s.from)}`,
+              { after: s.from, rest: sql`m.prev_at is null and ${from}` },
+            ),
           );
       }
-    const [k] = await this.rows<{ fresh: number; fresh_open: number; earlier: number }>(sql`
-      select (${sql.join(freshTerms, sql` + `)})::int as fresh,
-             ${
-               open.length === 0
-                 ? sql`0`
-                 : sql`(select count(*) from (${sql.join(firsts, sql` union all `)}) f where f.uuid = any(${openList}))::int`
-             } as fresh_open,
-             (${sql.join(earlierTerms, sql` + `)})::int as earlier`);
-    const fresh = Number(k!.fresh);
-    const earlierCount = Number(k!.earlier);
+    const t = await this.tally(s, terms);
+    const k = { fresh: t.get("fresh") ?? 0, fresh_open: t.get("fresh_open") ?? 0, earlier: t.get("earlier") ?? 0 };
+    const fresh = Number(k.fresh);
+    const earlierCount = Number(k.earlier);
     if (earlierCount === 0 && keptRegular !== null) {
       // Nobody was seen before the window (it holds the scope's whole history): every player
       // regular at the end is new. The kept counts hold them, the open ones at their closed index.
       const openRegular = open.filter((u) => regularOrMore(index.get(u)?.closed ?? 0)).length;
       return {
-        players: fresh - Number(k!.fresh_open) + freshOpen.length,
+        players: fresh - Number(k.fresh_open) + freshOpen.length,
         regular: openOk(keptRegular - openRegular),
         index,
       };
@@ -677,7 +777,7 @@ export class AnalyticsService {
       freshRegular = Number(j!.joined);
     }
     return {
-      players: fresh - Number(k!.fresh_open) + freshOpen.length,
+      players: fresh - Number(k.fresh_open) + freshOpen.length,
       regular: openOk(freshRegular),
       index,
     };

@@ -148,11 +148,11 @@ export const analyticsPlayerMonths = pgTable(
 
 /**
  * Per scope, UTC month and edition (`bedrock`, as the month rows'): how many month rows there are
- * (`players`) and how many of them have no `prev_at` (`firsts`: the players first seen in the
- * scope that month). Kept wherever month rows are added, deleted or get their `prev_at` (the
+ * (`players`), how many of them have no `prev_at` (`firsts`: the players first seen in the scope
+ * that month), and their milliseconds. Kept wherever month rows are added, deleted or get their `prev_at` (the
  * ingest under the networks' locks, erasure, the player retention job, a rebuild), so counting a
- * whole month's players, or its new ones, reads one row instead of an index range of a row per
- * player (docs/analytics.md, "Activity" and "Editions").
+ * whole month's players, its new ones or its playtime reads one row instead of an index range of a
+ * row per player or slot (docs/analytics.md, "Activity" and "Editions").
  */
 export const analyticsMonthCounts = pgTable(
   "analytics_month_counts",
@@ -165,6 +165,8 @@ export const analyticsMonthCounts = pgTable(
     bedrock: boolean("bedrock").notNull(),
     players: integer("players").notNull().default(0),
     firsts: integer("firsts").notNull().default(0),
+    /** The month rows' milliseconds: the players of this edition's playtime in the scope that month. */
+    ms: bigint("ms", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.scope, t.month, t.bedrock] }),
