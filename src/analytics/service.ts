@@ -24,6 +24,8 @@ const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
 /** The longest window a read may ask for. */
 export const MAX_WINDOW_DAYS = 400;
+/** Activity windows up to this long list their new players beside counting them (`newPlayers`). */
+const LISTED_WINDOW_MS = 62 * DAY_MS;
 /** Leaderboard windows shorter than this sum every player's hours in them (`topPlayers`). */
 const SUMMED_WINDOW_MS = 4 * DAY_MS;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -300,8 +302,13 @@ export class AnalyticsService {
           else if (this.restShorter(m.b.getTime() - m.a.getTime() > (m.end.getTime() - m.month.getTime()) / 2))
             terms.push(
               { ...k.kept("ms"), key: `${edition}_ms` },
-              { ...ms(m.month, m.a), sign: -1 },
-              { ...ms(m.b, m.end), sign: -1 },
+              // The month's slots outside the window: before its start, after its end.
+              ...[
+                [m.month, m.a],
+                [m.b, m.end],
+              ]
+                .filter(([a, b]) => a!.getTime() < b!.getTime())
+                .map(([a, b]) => ({ ...ms(a!, b!), sign: -1 as const })),
             );
           else terms.push(ms(m.a, m.b));
         }
@@ -406,7 +413,7 @@ export class AnalyticsService {
    */
   private monthPart(
     s: Scope,
-    m: { month: Date; end: Date; cut: string },
+    m: { month: Date; end: Date },
     bedrock: boolean,
     key: string,
   ): {
@@ -655,39 +662,6 @@ export class AnalyticsService {
     // Per month, the first rows; the window's cut months (at most its first and last) also by `first_at`.
     const months = this.months(s);
     const firsts = this.firstRows(s, months, false);
-    // The players online scored, those of them new, and a short window's few new players listed,
-    // at once (each on its own connection on PostgreSQL).
-    const [scores, freshOpen, listed] = await Promise.all([
-      scored,
-      open.length === 0
-        ? Promise.resolve([])
-        : this.rows<{ uuid: string }>(sql`
-            select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`),
-      this.rows<{ uuid: string }>(sql`
-        select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`),
-    ]);
-    const index = new Map(scores.map((r) => [r.uuid, { all: Number(r.index), closed: Number(r.closed_index) }]));
-    const weeks = [1, 2, 3].map(
-      (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
-    );
-    const regularAtEnd = sql`scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
-      and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= ${sql.raw(String(REGULAR))}`;
-    const openSet = new Set(open);
-    const openOk = (regular: number) =>
-      regular + freshOpen.filter((f) => regularOrMore(index.get(f.uuid)?.all ?? 0)).length;
-    // A short window's few new players: listed, and their latest week rows probed by player.
-    if (listed.length <= this.newListed) {
-      const closed = listed.map((r) => r.uuid).filter((u) => !openSet.has(u));
-      const [c] =
-        closed.length === 0
-          ? [{ n: 0 }]
-          : await this.rows<{ n: number }>(sql`
-              select count(*)::int as n from analytics_player_weeks where uuid = any(${uuidArray(closed)}) and ${regularAtEnd}`);
-      return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)), index };
-    }
-    // A long window's (a year's can hold every player of the scope): counted. Each player regular
-    // at the end has their first row either in the window (new) or before it (the end is inside
-    // the window), so the regulars are split through whichever of the two sets is smaller.
     const openList = uuidArray(open);
     const first = months[0]!;
     const earlier = [
@@ -714,22 +688,22 @@ export class AnalyticsService {
       });
     for (const m of months)
       for (const bedrock of [false, true]) {
-        const k = this.monthPart(s, m, bedrock, "fresh");
+        const part = this.monthPart(s, m, bedrock, "fresh");
         const [from, to] = [sql`m.first_at >= ${at(s.from)}`, sql`m.first_at < ${at(s.to)}`];
         terms.push(
           ...(m.cut === "none"
-            ? [k.kept("firsts")]
+            ? [part.kept("firsts")]
             : m.cut === "tail"
-              ? k.side("firsts", sql`m.prev_at is null and ${from}`, {
+              ? part.side("firsts", sql`m.prev_at is null and ${from}`, {
                   before: s.from,
                   rest: sql`m.prev_at is null and m.first_at < ${at(s.from)}`,
                 })
               : m.cut === "head"
-                ? k.side("firsts", sql`m.prev_at is null and ${to}`, {
+                ? part.side("firsts", sql`m.prev_at is null and ${to}`, {
                     after: s.to,
                     rest: sql`m.prev_at is null and m.first_at >= ${at(s.to)}`,
                   })
-                : [k.count(sql`m.prev_at is null and ${from} and ${to}`)]),
+                : [part.count(sql`m.prev_at is null and ${from} and ${to}`)]),
         );
         if (m === first && (m.cut === "tail" || m.cut === "both"))
           terms.push(
@@ -740,8 +714,51 @@ export class AnalyticsService {
             ),
           );
       }
-    const t = await this.tally(s, terms);
-    const k = { fresh: t.get("fresh") ?? 0, fresh_open: t.get("fresh_open") ?? 0, earlier: t.get("earlier") ?? 0 };
+    // The players online scored, those of them new, and the new players at once (each on its own
+    // connection on PostgreSQL): a window of two months or less lists them (they are usually few)
+    // and counts them only when there are many; a longer one counts them, and lists them only when
+    // the count says they are few.
+    const list = () =>
+      this.rows<{ uuid: string }>(sql`
+        select f.uuid::text as uuid from (${sql.join(firsts, sql` union all `)}) f limit ${this.newListed + 1}`);
+    const short = s.to.getTime() - s.from.getTime() <= LISTED_WINDOW_MS;
+    const [scores, freshOpen, listedFirst, countedFirst] = await Promise.all([
+      scored,
+      open.length === 0
+        ? Promise.resolve([])
+        : this.rows<{ uuid: string }>(sql`
+            select f.uuid::text as uuid from (${this.fresh(s, open)}) f where f.first_seen < ${at(s.to)}`),
+      short ? list() : null,
+      short ? null : this.tally(s, terms),
+    ]);
+    const counted = async () => {
+      const t = countedFirst ?? (await this.tally(s, terms));
+      return { fresh: t.get("fresh") ?? 0, fresh_open: t.get("fresh_open") ?? 0, earlier: t.get("earlier") ?? 0 };
+    };
+    const listed = listedFirst ?? ((await counted()).fresh <= this.newListed ? await list() : null);
+    const index = new Map(scores.map((r) => [r.uuid, { all: Number(r.index), closed: Number(r.closed_index) }]));
+    const weeks = [1, 2, 3].map(
+      (p) => sql`when ${at(new Date(end.getTime() - p * WEEK_MS))} then g${sql.raw(String(p))}`,
+    );
+    const regularAtEnd = sql`scope = ${s.scope} and week >= ${at(new Date(end.getTime() - 3 * WEEK_MS))} and week < ${at(end)}
+      and (next_at >= ${at(end)} or next_at is null) and (case week ${sql.join(weeks, sql` `)} end) <= ${sql.raw(String(REGULAR))}`;
+    const openSet = new Set(open);
+    const openOk = (regular: number) =>
+      regular + freshOpen.filter((f) => regularOrMore(index.get(f.uuid)?.all ?? 0)).length;
+    // A short window's few new players: listed, and their latest week rows probed by player.
+    if (listed && listed.length <= this.newListed) {
+      const closed = listed.map((r) => r.uuid).filter((u) => !openSet.has(u));
+      const [c] =
+        closed.length === 0
+          ? [{ n: 0 }]
+          : await this.rows<{ n: number }>(sql`
+              select count(*)::int as n from analytics_player_weeks where uuid = any(${uuidArray(closed)}) and ${regularAtEnd}`);
+      return { players: closed.length + freshOpen.length, regular: openOk(Number(c!.n)), index };
+    }
+    // A long window's (a year's can hold every player of the scope): counted. Each player regular
+    // at the end has their first row either in the window (new) or before it (the end is inside
+    // the window), so the regulars are split through whichever of the two sets is smaller.
+    const k = await counted();
     const fresh = Number(k.fresh);
     const earlierCount = Number(k.earlier);
     if (earlierCount === 0 && keptRegular !== null) {
