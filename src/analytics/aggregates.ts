@@ -368,7 +368,8 @@ export async function setPrevMonths(tx: Tx, which: SQL): Promise<MonthCount[]> {
 export interface MonthCount {
   team_id: string;
   scope: string;
-  month: string;
+  /** As the driver answers a timestamptz: a Date from PostgreSQL and PGlite, a string once through JSON. */
+  month: Date | string;
   bedrock: boolean;
   players: number;
   firsts: number;
