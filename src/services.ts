@@ -386,7 +386,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       keyring,
       idempotency,
       { maxRetentionDays: config.PLAYER_DATA_MAX_RETENTION_DAYS, sessionCeilingDays: config.SAMPLE_RETENTION_DAYS },
-      () => webhooks.flush(),
+      () => webhooks.emitted(),
     ),
     webhookWorker,
     alerts,

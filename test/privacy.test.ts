@@ -273,6 +273,42 @@ describe("export and erasure", () => {
     expect(await whereHeld(p)).toEqual({});
   });
 
+  test("an erasure under a steady stream of webhook events returns, and the events emitted before it that name the player are scrubbed", async () => {
+    const s = await newServer(server);
+    const hook = await api(server, "POST", `/teams/${s.teamId}/webhooks`, {
+      token: s.owner.token,
+      body: { url: "http://127.0.0.1:9/hook" },
+    });
+    expect(`${hook.status} ${hook.text}`).toStartWith("201");
+    const p = crypto.randomUUID();
+    const ban = await api(server, "POST", "/server/bans", { ...s.as(), body: { uuid: p, name: "Streamed" } });
+    expect(`${ban.status} ${ban.text}`).toStartWith("201");
+    // Events of the team keep coming while the erasure runs: it waits for those emitted before it
+    // (the ban's), not for a queue that is never empty.
+    let streaming = true;
+    let emitted = 0;
+    const stream = (async () => {
+      while (streaming) {
+        for (let i = 0; i < 5; i++)
+          server.services.webhooks.emit({ teamId: s.teamId }, "player.banned", {
+            uuid: crypto.randomUUID(),
+            n: emitted++,
+          });
+        await Bun.sleep(1);
+      }
+    })();
+    const erased = await Promise.race([
+      api(server, "POST", `/players/${p}/erase`, asTeam(s)),
+      Bun.sleep(20_000).then(() => null),
+    ]);
+    streaming = false;
+    await stream;
+    expect(erased && `${erased.status} ${erased.text}`).toStartWith("200");
+    expect(emitted).toBeGreaterThan(0);
+    await server.services.webhooks.flush();
+    expect(await whereHeld(p)).toEqual({ "bans.uuid": 1 });
+  }, 60_000);
+
   test("export and erase are for admins: a moderator and a viewer get 403, another team's admin 403", async () => {
     const s = await newServer(server);
     const p = crypto.randomUUID();

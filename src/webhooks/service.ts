@@ -200,9 +200,18 @@ export class WebhooksService implements TeamEventSink {
     this.pending.add(p);
   }
 
-  /** Waits for every event emitted so far to be queued (tests, shutdown). */
+  /** Waits until nothing emitted is left to queue, including what is emitted meanwhile (tests, shutdown). */
   async flush() {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  /**
+   * Waits for the events emitted before the call to be queued, not for those emitted meanwhile:
+   * an erasure scrubs the queued events that name its player, and under a steady stream of
+   * events `flush` might not return.
+   */
+  async emitted() {
+    await Promise.allSettled([...this.pending]);
   }
 
   /** Queues an event; its id, or null when no endpoint of the team wants it. */
