@@ -1374,8 +1374,8 @@ export class AnalyticsService {
    * are each group's top players by those, and the players with a session open. A player outside
    * them played at most the sum over groups of each list's first value left out: when the
    * `limit`-th candidate played more, no one outside can enter the top, else the lists grow.
-   * Candidates are summed from the hours in the order of their own bound, while it can still
-   * reach the top. A window holding all the scope's closed time reads the top from the totals.
+   * A candidate's bound is tightened by its month rows in the window's months; candidates are
+   * then summed from the hours in the order of that bound, while it can still reach the top. A window holding all the scope's closed time reads the top from the totals.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
@@ -1428,6 +1428,13 @@ export class AnalyticsService {
     // benchmark's generated network), a round of 8 times left bounds that needed a third (a
     // 90-day window at 5,000,000 sessions: 60-80 ms in three rounds of 50, 400 and 3,200 rows a
     // list; 35-45 ms in two of 100 and 1,600).
+    // Each candidate's bound is tightened, before it is summed, by its own month rows: at most its
+    // playtime in the window's months. The lists alone bound a player seen in one list by the
+    // others' n-th values, which are near their top where every player plays alike (the benchmark's
+    // network: about 4,000 candidates summed for a 90-day window ending mid-month, against a
+    // hundred or so whose months can reach the top). Kept across rounds: a bound only matters
+    // against a floor that only rises.
+    const monthly = new Map<string, number>();
     let t = 0;
     for (let n = Math.max(100, 4 * limit); ; n *= 16) {
       // The lists, and last (index `lists.length`) the scope's players by all their playtime.
@@ -1438,30 +1445,34 @@ export class AnalyticsService {
         })),
         { c: sql.raw("ms"), list: sql`from analytics_player_totals where scope = ${s.scope}` },
       ];
-      const rows = await this.rows<{ l: number; uuid: string | null; v: number }>(sql`
+      // A row per list: its top `n` rows at or above `t` as two arrays (tens of thousands of rows
+      // in a late round cost the service more as rows than PostgreSQL to read), and its first
+      // value below `t`.
+      const rows = await this.rows<{ l: number; u: string[] | null; v: (number | string)[] | null; below: number }>(sql`
         ${sql.join(
           sources.map(
             ({ c, list }, i) => sql`
-              (select ${sql.raw(String(i))} as l, x.uuid::text as uuid, x.v::float8 as v from (
-                 select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) x)
-              union all
-              select ${sql.raw(String(i))}, null, coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8`,
+              select ${sql.raw(String(i))} as l, x.u, x.v,
+                     coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8 as below
+                from (select array_agg(y.uuid::text order by y.v desc, y.uuid) as u, array_agg(y.v::float8 order by y.v desc, y.uuid) as v
+                        from (select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) y) x`,
           ),
           sql` union all `,
         )}`);
       // What a player outside a list has there at most: the n-th row's value when the list filled
       // `n` rows, else the first value below `t`.
-      const nth = sources.map((_, i) => {
-        const mine = rows.filter((r) => Number(r.l) === i);
-        const got = mine.filter((r) => r.uuid !== null);
-        return Number(got.length === n ? got[n - 1]!.v : (mine.find((r) => r.uuid === null)?.v ?? 0));
-      });
+      const nth = new Array<number>(sources.length).fill(0);
       const seen = new Map<string, Map<number, number>>();
       for (const r of rows) {
-        if (r.uuid === null) continue;
-        const mine = seen.get(r.uuid) ?? new Map<number, number>();
-        mine.set(Number(r.l), Number(r.v));
-        seen.set(r.uuid, mine);
+        const l = Number(r.l);
+        const u = r.u ?? [];
+        const v = (r.v ?? []).map(Number);
+        nth[l] = u.length === n ? v[n - 1]! : Number(r.below);
+        u.forEach((uuid, j) => {
+          const mine = seen.get(uuid) ?? new Map<number, number>();
+          mine.set(l, v[j]!);
+          seen.set(uuid, mine);
+        });
       }
       // A player's bound in each group: what the lists showed of them, else the lists' n-th values;
       // seen in a later month's list, that value bounds its group alone. Over the groups, at most
@@ -1484,31 +1495,74 @@ export class AnalyticsService {
       const bound = most(undefined);
       for (const u of online) if (!seen.has(u)) seen.set(u, new Map());
       if (seen.size === 0) return [];
-      const pending = [...seen]
+      const floor0 = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
+      const listed = [...seen]
         .filter(([u]) => !exact.has(u))
         .map(([u, mine]) => ({ uuid: u, most: online.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
+        .filter((p) => p.most >= floor0);
+      const fresh = listed
+        .filter((p) => p.most !== Number.POSITIVE_INFINITY && !monthly.has(p.uuid))
+        .map((p) => p.uuid);
+      // Month rows are cheaper to read than hours: four times the summed parts' size.
+      await this.inParts(fresh, 4 * this.summedPart, async (part) => {
+        for (const u of part) monthly.set(u, 0);
+        for (const r of await this.monthBounds(s, months, part)) monthly.set(r.uuid, Number(r.ms));
+      });
+      const pending = listed
+        .map((p) => ({ uuid: p.uuid, most: Math.min(p.most, monthly.get(p.uuid) ?? Number.POSITIVE_INFINITY) }))
+        .filter((p) => p.most > 0)
         .sort((a, b) => b.most - a.most);
-      // In parts (500) by bound, two at once (each on its own connection on PostgreSQL): a part
-      // whose bounds are all below the `limit`-th playtime summed so far is not read.
+      // Summed by bound: the highest `limit` first (their playtimes set a floor), then those whose
+      // bound reaches the floor, in two parts at once (each on its own connection on PostgreSQL).
       const sum = async (uuids: string[]) => {
         for (const u of uuids) exact.set(u, 0);
         for (const r of await this.playtimes(s, uuids)) exact.set(r.uuid, Number(r.ms));
       };
-      for (let at0 = 0; at0 < pending.length; ) {
-        const floor = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
-        const k = this.summedPart;
-        const parts = [0, 1]
-          .map((i) => pending.slice(at0 + i * k, at0 + (i + 1) * k).filter((p) => p.most >= floor))
-          .filter((part) => part.length > 0);
-        if (parts.length === 0) break;
-        at0 += 2 * k;
-        await Promise.all(parts.map((part) => sum(part.map((p) => p.uuid))));
+      let next = 0;
+      while (next < pending.length) {
+        const floor = top()[limit - 1]?.[1];
+        if (floor === undefined) {
+          const part = pending.slice(next, next + Math.min(limit, this.summedPart));
+          next += part.length;
+          await sum(part.map((p) => p.uuid));
+          continue;
+        }
+        const left = pending.slice(next).filter((p) => p.most >= floor);
+        if (left.length === 0) break;
+        const part = left.slice(0, 2 * this.summedPart);
+        next = pending.indexOf(part[part.length - 1]!) + 1;
+        await this.inParts(
+          part.map((p) => p.uuid),
+          Math.min(this.summedPart, Math.ceil(part.length / 2)),
+          sum,
+        );
       }
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
       if (last) t = Math.floor(last[1] / groups);
     }
+  }
+
+  /** Runs `work` over `items` in parts of `size`, two parts at once (each on its own connection on PostgreSQL). */
+  private async inParts<T>(items: T[], size: number, work: (part: T[]) => Promise<void>) {
+    for (let i = 0; i < items.length; i += 2 * size)
+      await Promise.all(
+        [items.slice(i, i + size), items.slice(i + size, i + 2 * size)].filter((p) => p.length > 0).map(work),
+      );
+  }
+
+  /**
+   * Given players' playtime in the window's months (their month rows, index-only): at least
+   * their playtime in the window. Players with no row there are left out.
+   */
+  private monthBounds(s: Scope, months: Date[], uuids: string[]) {
+    return this.rows<{ uuid: string; ms: number }>(sql`
+      select c.uuid::text as uuid, sum(m.ms)::float8 as ms from unnest(${uuidArray(uuids)}) as c(uuid)
+       cross join lateral (
+         select ms from analytics_player_months
+          where uuid = c.uuid and scope = ${s.scope} and month >= ${at(months[0]!)} and month <= ${at(months[months.length - 1]!)} offset 0) m
+       group by c.uuid`);
   }
 
   async editions(principal: Principal, teamId: string, q: WindowQuery) {

@@ -138,8 +138,9 @@ export const analyticsPlayerMonths = pgTable(
     index("analytics_player_months_top_idx").on(t.scope, t.month, t.ms.desc(), t.uuid),
     // ... and, for a window across two months, the later month's players by the two months' playtime.
     index("analytics_player_months_pair_idx").on(t.scope, t.month, t.pairMs.desc(), t.uuid),
-    // One player's months (prev_at, erasure, retention).
-    index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month),
+    // One player's months (prev_at, erasure, retention), with their playtime: the leaderboard
+    // bounds a candidate by its months in the window, index-only.
+    index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month, t.ms),
     // Who can be new in a window: the rows of a player's first month in the scope (few beside a
     // month's players, so the read needs not walk the whole month).
     index("analytics_player_months_first_idx").on(t.scope, t.month, t.uuid).where(sql`prev_at is null`),
