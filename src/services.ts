@@ -45,6 +45,7 @@ import { MinuteCloser } from "./monitoring/history";
 import { MonitoringService } from "./monitoring/service";
 import { PlayerHistoryService } from "./player-history/service";
 import { AnalyticsService } from "./analytics/service";
+import { CohortZones } from "./analytics/zones";
 import { InFlightLimit } from "./lib/in-flight";
 import { AnnouncementsService } from "./servers/announcements";
 import { PlayersService } from "./servers/players";
@@ -299,10 +300,15 @@ export async function createServices(config: Config, database: Database, log: Lo
     bus,
   );
   // A deleted team's pages are gone with it: no cached version of them is served after.
-  const teams = new TeamsService(db, async (teamId) => {
-    publishedPages.teamDeleted(teamId);
-    await clients.teamDeleted(teamId);
-  });
+  const cohortZones = new CohortZones(db, log.child({ component: "analytics" }));
+  const teams = new TeamsService(
+    db,
+    async (teamId) => {
+      publishedPages.teamDeleted(teamId);
+      await clients.teamDeleted(teamId);
+    },
+    () => void cohortZones.catchUp(),
+  );
   statusPages.onChange((page) => publishedPages.changed(page));
   return {
     config,
@@ -395,7 +401,9 @@ export async function createServices(config: Config, database: Database, log: Lo
     edge,
     idempotency,
     metrics,
+    cohortZones,
     background: [
+      cohortZones,
       every("general-rate-limit-prune", 60, log, () => edge.prune()),
       every("realtime-watch-announce", WATCH_ANNOUNCE_MS / 1000, log, () => realtime.watchers.announce()),
       every("server-actor-sweep", Math.min(30, config.ACTOR_IDLE_SECONDS), log, async () => realtime.actors.sweep()),

@@ -900,6 +900,8 @@ describe("the leaderboard past its first candidates: 400 players over four month
         body: { time_zone: zone },
       });
       expect(`${set.status} ${set.text}`).toStartWith("200");
+      // The counts are made again after the answer: waited for here.
+      await server.services.cohortZones.catchUp();
       // What the zone change made equals a rebuild in that zone.
       const kept = await dump(w1.teamId);
       expect(kept.cohorts.length).toBeGreaterThan(10);
@@ -931,7 +933,44 @@ describe("the leaderboard past its first candidates: 400 players over four month
       body: { time_zone: "UTC" },
     });
     expect(`${back.status} ${back.text}`).toStartWith("200");
+    await server.services.cohortZones.catchUp();
   }, 300_000);
+
+  test("until a zone change's counts are made again, the ingest adds to them in the old zone and reads in the new one answer without them", async () => {
+    const zones = async () =>
+      rowsOf<{ time_zone: string; cohort_zone: string }>(
+        await db().execute(sql`select time_zone, cohort_zone from teams where id = ${w1.teamId}`),
+      );
+    expect(await zones()).toEqual([{ time_zone: "UTC", cohort_zone: "UTC" }]);
+    // The state between a change's answer and the counts made in the new zone.
+    await db().execute(sql`update teams set time_zone = 'Asia/Kolkata' where id = ${w1.teamId}`);
+    const q = { network: "Wide", from: windows[3]![0]!, to: windows[3]![1]! };
+    const inKolkata = () => hours.retention(principal, w1.teamId, { ...q, tz: "Asia/Kolkata" });
+    // `joined` reads the kept counts whenever they are in the window's zone.
+    const meanwhile = await joined.retention(principal, w1.teamId, q);
+    expect(meanwhile.time_zone).toBe("Asia/Kolkata");
+    expect(meanwhile).toEqual(await inKolkata());
+    // A session closed meanwhile (across midnight in UTC and in Kolkata) is counted in the old zone.
+    await play(w1, [[P(1398), "Between", "2026-11-20T17:00:00Z", "2026-11-21T01:00:00Z"]]);
+    const before = await dump(w1.teamId);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    expect(await dump(w1.teamId)).toEqual(before);
+    // Made again in the new zone: as a rebuild there makes them, and read again.
+    await server.services.cohortZones.catchUp();
+    expect(await zones()).toEqual([{ time_zone: "Asia/Kolkata", cohort_zone: "Asia/Kolkata" }]);
+    const made = await dump(w1.teamId);
+    expect(made.cohorts).not.toEqual(before.cohorts);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    expect(await dump(w1.teamId)).toEqual(made);
+    expect(await joined.retention(principal, w1.teamId, q)).toEqual(await inKolkata());
+    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
+      token: w1.owner.token,
+      body: { time_zone: "UTC" },
+    });
+    expect(`${back.status} ${back.text}`).toStartWith("200");
+    await server.services.cohortZones.catchUp();
+    expect(await zones()).toEqual([{ time_zone: "UTC", cohort_zone: "UTC" }]);
+  }, 120_000);
 
   test("the heatmap in zones with DST, half and quarter hours: the same cells as converting every quarter in SQL", async () => {
     // The reference: every quarter of the window placed by PostgreSQL's own zone data.

@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { executeNamed } from "../db/prepared";
 import { rowsOf, uuidArray } from "../db/rows";
 import { lockNetworkPlayers } from "../networks/ingest";
+import { lockTeamServers } from "../servers/team-lock";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
 import { COHORT_COLUMNS } from "../db/schema/analytics";
 
@@ -737,12 +738,12 @@ export const activityRows = (src: SQL) => sql`
 /**
  * Retention's kept counts (`analytics_cohort_weeks`, docs/analytics.md, "Retention, kept"): per
  * player of player-hour rows `src` (columns server_id, hour, uuid, seen) and scope, each local
- * week of the team's time zone they were seen in (`aw`, a local Monday) with the first quarter
+ * week of the team's `cohort_zone` they were seen in (`aw`, a local Monday) with the first quarter
  * seen in it (`fq`). Quarter by quarter, so a zone whose weeks start inside a UTC hour is exact.
  */
 const cohortWeeksOf = (src: SQL) => sql`
-  select sv.team_id, sc.scope, h.uuid, tm.time_zone as z,
-         date_trunc('week', (h.hour + i * interval '15 minutes') at time zone tm.time_zone) as aw,
+  select sv.team_id, sc.scope, h.uuid, tm.cohort_zone as z,
+         date_trunc('week', (h.hour + i * interval '15 minutes') at time zone tm.cohort_zone) as aw,
          min(h.hour + i * interval '15 minutes') as fq
     from (${src}) h cross join generate_series(0, 3) as i ${sql.raw(scopesOf("h"))}
     join teams tm on tm.id = sv.team_id
@@ -849,11 +850,20 @@ export async function moveCohorts(tx: Tx, rows: SQL) {
 export const cohortRowsOf = (src: SQL) => cohortRows(cohortCells(src, 1));
 
 /**
- * A team's kept cohort counts made again from its hour rows, in its time zone as it now is (after
- * the zone changed). The caller holds the team's server rows, so no close adds to them meanwhile.
+ * A team's kept cohort counts made again from its hour rows in its time zone, which becomes their
+ * `cohort_zone`, when the two differ (after the zone changed); false when they did not. The
+ * team's row is held (no key lock: rows naming the team are still written) and then its server
+ * rows, so no close adds to the counts meanwhile.
  */
-export async function rebuildCohorts(tx: Tx, teamId: string) {
+export async function rebuildCohorts(tx: Tx, teamId: string): Promise<boolean> {
+  const moved = rowsOf(
+    await tx.execute(sql`update teams set cohort_zone = time_zone
+      where id = ${teamId} and cohort_zone <> time_zone returning 1`),
+  );
+  if (moved.length === 0) return false;
+  await lockTeamServers(tx, teamId, "update");
   await tx.execute(sql`delete from analytics_cohort_weeks where team_id = ${teamId}`);
   await tx.execute(sql`insert into analytics_cohort_weeks (team_id, scope, cohort, week, ${COHORT_LIST})
     ${cohortRowsOf(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId}`)}`);
+  return true;
 }

@@ -52,8 +52,8 @@ interface Scope {
   scope: string;
   ids: string[];
   zone: string;
-  /** The team's own zone (retention's kept counts are in it). */
-  teamZone: string;
+  /** The zone retention's kept counts are in: the team's, or its old one until they are made again (zones.ts). */
+  cohortZone: string;
   from: Date;
   to: Date;
   now: Date;
@@ -187,7 +187,7 @@ export class AnalyticsService {
       ids = rows.map((r) => r.id);
       scope = `n:${teamId}:${q.network}`;
     }
-    const zone = q.tz ?? teamZone.value;
+    const zone = q.tz ?? teamZone.value.zone;
     if (q.tz !== undefined && !validTimeZone(zone)) throw new AppError("bad_request", `Unknown time zone: ${zone}.`);
     const nowMs = this.clock.now();
     const toMs = q.to ? Date.parse(q.to) : nowMs;
@@ -197,7 +197,15 @@ export class AnalyticsService {
     if (!(to > from)) throw new AppError("bad_request", "to must be after from.");
     if (to - from > MAX_WINDOW_DAYS * DAY_MS)
       throw new AppError("bad_request", `The window is at most ${MAX_WINDOW_DAYS} days.`);
-    return { scope, ids, zone, teamZone: teamZone.value, from: new Date(from), to: new Date(to), now: new Date(nowMs) };
+    return {
+      scope,
+      ids,
+      zone,
+      cohortZone: teamZone.value.cohortZone,
+      from: new Date(from),
+      to: new Date(to),
+      now: new Date(nowMs),
+    };
   }
 
   /** Open sessions of the scope as spans ending now (or at the window's end). */
@@ -940,9 +948,9 @@ export class AnalyticsService {
 
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    // The kept counts when the window is in the team's zone and holds more new players than the
+    // The kept counts when the window is in their zone (the team's) and holds more new players than the
     // week rows answer quickly (their cost is the players, the kept rows' the window's cut days).
-    const many = !this.hoursOnly && s.zone === s.teamZone ? await this.manyNew(s, this.newListed) : undefined;
+    const many = !this.hoursOnly && s.zone === s.cohortZone ? await this.manyNew(s, this.newListed) : undefined;
     const rows = many
       ? await this.cohortsFromKept(s)
       : (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
@@ -980,9 +988,12 @@ export class AnalyticsService {
     return Number(c!.n) > n;
   }
 
-  private async teamZone(teamId: string): Promise<string> {
-    const [t] = await this.db.select({ zone: teams.timeZone }).from(teams).where(eq(teams.id, teamId));
-    return t?.zone ?? "UTC";
+  private async teamZone(teamId: string): Promise<{ zone: string; cohortZone: string }> {
+    const [t] = await this.db
+      .select({ zone: teams.timeZone, cohortZone: teams.cohortZone })
+      .from(teams)
+      .where(eq(teams.id, teamId));
+    return t ?? { zone: "UTC", cohortZone: "UTC" };
   }
 
   /**

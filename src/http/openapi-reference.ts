@@ -1722,7 +1722,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     "Creates a team (201); the caller becomes its owner. 409 when the caller already owns the most teams allowed.",
   "teams.list": "A person sees every team they belong to with their role; a team API key sees its own team only.",
   "teams.get": `${VIEWER} 404 for a team that does not exist.`,
-  "teams.update": `${ADMIN} Renames the team and/or sets its \`time_zone\` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change.`,
+  "teams.update": `${ADMIN} Renames the team and/or sets its \`time_zone\` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change. Retention's kept counts are made again in the new zone after the answer; until then retention in the new zone is read without them (docs/analytics.md).`,
   "teams.delete":
     "Owner only. Deletes the team with its members, API keys, client applications (their logins and sessions end) and servers with all their history.",
   "teams.members": `${VIEWER} Owner first, then by join date. Someone invited shows here once they accept.`,

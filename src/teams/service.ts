@@ -11,8 +11,6 @@ import type { Scope } from "../auth/scopes";
 import { NOT_MEMBER, requireTeamRole } from "./access";
 import { validTimeZone } from "../lib/time-zone";
 import { audit } from "../audit/entry";
-import { rebuildCohorts } from "../analytics/aggregates";
-import { lockTeamServers } from "../servers/team-lock";
 
 type TeamRow = typeof teams.$inferSelect;
 type KeyRow = typeof apiKeys.$inferSelect;
@@ -61,6 +59,8 @@ export class TeamsService {
     private readonly db: Db,
     /** Told after a team is deleted (with it its clients: caches of them must go). */
     private readonly onRemoved: (teamId: string) => Promise<void> = async () => {},
+    /** Told after a team's time zone changed: retention's kept counts are made again in it (src/analytics/zones.ts). */
+    private readonly onZoneChanged: () => void = () => {},
   ) {
     this.teamWithRole = db
       .select({ team: teams, role: teamMembers.role, locked: lockedOut(teams.requireTwoFactor, teamMembers.userId) })
@@ -154,12 +154,6 @@ export class TeamsService {
         })
         .where(eq(teams.id, teamId))
         .returning();
-      if (change.time_zone !== undefined && change.time_zone !== before.time_zone) {
-        // Retention's kept counts are in the team's zone: made again in the new one, with the
-        // team's server rows held so no close adds meanwhile.
-        await lockTeamServers(tx, teamId, "update");
-        await rebuildCohorts(tx, teamId);
-      }
       const after = {
         ...(change.name !== undefined && { name: change.name }),
         ...(change.time_zone !== undefined && { time_zone: change.time_zone }),
@@ -171,6 +165,8 @@ export class TeamsService {
       await audit(tx, { teamId, target: { type: "team", id: teamId, name: row!.name }, before: was, after });
       return row!;
     });
+    // Retention's kept counts are made again in the new zone after the answer, not inside it.
+    if (team.timeZone !== team.cohortZone) this.onZoneChanged();
     return teamOut(team, role);
   }
 

@@ -1,6 +1,7 @@
 import type { IncidentsService } from "../incidents/service";
 import type { MaintenanceService } from "../maintenance/service";
 import type { AnalyticsService } from "../analytics/service";
+import type { CohortZones } from "../analytics/zones";
 import type { AccessTokens } from "../auth/jwt";
 import type { AuditService } from "../audit/service";
 import type { TwoFactorService } from "../auth/two-factor";
@@ -113,6 +114,8 @@ export interface Services {
   /** The team's player directory, player pages, notes, and names resolved to players. */
   playerDirectory: PlayerDirectoryService;
   analytics: AnalyticsService;
+  /** Makes retention's kept counts again after a team's zone changed (tests wait on `catchUp`). */
+  cohortZones: CohortZones;
   realtime: Realtime;
   /** Team webhook endpoints; also the sink the domains report team events to. */
   webhooks: WebhooksService;

@@ -23,6 +23,11 @@ export const teams = pgTable("teams", {
   requireTwoFactor: boolean("require_two_factor").notNull().default(false),
   /** IANA time zone the analytics reads use unless a read names another (docs/analytics.md). */
   timeZone: text("time_zone").notNull().default("UTC"),
+  /**
+   * The zone retention's kept counts are in: the time zone until it changes, then the old one
+   * until the counts are made again in the new one, outside the request (src/analytics/zones.ts).
+   */
+  cohortZone: text("cohort_zone").notNull().default("UTC"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -1,0 +1,90 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rowsOf } from "../db/rows";
+import type { BackgroundTask } from "../lib/background";
+import type { Logger } from "../lib/log";
+import { rebuildCohorts } from "./aggregates";
+
+/** How often every instance looks for a team whose kept counts are still in an old zone. */
+const SWEEP_MS = 60_000;
+
+/**
+ * Retention's kept counts (`analytics_cohort_weeks`) are in a team's time zone. When the zone
+ * changes they are made again from the team's hour rows, which at 5,000,000 sessions takes longer
+ * than a request should: the change answers at once and this makes them here, one team at a time
+ * in its own transaction. Until then the counts stay in their old zone (`teams.cohort_zone`), the
+ * ingest keeps adding to them in it, and reads in the new zone answer from the week rows
+ * (docs/analytics.md, "Retention, kept"). Every instance sweeps every minute, so a change made on an
+ * instance that stopped before its rebuild is still made; two instances never rebuild one team
+ * twice, as the rebuild's first statement claims the team's row and sets its zone.
+ */
+export class CohortZones implements BackgroundTask {
+  readonly name = "cohort-zones";
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+  ) {}
+
+  start() {
+    this.timer = setInterval(() => void this.catchUp(), SWEEP_MS);
+    void this.catchUp();
+  }
+
+  async stop() {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /**
+   * Makes every team's counts whose zone is not the team's again. Called after a zone change; a
+   * call while a pass runs makes one more pass after it. Resolves when no team is left behind,
+   * except those whose rebuild failed in this pass (logged, tried again on the next sweep).
+   */
+  catchUp(): Promise<void> {
+    this.again = true;
+    this.running ??= (async () => {
+      try {
+        while (this.again) {
+          this.again = false;
+          await this.pass();
+        }
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private async pass() {
+    const failed: string[] = [];
+    for (;;) {
+      const skip =
+        failed.length === 0
+          ? sql``
+          : sql`and id not in (${sql.join(
+              failed.map((f) => sql`${f}::uuid`),
+              sql`, `,
+            )})`;
+      const [team] = rowsOf<{ id: string }>(
+        await this.db.execute(sql`select id::text as id from teams where cohort_zone <> time_zone ${skip} limit 1`),
+      );
+      if (!team) return;
+      const t0 = performance.now();
+      try {
+        const moved = await this.db.transaction((tx) => rebuildCohorts(tx, team.id));
+        if (moved)
+          this.log.info("retention counts made in the team's new zone", {
+            teamId: team.id,
+            ms: Math.round(performance.now() - t0),
+          });
+      } catch (err) {
+        failed.push(team.id);
+        this.log.error("making retention counts in a team's new zone failed", { teamId: team.id, err });
+      }
+    }
+  }
+}
