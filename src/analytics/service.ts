@@ -78,6 +78,8 @@ const idList = (ids: string[]) =>
   );
 
 const HOUR_MS = 3_600_000;
+/** The month rows' leaderboard keys: a month's playtime, and with the one, two and three months before. */
+const SPANS = ["ms", "pair_ms", "tri_ms", "quad_ms"] as const;
 
 /** A player's first quarter seen in a scope (closed sessions): their first week row's. */
 const firstSeen = (scope: string, uuid: SQL) =>
@@ -1378,15 +1380,16 @@ export class AnalyticsService {
 
   /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
-   * summing every player. The window's months are taken in groups from its end: two consecutive
-   * months together, a first month alone when their number is odd. A group's playtime in the
-   * window is at most the later month's `pair_ms` (its playtime and the month before's) for a
-   * player with a row there, else the earlier month's `ms`; a lone month's, its `ms`. Candidates
-   * are each group's top players by those, and the players with a session open. A player outside
-   * them played at most the sum over groups of each list's first value left out: when the
-   * `limit`-th candidate played more, no one outside can enter the top, else the lists grow.
-   * A candidate's bound is tightened by its month rows in the window's months; candidates are
-   * then summed from the hours in the order of that bound, while it can still reach the top. A window holding all the scope's closed time reads the top from the totals.
+   * summing every player. The window's months are taken in groups of up to four consecutive
+   * months, as near equal in size as they can be. A month row keeps its player's playtime over
+   * it and the one, two and three months before (`ms`, `pair_ms`, `tri_ms`, `quad_ms`): a
+   * group's playtime in the window is at most the value of the player's last month row in it,
+   * the key of its place in the group. Candidates are each group month's top players by that
+   * key, and the players with a session open. A player outside them played at most the sum over
+   * groups of the largest first value left out of the group's lists: when the `limit`-th
+   * candidate played more, no one outside can enter the top, else the lists grow. A candidate's
+   * bound is tightened by its month rows in the window's months; candidates are then summed from
+   * the hours in the order of that bound, while it can still reach the top. A window holding all the scope's closed time reads the top from the totals.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
@@ -1422,23 +1425,32 @@ export class AnalyticsService {
         .slice(0, limit);
     }
     const months = this.months(s).map((m) => m.month);
-    // Lists: per group, the lone (or earlier) month's players by `ms`, and the later month's by `pair_ms`.
-    const lists: { group: number; month: Date; column: "ms" | "pair_ms" }[] = [];
-    for (let end = months.length, g = 0; end > 0; end -= 2, g++) {
-      lists.push({ group: g, month: months[Math.max(0, end - 2)]!, column: "ms" });
-      if (end >= 2) lists.push({ group: g, month: months[end - 1]!, column: "pair_ms" });
+    // Lists: the months in as few groups of up to four as they fill, of sizes as near equal as
+    // can be (five months are two and three, not four and one: each group's lists are read down
+    // to its share of the floor, and a lone month's share read many rows), from the window's end;
+    // per group, each month's players by their playtime from the group's first month to that one
+    // (`ms`, `pair_ms`, `tri_ms`, `quad_ms`), in month order.
+    const lists: { group: number; month: Date; column: (typeof SPANS)[number] }[] = [];
+    const groupCount = Math.ceil(months.length / SPANS.length);
+    for (let end = months.length, g = 0; end > 0; g++) {
+      const size = Math.ceil(end / (groupCount - g));
+      for (let i = end - size; i < end; i++)
+        lists.push({ group: g, month: months[i]!, column: SPANS[i - end + size]! });
+      end -= size;
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
+    const lasts = lists.flatMap((l, i) => (lists[i + 1]?.group === l.group ? [] : [i]));
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
-    // Each round reads every list's top `n` rows, but only those at or above `t`: once the top
-    // holds `limit` players, a list's rows below (the `limit`-th's playtime / groups) cannot lift
-    // anyone outside the lists into it, so the round after the first usually ends the search.
-    // The second round reads 16 times the first's rows: where every player plays alike (the
-    // benchmark's generated network), a round of 8 times left bounds that needed a third (a
-    // 90-day window at 5,000,000 sessions: 60-80 ms in three rounds of 50, 400 and 3,200 rows a
-    // list; 35-45 ms in two of 100 and 1,600).
+    // Each round reads every month list's top `n` rows, but only those at or above its share of
+    // the `limit`-th playtime summed so far (the floor), by its group's months: a player below
+    // every list's share cannot reach the floor. (Shares by months, not equal: a window of five
+    // months is a group of four and one of one, and half the floor for the four read 25,000 rows
+    // at 5,000,000 sessions.) The totals list reads only rows at or above the floor itself (a
+    // player with less in all their time cannot enter), and only while it bounds the players
+    // outside the lists more tightly than the months do (at 90 days its rows above the floor were
+    // a tenth of the scope's players, read for nothing). The next round reads 16 times the rows.
     // Each candidate's bound is tightened, before it is summed, by its own month rows: at most its
     // playtime in the window's months. The lists alone bound a player seen in one list by the
     // others' n-th values, which are near their top where every player plays alike (the benchmark's
@@ -1446,39 +1458,54 @@ export class AnalyticsService {
     // hundred or so whose months can reach the top). Kept across rounds: a bound only matters
     // against a floor that only rises.
     const monthly = new Map<string, number>();
-    let t = 0;
-    for (let n = Math.max(100, 4 * limit); ; n *= 16) {
+    let floor = 0;
+    let tTotals = 0;
+    let withTotals = true;
+    const first = Math.max(100, 4 * limit);
+    for (let n = first; ; n *= 16) {
       // The lists, and last (index `lists.length`) the scope's players by all their playtime.
       const sources = [
         ...lists.map((l) => ({
           c: sql.raw(l.column),
+          t: Math.floor(floor * (lists.filter((o) => o.group === l.group).length / lists.length)),
           list: sql`from analytics_player_months where scope = ${s.scope} and month = ${at(l.month)}`,
         })),
-        { c: sql.raw("ms"), list: sql`from analytics_player_totals where scope = ${s.scope}` },
+        ...(withTotals
+          ? [{ c: sql.raw("ms"), t: tTotals, list: sql`from analytics_player_totals where scope = ${s.scope}` }]
+          : []),
       ];
       // A row per list: its top `n` rows at or above `t` as two arrays (tens of thousands of rows
-      // in a late round cost the service more as rows than PostgreSQL to read), and its first
-      // value below `t`.
-      const rows = await this.rows<{ l: number; u: string[] | null; v: (number | string)[] | null; below: number }>(sql`
+      // in a late round cost the service more as rows than PostgreSQL to read), how many and the
+      // least, and its first value below `t`.
+      const rows = await this.rows<{
+        l: number;
+        u: string[] | null;
+        v: (number | string)[] | null;
+        c: number;
+        least: number | null;
+        below: number;
+      }>(sql`
         ${sql.join(
           sources.map(
-            ({ c, list }, i) => sql`
-              select ${sql.raw(String(i))} as l, x.u, x.v,
-                     coalesce((select ${c} ${list} and ${c} < ${t} order by ${c} desc nulls last limit 1), 0)::float8 as below
-                from (select array_agg(y.uuid::text order by y.v desc, y.uuid) as u, array_agg(y.v::float8 order by y.v desc, y.uuid) as v
-                        from (select uuid, ${c} as v ${list} and ${c} >= ${t} order by ${c} desc nulls last, uuid limit ${n}) y) x`,
+            ({ c, t: min, list }, i) => sql`
+              select ${sql.raw(String(i))} as l, x.u, x.v, x.c, x.least,
+                     coalesce((select ${c} ${list} and ${c} < ${min} order by ${c} desc nulls last limit 1), 0)::float8 as below
+                from (select array_agg(y.uuid::text) as u, array_agg(y.v::float8) as v, count(*)::int as c, min(y.v)::float8 as least
+                        from (select uuid, ${c} as v ${list} and ${c} >= ${min} order by ${c} desc nulls last, uuid limit ${n}) y) x`,
           ),
           sql` union all `,
         )}`);
-      // What a player outside a list has there at most: the n-th row's value when the list filled
-      // `n` rows, else the first value below `t`.
-      const nth = new Array<number>(sources.length).fill(0);
+      // What a player outside a list has there at most: the n-th row's value (the least) when the
+      // list filled `n` rows, else the first value below `t`. The totals' is unbounded when unread.
+      const totals = lists.length;
+      const nth = new Array<number>(lists.length + 1).fill(0);
+      nth[totals] = Number.POSITIVE_INFINITY;
       const seen = new Map<string, Map<number, number>>();
       for (const r of rows) {
         const l = Number(r.l);
         const u = r.u ?? [];
         const v = (r.v ?? []).map(Number);
-        nth[l] = u.length === n ? v[n - 1]! : Number(r.below);
+        nth[l] = Number(r.c) === n ? Number(r.least) : Number(r.below);
         u.forEach((uuid, j) => {
           const mine = seen.get(uuid) ?? new Map<number, number>();
           mine.set(l, v[j]!);
@@ -1489,20 +1516,17 @@ export class AnalyticsService {
       // seen in a later month's list, that value bounds its group alone. Over the groups, at most
       // all their playtime: what the totals list showed of them, else its n-th value (a window of
       // a year on a year's data closes here, where the groups' bounds add up).
-      const totals = lists.length;
-      const most = (mine?: Map<number, number>) => {
+      // In month order within a group: a value seen is the player's playtime over the group up to
+      // that month (at least any earlier month's); unseen, at most the list's n-th value, or the
+      // earlier months' bound when they had no row in that month.
+      const groupsMost = (mine?: Map<number, number>) => {
         const per = new Array<number>(groups).fill(0);
         lists.forEach((l, i) => {
-          if (l.column === "ms") per[l.group] = mine?.get(i) ?? nth[i]!;
+          per[l.group] = mine?.get(i) ?? Math.max(per[l.group]!, nth[i]!);
         });
-        lists.forEach((l, i) => {
-          if (l.column === "pair_ms") per[l.group] = mine?.get(i) ?? Math.max(per[l.group]!, nth[i]!);
-        });
-        return Math.min(
-          per.reduce((a, b) => a + b, 0),
-          mine?.get(totals) ?? nth[totals]!,
-        );
+        return per.reduce((a, b) => a + b, 0);
       };
+      const most = (mine?: Map<number, number>) => Math.min(groupsMost(mine), mine?.get(totals) ?? nth[totals]!);
       const bound = most(undefined);
       for (const u of online) if (!seen.has(u)) seen.set(u, new Map());
       if (seen.size === 0) return [];
@@ -1511,11 +1535,19 @@ export class AnalyticsService {
         .filter(([u]) => !exact.has(u))
         .map(([u, mine]) => ({ uuid: u, most: online.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
         .filter((p) => p.most >= floor0);
-      const fresh = listed
-        .filter((p) => p.most !== Number.POSITIVE_INFINITY && !monthly.has(p.uuid))
-        .map((p) => p.uuid);
-      // Month rows are cheaper to read than hours: four times the summed parts' size.
-      await this.inParts(fresh, 4 * this.summedPart, async (part) => {
+      // A player seen in every group's last list already has their months' playtime: each of
+      // those values is the group's months summed.
+      const whole = (mine: Map<number, number>) => lasts.every((i) => mine.has(i));
+      const fresh: string[] = [];
+      for (const p of listed) {
+        if (p.most === Number.POSITIVE_INFINITY || monthly.has(p.uuid)) continue;
+        if (whole(seen.get(p.uuid)!)) monthly.set(p.uuid, p.most);
+        else fresh.push(p.uuid);
+      }
+      // Month rows are cheaper to read than hours: four times the summed parts' size, the
+      // candidates split evenly over the two connections.
+      const probe = Math.min(4 * this.summedPart, Math.ceil(fresh.length / 2));
+      await this.inParts(fresh, Math.max(1, probe), async (part) => {
         for (const u of part) monthly.set(u, 0);
         for (const r of await this.monthBounds(s, months, part)) monthly.set(r.uuid, Number(r.ms));
       });
@@ -1551,7 +1583,12 @@ export class AnalyticsService {
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
-      if (last) t = Math.floor(last[1] / groups);
+      if (last) {
+        floor = last[1];
+        tTotals = Math.floor(floor);
+      }
+      // The totals list read again only if it bounded the players outside the lists this round.
+      withTotals = nth[totals]! < groupsMost(undefined);
     }
   }
 
@@ -1569,11 +1606,10 @@ export class AnalyticsService {
    */
   private monthBounds(s: Scope, months: Date[], uuids: string[]) {
     return this.rows<{ uuid: string; ms: number }>(sql`
-      select c.uuid::text as uuid, sum(m.ms)::float8 as ms from unnest(${uuidArray(uuids)}) as c(uuid)
-       cross join lateral (
-         select ms from analytics_player_months
-          where uuid = c.uuid and scope = ${s.scope} and month >= ${at(months[0]!)} and month <= ${at(months[months.length - 1]!)} offset 0) m
-       group by c.uuid`);
+      select uuid::text as uuid, sum(ms)::float8 as ms from analytics_player_months
+       where uuid = any(${uuidArray(uuids)}) and scope = ${s.scope}
+         and month >= ${at(months[0]!)} and month <= ${at(months[months.length - 1]!)}
+       group by uuid`);
   }
 
   async editions(principal: Principal, teamId: string, q: WindowQuery) {
