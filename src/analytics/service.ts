@@ -1445,9 +1445,10 @@ export class AnalyticsService {
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
     // Each round reads every month list's top `n` rows, but only those at or above its share of
     // the `limit`-th playtime summed so far (the floor), by its group's months: a player below
-    // every list's share cannot reach the floor. (Shares by months, not equal: a window of five
-    // months is a group of four and one of one, and half the floor for the four read 25,000 rows
-    // at 5,000,000 sessions.) The totals list reads only rows at or above the floor itself (a
+    // every list's share cannot reach the floor. (Shares by months, not equal: a window's groups can
+    // differ by a month, and a group's playtime grows with its months; when five months were
+    // four and one, half the floor for the four read 25,000 rows at
+    // 5,000,000 sessions.) The totals list reads only rows at or above the floor itself (a
     // player with less in all their time cannot enter), and only while it bounds the players
     // outside the lists more tightly than the months do (at 90 days its rows above the floor were
     // a tenth of the scope's players, read for nothing). The next round reads 16 times the rows.
