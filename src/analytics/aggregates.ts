@@ -3,7 +3,6 @@ import type { Db } from "../db/client";
 import { executeNamed } from "../db/prepared";
 import { rowsOf, uuidArray } from "../db/rows";
 import { lockNetworkPlayers } from "../networks/ingest";
-import { lockTeamServers } from "../servers/team-lock";
 import { ACTIVITY_FLOORS, weekTerm } from "../lib/activity-index";
 import { COHORT_COLUMNS } from "../db/schema/analytics";
 
@@ -859,20 +858,12 @@ export async function moveCohorts(tx: Tx, rows: SQL) {
 export const cohortRowsOf = (src: SQL) => cohortRows(cohortCells(src, 1));
 
 /**
- * A team's kept cohort counts made again from its hour rows in its time zone, which becomes their
- * `cohort_zone`, when the two differ (after the zone changed); false when they did not. The
- * team's row is held (no key lock: rows naming the team are still written) and then its server
- * rows, so no close adds to the counts meanwhile.
+ * A team's kept cohort counts made again from its hour rows, in its `cohort_zone` (set to its
+ * time zone by the caller, src/analytics/zones.ts). The caller holds the team's server rows, so
+ * no close adds to them meanwhile.
  */
-export async function rebuildCohorts(tx: Tx, teamId: string): Promise<boolean> {
-  const moved = rowsOf(
-    await tx.execute(sql`update teams set cohort_zone = time_zone
-      where id = ${teamId} and cohort_zone <> time_zone returning 1`),
-  );
-  if (moved.length === 0) return false;
-  await lockTeamServers(tx, teamId, "update");
+export async function rebuildCohorts(tx: Tx, teamId: string) {
   await tx.execute(sql`delete from analytics_cohort_weeks where team_id = ${teamId}`);
   await tx.execute(sql`insert into analytics_cohort_weeks (team_id, scope, cohort, week, ${COHORT_LIST})
     ${cohortRowsOf(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where sv.team_id = ${teamId}`)}`);
-  return true;
 }

@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
 import type { BackgroundTask } from "../lib/background";
 import type { Logger } from "../lib/log";
+import { lockTeamServers } from "../servers/team-lock";
 import { rebuildCohorts } from "./aggregates";
 
 /** How often every instance looks for a team whose kept counts are still in an old zone. */
@@ -14,9 +15,10 @@ const SWEEP_MS = 60_000;
  * than a request should: the change answers at once and this makes them here, one team at a time
  * in its own transaction. Until then the counts stay in their old zone (`teams.cohort_zone`), the
  * ingest keeps adding to them in it, and reads in the new zone answer from the week rows
- * (docs/analytics.md, "Retention, kept"). Every instance sweeps every minute, so a change made on an
- * instance that stopped before its rebuild is still made; two instances never rebuild one team
- * twice, as the rebuild's first statement claims the team's row and sets its zone.
+ * (docs/analytics.md, "Retention, kept"). Every instance sweeps every minute (the first a minute
+ * after start), so a change made on an instance that stopped before its rebuild is still made;
+ * two instances never rebuild one team twice, as the rebuild's first statement claims the
+ * team's row and sets its zone.
  */
 export class CohortZones implements BackgroundTask {
   readonly name = "cohort-zones";
@@ -31,7 +33,6 @@ export class CohortZones implements BackgroundTask {
 
   start() {
     this.timer = setInterval(() => void this.catchUp(), SWEEP_MS);
-    void this.catchUp();
   }
 
   async stop() {
@@ -52,6 +53,8 @@ export class CohortZones implements BackgroundTask {
           this.again = false;
           await this.pass();
         }
+      } catch (err) {
+        this.log.error("looking for teams whose retention counts are in an old zone failed", { err });
       } finally {
         this.running = undefined;
       }
@@ -75,7 +78,18 @@ export class CohortZones implements BackgroundTask {
       if (!team) return;
       const t0 = performance.now();
       try {
-        const moved = await this.db.transaction((tx) => rebuildCohorts(tx, team.id));
+        const moved = await this.db.transaction(async (tx) => {
+          // The team's row first (a no-key update: rows naming the team are still written): it
+          // sets the zone the rebuild below counts in, and a second instance's update finds nothing.
+          const claimed = rowsOf(
+            await tx.execute(sql`update teams set cohort_zone = time_zone
+              where id = ${team.id} and cohort_zone <> time_zone returning 1`),
+          );
+          if (claimed.length === 0) return false;
+          await lockTeamServers(tx, team.id, "update");
+          await rebuildCohorts(tx, team.id);
+          return true;
+        });
         if (moved)
           this.log.info("retention counts made in the team's new zone", {
             teamId: team.id,

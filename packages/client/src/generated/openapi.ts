@@ -2092,7 +2092,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a team or set its time zone
-         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team and/or sets its `time_zone` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change. A scoped API key needs `team:write`.
+         * @description Needs the admin role or higher in the team (a person or a team API key with that role). Renames the team and/or sets its `time_zone` (an IANA name; 400 for an unknown one), the analytics reads' default zone. Only the fields sent change. Retention's kept counts are made again in the new zone after the answer; until then retention in the new zone is read without them (docs/analytics.md). A scoped API key needs `team:write`.
          */
         patch: operations["teams-update"];
         trace?: never;
