@@ -1064,4 +1064,16 @@ describe.skipIf(!usingPostgres())("the service's PostgreSQL connections", () => 
     const [row] = rowsOf<{ jit: string }>(await db().execute(sql`show jit`));
     expect(row!.jit).toBe("off");
   });
+
+  test("in UTC whatever the server's default zone: the month before March is February", async () => {
+    // The aggregates add months and days to instants, which PostgreSQL does in the session's
+    // zone: with the server's default at America/New_York these tests failed before the service
+    // set its own.
+    const [row] = rowsOf<{ zone: string; before: string }>(
+      await db().execute(
+        sql`select current_setting('TimeZone') as zone, (timestamptz '2026-03-01 00:00:00+00' - interval '1 month')::text as before`,
+      ),
+    );
+    expect(row).toEqual({ zone: "UTC", before: "2026-02-01 00:00:00+00" });
+  });
 });

@@ -200,7 +200,11 @@ async function openPostgres(url: string, pool = { max: 10, idleTimeoutSeconds: 6
     connect_timeout: 10,
     // Nor JIT compilation: at the planner's estimates for a year's analytics it compiled for 10 ms
     // of a 100 ms read (and for 70 ms of every ingest batch before its row count was given).
-    connection: { max_parallel_workers_per_gather: "0", jit: "off" } as Record<string, string>,
+    // And UTC whatever the server's default zone: the aggregates add months and days to instants
+    // (`month - interval '1 month'`, `week + interval '7 days'`), which PostgreSQL does in the
+    // session's zone; under America/New_York a month row's `prev_ms` missed the month before, and
+    // the analytics tests failed.
+    connection: { max_parallel_workers_per_gather: "0", jit: "off", TimeZone: "UTC" } as Record<string, string>,
   });
   const db = drizzlePg(pg, { schema }) as unknown as Db;
   let closed = false;
