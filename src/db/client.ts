@@ -231,7 +231,8 @@ async function migratePostgres(
   url: string,
   { postgres, drizzlePg, migratePg }: Awaited<ReturnType<typeof postgresDriver>>,
 ) {
-  const conn = postgres(url, { max: 1, onnotice: () => {} });
+  // In UTC, as the service's connections: the migrations' backfills add months and days to instants.
+  const conn = postgres(url, { max: 1, onnotice: () => {}, connection: { TimeZone: "UTC" } as Record<string, string> });
   try {
     await conn`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
     await migratePg(drizzlePg(conn), { migrationsFolder: MIGRATIONS_DIR });
