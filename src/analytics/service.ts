@@ -1389,7 +1389,8 @@ export class AnalyticsService {
    * groups of the largest first value left out of the group's lists: when the `limit`-th
    * candidate played more, no one outside can enter the top, else the lists grow. A candidate's
    * bound is tightened by its month rows in the window's months; candidates are then summed from
-   * the hours in the order of that bound, while it can still reach the top. A window holding all the scope's closed time reads the top from the totals.
+   * the hours in the order of that bound, while it can still reach the top. A window holding all
+   * the scope's closed time reads the top from the totals.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
@@ -1445,13 +1446,13 @@ export class AnalyticsService {
     const top = () => [...exact].filter(([, ms]) => ms > 0).sort(order);
     // Each round reads every month list's top `n` rows, but only those at or above its share of
     // the `limit`-th playtime summed so far (the floor), by its group's months: a player below
-    // every list's share cannot reach the floor. (Shares by months, not equal: a window's groups can
-    // differ by a month, and a group's playtime grows with its months; when five months were
-    // four and one, half the floor for the four read 25,000 rows at
-    // 5,000,000 sessions.) The totals list reads only rows at or above the floor itself (a
-    // player with less in all their time cannot enter), and only while it bounds the players
-    // outside the lists more tightly than the months do (at 90 days its rows above the floor were
-    // a tenth of the scope's players, read for nothing). The next round reads 16 times the rows.
+    // every list's share cannot reach the floor. (Shares by months, not equal: a window's groups
+    // can differ by a month, and a group's playtime grows with its months; when five months were
+    // four and one, half the floor for the four read 25,000 rows at 5,000,000 sessions.) The
+    // totals list reads only rows at or above the floor itself (a player with less in all their
+    // time cannot enter), and only while it bounds the players outside the lists more tightly
+    // than the months do (at 90 days its rows above the floor were a tenth of the scope's
+    // players, read for nothing). The next round reads 16 times the rows.
     // Each candidate's bound is tightened, before it is summed, by its own month rows: at most its
     // playtime in the window's months. The lists alone bound a player seen in one list by the
     // others' n-th values, which are near their top where every player plays alike (the benchmark's
@@ -1513,13 +1514,11 @@ export class AnalyticsService {
           seen.set(uuid, mine);
         });
       }
-      // A player's bound in each group: what the lists showed of them, else the lists' n-th values;
-      // seen in a later month's list, that value bounds its group alone. Over the groups, at most
-      // all their playtime: what the totals list showed of them, else its n-th value (a window of
-      // a year on a year's data closes here, where the groups' bounds add up).
-      // In month order within a group: a value seen is the player's playtime over the group up to
-      // that month (at least any earlier month's); unseen, at most the list's n-th value, or the
-      // earlier months' bound when they had no row in that month.
+      // A player's bound in each group, in month order: a value seen is their playtime over the
+      // group up to that month (at least any earlier month's); unseen, at most the list's n-th
+      // value, or the earlier months' bound when they had no row in that month. Over the groups,
+      // at most all their playtime: what the totals list showed of them, else its n-th value (a
+      // window of a year on a year's data closes here, where the groups' bounds add up).
       const groupsMost = (mine?: Map<number, number>) => {
         const per = new Array<number>(groups).fill(0);
         lists.forEach((l, i) => {

@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rowsOf } from "../db/rows";
-import type { BackgroundTask } from "../lib/background";
+import { type BackgroundTask, every } from "../lib/background";
 import type { Logger } from "../lib/log";
 import { lockTeamServers } from "../servers/team-lock";
 import { rebuildCohorts } from "./aggregates";
 
 /** How often every instance looks for a team whose kept counts are still in an old zone. */
-const SWEEP_MS = 60_000;
+const SWEEP_SECONDS = 60;
 
 /**
  * Retention's kept counts (`analytics_cohort_weeks`) are in a team's time zone. When the zone
@@ -24,19 +24,22 @@ export class CohortZones implements BackgroundTask {
   readonly name = "cohort-zones";
   private running: Promise<void> | undefined;
   private again = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly sweep: BackgroundTask;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-  ) {}
-
-  start() {
-    this.timer = setInterval(() => void this.catchUp(), SWEEP_MS);
+  ) {
+    this.sweep = every(this.name, SWEEP_SECONDS, log, () => this.catchUp());
   }
 
+  start() {
+    this.sweep.start();
+  }
+
+  /** After the sweep, a pass a zone change started is waited for too. */
   async stop() {
-    clearInterval(this.timer);
+    await this.sweep.stop();
     await this.running;
   }
 
