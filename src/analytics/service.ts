@@ -1461,7 +1461,6 @@ export class AnalyticsService {
     // against a floor that only rises.
     const monthly = new Map<string, number>();
     let floor = 0;
-    let tTotals = 0;
     let withTotals = true;
     const first = Math.max(100, 4 * limit);
     for (let n = first; ; n *= 16) {
@@ -1473,7 +1472,13 @@ export class AnalyticsService {
           list: sql`from analytics_player_months where scope = ${s.scope} and month = ${at(l.month)}`,
         })),
         ...(withTotals
-          ? [{ c: sql.raw("ms"), t: tTotals, list: sql`from analytics_player_totals where scope = ${s.scope}` }]
+          ? [
+              {
+                c: sql.raw("ms"),
+                t: Math.floor(floor),
+                list: sql`from analytics_player_totals where scope = ${s.scope}`,
+              },
+            ]
           : []),
       ];
       // A row per list: its top `n` rows at or above `t` as two arrays (tens of thousands of rows
@@ -1563,14 +1568,14 @@ export class AnalyticsService {
       };
       let next = 0;
       while (next < pending.length) {
-        const floor = top()[limit - 1]?.[1];
-        if (floor === undefined) {
+        const least = top()[limit - 1]?.[1];
+        if (least === undefined) {
           const part = pending.slice(next, next + Math.min(limit, this.summedPart));
           next += part.length;
           await sum(part.map((p) => p.uuid));
           continue;
         }
-        const left = pending.slice(next).filter((p) => p.most >= floor);
+        const left = pending.slice(next).filter((p) => p.most >= least);
         if (left.length === 0) break;
         const part = left.slice(0, 2 * this.summedPart);
         next = pending.indexOf(part[part.length - 1]!) + 1;
@@ -1583,10 +1588,7 @@ export class AnalyticsService {
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
-      if (last) {
-        floor = last[1];
-        tTotals = Math.floor(floor);
-      }
+      if (last) floor = last[1];
       // The totals list read again only if it bounded the players outside the lists this round.
       withTotals = nth[totals]! < groupsMost(undefined);
     }
