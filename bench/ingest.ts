@@ -10,6 +10,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun bench/ingest.ts
  *   BENCH_INGEST_EVENTS=4000 BENCH_BATCH=100 ...
  *   BENCH_SRC=/path/to/other/checkout/src ...   # another build's ingest, same bench
+ *   BENCH_AGENTS=8 ...                          # agents (servers of the network) at once
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -21,7 +22,7 @@ import { benchDatabase } from "./lib/targets";
 const pg = Boolean(process.env.DATABASE_URL);
 const EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 4_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
-const AGENTS = 4;
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const src = resolve(process.env.BENCH_SRC ?? join(import.meta.dir, "../src"));
 const { openDatabase } = (await import(join(src, "db/client.ts"))) as typeof import("../src/db/client");
 const { AgentService } = (await import(join(src, "agent/service.ts"))) as typeof import("../src/agent/service");
@@ -143,7 +144,9 @@ const rawMs = performance.now() - t;
 if (process.env.BENCH_PROFILE)
   for (const [k, ms] of [...timing].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`${ms.toFixed(0)} ms  ${k}`);
 await close();
-await database.drop();
+// BENCH_KEEP=1 leaves the database for a look at its plans afterwards (its URL is printed).
+if (process.env.BENCH_KEEP) console.log(`kept ${database.url}`);
+else await database.drop();
 rmSync(dataDir, { recursive: true, force: true });
 
 const rate = EVENTS / (ingestMs / 1000);
