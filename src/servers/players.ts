@@ -405,20 +405,17 @@ async function closeOnly(
  */
 async function addClosed(t: Tx, spans: Span[]) {
   if (spans.length === 0) return;
-  const touched = rowsOf<{ server_id: string; day: string }>(
-    await executeNamed(
-      t,
-      sql`
+  await executeNamed(
+    t,
+    sql`
       with closed as (
         select x.server_id, x.uuid, x.a as joined_at, x.b as left_at
           from json_to_recordset(${JSON.stringify(spans)}::json) as x(server_id uuid, uuid uuid, a timestamptz, b timestamptz)),
       ${ROLLUP_FROM_CLOSED}
-      select server_id::text as server_id, day::text as day from sd`,
-    ),
+      select count(*) from sd`,
   );
-  // The days' peaks first: they are the server's (its row is held); the analytics aggregates take
-  // the network's lock, held to the commit, so they come last.
-  if (touched.length > 0) await recomputePeaks(t, touched);
+  // The days' peaks are raised with the analytics slots' peaks, from the quarters these sessions
+  // touch (src/analytics/aggregates.ts, recomputePeaks).
   await addSessions(t, spans);
 }
 
