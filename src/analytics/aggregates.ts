@@ -493,30 +493,22 @@ export async function recomputePeaks(
 ) {
   const { except, days = false } = opts;
   if (touched.length === 0) return;
-  const networks = [...new Set(touched.map((t) => t.scope).filter((s) => s.startsWith("n:")))];
-  const members = new Map<string, string[]>();
-  if (networks.length > 0) {
-    const rows = rowsOf<{ scope: string; id: string }>(
-      await tx.execute(sql`
-        select 'n:' || team_id || ':' || network_name as scope, id::text as id from servers
-         where network_name is not null
-           and ('n:' || team_id || ':' || network_name) in (${sql.join(
-             networks.map((n) => sql`${n}`),
-             sql`, `,
-           )})`),
-    );
-    for (const r of rows) members.set(r.scope, [...(members.get(r.scope) ?? []), r.id]);
-  }
-  const targets: { scope: string; slot: string; server_id: string }[] = [];
-  for (const t of touched) {
-    if (t.scope.startsWith("n:")) for (const id of members.get(t.scope) ?? []) targets.push({ ...t, server_id: id });
-    else targets.push({ ...t, server_id: t.scope });
-  }
   const skip = except ? sql`and s.uuid <> ${except}::uuid` : sql``;
+  // A network's slots (scope `n:<team id>:<network name>`) are made from the sessions of each of
+  // its servers: they are found here rather than by a statement of their own (one round trip less
+  // while the ingest holds the network's lock).
   await executeNamed(
     tx,
     sql`
-    with t as (select * from json_to_recordset(${JSON.stringify(targets)}::json) as x(scope text, slot timestamptz, server_id uuid)),
+    with t0 as (select * from json_to_recordset(${JSON.stringify(touched)}::json) as x(scope text, slot timestamptz)),
+    t as (
+      select t0.scope, t0.slot, (case when t0.scope not like 'n:%' then t0.scope::uuid end) as server_id
+        from t0 where t0.scope not like 'n:%'
+      union all
+      select t0.scope, t0.slot, sv.id from t0
+        join servers sv on sv.team_id = (case when t0.scope like 'n:%' then substr(t0.scope, 3, 36)::uuid end)
+                       and sv.network_name = substr(t0.scope, 40)
+       where t0.scope like 'n:%'),
     ev as (
       select t.scope, t.slot, s.at, 1 as d from t cross join lateral (
         select s.joined_at as at from player_sessions s
