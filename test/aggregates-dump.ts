@@ -14,7 +14,8 @@ export async function dumpAggregates(db: Db, teamId: string) {
       await q(sql`select scope, slot::text, online_ms::text, start_level, peak, peak_at::text, bedrock_ms::text, len0, len1, len2, len3, len4, len5, len6 from analytics_slots
       where team_id = ${teamId} and (online_ms > 0 or start_level > 0 or peak > 0 or len0 + len1 + len2 + len3 + len4 + len5 + len6 > 0) order by 1, 2`),
     months:
-      await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text
+      await q(sql`select scope, month::text, uuid::text, ms::text, first_at::text, last_at::text, prev_at::text, prev_ms::text, pair_ms::text,
+        prev2_ms::text, prev3_ms::text, prev4_ms::text, prev5_ms::text, tri_ms::text, quad_ms::text, quint_ms::text, sext_ms::text
       from analytics_player_months where team_id = ${teamId} order by 1, 2, 3`),
     counts: await q(sql`select scope, month::text, bedrock, players, firsts, ms::text from analytics_month_counts
       where team_id = ${teamId} and (players <> 0 or firsts <> 0 or ms <> 0) order by 1, 2, 3`),

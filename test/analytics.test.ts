@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
@@ -1045,6 +1047,134 @@ describe("the leaderboard past its first candidates: 400 players over four month
     });
     expect(after.players[0]!.uuid).toBe(late);
     expect(after.players[0]!.uuid).not.toBe(top.players[0]!.uuid);
+    await compare();
+    const kept = await dump(w1.teamId);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    expect(await dump(w1.teamId)).toEqual(kept);
+  });
+});
+
+describe("the leaderboard over five months and more: 300 players over fourteen months", () => {
+  let w1: ServerFixture;
+  let w2: ServerFixture;
+  let months: AnalyticsService;
+  let hours: AnalyticsService;
+  let joined: AnalyticsService;
+  let principal: Principal;
+  const clock = new Clock();
+  clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
+
+  beforeAll(async () => {
+    [w1, w2] = await networkOfTwo("Long", "L1", "L2");
+    // 9,000 sessions of 300 players from October 2025 to November 2026: player p plays more the
+    // lower p is, and each player's play drifts over the months (p's share peaks in a month of its
+    // own), so a window's top differs from each month's; lengths up to 5 hours.
+    await db().execute(sql`
+      insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
+      select case when g % 3 = 0 then ${w1.serverId}::uuid else ${w2.serverId}::uuid end,
+             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(3000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
+        from generate_series(1, 9000) g
+        cross join lateral (select timestamptz '2025-10-01T00:00:00Z' + (g::float8 / 9000) * interval '426 days' as j) t
+        cross join lateral (select
+          (((hashint4(g) & 2147483647) % 300) * ((hashint4(g * 7) & 2147483647) % 300) / 300
+            + extract(month from t.j)::int * 23) % 300 as p,
+          t.j,
+          ((hashint4(g * 11) & 2147483647) % 18000) * interval '1 second' as l) x`);
+    await db().execute(sql`
+      insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
+      select server_id, uuid, 'l' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
+        from player_sessions where server_id in (${w1.serverId}::uuid, ${w2.serverId}::uuid) group by 1, 2`);
+    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    months = new AnalyticsService(db(), clock);
+    hours = new AnalyticsService(db(), clock, true);
+    joined = new AnalyticsService(db(), clock, false, 0, 2);
+    principal = {
+      kind: "api_key",
+      keyId: "long",
+      teamId: w1.teamId,
+      role: "viewer",
+      scopes: null,
+      serverIds: null,
+      exp: null,
+    };
+  });
+
+  // Five months cut at both ends (one list of `quint_ms`), six whole and cut (`sext_ms`), seven
+  // (two groups), nine, twelve and fourteen months (two and three groups), none holding the
+  // whole history.
+  const windows = [
+    ["2026-05-17T06:00:00Z", "2026-10-10T00:00:00Z"],
+    ["2026-04-01T00:00:00Z", "2026-10-01T00:00:00Z"],
+    ["2026-03-20T00:00:00Z", "2026-09-05T12:00:00Z"],
+    ["2026-02-11T00:00:00Z", "2026-09-14T00:00:00Z"],
+    ["2025-12-15T00:00:00Z", "2026-09-20T00:00:00Z"],
+    ["2025-11-01T00:00:00Z", "2026-11-01T00:00:00Z"],
+    ["2025-10-28T00:00:00Z", "2026-11-25T00:00:00Z"],
+  ];
+
+  const compare = async () => {
+    for (const [from, to] of windows)
+      for (const scope of [{ network: "Long" }, { server_id: w2.serverId }])
+        for (const limit of [1, 5, 25]) {
+          const q = { ...scope, from: from!, to: to!, tz: "UTC", limit };
+          const m = await months.leaderboard(principal, w1.teamId, q);
+          expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.leaderboard(principal, w1.teamId, q)]);
+          expect([JSON.stringify(q), await joined.leaderboard(principal, w1.teamId, q)]).toEqual([
+            JSON.stringify(q),
+            m,
+          ]);
+          expect(m.players).toHaveLength(limit);
+        }
+  };
+
+  test("each window and limit: the same top as summing every player's hours", async () => {
+    // The month rows hold the four and five months before each (what the five- and six-month keys add).
+    const [held] = rowsOf<{ n: number }>(
+      await db().execute(sql`select count(*)::int as n from analytics_player_months
+        where team_id = ${w1.teamId} and prev5_ms > prev4_ms and prev4_ms > prev3_ms`),
+    );
+    expect(held!.n).toBeGreaterThan(500);
+    await compare();
+  });
+
+  test("migration 0046's backfill makes the months before as the ingest and a rebuild do", async () => {
+    const kept = await dump(w1.teamId);
+    await db().execute(sql`update analytics_player_months set prev4_ms = 0, prev5_ms = 0 where team_id = ${w1.teamId}`);
+    expect(await dump(w1.teamId)).not.toEqual(kept);
+    const [, backfill] = readFileSync(join(import.meta.dir, "../drizzle/0046_months_quint_sext.sql"), "utf8").split(
+      "--> statement-breakpoint",
+    );
+    expect(backfill).toContain("UPDATE");
+    await db().execute(sql.raw(backfill!));
+    expect(await dump(w1.teamId)).toEqual(kept);
+  });
+
+  test("a late session through the agent moves the rows four and five months later; still the same top", async () => {
+    // A new player plays in July and August, then a session in March arrives: July's row holds it
+    // four months before (prev4_ms and prev5_ms), August's five (prev5_ms only).
+    const late = P(3999);
+    const rows = async () =>
+      rowsOf<{ prev3_ms: string; prev4_ms: string; prev5_ms: string }>(
+        await db().execute(sql`select prev3_ms::text, prev4_ms::text, prev5_ms::text from analytics_player_months
+          where scope = ${`n:${w1.teamId}:Long`} and uuid = ${late}::uuid order by month`),
+      ).map((r) => [Number(r.prev3_ms), Number(r.prev4_ms), Number(r.prev5_ms)]);
+    await play(w1, [
+      [late, "Late", "2026-07-05T00:00:00Z", "2026-07-05T10:00:00Z"],
+      [late, "Late", "2026-08-05T00:00:00Z", "2026-08-05T10:00:00Z"],
+    ]);
+    // [prev3_ms, prev4_ms, prev5_ms] of July's row, then August's (July's 10 hours are three months back and more).
+    const h10 = 10 * 3_600_000;
+    expect(await rows()).toEqual([
+      [0, 0, 0],
+      [h10, h10, h10],
+    ]);
+    await play(w2, [[late, "Late", "2026-03-10T00:00:00Z", "2026-03-12T00:00:00Z"]]);
+    const h48 = 48 * 3_600_000;
+    expect(await rows()).toEqual([
+      [0, 0, 0],
+      [0, h48, h48],
+      [h10, h10, h10 + h48],
+    ]);
     await compare();
     const kept = await dump(w1.teamId);
     await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));

@@ -301,7 +301,7 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const gone = rowsOf<MonthCount>(await tx.execute(monthRowsGone(sql`(m.team_id, m.uuid) in (${who})`)));
   await tx.execute(sql`
     with i as (
-      insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms)
+      insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms, prev4_ms, prev5_ms)
       ${withPrev(
         monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
         join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
@@ -335,13 +335,13 @@ const totalsFromMonths = (filter: SQL) => sql`
 /**
  * Over one scope's and player's month rows in month order: the last quarter seen in an earlier
  * month (`prev_at`), and the milliseconds of the month just before (`prev_ms`; 0 when that month
- * has no row), of the two months before and of the three (`prev2_ms`, `prev3_ms`: the rows there).
+ * has no row), and of the two to five months before (`prev2_ms` ... `prev5_ms`: the rows there).
  */
 const monthsBefore = (months: number) =>
   `coalesce(sum(r.ms) over (wu range between interval '${months} months' preceding and interval '1 month' preceding), 0)::bigint`;
 const PREV = sql.raw(`max(r.last_at) over (w rows between unbounded preceding and 1 preceding) as prev_at,
   (case when lag(r.month) over w = r.month - interval '1 month' then lag(r.ms) over w else 0 end)::bigint as prev_ms,
-  ${monthsBefore(2)} as prev2_ms, ${monthsBefore(3)} as prev3_ms`);
+  ${[2, 3, 4, 5].map((k) => `${monthsBefore(k)} as prev${k}_ms`).join(", ")}`);
 // `wu` orders by the month as a UTC timestamp, so the ranges of months above are UTC months
 // whatever the session's zone.
 const PREV_WINDOW = sql.raw(
@@ -354,7 +354,7 @@ const withPrev = (rows: SQL) => sql`
     from (${rows}) r ${PREV_WINDOW}`;
 
 /**
- * Sets `prev_at` and the milliseconds before (`prev_ms`, `prev2_ms`, `prev3_ms`) on the month rows
+ * Sets `prev_at` and the milliseconds before (`prev_ms`, `prev2_ms` ... `prev5_ms`) on the month rows
  * of players `uuids`, after their rows changed: a session closed across a month's end adds to both
  * months, and the later month's `prev_ms` (with it `pair_ms`, the leaderboard's bound) follows.
  */
@@ -375,12 +375,14 @@ export async function setPrevMonths(tx: Tx, uuids: string[]): Promise<MonthCount
         ${PREV_WINDOW}),
       u as (
         update analytics_player_months m
-           set prev_at = x.prev_at, prev_ms = x.prev_ms, prev2_ms = x.prev2_ms, prev3_ms = x.prev3_ms
+           set prev_at = x.prev_at, prev_ms = x.prev_ms, prev2_ms = x.prev2_ms, prev3_ms = x.prev3_ms,
+               prev4_ms = x.prev4_ms, prev5_ms = x.prev5_ms
           from x
          where (m.scope, m.month, m.uuid) = (x.scope, x.month, x.uuid)
            and m.uuid = any(${uuidArray(uuids)})
            and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms
-                or m.prev2_ms <> x.prev2_ms or m.prev3_ms <> x.prev3_ms)
+                or m.prev2_ms <> x.prev2_ms or m.prev3_ms <> x.prev3_ms or m.prev4_ms <> x.prev4_ms
+                or m.prev5_ms <> x.prev5_ms)
         returning m.team_id, m.scope, m.month, m.bedrock, (m.prev_at is null)::int - x.was_first::int as d)
       -- How many rows gained or lost their place among the month's first rows.
       select team_id, scope, month, bedrock, 0 as players, sum(d)::int as firsts, 0 as ms from u
@@ -620,7 +622,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
   await tx.execute(
-    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms)
+    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms, prev4_ms, prev5_ms)
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));

@@ -96,7 +96,7 @@ export const analyticsSlots = pgTable(
  * Per scope (a server id, or `n:<team id>:<network name>`), UTC month and player, over closed
  * sessions: milliseconds played, the first and the last quarter hour seen in the month, the
  * last quarter seen in the scope in any earlier month (`prev_at`) and the milliseconds of the
- * one, two and three months before (`prev_ms`, `prev2_ms`, `prev3_ms`). Made from the player-hour rows
+ * one to five months before (`prev_ms`, `prev2_ms` ... `prev5_ms`). Made from the player-hour rows
  * (`monthRows`, src/analytics/aggregates.ts), kept beside them at ingest. The per-player reads
  * answer whole months from it and only the cut months' edges from the hours; `prev_at` lets a
  * window spanning months count each player once without grouping (docs/analytics.md).
@@ -124,8 +124,15 @@ export const analyticsPlayerMonths = pgTable(
     prev3Ms: bigint("prev3_ms", { mode: "number" }).notNull().default(0),
     /** Playtime over this month and the two before: the leaderboard's key for a window over three months. */
     triMs: bigint("tri_ms", { mode: "number" }).notNull().generatedAlwaysAs(sql`ms + prev2_ms`),
-    /** ... and the three before: for a window over four months (or each four of a longer one). */
+    /** ... and the three before: for a window over four months. */
     quadMs: bigint("quad_ms", { mode: "number" }).notNull().generatedAlwaysAs(sql`ms + prev3_ms`),
+    /** Milliseconds in the scope in the four and the five months before (the rows there), kept by `setPrevMonths`. */
+    prev4Ms: bigint("prev4_ms", { mode: "number" }).notNull().default(0),
+    prev5Ms: bigint("prev5_ms", { mode: "number" }).notNull().default(0),
+    /** Playtime over this month and the four before: for a window over five months. */
+    quintMs: bigint("quint_ms", { mode: "number" }).notNull().generatedAlwaysAs(sql`ms + prev4_ms`),
+    /** ... and the five before: for a window over six months (or each six of a longer one). */
+    sextMs: bigint("sext_ms", { mode: "number" }).notNull().generatedAlwaysAs(sql`ms + prev5_ms`),
     /** A Floodgate UUID (a Bedrock player), kept beside it so the counts per edition read one index. */
     bedrock: boolean("bedrock")
       .notNull()
@@ -146,9 +153,12 @@ export const analyticsPlayerMonths = pgTable(
     index("analytics_player_months_top_idx").on(t.scope, t.month, t.ms.desc(), t.uuid),
     // ... and, for a window across two months, the later month's players by the two months' playtime.
     index("analytics_player_months_pair_idx").on(t.scope, t.month, t.pairMs.desc(), t.uuid),
-    // ... three and four months (a window over three or four months is one list of them).
+    // ... three to six months (a window over up to six months is one list of them).
     index("analytics_player_months_tri_idx").on(t.scope, t.month, t.triMs.desc(), t.uuid),
     index("analytics_player_months_quad_idx").on(t.scope, t.month, t.quadMs.desc(), t.uuid),
+    // ... five and six months.
+    index("analytics_player_months_quint_idx").on(t.scope, t.month, t.quintMs.desc(), t.uuid),
+    index("analytics_player_months_sext_idx").on(t.scope, t.month, t.sextMs.desc(), t.uuid),
     // One player's months (prev_at, erasure, retention), with their playtime: the leaderboard
     // bounds a candidate by its months in the window, index-only.
     index("analytics_player_months_uuid_idx").on(t.uuid, t.scope, t.month, t.ms),
