@@ -794,6 +794,67 @@ describe("a window holding the scope's whole history: every regular is new", () 
   });
 });
 
+/**
+ * A network of two servers (`first`, `second`) whose closed sessions `sessions` inserts (given the
+ * two server ids), their players, and the aggregates rebuilt from them; the services over the kept
+ * aggregates, over the hours alone and over the kept ones in parts of two candidates, at a clock
+ * of 2026-12-01; and a viewer key of the team.
+ */
+async function generatedNetwork(
+  network: string,
+  [first, second]: [string, string],
+  sessions: (firstId: string, secondId: string) => ReturnType<typeof sql>,
+) {
+  const [w1, w2] = await networkOfTwo(network, first, second);
+  await db().execute(sessions(w1.serverId, w2.serverId));
+  await db().execute(sql`
+    insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
+    select server_id, uuid, 'g' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
+      from player_sessions where server_id in (${w1.serverId}::uuid, ${w2.serverId}::uuid) group by 1, 2`);
+  await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+  const clock = new Clock();
+  clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
+  const principal: Principal = {
+    kind: "api_key",
+    keyId: network,
+    teamId: w1.teamId,
+    role: "viewer",
+    scopes: null,
+    serverIds: null,
+    exp: null,
+  };
+  return {
+    w1,
+    w2,
+    months: new AnalyticsService(db(), clock),
+    hours: new AnalyticsService(db(), clock, true),
+    joined: new AnalyticsService(db(), clock, false, 0, 2),
+    principal,
+  };
+}
+
+/**
+ * Over each window, the network and its second server, and limits 1, 5 and 25: the leaderboard
+ * from the month rows equals summing every player's hours, and the same in parts of two.
+ */
+async function sameTops(f: Awaited<ReturnType<typeof generatedNetwork>>, network: string, windows: string[][]) {
+  for (const [from, to] of windows)
+    for (const scope of [{ network }, { server_id: f.w2.serverId }])
+      for (const limit of [1, 5, 25]) {
+        const q = { ...scope, from: from!, to: to!, tz: "UTC", limit };
+        const m = await f.months.leaderboard(f.principal, f.w1.teamId, q);
+        expect([JSON.stringify(q), m]).toEqual([
+          JSON.stringify(q),
+          await f.hours.leaderboard(f.principal, f.w1.teamId, q),
+        ]);
+        expect([JSON.stringify(q), await f.joined.leaderboard(f.principal, f.w1.teamId, q)]).toEqual([
+          JSON.stringify(q),
+          m,
+        ]);
+        expect(m.players).toHaveLength(limit);
+      }
+}
+
 describe("the leaderboard past its first candidates: 400 players over four months", () => {
   let w1: ServerFixture;
   let w2: ServerFixture;
@@ -801,39 +862,25 @@ describe("the leaderboard past its first candidates: 400 players over four month
   let hours: AnalyticsService;
   let joined: AnalyticsService;
   let principal: Principal;
-  const clock = new Clock();
-  clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
+  let fixture: Awaited<ReturnType<typeof generatedNetwork>>;
 
   beforeAll(async () => {
-    [w1, w2] = await networkOfTwo("Wide", "W1", "W2");
     // 6,000 sessions of 400 players from August to November: player p plays more the lower p is
     // (so a month's top players are mostly a window's, as on a real server), lengths up to 4 hours.
-    await db().execute(sql`
+    fixture = await generatedNetwork(
+      "Wide",
+      ["W1", "W2"],
+      (a, b) => sql`
       insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
-      select case when g % 2 = 0 then ${w1.serverId}::uuid else ${w2.serverId}::uuid end,
+      select case when g % 2 = 0 then ${a}::uuid else ${b}::uuid end,
              ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(1000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
         from generate_series(1, 6000) g
         cross join lateral (select
           ((hashint4(g) & 2147483647) % 400) * ((hashint4(g * 3) & 2147483647) % 400) / 400 as p,
           timestamptz '2026-08-01T00:00:00Z' + (g::float8 / 6000) * interval '122 days' as j,
-          ((hashint4(g * 13) & 2147483647) % 14400) * interval '1 second' as l) x`);
-    await db().execute(sql`
-      insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
-      select server_id, uuid, 'w' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
-        from player_sessions where server_id in (${w1.serverId}::uuid, ${w2.serverId}::uuid) group by 1, 2`);
-    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
-    months = new AnalyticsService(db(), clock);
-    hours = new AnalyticsService(db(), clock, true);
-    joined = new AnalyticsService(db(), clock, false, 0, 2);
-    principal = {
-      kind: "api_key",
-      keyId: "wide",
-      teamId: w1.teamId,
-      role: "viewer",
-      scopes: null,
-      serverIds: null,
-      exp: null,
-    };
+          ((hashint4(g * 13) & 2147483647) % 14400) * interval '1 second' as l) x`,
+    );
+    ({ w1, w2, months, hours, joined, principal } = fixture);
   });
 
   const windows = [
@@ -845,20 +892,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
     ["2026-09-01T00:00:00Z", "2026-11-01T00:00:00Z"],
   ];
 
-  const compare = async () => {
-    for (const [from, to] of windows)
-      for (const scope of [{ network: "Wide" }, { server_id: w2.serverId }])
-        for (const limit of [1, 5, 25]) {
-          const q = { ...scope, from, to, tz: "UTC", limit };
-          const m = await months.leaderboard(principal, w1.teamId, q);
-          expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.leaderboard(principal, w1.teamId, q)]);
-          expect([JSON.stringify(q), await joined.leaderboard(principal, w1.teamId, q)]).toEqual([
-            JSON.stringify(q),
-            m,
-          ]);
-          expect(m.players).toHaveLength(limit);
-        }
-  };
+  const compare = () => sameTops(fixture, "Wide", windows);
 
   test("each window and limit: the same top as summing every player's hours", async () => {
     await compare();
@@ -1057,21 +1091,18 @@ describe("the leaderboard past its first candidates: 400 players over four month
 describe("the leaderboard over five months and more: 300 players over fourteen months", () => {
   let w1: ServerFixture;
   let w2: ServerFixture;
-  let months: AnalyticsService;
-  let hours: AnalyticsService;
-  let joined: AnalyticsService;
-  let principal: Principal;
-  const clock = new Clock();
-  clock.advance(Date.parse("2026-12-01T00:00:00Z") - Date.now());
+  let fixture: Awaited<ReturnType<typeof generatedNetwork>>;
 
   beforeAll(async () => {
-    [w1, w2] = await networkOfTwo("Long", "L1", "L2");
     // 9,000 sessions of 300 players from October 2025 to November 2026: player p plays more the
     // lower p is, and each player's play drifts over the months (p's share peaks in a month of its
     // own), so a window's top differs from each month's; lengths up to 5 hours.
-    await db().execute(sql`
+    fixture = await generatedNetwork(
+      "Long",
+      ["L1", "L2"],
+      (a, b) => sql`
       insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
-      select case when g % 3 = 0 then ${w1.serverId}::uuid else ${w2.serverId}::uuid end,
+      select case when g % 3 = 0 then ${a}::uuid else ${b}::uuid end,
              ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(3000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
         from generate_series(1, 9000) g
         cross join lateral (select timestamptz '2025-10-01T00:00:00Z' + (g::float8 / 9000) * interval '426 days' as j) t
@@ -1079,24 +1110,9 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
           (((hashint4(g) & 2147483647) % 300) * ((hashint4(g * 7) & 2147483647) % 300) / 300
             + extract(month from t.j)::int * 23) % 300 as p,
           t.j,
-          ((hashint4(g * 11) & 2147483647) % 18000) * interval '1 second' as l) x`);
-    await db().execute(sql`
-      insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
-      select server_id, uuid, 'l' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
-        from player_sessions where server_id in (${w1.serverId}::uuid, ${w2.serverId}::uuid) group by 1, 2`);
-    await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
-    months = new AnalyticsService(db(), clock);
-    hours = new AnalyticsService(db(), clock, true);
-    joined = new AnalyticsService(db(), clock, false, 0, 2);
-    principal = {
-      kind: "api_key",
-      keyId: "long",
-      teamId: w1.teamId,
-      role: "viewer",
-      scopes: null,
-      serverIds: null,
-      exp: null,
-    };
+          ((hashint4(g * 11) & 2147483647) % 18000) * interval '1 second' as l) x`,
+    );
+    ({ w1, w2 } = fixture);
   });
 
   // Five months cut at both ends (one list of `quint_ms`), six whole and cut (`sext_ms`), seven
@@ -1112,20 +1128,7 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
     ["2025-10-28T00:00:00Z", "2026-11-25T00:00:00Z"],
   ];
 
-  const compare = async () => {
-    for (const [from, to] of windows)
-      for (const scope of [{ network: "Long" }, { server_id: w2.serverId }])
-        for (const limit of [1, 5, 25]) {
-          const q = { ...scope, from: from!, to: to!, tz: "UTC", limit };
-          const m = await months.leaderboard(principal, w1.teamId, q);
-          expect([JSON.stringify(q), m]).toEqual([JSON.stringify(q), await hours.leaderboard(principal, w1.teamId, q)]);
-          expect([JSON.stringify(q), await joined.leaderboard(principal, w1.teamId, q)]).toEqual([
-            JSON.stringify(q),
-            m,
-          ]);
-          expect(m.players).toHaveLength(limit);
-        }
-  };
+  const compare = () => sameTops(fixture, "Long", windows);
 
   test("each window and limit: the same top as summing every player's hours", async () => {
     // The month rows hold the four and five months before each (what the five- and six-month keys add).
