@@ -96,6 +96,42 @@ describe("agent API", () => {
     expect(sessions.filter((x) => x.uuid === alex).map((x) => x.leftAt)).toEqual([null]);
   });
 
+  test("a session lasts at most 31 days: a join stamped years back with a leave now ends 31 days after the join", async () => {
+    const s = await newServer(server, { kind: "network", network_name: "Clockwork" });
+    const [stale, long, short] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const day = 86_400_000;
+    const res = await agentApi(server, s.agentToken, "POST", "/agent/events", {
+      events: [
+        { event_id: eventId(), type: "join", uuid: stale, name: "Stale", at: iso(3649 * day) },
+        { event_id: eventId(), type: "join", uuid: long, name: "Long", at: iso(40 * day) },
+        { event_id: eventId(), type: "join", uuid: short, name: "Short", at: iso(30 * day) },
+        { event_id: eventId(), type: "leave", uuid: short, at: iso(day) },
+        { event_id: eventId(), type: "leave", uuid: stale, at: iso(0) },
+        { event_id: eventId(), type: "leave", uuid: long, at: iso(0) },
+      ],
+    });
+    expect(`${res.status} ${res.text}`).toStartWith("200");
+    const sessions = await server.services.database.db
+      .select()
+      .from(playerSessions)
+      .where(eq(playerSessions.serverId, s.serverId));
+    const length = (uuid: string) => {
+      const x = sessions.find((r) => r.uuid === uuid)!;
+      return x.leftAt!.getTime() - x.joinedAt.getTime();
+    };
+    expect(length(stale)).toBe(31 * day);
+    expect(length(long)).toBe(31 * day);
+    // A session under the bound keeps its length.
+    expect(length(short)).toBe(29 * day);
+    // Erasing the player whose join was years back answers as any other.
+    const erased = await api(server, "POST", `/players/${stale}/erase`, {
+      token: s.owner.token,
+      headers: { "x-team-id": s.teamId },
+    });
+    expect(`${erased.status} ${erased.text}`).toStartWith("200");
+    expect(erased.body.erased.player_sessions).toBe(1);
+  });
+
   test("a join while a session is open closes it (a missed leave); repeated ids inside one batch count once", async () => {
     const s = await newServer(server);
     const uuid = crypto.randomUUID();

@@ -344,6 +344,16 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
 }
 
 /**
+ * The longest a session lasts: a close later than this after its join ends it this long after
+ * the join (`MAX_SESSION`). A join stamped years back (a server whose clock was wrong at boot, a
+ * replayed log) would otherwise make a session of years, and the analytics keep a row per quarter
+ * hour a session touches: a ten-year session took its batch 31 s and its player's erasure longer
+ * than a request may take. docs/history.md, "Player sessions".
+ */
+export const MAX_SESSION_DAYS = 31;
+const MAX_SESSION = sql.raw(`interval '${MAX_SESSION_DAYS} days'`);
+
+/**
  * The closing statement: sessions, players' time played, network sessions' ends and the
  * directory; the closed sessions are pushed on `spans` for the rollups (`addClosed`). `from`
  * joins a relation the update may read (`v`: the events of applyPlayerEvents), `leaveName` the
@@ -368,7 +378,7 @@ async function closeOnly(
       sql`
       with closed as (
         update player_sessions s
-           set left_at = greatest(s.joined_at, ${c.end}), end_reason = ${c.reason}::session_end
+           set left_at = least(greatest(s.joined_at, ${c.end}), s.joined_at + ${MAX_SESSION}), end_reason = ${c.reason}::session_end
           ${c.from ? sql`from ${c.from}` : sql``}
          where s.left_at is null and ${c.where}
         returning s.id, s.server_id, s.uuid, s.joined_at, s.left_at, ${c.leaveName ?? sql`null::text`} as leave_name),
