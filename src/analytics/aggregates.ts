@@ -301,7 +301,7 @@ export async function rebuildPlayerMonths(tx: Tx, pairs: SQL) {
   const gone = rowsOf<MonthCount>(await tx.execute(monthRowsGone(sql`(m.team_id, m.uuid) in (${who})`)));
   await tx.execute(sql`
     with i as (
-      insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms, prev4_ms, prev5_ms)
+      insert into analytics_player_months (${MONTH_COLUMNS})
       ${withPrev(
         monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id
         join (${who}) t on t.team_id = sv.team_id and t.uuid = h.uuid`),
@@ -339,9 +339,15 @@ const totalsFromMonths = (filter: SQL) => sql`
  */
 const monthsBefore = (months: number) =>
   `coalesce(sum(r.ms) over (wu range between interval '${months} months' preceding and interval '1 month' preceding), 0)::bigint`;
+/** How far back the milliseconds before go, past the month just before (`prev2_ms` ... `prev5_ms`). */
+const LONGER = [2, 3, 4, 5];
+/** The columns `PREV` computes and `setPrevMonths` keeps. */
+const PREV_COLUMNS = ["prev_at", "prev_ms", ...LONGER.map((k) => `prev${k}_ms`)];
+/** The month rows' columns a rebuild inserts (`withPrev`'s). */
+const MONTH_COLUMNS = sql.raw(`team_id, scope, month, uuid, ms, first_at, last_at, ${PREV_COLUMNS.join(", ")}`);
 const PREV = sql.raw(`max(r.last_at) over (w rows between unbounded preceding and 1 preceding) as prev_at,
   (case when lag(r.month) over w = r.month - interval '1 month' then lag(r.ms) over w else 0 end)::bigint as prev_ms,
-  ${[2, 3, 4, 5].map((k) => `${monthsBefore(k)} as prev${k}_ms`).join(", ")}`);
+  ${LONGER.map((k) => `${monthsBefore(k)} as prev${k}_ms`).join(", ")}`);
 // `wu` orders by the month as a UTC timestamp, so the ranges of months above are UTC months
 // whatever the session's zone.
 const PREV_WINDOW = sql.raw(
@@ -375,14 +381,11 @@ export async function setPrevMonths(tx: Tx, uuids: string[]): Promise<MonthCount
         ${PREV_WINDOW}),
       u as (
         update analytics_player_months m
-           set prev_at = x.prev_at, prev_ms = x.prev_ms, prev2_ms = x.prev2_ms, prev3_ms = x.prev3_ms,
-               prev4_ms = x.prev4_ms, prev5_ms = x.prev5_ms
+           set ${sql.raw(PREV_COLUMNS.map((c) => `${c} = x.${c}`).join(", "))}
           from x
          where (m.scope, m.month, m.uuid) = (x.scope, x.month, x.uuid)
            and m.uuid = any(${uuidArray(uuids)})
-           and (m.prev_at is distinct from x.prev_at or m.prev_ms <> x.prev_ms
-                or m.prev2_ms <> x.prev2_ms or m.prev3_ms <> x.prev3_ms or m.prev4_ms <> x.prev4_ms
-                or m.prev5_ms <> x.prev5_ms)
+           and (${sql.raw(PREV_COLUMNS.map((c) => `m.${c} is distinct from x.${c}`).join(" or "))})
         returning m.team_id, m.scope, m.month, m.bedrock, (m.prev_at is null)::int - x.was_first::int as d)
       -- How many rows gained or lost their place among the month's first rows.
       select team_id, scope, month, bedrock, 0 as players, sum(d)::int as firsts, 0 as ms from u
@@ -622,7 +625,7 @@ export async function rebuildAggregates(tx: Tx, teamId?: string) {
     sql`insert into analytics_player_hours (server_id, hour, uuid, q0, q1, q2, q3, seen, joins) ${hourRows(src)}`,
   );
   await tx.execute(
-    sql`insert into analytics_player_months (team_id, scope, month, uuid, ms, first_at, last_at, prev_at, prev_ms, prev2_ms, prev3_ms, prev4_ms, prev5_ms)
+    sql`insert into analytics_player_months (${MONTH_COLUMNS})
     ${withPrev(monthRows(sql`select h.* from analytics_player_hours h join servers sv on sv.id = h.server_id where true ${mine}`))}`,
   );
   await tx.execute(totalsFromMonths(teamId ? sql`where m.team_id = ${teamId}` : sql``));

@@ -350,7 +350,7 @@ export async function closeSessions(tx: Tx, where: SQL, end: SQL, reason: Sessio
  * hour a session touches: a ten-year session took its batch 31 s and its player's erasure longer
  * than a request may take. docs/history.md, "Player sessions".
  */
-export const MAX_SESSION_DAYS = 31;
+const MAX_SESSION_DAYS = 31;
 const MAX_SESSION = sql.raw(`interval '${MAX_SESSION_DAYS} days'`);
 
 /**
@@ -498,8 +498,9 @@ export const timestampList = (dates: Date[]) =>
 /**
  * The peak of each touched day over its closed sessions, from those sessions: the most spans
  * [joined, left) holding one instant (a leave and a join at the same instant are not together,
- * ordered leave first; a session that lasts no time is never open). Only grows, so a closer
- * that did not see another's session cannot lower what that one wrote.
+ * ordered leave first; a session that lasts no time is never open). Only grows. Erasure's
+ * `rebuildDays` uses it, after setting the days' peaks to 0; the ingest raises day peaks from the
+ * analytics slots' instead (src/analytics/aggregates.ts, `recomputePeaks` with `days`).
  */
 export async function recomputePeaks(t: Tx, touched: { server_id: string; day: string }[]) {
   const days = sql`select x.server_id, x.day from json_to_recordset(${JSON.stringify(touched)}::json) as x(server_id uuid, day timestamptz)`;
