@@ -1183,6 +1183,38 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
     await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
     expect(await dump(w1.teamId)).toEqual(kept);
   });
+
+  test("a window over seven months and more with its top player online: their open time counts", async () => {
+    // The player with the most playtime of all is among the first floor's players (the seeds),
+    // summed over closed sessions; online, they are summed again with their open time.
+    const [best] = rowsOf<{ uuid: string }>(
+      await db().execute(sql`select uuid::text as uuid from analytics_player_totals
+        where scope = ${`n:${w1.teamId}:Long`} order by ms desc, uuid limit 1`),
+    );
+    await play(w1, [[best!.uuid, "Best", "2026-11-20T00:00:00Z", null]]);
+    const at = Date.parse("2026-11-24T00:00:00Z");
+    const { kept, hours, joined, principal } = twoServices(at, w1.teamId);
+    try {
+      for (const from of ["2026-04-20T00:00:00Z", "2025-12-01T00:00:00Z"])
+        for (const scope of [{ network: "Long" }, { server_id: w1.serverId }])
+          for (const limit of [1, 5]) {
+            const q = { ...scope, from, to: new Date(at).toISOString(), tz: "UTC", limit };
+            const top = await kept.leaderboard(principal, w1.teamId, q);
+            expect([JSON.stringify(q), top]).toEqual([
+              JSON.stringify(q),
+              await hours.leaderboard(principal, w1.teamId, q),
+            ]);
+            expect([JSON.stringify(q), await joined.leaderboard(principal, w1.teamId, q)]).toEqual([
+              JSON.stringify(q),
+              top,
+            ]);
+            // Four days online (96 hours) put them first.
+            expect(top.players[0]!.uuid).toBe(best!.uuid);
+          }
+    } finally {
+      await play(w1, [[best!.uuid, "Best", "2026-11-20T00:00:00Z", "2026-11-20T00:00:01Z"]]);
+    }
+  });
 });
 
 describe.skipIf(!usingPostgres())("the service's PostgreSQL connections", () => {

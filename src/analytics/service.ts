@@ -80,6 +80,8 @@ const idList = (ids: string[]) =>
 const HOUR_MS = 3_600_000;
 /** The month rows' leaderboard keys: a month's playtime, and with the one to five months before. */
 const SPANS = ["ms", "pair_ms", "tri_ms", "quad_ms", "quint_ms", "sext_ms"] as const;
+/** A leaderboard over more than six months takes this many times its `limit` from each list of its first floor. */
+const SEEDS = 5;
 
 /** A player's first quarter seen in a scope (closed sessions): their first week row's. */
 const firstSeen = (scope: string, uuid: SQL) =>
@@ -221,23 +223,27 @@ export class AnalyticsService {
   /** Hour rows of the scope touching the window: the aggregate, plus the open sessions cut the same way. */
   private hours(s: Scope, from = s.from, uuids?: string[], to = s.to) {
     const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
+    return sql`
+      ${this.closedHours(s, lo, to, uuids && uuidArray(uuids))}
+      union all
+      select hour, uuid, q0, q1, q2, q3, seen, true from (${hourRows(this.openSrc(s, uuids))}) o
+       where hour >= ${at(lo)} and hour < ${at(to)}`;
+  }
+
+  /** The scope's player-hour rows from hour `lo` to `to` (closed sessions), of the given players or all. */
+  private closedHours(s: Scope, lo: Date, to: Date, uuids?: SQL) {
     // Given players: each one's rows by `analytics_player_hours_player_idx` (an index-only range per
     // player), not the scope's whole window filtered by a list. The servers are checked outside
     // the probe: given them inside, PGlite's planner walked the primary key's window per player.
-    const closed = uuids
+    return uuids
       ? sql`select h.hour, h.uuid, h.q0, h.q1, h.q2, h.q3, h.seen, false as open
-          from unnest(${uuidArray(uuids)}) as c(uuid)
+          from unnest(${uuids}) as c(uuid)
           cross join lateral (
             select server_id, hour, uuid, q0, q1, q2, q3, seen from analytics_player_hours
              where uuid = c.uuid and hour >= ${at(lo)} and hour < ${at(to)} offset 0) h
          where h.server_id in (${idList(s.ids)})`
       : sql`select hour, uuid, q0, q1, q2, q3, seen, false as open from analytics_player_hours
           where server_id in (${idList(s.ids)}) and hour >= ${at(lo)} and hour < ${at(to)}`;
-    return sql`
-      ${closed}
-      union all
-      select hour, uuid, q0, q1, q2, q3, seen, true from (${hourRows(this.openSrc(s, uuids))}) o
-       where hour >= ${at(lo)} and hour < ${at(to)}`;
   }
 
   /** Players of the scope with a session open (up to now or the window's end). */
@@ -1379,6 +1385,34 @@ export class AnalyticsService {
   }
 
   /**
+   * Given players' playtime in the window over closed sessions (`uuids` a `uuid[]` expression):
+   * the whole months' from their month rows (index-only) and only the cut months' parts summed
+   * from their hours. A 180-day window's hours are about six times its two cut months'.
+   */
+  private closedPlaytimes(s: Scope, uuids: SQL) {
+    const months = this.months(s);
+    const whole = months.filter((m) => m.cut === "none");
+    const w = inWindow(s);
+    const parts = [
+      ...(whole.length === 0
+        ? []
+        : [
+            sql`select uuid, ms::float8 as ms from analytics_player_months
+                 where uuid = any(${uuids}) and scope = ${s.scope}
+                   and month >= ${at(whole[0]!.month)} and month <= ${at(whole[whole.length - 1]!.month)}`,
+          ]),
+      ...months
+        .filter((m) => m.cut !== "none")
+        .map(
+          (m) => sql`select h.uuid, (${w.ms})::float8 as ms
+            from (${this.closedHours(s, new Date(Math.floor(m.a.getTime() / HOUR_MS) * HOUR_MS), m.b, uuids)}) h`,
+        ),
+    ];
+    return this.rows<{ uuid: string; ms: number }>(sql`
+      select x.uuid::text as uuid, sum(x.ms)::float8 as ms from (${sql.join(parts, sql` union all `)}) x group by x.uuid`);
+  }
+
+  /**
    * The `limit` players with the most playtime in the window (ties by UUID), exactly, without
    * summing every player. The window's months are taken in groups of up to six consecutive
    * months, as near equal in size as they can be. A month row keeps its player's playtime over
@@ -1388,9 +1422,11 @@ export class AnalyticsService {
    * key, and the players with a session open. A player outside them played at most the sum over
    * groups of the largest first value left out of the group's lists: when the `limit`-th
    * candidate played more, no one outside can enter the top, else the lists grow. A candidate's
-   * bound is tightened by its month rows in the window's months; candidates are then summed from
-   * the hours in the order of that bound, while it can still reach the top. A window holding all
-   * the scope's closed time reads the top from the totals.
+   * bound is tightened by its month rows in the window's months; candidates are then summed (their
+   * whole months from the month rows, the cut months' parts from the hours) in the order of that
+   * bound, while it can still reach the top. A window over more than six months starts from a
+   * floor summed for a few players likely near the top (the seeds). A window holding all the
+   * scope's closed time reads the top from the totals.
    */
   private async topPlayers(s: Scope, limit: number): Promise<{ uuid: string; ms: number }[]> {
     // A window of a few days sums its own hours: the month rows bound it too loosely (a day's
@@ -1404,27 +1440,6 @@ export class AnalyticsService {
     // younger server, say): each player's total is their closed playtime in it. The top `limit`
     // plus as many as are online are read from the totals by playtime; those online are summed
     // from their hours with their open time.
-    const [held, online0] = await Promise.all([
-      this.rows<{ held: boolean }>(sql`
-        select coalesce((select min(slot) from analytics_slots where scope = ${s.scope}) >= ${at(s.from)}
-           and (select max(slot) from analytics_slots where scope = ${s.scope}) < ${at(s.to)}, false) as held`),
-      // The players online, read beside it.
-      this.openPlayers(s),
-    ]);
-    const online = new Set(online0);
-    if (held[0]?.held) {
-      const [tops, summed] = await Promise.all([
-        this.rows<{ uuid: string; ms: number }>(sql`
-          select t.uuid::text as uuid, t.ms::float8 as ms from analytics_player_totals t where t.scope = ${s.scope}
-           order by t.ms desc nulls last, t.uuid limit ${limit + online.size}`),
-        online.size === 0 ? Promise.resolve([]) : this.playtimes(s, [...online]),
-      ]);
-      return [...tops.filter((r) => !online.has(r.uuid)), ...summed]
-        .map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }))
-        .filter((r) => r.ms > 0)
-        .sort((x, y) => y.ms - x.ms || (x.uuid < y.uuid ? -1 : x.uuid > y.uuid ? 1 : 0))
-        .slice(0, limit);
-    }
     const months = this.months(s).map((m) => m.month);
     // Lists: the months in as few groups of up to six as they fill, of sizes as near equal as
     // can be (seven months are four and three, not six and one: each group's lists are read down
@@ -1442,6 +1457,47 @@ export class AnalyticsService {
       end -= size;
     }
     const groups = lists.length === 0 ? 0 : lists[lists.length - 1]!.group + 1;
+    // A window over more than six months (two groups or more): its top players played in each,
+    // and few of them are at the top of any (the benchmark's network over 180 days: none of the
+    // first 100 of one group's last list was among the other's). A first floor comes from the
+    // players with the most playtime over the window's first six months, over its last six and
+    // over all their time, summed over closed sessions (at most their playtime, so their `limit`-th
+    // is at most the top's): read beside the statements below, and the lists are then read down
+    // to their shares of it at once. (Before, a first round of the lists' top rows found that
+    // floor, probing 600 players' months and summing 160 at 5,000,000 sessions.)
+    const seeded = (k: number) =>
+      sql`array(${sql.join(
+        [
+          ...[months[SPANS.length - 1]!, months[months.length - 1]!].map(
+            (m) => sql`(select uuid from analytics_player_months where scope = ${s.scope} and month = ${at(m)}
+                       order by ${sql.raw(SPANS[SPANS.length - 1]!)} desc nulls last, uuid limit ${k})`,
+          ),
+          sql`(select uuid from analytics_player_totals where scope = ${s.scope} order by ms desc nulls last, uuid limit ${k})`,
+        ],
+        sql` union `,
+      )})`;
+    const [held, online0, seeds] = await Promise.all([
+      this.rows<{ held: boolean }>(sql`
+        select coalesce((select min(slot) from analytics_slots where scope = ${s.scope}) >= ${at(s.from)}
+           and (select max(slot) from analytics_slots where scope = ${s.scope}) < ${at(s.to)}, false) as held`),
+      // The players online, read beside it.
+      this.openPlayers(s),
+      groups > 1 ? this.closedPlaytimes(s, seeded(SEEDS * limit)) : Promise.resolve([]),
+    ]);
+    const online = new Set(online0);
+    if (held[0]?.held) {
+      const [tops, summed] = await Promise.all([
+        this.rows<{ uuid: string; ms: number }>(sql`
+          select t.uuid::text as uuid, t.ms::float8 as ms from analytics_player_totals t where t.scope = ${s.scope}
+           order by t.ms desc nulls last, t.uuid limit ${limit + online.size}`),
+        online.size === 0 ? Promise.resolve([]) : this.playtimes(s, [...online]),
+      ]);
+      return [...tops.filter((r) => !online.has(r.uuid)), ...summed]
+        .map((r) => ({ uuid: r.uuid, ms: Number(r.ms) }))
+        .filter((r) => r.ms > 0)
+        .sort((x, y) => y.ms - x.ms || (x.uuid < y.uuid ? -1 : x.uuid > y.uuid ? 1 : 0))
+        .slice(0, limit);
+    }
     const lasts = lists.flatMap((l, i) => (lists[i + 1]?.group === l.group ? [] : [i]));
     const exact = new Map<string, number>();
     const order = ([u1, a]: [string, number], [u2, b]: [string, number]) => b - a || (u1 < u2 ? -1 : u1 > u2 ? 1 : 0);
@@ -1462,10 +1518,28 @@ export class AnalyticsService {
     // hundred or so whose months can reach the top). Kept across rounds: a bound only matters
     // against a floor that only rises.
     const monthly = new Map<string, number>();
+    // Summing candidates: those online from all their hours, the others' whole months from their
+    // month rows.
+    const sum = async (uuids: string[]) => {
+      for (const u of uuids) exact.set(u, 0);
+      const on = uuids.filter((u) => online.has(u));
+      const off = uuids.filter((u) => !online.has(u));
+      const rows = await Promise.all([
+        on.length === 0 ? [] : this.playtimes(s, on),
+        off.length === 0 ? [] : this.closedPlaytimes(s, uuidArray(off)),
+      ]);
+      for (const r of rows.flat()) exact.set(r.uuid, Number(r.ms));
+    };
     let floor = 0;
     let withTotals = true;
     const first = Math.max(100, 4 * limit);
-    for (let n = first; ; n *= 16) {
+    // Seeded: the first round reads 256 times as many rows (their shares of the floor stop them).
+    const seedFloor = seeds.map((r) => Number(r.ms)).sort((x, y) => y - x)[limit - 1] ?? 0;
+    if (seedFloor > 0) floor = seedFloor;
+    // A seed with no session open has its playtime summed already.
+    for (const r of seeds) if (!online.has(r.uuid)) exact.set(r.uuid, Number(r.ms));
+    const start = seedFloor > 0 ? 256 * first : first;
+    for (let n = start; ; n *= 16) {
       // The lists, and last (index `lists.length`) the scope's players by all their playtime.
       const sources = [
         ...lists.map((l) => ({
@@ -1486,24 +1560,32 @@ export class AnalyticsService {
       // A row per list: its top `n` rows at or above `t` as two arrays (tens of thousands of rows
       // in a late round cost the service more as rows than PostgreSQL to read), how many and the
       // least, and its first value below `t`.
-      const rows = await this.rows<{
-        l: number;
-        u: string[] | null;
-        v: (number | string)[] | null;
-        c: number;
-        least: number | null;
-        below: number;
-      }>(sql`
+      // In two statements at once (each on its own connection on PostgreSQL): the totals list
+      // beside the months', else the first group's months beside the others'.
+      const read = (part: number[]) =>
+        this.rows<{
+          l: number;
+          u: string[] | null;
+          v: (number | string)[] | null;
+          c: number;
+          least: number | null;
+          below: number;
+        }>(sql`
         ${sql.join(
-          sources.map(
-            ({ c, t: min, list }, i) => sql`
+          part.map((i) => {
+            const { c, t: min, list } = sources[i]!;
+            return sql`
               select ${sql.raw(String(i))} as l, x.u, x.v, x.c, x.least,
                      coalesce((select ${c} ${list} and ${c} < ${min} order by ${c} desc nulls last limit 1), 0)::float8 as below
                 from (select array_agg(y.uuid::text) as u, array_agg(y.v::float8) as v, count(*)::int as c, min(y.v)::float8 as least
-                        from (select uuid, ${c} as v ${list} and ${c} >= ${min} order by ${c} desc nulls last, uuid limit ${n}) y) x`,
-          ),
+                        from (select uuid, ${c} as v ${list} and ${c} >= ${min} order by ${c} desc nulls last, uuid limit ${n}) y) x`;
+          }),
           sql` union all `,
         )}`);
+      const all = sources.map((_, i) => i);
+      const apart = (i: number) => (withTotals ? i === lists.length : lists[i]!.group === 0);
+      const halves = [all.filter(apart), all.filter((i) => !apart(i))].filter((h) => h.length > 0);
+      const rows = (await Promise.all(halves.map(read))).flat();
       // What a player outside a list has there at most: the n-th row's value (the least) when the
       // list filled `n` rows, else the first value below `t`. The totals' is unbounded when unread.
       const totals = lists.length;
@@ -1537,7 +1619,8 @@ export class AnalyticsService {
       const bound = most(undefined);
       for (const u of online) if (!seen.has(u)) seen.set(u, new Map());
       if (seen.size === 0) return [];
-      const floor0 = top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY;
+      // At most the top's `limit`-th: the summed one's, or the seeds'.
+      const floor0 = Math.max(top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY, floor);
       const listed = [...seen]
         .filter(([u]) => !exact.has(u))
         .map(([u, mine]) => ({ uuid: u, most: online.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
@@ -1564,13 +1647,11 @@ export class AnalyticsService {
         .sort((a, b) => b.most - a.most);
       // Summed by bound: the highest `limit` first (their playtimes set a floor), then those whose
       // bound reaches the floor, in two parts at once (each on its own connection on PostgreSQL).
-      const sum = async (uuids: string[]) => {
-        for (const u of uuids) exact.set(u, 0);
-        for (const r of await this.playtimes(s, uuids)) exact.set(r.uuid, Number(r.ms));
-      };
       let next = 0;
       while (next < pending.length) {
-        const least = top()[limit - 1]?.[1];
+        // At most the top's `limit`-th: the summed one's, or the seeds' or last round's floor.
+        const known = top()[limit - 1]?.[1];
+        const least = known === undefined ? (floor > 0 ? floor : undefined) : Math.max(known, floor);
         if (least === undefined) {
           const part = pending.slice(next, next + Math.min(limit, this.summedPart));
           next += part.length;
@@ -1590,7 +1671,7 @@ export class AnalyticsService {
       const best = top();
       const last = best[limit - 1];
       if (bound === 0 || (last && last[1] > bound)) return best.slice(0, limit).map(([uuid, ms]) => ({ uuid, ms }));
-      if (last) floor = last[1];
+      if (last) floor = Math.max(floor, last[1]);
       // The totals list read again only if it bounded the players outside the lists this round.
       withTotals = nth[totals]! < groupsMost(undefined);
     }
