@@ -972,6 +972,40 @@ describe("the leaderboard past its first candidates: 400 players over four month
     await server.services.cohortZones.catchUp();
   }, 300_000);
 
+  test("retention in a zone whose clock agrees with the team's over the window reads the kept counts", async () => {
+    const set = await api(server, "PATCH", `/teams/${w1.teamId}`, {
+      token: w1.owner.token,
+      body: { time_zone: "Europe/Berlin" },
+    });
+    expect(`${set.status} ${set.text}`).toStartWith("200");
+    await server.services.cohortZones.catchUp();
+    const q = { network: "Wide", from: "2026-08-03T11:15:00Z", to: "2026-11-10T06:15:00Z" };
+    // Paris and Amsterdam keep Berlin's clock: their answers are Berlin's, as from the hours.
+    for (const tz of ["Europe/Paris", "Europe/Amsterdam"]) {
+      const m = await joined.retention(principal, w1.teamId, { ...q, tz });
+      expect([tz, m]).toEqual([tz, await hours.retention(principal, w1.teamId, { ...q, tz })]);
+      expect(m.cohorts.length).toBeGreaterThan(10);
+    }
+    // Read from the kept counts: a count changed there shows in Paris, not in London (another clock).
+    const paris = await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/Paris" });
+    const london = await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/London" });
+    await db().execute(sql`update analytics_cohort_weeks set c00 = c00 + 1000, c11 = c11 + 1000, c22 = c22 + 1000
+      where scope = ${`n:${w1.teamId}:Wide`}`);
+    try {
+      expect(await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/Paris" })).not.toEqual(paris);
+      expect(await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/London" })).toEqual(london);
+    } finally {
+      await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
+    }
+    expect(await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/Paris" })).toEqual(paris);
+    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
+      token: w1.owner.token,
+      body: { time_zone: "UTC" },
+    });
+    expect(`${back.status} ${back.text}`).toStartWith("200");
+    await server.services.cohortZones.catchUp();
+  }, 120_000);
+
   test("until a zone change's counts are made again, the ingest adds to them in the old zone and reads in the new one answer without them", async () => {
     const zones = async () =>
       rowsOf<{ time_zone: string; cohort_zone: string }>(

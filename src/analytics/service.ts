@@ -6,7 +6,7 @@ import { COHORT_COLUMNS } from "../db/schema/analytics";
 import { AppError } from "../lib/errors";
 import type { Clock } from "../lib/clock";
 import { iso } from "../lib/schemas";
-import { offsetSpans, validTimeZone } from "../lib/time-zone";
+import { offsetSpans, sameClock, validTimeZone } from "../lib/time-zone";
 import { type Principal, reachesServer } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
 import {
@@ -956,9 +956,13 @@ export class AnalyticsService {
 
   async retention(principal: Principal, teamId: string, q: WindowQuery) {
     const s = await this.resolve(principal, teamId, q);
-    // The kept counts when the window is in their zone (the team's) and holds more new players than the
-    // week rows answer quickly (their cost is the players, the kept rows' the window's cut days).
-    const many = !this.hoursOnly && s.zone === s.cohortZone ? await this.manyNew(s, this.newListed) : undefined;
+    // The kept counts when the window is in their zone (the team's), or one whose clock agrees
+    // with it over the window and the week before (a cohort's first week), and the window holds
+    // more new players than the week rows answer quickly (their cost is the players, the kept
+    // rows' the window's cut days).
+    const kept =
+      !this.hoursOnly && sameClock(s.zone, s.cohortZone, s.from.getTime() - 8 * DAY_MS, s.to.getTime() + DAY_MS);
+    const many = kept ? await this.manyNew(s, this.newListed) : undefined;
     const rows = many
       ? await this.cohortsFromKept(s)
       : (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));

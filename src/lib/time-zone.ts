@@ -69,3 +69,19 @@ export function offsetSpans(zone: string, from: number, to: number, step: number
   spans.push({ from: start, to, offset });
   return spans;
 }
+
+/**
+ * Whether two zones read every instant of [from, to) as the same local time: the same offsets,
+ * changing at the same minutes (`Europe/Paris` and `Europe/Berlin` since 1980; `America/Phoenix`
+ * and `America/Denver` only in winter). `from` is taken down to its minute.
+ */
+export function sameClock(a: string, b: string, from: number, to: number): boolean {
+  if (a === b) return true;
+  const MINUTE = 60_000;
+  const start = Math.floor(from / MINUTE) * MINUTE;
+  // Most pairs differ at the start already.
+  if (zoneOffset(a, start) !== zoneOffset(b, start)) return false;
+  const x = offsetSpans(a, start, to, MINUTE);
+  const y = offsetSpans(b, start, to, MINUTE);
+  return x.length === y.length && x.every((s, i) => s.to === y[i]!.to && s.offset === y[i]!.offset);
+}
