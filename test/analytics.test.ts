@@ -46,6 +46,13 @@ async function ok(s: ServerFixture, path: string, query: Record<string, string>)
 const cell = (heat: any, weekday: string, hour: number) =>
   heat.days.find((d: any) => d.weekday === weekday).hours[hour].average_online;
 
+/** Sets the team's zone through PATCH /teams and waits for its retention counts made again in it. */
+async function setZone(s: ServerFixture, zone: string) {
+  const res = await api(server, "PATCH", `/teams/${s.teamId}`, { token: s.owner.token, body: { time_zone: zone } });
+  expect(`${res.status} ${res.text}`).toStartWith("200");
+  await server.services.cohortZones.catchUp();
+}
+
 /** A network of two servers in a new team: the first as `newServer` made it, the second added to it. */
 async function networkOfTwo(network: string, first: string, second: string): Promise<[ServerFixture, ServerFixture]> {
   const a = await newServer(server, { kind: "network", network_name: network, name: first });
@@ -931,13 +938,8 @@ describe("the leaderboard past its first candidates: 400 players over four month
       ["2026-10-12T16:45:00Z", "2026-10-19T02:30:00Z"],
     ];
     for (const zone of ["Europe/Berlin", "Pacific/Chatham", "Asia/Kolkata"]) {
-      const set = await api(server, "PATCH", `/teams/${w1.teamId}`, {
-        token: w1.owner.token,
-        body: { time_zone: zone },
-      });
-      expect(`${set.status} ${set.text}`).toStartWith("200");
-      // The counts are made again after the answer: waited for here.
-      await server.services.cohortZones.catchUp();
+      // The counts are made again after the answer: `setZone` waits for them.
+      await setZone(w1, zone);
       // What the zone change made equals a rebuild in that zone.
       const kept = await dump(w1.teamId);
       expect(kept.cohorts.length).toBeGreaterThan(10);
@@ -964,21 +966,11 @@ describe("the leaderboard past its first candidates: 400 players over four month
         }
     }
     expect(returned).toBeGreaterThan(1000);
-    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
-      token: w1.owner.token,
-      body: { time_zone: "UTC" },
-    });
-    expect(`${back.status} ${back.text}`).toStartWith("200");
-    await server.services.cohortZones.catchUp();
+    await setZone(w1, "UTC");
   }, 300_000);
 
   test("retention in a zone whose clock agrees with the team's over the window reads the kept counts", async () => {
-    const set = await api(server, "PATCH", `/teams/${w1.teamId}`, {
-      token: w1.owner.token,
-      body: { time_zone: "Europe/Berlin" },
-    });
-    expect(`${set.status} ${set.text}`).toStartWith("200");
-    await server.services.cohortZones.catchUp();
+    await setZone(w1, "Europe/Berlin");
     const q = { network: "Wide", from: "2026-08-03T11:15:00Z", to: "2026-11-10T06:15:00Z" };
     // Paris and Amsterdam keep Berlin's clock: their answers are Berlin's, as from the hours.
     for (const tz of ["Europe/Paris", "Europe/Amsterdam"]) {
@@ -998,12 +990,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
       await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
     }
     expect(await joined.retention(principal, w1.teamId, { ...q, tz: "Europe/Paris" })).toEqual(paris);
-    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
-      token: w1.owner.token,
-      body: { time_zone: "UTC" },
-    });
-    expect(`${back.status} ${back.text}`).toStartWith("200");
-    await server.services.cohortZones.catchUp();
+    await setZone(w1, "UTC");
   }, 120_000);
 
   test("until a zone change's counts are made again, the ingest adds to them in the old zone and reads in the new one answer without them", async () => {
@@ -1033,12 +1020,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
     await db().transaction((tx) => rebuildAggregates(tx, w1.teamId));
     expect(await dump(w1.teamId)).toEqual(made);
     expect(await joined.retention(principal, w1.teamId, q)).toEqual(await inKolkata());
-    const back = await api(server, "PATCH", `/teams/${w1.teamId}`, {
-      token: w1.owner.token,
-      body: { time_zone: "UTC" },
-    });
-    expect(`${back.status} ${back.text}`).toStartWith("200");
-    await server.services.cohortZones.catchUp();
+    await setZone(w1, "UTC");
     expect(await zones()).toEqual([{ time_zone: "UTC", cohort_zone: "UTC" }]);
   }, 120_000);
 
