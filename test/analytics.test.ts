@@ -802,8 +802,9 @@ describe("a window holding the scope's whole history: every regular is new", () 
 });
 
 /**
- * A network of two servers (`first`, `second`) whose closed sessions `sessions` inserts (given the
- * two server ids), their players, and the aggregates rebuilt from them; the services over the kept
+ * A network of two servers (`first`, `second`), closed sessions from the rows `sessions` selects
+ * (given the two server ids: a server id, a player, a join and a length each), their players,
+ * and the aggregates rebuilt from them; the services over the kept
  * aggregates, over the hours alone and over the kept ones in parts of two candidates, at a clock
  * of 2026-12-01; and a viewer key of the team.
  */
@@ -813,7 +814,10 @@ async function generatedNetwork(
   sessions: (firstId: string, secondId: string) => ReturnType<typeof sql>,
 ) {
   const [w1, w2] = await networkOfTwo(network, first, second);
-  await db().execute(sessions(w1.serverId, w2.serverId));
+  await db().execute(sql`
+    insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
+    select r.server_id, r.uuid, r.joined_at, r.joined_at + r.length, r.joined_at + r.length, 'agent', 'leave'
+      from (${sessions(w1.serverId, w2.serverId)}) r(server_id, uuid, joined_at, length)`);
   await db().execute(sql`
     insert into players (server_id, uuid, name, online, first_seen, last_seen, play_seconds)
     select server_id, uuid, 'g' || substr(uuid::text, 30), false, min(joined_at), max(left_at), 0
@@ -878,9 +882,8 @@ describe("the leaderboard past its first candidates: 400 players over four month
       "Wide",
       ["W1", "W2"],
       (a, b) => sql`
-      insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
       select case when g % 2 = 0 then ${a}::uuid else ${b}::uuid end,
-             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(1000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
+             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(1000 + x.p), 12, '0'))::uuid, x.j, x.l
         from generate_series(1, 6000) g
         cross join lateral (select
           ((hashint4(g) & 2147483647) % 400) * ((hashint4(g * 3) & 2147483647) % 400) / 400 as p,
@@ -1117,9 +1120,8 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
       "Long",
       ["L1", "L2"],
       (a, b) => sql`
-      insert into player_sessions (server_id, uuid, joined_at, left_at, seen_at, source, end_reason)
       select case when g % 3 = 0 then ${a}::uuid else ${b}::uuid end,
-             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(3000 + x.p), 12, '0'))::uuid, x.j, x.j + x.l, x.j + x.l, 'agent', 'leave'
+             ('0f0f0f0f-0000-4000-8000-' || lpad(to_hex(3000 + x.p), 12, '0'))::uuid, x.j, x.l
         from generate_series(1, 9000) g
         cross join lateral (select timestamptz '2025-10-01T00:00:00Z' + (g::float8 / 9000) * interval '426 days' as j) t
         cross join lateral (select

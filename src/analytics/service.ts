@@ -78,6 +78,8 @@ const idList = (ids: string[]) =>
   );
 
 const HOUR_MS = 3_600_000;
+/** The UTC hour holding instant `t` (ms), as its start. */
+const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
 /** The month rows' leaderboard keys: a month's playtime, and with the one to five months before. */
 const SPANS = ["ms", "pair_ms", "tri_ms", "quad_ms", "quint_ms", "sext_ms"] as const;
 /** A leaderboard over more than six months takes this many times its `limit` from each list of its first floor. */
@@ -103,7 +105,7 @@ const inWindow = (s: { from: Date; to: Date }) => {
     }
     return m;
   };
-  const cut = [...new Set([Math.floor(from / HOUR_MS) * HOUR_MS, Math.floor((to - 1) / HOUR_MS) * HOUR_MS])]
+  const cut = [...new Set([hourOf(from), hourOf(to - 1)])]
     .map((hour) => ({ hour, mask: maskOf(hour) }))
     .filter((c) => c.mask !== 15);
   const part = (m: number) =>
@@ -222,7 +224,7 @@ export class AnalyticsService {
 
   /** Hour rows of the scope touching the window: the aggregate, plus the open sessions cut the same way. */
   private hours(s: Scope, from = s.from, uuids?: string[], to = s.to) {
-    const lo = new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000);
+    const lo = new Date(hourOf(from.getTime()));
     return sql`
       ${this.closedHours(s, lo, to, uuids && uuidArray(uuids))}
       union all
@@ -624,7 +626,7 @@ export class AnalyticsService {
         // Inside one week (a day, say): a row whose first or last quarter of the week lies in the
         // window was seen in it; one seen before and after it may have been, which its hours in
         // the window tell (a probe per such player). The rest were not.
-        const lo = new Date(Math.floor(from / HOUR_MS) * HOUR_MS);
+        const lo = new Date(hourOf(from));
         const row = sql`scope = ${s.scope} and week = ${at(new Date(w))}`;
         const g = sql.raw(`g${p}`);
         terms.push(sql`
@@ -888,7 +890,7 @@ export class AnalyticsService {
     const candidates = new Set<number>();
     for (let k = 0; k <= 3; k++)
       for (const t of [toMs - k * WEEK_MS - QUARTER_MS, toMs - k * WEEK_MS, toMs - k * WEEK_MS + QUARTER_MS])
-        candidates.add(Math.floor(t / HOUR_MS) * HOUR_MS);
+        candidates.add(hourOf(t));
     for (const h of candidates) {
       const qs = [0, 1, 2, 3].map((i) => h + i * QUARTER_MS);
       const whole = qs.every((q) => q >= sinceMs && q < toMs) && qs.every((q) => week(q) === week(h));
@@ -1409,7 +1411,7 @@ export class AnalyticsService {
         .filter((m) => m.cut !== "none")
         .map(
           (m) => sql`select h.uuid, (${w.ms})::float8 as ms
-            from (${this.closedHours(s, new Date(Math.floor(m.a.getTime() / HOUR_MS) * HOUR_MS), m.b, uuids)}) h`,
+            from (${this.closedHours(s, new Date(hourOf(m.a.getTime())), m.b, uuids)}) h`,
         ),
     ];
     return this.rows<{ uuid: string; ms: number }>(sql`
@@ -1469,24 +1471,25 @@ export class AnalyticsService {
     // is at most the top's): read beside the statements below, and the lists are then read down
     // to their shares of it at once. (Before, a first round of the lists' top rows found that
     // floor, probing 600 players' months and summing 160 at 5,000,000 sessions.)
-    const seeded = (k: number) =>
+    const seeds =
+      groups > 1 &&
       sql`array(${sql.join(
         [
           ...[months[SPANS.length - 1]!, months[months.length - 1]!].map(
             (m) => sql`(select uuid from analytics_player_months where scope = ${s.scope} and month = ${at(m)}
-                       order by ${sql.raw(SPANS[SPANS.length - 1]!)} desc nulls last, uuid limit ${k})`,
+                       order by ${sql.raw(SPANS[SPANS.length - 1]!)} desc nulls last, uuid limit ${SEEDS * limit})`,
           ),
-          sql`(select uuid from analytics_player_totals where scope = ${s.scope} order by ms desc nulls last, uuid limit ${k})`,
+          sql`(select uuid from analytics_player_totals where scope = ${s.scope} order by ms desc nulls last, uuid limit ${SEEDS * limit})`,
         ],
         sql` union `,
       )})`;
-    const [held, online0, seeds] = await Promise.all([
+    const [held, online0, seeded] = await Promise.all([
       this.rows<{ held: boolean }>(sql`
         select coalesce((select min(slot) from analytics_slots where scope = ${s.scope}) >= ${at(s.from)}
            and (select max(slot) from analytics_slots where scope = ${s.scope}) < ${at(s.to)}, false) as held`),
       // The players online, read beside it.
       this.openPlayers(s),
-      groups > 1 ? this.closedPlaytimes(s, seeded(SEEDS * limit)) : Promise.resolve([]),
+      seeds ? this.closedPlaytimes(s, seeds) : Promise.resolve([]),
     ]);
     const online = new Set(online0);
     if (held[0]?.held) {
@@ -1534,16 +1537,20 @@ export class AnalyticsService {
       ]);
       for (const r of rows.flat()) exact.set(r.uuid, Number(r.ms));
     };
-    let floor = 0;
+    // At most the top's `limit`-th playtime: the seeds', then each round's (0: none yet).
+    let floor = seeded.map((r) => Number(r.ms)).sort((x, y) => y - x)[limit - 1] ?? 0;
+    // The least the top's `limit`-th can be: the `limit`-th summed so far, or `floor`.
+    const floorNow = () => {
+      const known = top()[limit - 1]?.[1];
+      return known === undefined ? (floor > 0 ? floor : undefined) : Math.max(known, floor);
+    };
     let withTotals = true;
     const first = Math.max(100, 4 * limit);
-    const seedFloor = seeds.map((r) => Number(r.ms)).sort((x, y) => y - x)[limit - 1] ?? 0;
-    if (seedFloor > 0) floor = seedFloor;
     // A seed with no session open has its playtime summed already.
-    for (const r of seeds) if (!online.has(r.uuid)) exact.set(r.uuid, Number(r.ms));
+    for (const r of seeded) if (!online.has(r.uuid)) exact.set(r.uuid, Number(r.ms));
     // Seeded, the first round reads up to 25,600 rows a list (its shares of the floor stop it
     // sooner: about 8,500 rows in all at 180 days); 256 times `first` would be 102,400 at a limit of 100.
-    const start = seedFloor > 0 ? Math.max(16 * first, 25_600) : first;
+    const start = floor > 0 ? Math.max(16 * first, 25_600) : first;
     for (let n = start; ; n *= 16) {
       // The lists, and last (index `lists.length`) the scope's players by all their playtime.
       const sources = [
@@ -1624,8 +1631,7 @@ export class AnalyticsService {
       const bound = most(undefined);
       for (const u of online) if (!seen.has(u)) seen.set(u, new Map());
       if (seen.size === 0) return [];
-      // At most the top's `limit`-th: the summed one's, or the seeds'.
-      const floor0 = Math.max(top()[limit - 1]?.[1] ?? Number.NEGATIVE_INFINITY, floor);
+      const floor0 = floorNow() ?? Number.NEGATIVE_INFINITY;
       const listed = [...seen]
         .filter(([u]) => !exact.has(u))
         .map(([u, mine]) => ({ uuid: u, most: online.has(u) ? Number.POSITIVE_INFINITY : most(mine) }))
@@ -1654,16 +1660,14 @@ export class AnalyticsService {
       // bound reaches the floor, in two parts at once (each on its own connection on PostgreSQL).
       let next = 0;
       while (next < pending.length) {
-        // At most the top's `limit`-th: the summed one's, or the seeds' or last round's floor.
-        const known = top()[limit - 1]?.[1];
-        const least = known === undefined ? (floor > 0 ? floor : undefined) : Math.max(known, floor);
-        if (least === undefined) {
+        const atLeast = floorNow();
+        if (atLeast === undefined) {
           const part = pending.slice(next, next + Math.min(limit, this.summedPart));
           next += part.length;
           await sum(part.map((p) => p.uuid));
           continue;
         }
-        const left = pending.slice(next).filter((p) => p.most >= least);
+        const left = pending.slice(next).filter((p) => p.most >= atLeast);
         if (left.length === 0) break;
         const part = left.slice(0, 2 * this.summedPart);
         next = pending.indexOf(part[part.length - 1]!) + 1;
