@@ -1204,7 +1204,9 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
 
   test("a window over seven months and more with its top player online: their open time counts", async () => {
     // The player with the most playtime of all is among the first floor's players (the seeds),
-    // summed over closed sessions; online, they are summed again with their open time.
+    // summed over closed sessions; online, they are summed again with their open time. The session
+    // is opened days before the wall clock: the sweep would close it as the agent's gone silent.
+    const release = await holdSessionSweeps();
     const [best] = rowsOf<{ uuid: string }>(
       await db().execute(sql`select uuid::text as uuid from analytics_player_totals
         where scope = ${`n:${w1.teamId}:Long`} order by ms desc, uuid limit 1`),
@@ -1231,6 +1233,7 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
           }
     } finally {
       await play(w1, [[best!.uuid, "Best", "2026-11-20T00:00:00Z", "2026-11-20T00:00:01Z"]]);
+      release();
     }
   });
 });
