@@ -140,21 +140,26 @@ export async function stopTestServer(server: RunningServer) {
 }
 
 /**
- * Holds the player-session sweep of every test server of this run (each closes, across the whole
- * database, any open session silent for PLAYER_SESSION_TIMEOUT_SECONDS) while a test reads open
- * sessions it wrote with past times; the function returned starts them again. Only servers still
- * running then are started. (Their login sweep does not run: LOGIN_SWEEP_SECONDS above.)
+ * Holds the background tasks `names` of every test server of this run while a test needs the
+ * state they would move; the function returned starts them again. Only servers still running
+ * then are started.
  */
-export async function holdSessionSweeps(): Promise<() => void> {
-  const held = owned.flatMap((o) => {
-    const task = o.server.services.background.find((t) => t.name === "player-session-sweep");
-    return task ? [{ server: o.server, task }] : [];
-  });
+export async function holdTasks(...names: string[]): Promise<() => void> {
+  const held = owned.flatMap((o) =>
+    o.server.services.background.filter((t) => names.includes(t.name)).map((task) => ({ server: o.server, task })),
+  );
   await Promise.all(held.map((h) => h.task.stop()));
   return () => {
     for (const h of held) if (owned.some((o) => o.server === h.server)) h.task.start();
   };
 }
+
+/**
+ * Holds the player-session sweep of every test server of this run (each closes, across the whole
+ * database, any open session silent for PLAYER_SESSION_TIMEOUT_SECONDS) while a test reads open
+ * sessions it wrote with past times. (Their login sweep does not run: LOGIN_SWEEP_SECONDS above.)
+ */
+export const holdSessionSweeps = () => holdTasks("player-session-sweep");
 
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();
