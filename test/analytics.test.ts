@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -467,6 +467,8 @@ describe("open sessions and bad input", () => {
     const s = await newServer(server);
     const now = server.services.clock.now();
     const iso = (ms: number) => new Date(ms).toISOString();
+    // Joined 20 minutes ago with no heartbeat since: a sweep tick meanwhile would close it as silent.
+    onTestFinished(await holdSessionSweeps());
     await play(s, [
       [P(41), "Open", iso(now - 20 * 60_000), null],
       [P(42), "Closed", iso(now - 15 * 60_000), iso(now - 10 * 60_000)],
@@ -1005,6 +1007,7 @@ describe("the leaderboard past its first candidates: 400 players over four month
     // The state between a change's answer and the counts made in the new zone, held: every
     // instance's minute sweep would make them (it did, mid-test, in a slow CI run).
     const release = await holdTasks("cohort-zones");
+    onTestFinished(release);
     await db().execute(sql`update teams set time_zone = 'Asia/Kolkata' where id = ${w1.teamId}`);
     const q = { network: "Wide", from: windows[3]![0]!, to: windows[3]![1]! };
     const inKolkata = () => hours.retention(principal, w1.teamId, { ...q, tz: "Asia/Kolkata" });
@@ -1209,7 +1212,7 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
     // The player with the most playtime of all is among the first floor's players (the seeds),
     // summed over closed sessions; online, they are summed again with their open time. The session
     // is opened days before the wall clock: the sweep would close it as the agent's gone silent.
-    const release = await holdSessionSweeps();
+    onTestFinished(await holdSessionSweeps());
     const [best] = rowsOf<{ uuid: string }>(
       await db().execute(sql`select uuid::text as uuid from analytics_player_totals
         where scope = ${`n:${w1.teamId}:Long`} order by ms desc, uuid limit 1`),
@@ -1236,7 +1239,6 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
           }
     } finally {
       await play(w1, [[best!.uuid, "Best", "2026-11-20T00:00:00Z", "2026-11-20T00:00:01Z"]]);
-      release();
     }
   });
 });

@@ -141,15 +141,18 @@ export async function stopTestServer(server: RunningServer) {
 
 /**
  * Holds the background tasks `names` of every test server of this run while a test needs the
- * state they would move; the function returned starts them again. Only servers still running
- * then are started.
+ * state they would move; the function returned starts them again (once, however often it is
+ * called). Only servers still running then are started.
  */
 export async function holdTasks(...names: string[]): Promise<() => void> {
   const held = owned.flatMap((o) =>
     o.server.services.background.filter((t) => names.includes(t.name)).map((task) => ({ server: o.server, task })),
   );
   await Promise.all(held.map((h) => h.task.stop()));
+  let released = false;
   return () => {
+    if (released) return;
+    released = true;
     for (const h of held) if (owned.some((o) => o.server === h.server)) h.task.start();
   };
 }
