@@ -1,10 +1,10 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, onTestFinished, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { agentEvents, playerSessions } from "../src/db/schema";
 import { restRoutes } from "../src/trpc/rest";
 import { appRouter } from "../src/trpc/router";
-import { sharedServer } from "./harness";
+import { holdSessionSweeps, sharedServer } from "./harness";
 import { api, expectError, newApiKey, trpcClient } from "./helpers";
 import { SECURITY_CASES } from "./security/cases";
 import { makePeople, makeTeam } from "./security/fixture";
@@ -51,6 +51,7 @@ describe("agent API", () => {
   });
 
   test("join and leave make sessions and time played; a retried batch is not counted twice", async () => {
+    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const steve = crypto.randomUUID();
     const alex = crypto.randomUUID();
@@ -133,6 +134,7 @@ describe("agent API", () => {
   });
 
   test("a join while a session is open closes it (a missed leave); repeated ids inside one batch count once", async () => {
+    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const uuid = crypto.randomUUID();
     const id = eventId();

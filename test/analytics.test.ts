@@ -778,6 +778,8 @@ describe("a window holding the scope's whole history: every regular is new", () 
     const [a] = await networkOfTwo("Young", "Y1", "Y2");
     const [R, Q] = [P(95), P(96)];
     const frozen = Date.parse("2026-10-01T12:00:00Z");
+    // Held before R joins (a past time): a sweep meanwhile would close R's session as silent.
+    const release = await holdSessionSweeps();
     await play(a, [
       // R: three hours in each of the index's three weeks (before Monday September 28), then online since 10:00.
       [R, "R", "2026-09-07T10:00:00Z", "2026-09-07T13:00:00Z"],
@@ -786,7 +788,6 @@ describe("a window holding the scope's whole history: every regular is new", () 
       [Q, "Q", "2026-09-22T10:00:00Z", "2026-09-22T11:00:00Z"],
       [R, "R", "2026-10-01T10:00:00Z", null],
     ]);
-    const release = await holdSessionSweeps();
     try {
       const { kept, hours, joined, hashed, principal } = twoServices(frozen, a.teamId);
       const q = { network: "Young", from: "2026-09-01T00:00:00Z", to: "2026-10-01T12:00:00Z", tz: "UTC" };

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { and, asc, eq, sql } from "drizzle-orm";
@@ -6,7 +6,7 @@ import type { RunningServer } from "../src/app";
 import { playerDays, players, playerSessions, serverDays } from "../src/db/schema";
 import { playerSummary } from "../src/player-history/summary";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
-import { sharedServer } from "./harness";
+import { holdSessionSweeps, sharedServer } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -90,6 +90,7 @@ describe("player sessions from agent events", () => {
   });
 
   test("a restart (a join without a leave) closes the old session at the last heartbeat before it", async () => {
+    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const alex = crypto.randomUUID();
     const t0 = Date.now() - 3600_000;
@@ -111,6 +112,7 @@ describe("player sessions from agent events", () => {
   });
 
   test("an agent outage: silent past the timeout, the sweep closes sessions at the last heartbeat; a late leave adds nothing", async () => {
+    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
     const t0 = Date.now() - 1800_000;
@@ -469,6 +471,7 @@ function randomHistory(seed: number, players: string[], days: number): Ev[] {
 
 describe("player summary from daily rollups", () => {
   test("equals a brute-force count over the raw sessions: random history, midnight-spanning and open sessions, any window", async () => {
+    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const players = Array.from({ length: 14 }, () => crypto.randomUUID());
     const events = randomHistory(2024, players, 12);
