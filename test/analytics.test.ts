@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "bun:test";
+import { beforeAll, describe, expect, onTestFinished, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -9,7 +9,7 @@ import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
 import { dumpAggregates } from "./aggregates-dump";
-import { holdSessionSweeps, holdTasks, sharedServer, usingPostgres } from "./harness";
+import { holdSessionSweeps, holdSessionSweepsInSuite, holdTasks, sharedServer, usingPostgres } from "./harness";
 import { api, expectError, newUser } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -523,10 +523,8 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   // The test servers' sweeps close sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
   // last news: these open ones (months old) would close between the two services' reads of a
   // window. Held for this block, started again after it.
-  let release = () => {};
-  afterAll(() => release());
+  holdSessionSweepsInSuite();
   beforeAll(async () => {
-    release = await holdSessionSweeps();
     [n1, n2] = await networkOfTwo("Atlas", "Lobby", "Mines");
     // Later months first: the earlier sessions arrive afterwards (prev_at of later months moves).
     await play(n1, [
@@ -659,10 +657,8 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   let joined: AnalyticsService;
   let hashed: AnalyticsService;
   let principal: Principal;
-  let release = () => {};
-  afterAll(() => release());
+  holdSessionSweepsInSuite();
   beforeAll(async () => {
-    release = await holdSessionSweeps();
     [a, b] = await networkOfTwo("Weekly", "Hub", "Arena");
     // The later weeks first: the earlier sessions arrive afterwards and move the later weeks'
     // copies and the earlier weeks' next_at.

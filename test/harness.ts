@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "bun:test";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,6 +164,15 @@ export async function holdTasks(...names: string[]): Promise<() => void> {
  * sessions it wrote with past times. (Their login sweep does not run: LOGIN_SWEEP_SECONDS above.)
  */
 export const holdSessionSweeps = () => holdTasks("player-session-sweep");
+
+/** Holds the session sweeps for the enclosing describe: call it before the describe's own `beforeAll`. */
+export function holdSessionSweepsInSuite() {
+  let release = () => {};
+  beforeAll(async () => {
+    release = await holdSessionSweeps();
+  });
+  afterAll(() => release());
+}
 
 export async function stopAll() {
   if (globalThis.__devIdp) await (await globalThis.__devIdp).stop();

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { rowsOf } from "../src/db/rows";
-import { holdSessionSweeps, sharedServer } from "./harness";
+import { holdSessionSweepsInSuite, sharedServer } from "./harness";
 import { api, expectError } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -96,10 +96,8 @@ async function allPages(n: Network, query: string, limit = 2) {
 describe("the team's player directory", () => {
   let n: Network;
   // Its network's players joined hours back (Charlie is still online): the session sweep would close them as silent.
-  let release = () => {};
-  afterAll(() => release());
+  holdSessionSweepsInSuite();
   beforeAll(async () => {
-    release = await holdSessionSweeps();
     n = await network();
   });
 
