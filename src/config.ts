@@ -358,6 +358,11 @@ const ConfigSchema = z
       .max(86_400, "must be between 60 and 86400 seconds (longer than the agent's heartbeat interval)")
       .default(300),
     /**
+     * How often each instance closes the sessions silent past PLAYER_SESSION_TIMEOUT_SECONDS (all
+     * of the database's); unset: half the timeout, at most a minute.
+     */
+    PLAYER_SESSION_SWEEP_SECONDS: z.coerce.number().int().min(1, "must be at least 1 second").optional(),
+    /**
      * A join on a server of a network this soon after the player's leave from another (or the
      * same) server of it continues their network session: a proxy's transfer (docs/networks.md).
      */

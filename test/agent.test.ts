@@ -1,10 +1,10 @@
-import { beforeAll, describe, expect, onTestFinished, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { agentEvents, playerSessions } from "../src/db/schema";
 import { restRoutes } from "../src/trpc/rest";
 import { appRouter } from "../src/trpc/router";
-import { holdSessionSweeps, sharedServer } from "./harness";
+import { sharedServer } from "./harness";
 import { api, expectError, newApiKey, trpcClient } from "./helpers";
 import { SECURITY_CASES } from "./security/cases";
 import { makePeople, makeTeam } from "./security/fixture";
@@ -51,7 +51,6 @@ describe("agent API", () => {
   });
 
   test("join and leave make sessions and time played; a retried batch is not counted twice", async () => {
-    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const steve = crypto.randomUUID();
     const alex = crypto.randomUUID();
@@ -134,7 +133,6 @@ describe("agent API", () => {
   });
 
   test("a join while a session is open closes it (a missed leave); repeated ids inside one batch count once", async () => {
-    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const uuid = crypto.randomUUID();
     const id = eventId();

@@ -9,7 +9,7 @@ import type { Principal } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
 import { dumpAggregates } from "./aggregates-dump";
-import { holdSessionSweeps, holdSessionSweepsInSuite, holdTasks, sharedServer, usingPostgres } from "./harness";
+import { holdTasks, sharedServer, usingPostgres } from "./harness";
 import { api, expectError, newUser } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -467,8 +467,6 @@ describe("open sessions and bad input", () => {
     const s = await newServer(server);
     const now = server.services.clock.now();
     const iso = (ms: number) => new Date(ms).toISOString();
-    // Joined 20 minutes ago with no heartbeat since: a sweep tick meanwhile would close it as silent.
-    onTestFinished(await holdSessionSweeps());
     await play(s, [
       [P(41), "Open", iso(now - 20 * 60_000), null],
       [P(42), "Closed", iso(now - 15 * 60_000), iso(now - 10 * 60_000)],
@@ -520,10 +518,6 @@ describe("month rows: whole months from them, the cut edges from the hours, the 
   let joined: AnalyticsService;
   let hashed: AnalyticsService;
   let principal: Principal;
-  // The test servers' sweeps close sessions silent for PLAYER_SESSION_TIMEOUT_SECONDS at their
-  // last news: these open ones (months old) would close between the two services' reads of a
-  // window. Held for this block, started again after it.
-  holdSessionSweepsInSuite();
   beforeAll(async () => {
     [n1, n2] = await networkOfTwo("Atlas", "Lobby", "Mines");
     // Later months first: the earlier sessions arrive afterwards (prev_at of later months moves).
@@ -657,7 +651,6 @@ describe("week rows: windows shorter than the index's three weeks, each player o
   let joined: AnalyticsService;
   let hashed: AnalyticsService;
   let principal: Principal;
-  holdSessionSweepsInSuite();
   beforeAll(async () => {
     [a, b] = await networkOfTwo("Weekly", "Hub", "Arena");
     // The later weeks first: the earlier sessions arrive afterwards and move the later weeks'
@@ -774,8 +767,6 @@ describe("a window holding the scope's whole history: every regular is new", () 
     const [a] = await networkOfTwo("Young", "Y1", "Y2");
     const [R, Q] = [P(95), P(96)];
     const frozen = Date.parse("2026-10-01T12:00:00Z");
-    // Held before R joins (a past time): a sweep meanwhile would close R's session as silent.
-    const release = await holdSessionSweeps();
     await play(a, [
       // R: three hours in each of the index's three weeks (before Monday September 28), then online since 10:00.
       [R, "R", "2026-09-07T10:00:00Z", "2026-09-07T13:00:00Z"],
@@ -784,19 +775,15 @@ describe("a window holding the scope's whole history: every regular is new", () 
       [Q, "Q", "2026-09-22T10:00:00Z", "2026-09-22T11:00:00Z"],
       [R, "R", "2026-10-01T10:00:00Z", null],
     ]);
-    try {
-      const { kept, hours, joined, hashed, principal } = twoServices(frozen, a.teamId);
-      const q = { network: "Young", from: "2026-09-01T00:00:00Z", to: "2026-10-01T12:00:00Z", tz: "UTC" };
-      const h = await hours.activity(principal, a.teamId, q);
-      expect(await joined.activity(principal, a.teamId, q)).toEqual(h);
-      expect(await hashed.activity(principal, a.teamId, q)).toEqual(h);
-      expect(await kept.activity(principal, a.teamId, q)).toEqual(h);
-      // Both new; R regular or more (a new player is counted new, not regular), Q irregular.
-      expect(h).toMatchObject({ players: 2, new_players: 2, regular_players: 0, returning_players: 0 });
-      expect(h.activity_groups.find((g) => g.group === "very_active")!.players).toBe(1);
-    } finally {
-      release();
-    }
+    const { kept, hours, joined, hashed, principal } = twoServices(frozen, a.teamId);
+    const q = { network: "Young", from: "2026-09-01T00:00:00Z", to: "2026-10-01T12:00:00Z", tz: "UTC" };
+    const h = await hours.activity(principal, a.teamId, q);
+    expect(await joined.activity(principal, a.teamId, q)).toEqual(h);
+    expect(await hashed.activity(principal, a.teamId, q)).toEqual(h);
+    expect(await kept.activity(principal, a.teamId, q)).toEqual(h);
+    // Both new; R regular or more (a new player is counted new, not regular), Q irregular.
+    expect(h).toMatchObject({ players: 2, new_players: 2, regular_players: 0, returning_players: 0 });
+    expect(h.activity_groups.find((g) => g.group === "very_active")!.players).toBe(1);
   });
 });
 
@@ -1208,8 +1195,7 @@ describe("the leaderboard over five months and more: 300 players over fourteen m
   test("a window over seven months and more with its top player online: their open time counts", async () => {
     // The player with the most playtime of all is among the first floor's players (the seeds),
     // summed over closed sessions; online, they are summed again with their open time. The session
-    // is opened days before the wall clock: the sweep would close it as the agent's gone silent.
-    onTestFinished(await holdSessionSweeps());
+    // is opened days before the wall clock (test servers run no session sweep: testEnv).
     const [best] = rowsOf<{ uuid: string }>(
       await db().execute(sql`select uuid::text as uuid from analytics_player_totals
         where scope = ${`n:${w1.teamId}:Long`} order by ms desc, uuid limit 1`),

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import type { RunningServer } from "../src/app";
-import { devIdp, freePort, holdSessionSweeps, tempDir, testEnv, usingPostgres } from "./harness";
+import { devIdp, freePort, tempDir, testEnv, usingPostgres } from "./harness";
 import { api } from "./helpers";
 import { decide, newClient, poll, signIn, start, type SignInResult } from "./ms-auth-helpers";
 import { agentApi, newServer } from "./servers-fixture";
@@ -83,18 +83,7 @@ let sql: postgres.Sql | undefined;
 /** The run's database, read directly: what the service stored, not what it answers. */
 const db = () => (sql ??= postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} }));
 
-/**
- * The in-process test servers' player sweeps, held while this file runs (see holdSessionSweeps):
- * on PostgreSQL they share the database with the services here. (Their login sweep does not run
- * at all: testEnv sets LOGIN_SWEEP_SECONDS to a day.)
- */
-let releaseSweeps = () => {};
-beforeAll(async () => {
-  releaseSweeps = await holdSessionSweeps();
-});
-
 afterAll(async () => {
-  releaseSweeps();
   for (const p of processes) await p.stop();
   await sql?.end();
 });
@@ -256,8 +245,8 @@ describe.skipIf(!usingPostgres())("crash recovery (kill -9 and restart on one Po
   }, 30_000);
 
   test("killed in the middle of agent event batches: after every batch is sent again, each event counts exactly once", async () => {
-    // Its players' events are minutes old and the other test servers' session sweeps are held;
-    // this service's own keeps a day (a loaded run once took past its first sweep).
+    // Its players' events are minutes old: no test server sweeps sessions (testEnv), this one
+    // included, and its timeout is a day besides (a loaded run once took past a first sweep).
     const keepOpen = { PLAYER_SESSION_TIMEOUT_SECONDS: "86400" };
     const svc = await service(keepOpen);
     const f = await newServer(svc.target);

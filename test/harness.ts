@@ -1,4 +1,3 @@
-import { afterAll, beforeAll } from "bun:test";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +48,12 @@ export function testEnv(overrides: Record<string, string | undefined> = {}) {
     // mid-test (seen in CI: a browser test's approval landed on "expired"). Tests sweep by
     // calling `loginRequests.sweep()`; the background task has its own test (crash-recovery).
     LOGIN_SWEEP_SECONDS: "86400",
+    // The player-session sweep closes every session of the database silent past the timeout, on
+    // the wall clock: many tests keep sessions open from past times (joins hours back, no
+    // heartbeat since), and a tick between their writes and their reads closed them (seen in CI).
+    // Tests sweep by calling `playerHistory.sweep()`; the task itself has its own test
+    // (player-history.test.ts), on a server started with a short interval.
+    PLAYER_SESSION_SWEEP_SECONDS: "86400",
     // PostgreSQL: small pools that hand idle connections back keep a run under max_connections.
     DATABASE_POOL_MAX: "3",
     DATABASE_IDLE_TIMEOUT_SECONDS: "20",
@@ -143,7 +148,8 @@ export async function stopTestServer(server: RunningServer) {
 /**
  * Holds the background tasks `names` of every test server of this run while a test needs the
  * state they would move; the function returned starts them again (once, however often it is
- * called). Only servers still running then are started.
+ * called). Only servers still running then are started. (The player-session sweep
+ * does not run on test servers at all: PLAYER_SESSION_SWEEP_SECONDS in testEnv.)
  */
 export async function holdTasks(...names: string[]): Promise<() => void> {
   const held = owned.flatMap((o) =>
@@ -156,22 +162,6 @@ export async function holdTasks(...names: string[]): Promise<() => void> {
     released = true;
     for (const h of held) if (owned.some((o) => o.server === h.server)) h.task.start();
   };
-}
-
-/**
- * Holds the player-session sweep of every test server of this run (each closes, across the whole
- * database, any open session silent for PLAYER_SESSION_TIMEOUT_SECONDS) while a test reads open
- * sessions it wrote with past times. (Their login sweep does not run: LOGIN_SWEEP_SECONDS above.)
- */
-export const holdSessionSweeps = () => holdTasks("player-session-sweep");
-
-/** Holds the session sweeps for the enclosing describe: call it before the describe's own `beforeAll`. */
-export function holdSessionSweepsInSuite() {
-  let release = () => {};
-  beforeAll(async () => {
-    release = await holdSessionSweeps();
-  });
-  afterAll(() => release());
 }
 
 export async function stopAll() {

@@ -59,8 +59,8 @@ describe("the network page in a real browser", () => {
       const send = (token: string, e: Record<string, unknown>) =>
         agentApi(server, token, "POST", "/agent/events", { events: [{ event_id: eventId(), ...e }] });
       const notch = crypto.randomUUID();
-      // Within the last PLAYER_SESSION_TIMEOUT_SECONDS (300): the shared server's sweep closes
-      // an open session with older news, which would take Notch off the online list mid-test.
+      // Within the last PLAYER_SESSION_TIMEOUT_SECONDS (300): a sweep would close an open
+      // session with older news and take Notch off the online list.
       const t0 = Date.now() - 180_000;
       const at = (s: number) => new Date(t0 + s * 1000).toISOString();
       await send(lobby.agentToken, { type: "join", uuid: notch, name: "Notch", at: at(0) });

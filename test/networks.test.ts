@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, onTestFinished, test } from "bun:test";
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
@@ -6,7 +6,7 @@ import type { RunningServer } from "../src/app";
 import { auditLog, networkSessions } from "../src/db/schema";
 import { type FakeRcon, startFakeRcon } from "../packages/agent/test/fake-rcon";
 import { type AgentProcess, serverDir, spawnAgent, trackPlayers, until } from "../packages/agent/test/support";
-import { holdSessionSweeps, sharedServer } from "./harness";
+import { sharedServer } from "./harness";
 import { addMember, api, expectError, newApiKey, newUser, type TestUser } from "./helpers";
 import { agentApi, eventId, newServer } from "./servers-fixture";
 
@@ -78,7 +78,6 @@ const leave = (token: string, uuid: string, when: string) => send(token, [{ type
 
 describe("network sessions", () => {
   test("a transfer that overlaps, or joins within NETWORK_HOP_GAP_SECONDS of the leave, continues the network session; a longer gap starts a new one", async () => {
-    onTestFinished(await holdSessionSweeps());
     const net = await newNetwork(["Lobby", "Survival"]);
     const [lobby, survival] = net.servers as [Net["servers"][0], Net["servers"][0]];
     const t0 = Date.now() - 2 * 3600_000;
@@ -169,7 +168,6 @@ describe("network sessions", () => {
   });
 
   test("the network page: per-server shares of time played and of sessions over the window, network sessions counted once", async () => {
-    onTestFinished(await holdSessionSweeps());
     const net = await newNetwork(["Lobby", "Survival"]);
     const [lobby, survival] = net.servers as [Net["servers"][0], Net["servers"][0]];
     const t0 = Date.now() - 2 * 3600_000;

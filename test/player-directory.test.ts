@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { rowsOf } from "../src/db/rows";
-import { holdSessionSweepsInSuite, sharedServer } from "./harness";
+import { sharedServer } from "./harness";
 import { api, expectError } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -95,8 +95,6 @@ async function allPages(n: Network, query: string, limit = 2) {
 
 describe("the team's player directory", () => {
   let n: Network;
-  // Its network's players joined hours back (Charlie is still online): the session sweep would close them as silent.
-  holdSessionSweepsInSuite();
   beforeAll(async () => {
     n = await network();
   });

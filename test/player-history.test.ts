@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { and, asc, eq, sql } from "drizzle-orm";
@@ -6,7 +6,7 @@ import type { RunningServer } from "../src/app";
 import { playerDays, players, playerSessions, serverDays } from "../src/db/schema";
 import { playerSummary } from "../src/player-history/summary";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
-import { holdSessionSweeps, sharedServer } from "./harness";
+import { devIdp, sharedServer, startTestServer, stopTestServer } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
 import { agentApi, eventId, newServer, type ServerFixture } from "./servers-fixture";
 
@@ -90,7 +90,6 @@ describe("player sessions from agent events", () => {
   });
 
   test("a restart (a join without a leave) closes the old session at the last heartbeat before it", async () => {
-    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const alex = crypto.randomUUID();
     const t0 = Date.now() - 3600_000;
@@ -112,7 +111,6 @@ describe("player sessions from agent events", () => {
   });
 
   test("an agent outage: silent past the timeout, the sweep closes sessions at the last heartbeat; a late leave adds nothing", async () => {
-    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
     const t0 = Date.now() - 1800_000;
@@ -143,6 +141,49 @@ describe("player sessions from agent events", () => {
     const profile = await get(s, `/server/players/${a}`);
     expect(profile.body).toMatchObject({ online: false, session_count: 1, time_played_seconds: pa.playSeconds });
     expect(profile.body.recent_sessions[0]).toMatchObject({ end_reason: "agent_silent", source: "agent" });
+  });
+
+  test("the sweep runs by itself every PLAYER_SESSION_SWEEP_SECONDS: a silent agent's session closes without a request", async () => {
+    // The test servers run no sweep (testEnv); this one sweeps each second with the shortest
+    // timeout. (On PostgreSQL it closes every stale session of the run's database meanwhile.)
+    const own = await startTestServer({
+      DEV_IDP_URL: (await devIdp()).url,
+      PLAYER_SESSION_SWEEP_SECONDS: "1",
+      PLAYER_SESSION_TIMEOUT_SECONDS: "60",
+    });
+    try {
+      const s = await newServer(own);
+      const [silent, fresh] = [crypto.randomUUID(), crypto.randomUUID()];
+      const joinedAt = Date.now() - 90_000;
+      for (const [uuid, at] of [
+        [silent, joinedAt],
+        [fresh, Date.now()],
+      ] as const) {
+        const res = await agentApi(own, s.agentToken, "POST", "/agent/events", {
+          events: [{ event_id: eventId(), type: "join", uuid, name: "P", at: new Date(at).toISOString() }],
+        });
+        expect(res.status).toBe(200);
+      }
+      const ownSessions = () =>
+        own.services.database.db.select().from(playerSessions).where(eq(playerSessions.serverId, s.serverId));
+      let rows = await ownSessions();
+      for (
+        const until = Date.now() + 15_000;
+        Date.now() < until && rows.some((r) => r.uuid === silent && !r.leftAt);
+      ) {
+        await Bun.sleep(200);
+        rows = await ownSessions();
+      }
+      // Closed at its last news (the join), as silent; the one joined just now stays open.
+      expect(rows.map((r) => [r.uuid, r.leftAt?.getTime() ?? null, r.endReason]).sort()).toEqual(
+        [
+          [silent, joinedAt, "agent_silent"],
+          [fresh, null, null],
+        ].sort(),
+      );
+    } finally {
+      await stopTestServer(own);
+    }
   });
 });
 
@@ -471,7 +512,6 @@ function randomHistory(seed: number, players: string[], days: number): Ev[] {
 
 describe("player summary from daily rollups", () => {
   test("equals a brute-force count over the raw sessions: random history, midnight-spanning and open sessions, any window", async () => {
-    onTestFinished(await holdSessionSweeps());
     const s = await newServer(server);
     const players = Array.from({ length: 14 }, () => crypto.randomUUID());
     const events = randomHistory(2024, players, 12);
