@@ -31,6 +31,13 @@ describe("config", () => {
     expect(msg).toContain("LOG_LEVEL");
   });
 
+  test("the player-session sweep runs at half the timeout, at most each minute, unless PLAYER_SESSION_SWEEP_SECONDS says", () => {
+    expect(parseConfig({}).PLAYER_SESSION_SWEEP_SECONDS).toBeUndefined();
+    expect(parseConfig({ PLAYER_SESSION_SWEEP_SECONDS: "5" }).PLAYER_SESSION_SWEEP_SECONDS).toBe(5);
+    for (const bad of ["0", "-3", "1.5", "soon"])
+      expect(() => parseConfig({ PLAYER_SESSION_SWEEP_SECONDS: bad })).toThrow(/PLAYER_SESSION_SWEEP_SECONDS/);
+  });
+
   test("the service refuses to start on bad config and names the variable", async () => {
     const proc = Bun.spawn([process.execPath, "src/main.ts"], {
       env: { ...process.env, PORT: "-1", DATABASE_URL: "" },
