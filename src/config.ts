@@ -332,8 +332,9 @@ const ConfigSchema = z
     WS_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(960).default(60),
     ACTOR_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     /**
-     * Expensive reads (the player summary) running at once per credential (an account, or an API
-     * key), per instance; one more answers 429 with Retry-After.
+     * Expensive reads (the player summary; retention in a zone with another clock than the team's)
+     * running at once per credential (an account, or an API key), each kind per instance; one more
+     * answers 429 with Retry-After.
      */
     EXPENSIVE_READS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1000).default(2),
     /** PGlite: how often its maintenance runs (src/db/pglite-maintenance.ts: autovacuum's work, which PGlite lacks). */

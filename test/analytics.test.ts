@@ -5,9 +5,11 @@ import { sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { forgetPlayer, rebuildAggregates } from "../src/analytics/aggregates";
 import { AnalyticsService } from "../src/analytics/service";
-import type { Principal } from "../src/auth/principal";
+import { type Principal, principalKey } from "../src/auth/principal";
 import { rowsOf } from "../src/db/rows";
 import { Clock } from "../src/lib/clock";
+import { AppError } from "../src/lib/errors";
+import { InFlightLimit } from "../src/lib/in-flight";
 import { dumpAggregates } from "./aggregates-dump";
 import { holdTasks, sharedServer, usingPostgres } from "./harness";
 import { api, expectError, newUser } from "./helpers";
@@ -281,6 +283,31 @@ describe("weekly retention cohorts across a year and a month boundary", () => {
       ["2026-01-05", 1, [1, 0, 0, 0, 0]],
       ["2026-01-26", 1, [1, 0]],
     ]);
+  });
+
+  test("in a zone with another clock than the team's, at most EXPENSIVE_READS_PER_CREDENTIAL at once per caller (429, Retry-After); the team's zone is never held", async () => {
+    const { principal } = twoServices(Date.parse("2026-03-01T00:00:00Z"), s.teamId);
+    const limit = new InFlightLimit(1);
+    const svc = new AnalyticsService(db(), new Clock(), false, undefined, undefined, undefined, undefined, limit);
+    const q = { server_id: s.serverId, ...window };
+    const auckland = shape(await ok(s, "retention", { ...q, tz: "Pacific/Auckland" }));
+    const utc = shape(await ok(s, "retention", { ...q, tz: "UTC" }));
+    // The caller's one slot taken by a read still running.
+    let finish = () => {};
+    const running = limit.run(principalKey(principal), () => new Promise<void>((r) => (finish = r)));
+    try {
+      const refused = await svc.retention(principal, s.teamId, { ...q, tz: "Pacific/Auckland" }).catch((e) => e);
+      expect(refused).toBeInstanceOf(AppError);
+      expect([refused.status, refused.appCode, refused.headers]).toEqual([429, "rate_limited", { "Retry-After": "1" }]);
+      // The team's zone (UTC) reads its kept counts, and another caller has slots of its own.
+      expect(shape(await svc.retention(principal, s.teamId, { ...q, tz: "UTC" }))).toEqual(utc);
+      const other = { ...principal, keyId: "another key" };
+      expect(shape(await svc.retention(other, s.teamId, { ...q, tz: "Pacific/Auckland" }))).toEqual(auckland);
+    } finally {
+      finish();
+      await running;
+    }
+    expect(shape(await svc.retention(principal, s.teamId, { ...q, tz: "Pacific/Auckland" }))).toEqual(auckland);
   });
 });
 

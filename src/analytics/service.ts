@@ -5,9 +5,10 @@ import { servers, teams } from "../db/schema";
 import { COHORT_COLUMNS } from "../db/schema/analytics";
 import { AppError } from "../lib/errors";
 import type { Clock } from "../lib/clock";
+import type { InFlightLimit } from "../lib/in-flight";
 import { iso } from "../lib/schemas";
 import { offsetSpans, sameClock, validTimeZone } from "../lib/time-zone";
-import { type Principal, reachesServer } from "../auth/principal";
+import { type Principal, principalKey, reachesServer } from "../auth/principal";
 import { requireTeamRole } from "../teams/access";
 import {
   ACTIVITY_FLOORS,
@@ -153,6 +154,12 @@ export class AnalyticsService {
      * always as the kept count less the rest (the tests read both on small fixtures).
      */
     private readonly cutSide: "auto" | "direct" | "rest" = "auto",
+    /**
+     * Retention in a zone whose clock is not the team's (counted from the week rows or the hours:
+     * seconds for a year at 5,000,000 sessions) runs at most this many at once per caller
+     * (EXPENSIVE_READS_PER_CREDENTIAL); one more answers 429 with Retry-After.
+     */
+    private readonly counted?: InFlightLimit,
   ) {}
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
@@ -965,9 +972,13 @@ export class AnalyticsService {
     const kept =
       !this.hoursOnly && sameClock(s.zone, s.cohortZone, s.from.getTime() - 8 * DAY_MS, s.to.getTime() + DAY_MS);
     const many = kept ? await this.manyNew(s, this.newListed) : undefined;
+    const counted = async () =>
+      (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
     const rows = many
       ? await this.cohortsFromKept(s)
-      : (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
+      : kept || !this.counted
+        ? await counted()
+        : await this.counted.run(principalKey(principal), counted);
     rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
