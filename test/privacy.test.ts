@@ -421,7 +421,9 @@ describe("retention", () => {
     const s = await newServer(server);
     const old = crypto.randomUUID();
     const recent = crypto.randomUUID();
-    const now = Date.now();
+    // Today's noon (UTC): no session below crosses a midnight, so each is one day's row whatever the
+    // hour of the run (from 23:00 an hour's session did, and the days were four; seen at 23:50).
+    const now = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 12 * 3_600_000;
     await send(s, [
       ...session(old, "Old", now - 20 * 86_400_000, now - 20 * 86_400_000 + 3600_000),
       ...session(recent, "Recent", now - 20 * 86_400_000, now - 20 * 86_400_000 + 600_000),
