@@ -510,7 +510,9 @@ describe("retention", () => {
     const s = await newServer(server, realm);
     const lobby = await sibling(s, "Lobby", realm);
     const p = crypto.randomUUID();
-    const now = Date.now();
+    // Today's noon (UTC), so yesterday's ten minutes on the lobby never cross a month's end (run
+    // from 23:50 on a month's first day they would, and make two month rows).
+    const now = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 12 * 3_600_000;
     // Seen on the first server 40 and 20 days ago, on the lobby yesterday: the job forgets them
     // on the first server only, and makes their network rows again from the lobby's hours.
     await send(s, [
