@@ -28,7 +28,7 @@ const [team] = rowsOf<{ id: string }>(await db.execute(sql`select id::text as id
 const end = Date.parse(process.env.BENCH_TO ?? "2026-11-01T00:00:00Z");
 const clock = new Clock();
 clock.advance(end - Date.now());
-const service = new AnalyticsService(db, clock, Boolean(process.env.BENCH_HOURS));
+const service = new AnalyticsService(db, clock, { hoursOnly: Boolean(process.env.BENCH_HOURS) });
 const principal: Principal = {
   kind: "api_key",
   keyId: "bench",

@@ -383,16 +383,7 @@ export async function createServices(config: Config, database: Database, log: Lo
     playerDirectory: new PlayerDirectoryService(db),
     // Retention in a zone with another clock than the team's is counted, not read from kept rows:
     // at most EXPENSIVE_READS_PER_CREDENTIAL of those at once per caller, as player summaries.
-    analytics: new AnalyticsService(
-      db,
-      clock,
-      false,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      new InFlightLimit(config.EXPENSIVE_READS_PER_CREDENTIAL),
-    ),
+    analytics: new AnalyticsService(db, clock, { expensive: new InFlightLimit(config.EXPENSIVE_READS_PER_CREDENTIAL) }),
     realtime,
     webhooks,
     audit: new AuditService(db),

@@ -90,12 +90,12 @@ function twoServices(at: number, teamId: string) {
   };
   return {
     kept: new AnalyticsService(db(), clock),
-    hours: new AnalyticsService(db(), clock, true),
+    hours: new AnalyticsService(db(), clock, { hoursOnly: true }),
     // New players counted by the long windows' join, however few; the leaderboard's candidates
     // summed two at a time; a cut month's players always as the kept count less the rest.
     // `hashed`: the new regulars joined, not probed, and a cut month's players always counted.
-    joined: new AnalyticsService(db(), clock, false, 0, 2, 5000, "rest"),
-    hashed: new AnalyticsService(db(), clock, false, 0, 2, 0, "direct"),
+    joined: new AnalyticsService(db(), clock, { newListed: 0, summedPart: 2, cutSide: "rest" }),
+    hashed: new AnalyticsService(db(), clock, { newListed: 0, summedPart: 2, probedNew: 0, cutSide: "direct" }),
     principal,
   };
 }
@@ -288,7 +288,7 @@ describe("weekly retention cohorts across a year and a month boundary", () => {
   test("in a zone with another clock than the team's, at most EXPENSIVE_READS_PER_CREDENTIAL at once per caller (429, Retry-After); the team's zone is never held", async () => {
     const { principal } = twoServices(Date.parse("2026-03-01T00:00:00Z"), s.teamId);
     const limit = new InFlightLimit(1);
-    const svc = new AnalyticsService(db(), new Clock(), false, undefined, undefined, undefined, undefined, limit);
+    const svc = new AnalyticsService(db(), new Clock(), { expensive: limit });
     const q = { server_id: s.serverId, ...window };
     const auckland = shape(await ok(s, "retention", { ...q, tz: "Pacific/Auckland" }));
     const utc = shape(await ok(s, "retention", { ...q, tz: "UTC" }));
@@ -851,8 +851,8 @@ async function generatedNetwork(
     w1,
     w2,
     months: new AnalyticsService(db(), clock),
-    hours: new AnalyticsService(db(), clock, true),
-    joined: new AnalyticsService(db(), clock, false, 0, 2),
+    hours: new AnalyticsService(db(), clock, { hoursOnly: true }),
+    joined: new AnalyticsService(db(), clock, { newListed: 0, summedPart: 2 }),
     principal,
   };
 }

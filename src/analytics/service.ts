@@ -130,37 +130,57 @@ const inWindow = (s: { from: Date; to: Date }) => {
   };
 };
 
+/** How an `AnalyticsService` reads; the defaults are the service's, the others the tests'. */
+export interface AnalyticsOptions {
+  /** Read every window from the player-hour rows, as before the month rows (the tests compare both). */
+  hoursOnly?: boolean;
+  /**
+   * Up to this many new players are listed and their week rows probed (retention: ten times as
+   * many); more are counted by a join against the week rows (the tests set 0 to check that path
+   * on small fixtures). Default 2,000.
+   */
+  newListed?: number;
+  /** The leaderboard sums its candidates' hours this many at a time (the tests set 2 to read many parts). Default 500. */
+  summedPart?: number;
+  /**
+   * Up to this many new players (and fewer than those seen before) have their latest week rows
+   * probed one by one for the activity's new regulars; more are joined with every regular row.
+   * Default 5,000.
+   */
+  probedNew?: number;
+  /**
+   * A cut month's players counted on the shorter side of the cut (`auto`, the default), or always
+   * directly or always as the kept count less the rest (the tests read both on small fixtures).
+   */
+  cutSide?: "auto" | "direct" | "rest";
+  /**
+   * Retention in a zone whose clock is not the team's (counted from the week rows or the hours:
+   * seconds for a year at 5,000,000 sessions) runs at most this many at once per caller
+   * (EXPENSIVE_READS_PER_CREDENTIAL); one more answers 429 with Retry-After. None: not limited.
+   */
+  expensive?: InFlightLimit;
+}
+
 export class AnalyticsService {
+  private readonly hoursOnly: boolean;
+  private readonly newListed: number;
+  private readonly summedPart: number;
+  private readonly probedNew: number;
+  private readonly cutSide: "auto" | "direct" | "rest";
+  private readonly expensive?: InFlightLimit;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    /** Read every window from the player-hour rows, as before the month rows (the tests compare both). */
-    private readonly hoursOnly = false,
-    /**
-     * Up to this many new players are listed and their week rows probed (retention: ten times as
-     * many); more are counted by a join against the week rows (the tests set 0 to check that path
-     * on small fixtures).
-     */
-    private readonly newListed = 2000,
-    /** The leaderboard sums its candidates' hours this many at a time (the tests set 2 to read many parts). */
-    private readonly summedPart = 500,
-    /**
-     * Up to this many new players (and fewer than those seen before) have their latest week rows
-     * probed one by one for the activity's new regulars; more are joined with every regular row.
-     */
-    private readonly probedNew = 5000,
-    /**
-     * A cut month's players counted on the shorter side of the cut (`auto`), or always directly or
-     * always as the kept count less the rest (the tests read both on small fixtures).
-     */
-    private readonly cutSide: "auto" | "direct" | "rest" = "auto",
-    /**
-     * Retention in a zone whose clock is not the team's (counted from the week rows or the hours:
-     * seconds for a year at 5,000,000 sessions) runs at most this many at once per caller
-     * (EXPENSIVE_READS_PER_CREDENTIAL); one more answers 429 with Retry-After.
-     */
-    private readonly counted?: InFlightLimit,
-  ) {}
+    options: AnalyticsOptions = {},
+  ) {
+    this.hoursOnly = options.hoursOnly ?? false;
+    this.newListed = options.newListed ?? 2000;
+    this.summedPart = options.summedPart ?? 500;
+    this.probedNew = options.probedNew ?? 5000;
+    this.cutSide = options.cutSide ?? "auto";
+    this.expensive = options.expensive;
+  }
 
   /** Checks the caller, resolves the server or network and the window (quarter hours) and zone. */
   private async resolve(principal: Principal, teamId: string, q: WindowQuery): Promise<Scope> {
@@ -976,9 +996,9 @@ export class AnalyticsService {
       (!this.hoursOnly && (await this.cohortsFromWeeks(s, many === false))) || (await this.cohortsFromHours(s));
     const rows = many
       ? await this.cohortsFromKept(s)
-      : kept || !this.counted
+      : kept || !this.expensive
         ? await counted()
-        : await this.counted.run(principalKey(principal), counted);
+        : await this.expensive.run(principalKey(principal), counted);
     rows.sort((x, y) => (x.cohort < y.cohort ? -1 : x.cohort > y.cohort ? 1 : x.k - y.k));
     // The last local week that starts before the window's end.
     const endWeek = this.localMonday(new Date(s.to.getTime() - 1), s.zone);
