@@ -393,6 +393,7 @@ const ConfigSchema = z
     DEV_IDP_ENABLED: c.DEV_IDP_ENABLED ?? (!c.MS_CLIENT_ID && c.NODE_ENV !== "production"),
     OUTBOUND_ALLOW_PRIVATE: c.OUTBOUND_ALLOW_PRIVATE ?? c.NODE_ENV !== "production",
     WEBHOOK_ALLOW_PRIVATE: c.WEBHOOK_ALLOW_PRIVATE ?? c.OUTBOUND_ALLOW_PRIVATE ?? c.NODE_ENV !== "production",
+    PLAYER_SESSION_SWEEP_SECONDS: c.PLAYER_SESSION_SWEEP_SECONDS ?? Math.min(60, c.PLAYER_SESSION_TIMEOUT_SECONDS / 2),
   }))
   .superRefine((c, ctx) => {
     if (c.PORT_SHARING && !c.DATABASE_URL) {

@@ -427,12 +427,7 @@ export async function createServices(config: Config, database: Database, log: Lo
       ...(database.kind === "pglite"
         ? [every("pglite-maintenance", config.PGLITE_MAINTENANCE_SECONDS, log, () => pgliteMaintenance.run())]
         : []),
-      every(
-        "player-session-sweep",
-        config.PLAYER_SESSION_SWEEP_SECONDS ?? Math.min(60, config.PLAYER_SESSION_TIMEOUT_SECONDS / 2),
-        log,
-        () => playerHistory.sweep(),
-      ),
+      every("player-session-sweep", config.PLAYER_SESSION_SWEEP_SECONDS, log, () => playerHistory.sweep()),
       ...(config.PINGER_ENABLED ? [monitoring] : []),
       // Stopped after the HTTP server has drained, so the last heartbeats are in its final flush.
       metricBuffer.task(config.METRICS_FLUSH_MS),

@@ -32,7 +32,8 @@ describe("config", () => {
   });
 
   test("the player-session sweep runs at half the timeout, at most each minute, unless PLAYER_SESSION_SWEEP_SECONDS says", () => {
-    expect(parseConfig({}).PLAYER_SESSION_SWEEP_SECONDS).toBeUndefined();
+    expect(parseConfig({}).PLAYER_SESSION_SWEEP_SECONDS).toBe(60);
+    expect(parseConfig({ PLAYER_SESSION_TIMEOUT_SECONDS: "90" }).PLAYER_SESSION_SWEEP_SECONDS).toBe(45);
     expect(parseConfig({ PLAYER_SESSION_SWEEP_SECONDS: "5" }).PLAYER_SESSION_SWEEP_SECONDS).toBe(5);
     for (const bad of ["0", "-3", "1.5", "soon"])
       expect(() => parseConfig({ PLAYER_SESSION_SWEEP_SECONDS: bad })).toThrow(/PLAYER_SESSION_SWEEP_SECONDS/);

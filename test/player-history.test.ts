@@ -5,6 +5,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { RunningServer } from "../src/app";
 import { playerDays, players, playerSessions, serverDays } from "../src/db/schema";
 import { playerSummary } from "../src/player-history/summary";
+import { until } from "../packages/agent/test/support";
 import { startStatusResponder, type Responder } from "../scripts/demo-mc-server";
 import { devIdp, sharedServer, startTestServer, stopTestServer } from "./harness";
 import { api, expectError, trpcClient } from "./helpers";
@@ -166,14 +167,11 @@ describe("player sessions from agent events", () => {
       }
       const ownSessions = () =>
         own.services.database.db.select().from(playerSessions).where(eq(playerSessions.serverId, s.serverId));
-      let rows = await ownSessions();
-      for (
-        const until = Date.now() + 15_000;
-        Date.now() < until && rows.some((r) => r.uuid === silent && !r.leftAt);
-      ) {
-        await Bun.sleep(200);
-        rows = await ownSessions();
-      }
+      // No request meanwhile: only the timer can close it.
+      await until("the sweep to close the silent session", async () =>
+        (await ownSessions()).some((r) => r.uuid === silent && r.leftAt),
+      );
+      const rows = await ownSessions();
       // Closed at its last news (the join), as silent; the one joined just now stays open.
       expect(rows.map((r) => [r.uuid, r.leftAt?.getTime() ?? null, r.endReason]).sort()).toEqual(
         [
